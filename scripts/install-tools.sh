@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what building and testing Tailor needs, skipping whatever is already present.
+# Used by both README commands (serve and test) and by CI; safe to run repeatedly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock exactly.
+WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/[^0-9.]/, ""); print; exit}' Cargo.lock)
+TRUNK_VERSION=0.21.14
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+[ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || [ -e /usr/share/vulkan/icd.d/lvp_icd.json ] || need_apt+=(mesa-vulkan-drivers)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "install-tools: apt-get install ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if ! rustup target list --installed | grep -q '^wasm32-unknown-unknown$'; then
+  rustup target add wasm32-unknown-unknown
+fi
+rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+  echo "install-tools: cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+  cargo install --locked wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" \
+    || cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+if [ "$(trunk --version 2>/dev/null | awk '{print $2}')" != "$TRUNK_VERSION" ]; then
+  echo "install-tools: cargo install trunk $TRUNK_VERSION"
+  cargo install --locked "trunk@$TRUNK_VERSION"
+fi
+
+# playwright-core drives the system Chromium; it never downloads a browser.
+if [ -f package.json ] && [ ! -d node_modules/playwright-core ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi

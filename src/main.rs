@@ -1,0 +1,2 @@
+//! The `tailor` command line (placeholder until the CLI lands).
+fn main() {}

@@ -1,0 +1,1 @@
+//! Symbolic integer expressions (placeholder until the engine lands).
