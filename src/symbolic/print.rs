@@ -1,0 +1,291 @@
+//! Printing expressions: the maths form (`Display`, sympy-like, what the page shows) and the
+//! PyTorch guard source form (`to_source`, as `torch._dynamo` guard logs spell it).
+//!
+//! In: canonical expressions (and, for rewrite logs, an operation over canonical operands).
+//! Out: text.
+//!
+//! Invariant: the maths form parses back (`str::parse::<Expr>`) to an equal `Expr` — it
+//! parenthesizes exactly where Python precedence needs it — and the source form is valid
+//! Python with the same value; both are deterministic.
+
+use std::fmt;
+
+use super::{Atom, AtomKind, Expr, Factor, Sym, Term};
+
+/// Python precedence levels, lowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Prec {
+    /// `a + b`, `a - b`.
+    Sum,
+    /// `a*b`, `a//b`, `a % b` (left-associative, one level).
+    Product,
+    /// `-a`.
+    Unary,
+    /// `a**b`.
+    Power,
+    /// Names, non-negative numbers, calls, parenthesized text.
+    Atom,
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&maths(self).0)
+    }
+}
+
+/// `text`, parenthesized when its precedence is below `min`.
+fn wrap((text, prec): (String, Prec), min: Prec) -> String {
+    if prec < min {
+        format!("({text})")
+    } else {
+        text
+    }
+}
+
+/// Terms in display order: higher degree first (as sympy prints), then canonical order.
+fn display_order(terms: &[Term]) -> Vec<&Term> {
+    let degree = |term: &Term| term.monomial.iter().map(|f| u64::from(f.exp)).sum::<u64>();
+    let mut ordered: Vec<&Term> = terms.iter().collect();
+    ordered.sort_by(|a, b| degree(b).cmp(&degree(a)).then_with(|| a.cmp(b)));
+    ordered
+}
+
+/// The maths form of `expr` and its precedence.
+pub(super) fn maths(expr: &Expr) -> (String, Prec) {
+    if expr.overflowed {
+        return ("overflow".to_string(), Prec::Atom);
+    }
+    if expr.terms.is_empty() {
+        let prec = if expr.constant < 0 {
+            Prec::Unary
+        } else {
+            Prec::Atom
+        };
+        return (expr.constant.to_string(), prec);
+    }
+    let terms = display_order(&expr.terms);
+    if let ([term], 0) = (terms.as_slice(), expr.constant) {
+        return signed_term_maths(term);
+    }
+    let mut out = String::new();
+    for (index, term) in terms.iter().enumerate() {
+        let body = unsigned_term_maths(term);
+        match (index, term.coeff < 0) {
+            (0, false) => out.push_str(&body.text),
+            (0, true) => {
+                let (text, _) = negate(body);
+                out.push_str(&text);
+            }
+            (_, false) => {
+                out.push_str(" + ");
+                out.push_str(&body.text);
+            }
+            (_, true) => {
+                out.push_str(" - ");
+                out.push_str(&body.text);
+            }
+        }
+    }
+    if expr.constant > 0 {
+        out.push_str(&format!(" + {}", expr.constant));
+    } else if expr.constant < 0 {
+        out.push_str(&format!(" - {}", expr.constant.unsigned_abs()));
+    }
+    (out, Prec::Sum)
+}
+
+/// `|coeff| * monomial` as text, with whether it is a bare `a//b` or `a % b` (which a unary
+/// minus in front would capture: `-a//b` is `(-a)//b` in Python).
+struct TermText {
+    text: String,
+    prec: Prec,
+    bare_division: bool,
+}
+
+fn unsigned_term_maths(term: &Term) -> TermText {
+    let magnitude = term.coeff.unsigned_abs();
+    if let ([factor], 1) = (term.monomial.as_slice(), magnitude) {
+        let (text, prec) = factor_maths(factor);
+        return TermText {
+            text,
+            prec,
+            bare_division: prec == Prec::Product,
+        };
+    }
+    let mut pieces = Vec::with_capacity(term.monomial.len() + 1);
+    if magnitude != 1 {
+        pieces.push(magnitude.to_string());
+    }
+    // A `//` or `%` factor after `*` needs parentheses: `s1*s0//2` means `(s1*s0)//2`.
+    pieces.extend(
+        term.monomial
+            .iter()
+            .map(|factor| wrap(factor_maths(factor), Prec::Unary)),
+    );
+    TermText {
+        text: pieces.join("*"),
+        prec: Prec::Product,
+        bare_division: false,
+    }
+}
+
+fn negate(body: TermText) -> (String, Prec) {
+    if body.bare_division {
+        (format!("-({})", body.text), Prec::Unary)
+    } else {
+        let prec = body.prec.min(Prec::Unary);
+        (format!("-{}", body.text), prec)
+    }
+}
+
+fn signed_term_maths(term: &Term) -> (String, Prec) {
+    let body = unsigned_term_maths(term);
+    if term.coeff < 0 {
+        negate(body)
+    } else {
+        (body.text, body.prec)
+    }
+}
+
+fn factor_maths(factor: &Factor) -> (String, Prec) {
+    let base = atom_text(&factor.atom);
+    if factor.exp == 1 {
+        base
+    } else {
+        (
+            format!("{}**{}", wrap(base, Prec::Atom), factor.exp),
+            Prec::Power,
+        )
+    }
+}
+
+fn atom_text(atom: &Atom) -> (String, Prec) {
+    match atom {
+        Atom::Sym(sym) => (sym.to_string(), Prec::Atom),
+        Atom::FloorDiv(a, b) => (format!("{}//{}", operand(a), operand(b)), Prec::Product),
+        Atom::Mod(a, b) => (format!("{} % {}", operand(a), operand(b)), Prec::Product),
+        Atom::Min(a, b) => {
+            // Number-line order: an upper clamp reads `Min(s0, 512)`.
+            let (first, second) = if a.as_int().is_some() { (b, a) } else { (a, b) };
+            (format!("Min({first}, {second})"), Prec::Atom)
+        }
+        Atom::Max(a, b) => (format!("Max({a}, {b})"), Prec::Atom),
+    }
+}
+
+/// An operand of `//` or `%`: parenthesized unless a name, number, call or power.
+fn operand(expr: &Expr) -> String {
+    wrap(maths(expr), Prec::Power)
+}
+
+/// `a op b` over canonical operands, for the "before" side of a logged rewrite.
+pub(super) fn binary_maths(a: &Expr, op: &str, b: &Expr) -> String {
+    let (left, right) = (maths(a), maths(b));
+    let right_min = if op == "*" {
+        Prec::Power
+    } else {
+        Prec::Product
+    };
+    let left_min = if op == "*" { Prec::Product } else { Prec::Sum };
+    let right = if right.0.starts_with('-') {
+        format!("({})", right.0)
+    } else {
+        wrap(right, right_min)
+    };
+    let left = wrap(left, left_min);
+    if op == "*" {
+        format!("{left}*{right}")
+    } else {
+        format!("{left} {op} {right}")
+    }
+}
+
+/// `a**exp`, for the "before" side of a logged rewrite.
+pub(super) fn power_maths(a: &Expr, exp: u32) -> String {
+    format!("{}**{exp}", wrap(maths(a), Prec::Atom))
+}
+
+/// The atom `kind(a, b)` before any rule, for the "before" side of a logged rewrite.
+pub(super) fn atom_maths(kind: AtomKind, a: &Expr, b: &Expr) -> String {
+    atom_text(&kind.make(a.clone(), b.clone())).0
+}
+
+/// The PyTorch guard source form (see [`Expr::to_source`]).
+pub(super) fn to_source(expr: &Expr, name: &dyn Fn(Sym) -> String) -> String {
+    if expr.overflowed {
+        return "overflow".to_string();
+    }
+    match (expr.terms.as_slice(), expr.constant) {
+        ([], constant) => constant.to_string(),
+        ([term], 0) => term_source(term, name),
+        (terms, constant) => {
+            // PyTorch's printer puts the constant first and parenthesizes every sum.
+            let mut pieces = Vec::with_capacity(terms.len() + 1);
+            if constant != 0 {
+                pieces.push(constant_source(constant));
+            }
+            pieces.extend(
+                display_order(terms)
+                    .into_iter()
+                    .map(|t| term_source(t, name)),
+            );
+            format!("({})", pieces.join(" + "))
+        }
+    }
+}
+
+/// Negative constants are parenthesized, as sympy does inside sums and products.
+fn constant_source(value: i64) -> String {
+    if value < 0 {
+        format!("({value})")
+    } else {
+        value.to_string()
+    }
+}
+
+fn term_source(term: &Term, name: &dyn Fn(Sym) -> String) -> String {
+    let mut pieces = Vec::with_capacity(term.monomial.len() + 1);
+    if term.coeff != 1 {
+        pieces.push(constant_source(term.coeff));
+    }
+    pieces.extend(term.monomial.iter().map(|factor| {
+        let base = atom_source(&factor.atom, name);
+        if factor.exp == 1 {
+            base
+        } else {
+            format!("{base}**{}", factor.exp)
+        }
+    }));
+    pieces.join("*")
+}
+
+fn atom_source(atom: &Atom, name: &dyn Fn(Sym) -> String) -> String {
+    match atom {
+        Atom::Sym(sym) => name(*sym),
+        Atom::FloorDiv(a, b) => format!(
+            "({} // {})",
+            source_operand(a, name),
+            source_operand(b, name)
+        ),
+        Atom::Mod(a, b) => format!(
+            "({} % {})",
+            source_operand(a, name),
+            source_operand(b, name)
+        ),
+        Atom::Min(a, b) => format!("min({}, {})", to_source(a, name), to_source(b, name)),
+        Atom::Max(a, b) => format!("max({}, {})", to_source(a, name), to_source(b, name)),
+    }
+}
+
+/// An operand of `//` or `%` in source form: sums and atoms bring their own parentheses;
+/// products, powers and negative numbers get them here so precedence can't regroup them.
+fn source_operand(expr: &Expr, name: &dyn Fn(Sym) -> String) -> String {
+    let text = to_source(expr, name);
+    let self_contained =
+        expr.as_atom().is_some() || expr.as_int().is_some_and(|v| v >= 0) || expr.part_count() > 1;
+    if self_contained {
+        text
+    } else {
+        format!("({text})")
+    }
+}

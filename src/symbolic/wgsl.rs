@@ -1,0 +1,172 @@
+//! WGSL code generation for expressions, for shaders that compute shapes and indices.
+//!
+//! In: a canonical expression, a WGSL name per symbol (an `i32` value in scope) and the
+//! symbols' ranges. Out: a WGSL `i32` expression, calling [`WGSL_HELPERS`] where needed.
+//!
+//! Invariant: the WGSL value equals Python semantics whenever every intermediate fits `i32`.
+//! WGSL `/` and `%` truncate toward zero, which matches floor semantics only for a
+//! non-negative numerator and positive divisor; so plain operators are emitted only when
+//! the ranges prove that, and the floor helpers otherwise. Literals carry the `i` suffix so
+//! every subexpression is concretely `i32`.
+
+use super::print::Prec;
+use super::range::expr_bounds;
+use super::{Atom, Expr, Factor, Sym, Term, ValueRange};
+
+/// WGSL source of the `i32` floor-division and floor-modulo helpers that
+/// [`Expr::to_wgsl`] calls when an operand may be negative. Include it once per shader.
+pub const WGSL_HELPERS: &str = "\
+// Python-style floor division: rounds toward negative infinity (WGSL `/` truncates).
+fn floor_div_i32(a: i32, b: i32) -> i32 {
+    let q = a / b;
+    if (a % b != 0i) && ((a < 0i) != (b < 0i)) {
+        return q - 1i;
+    }
+    return q;
+}
+
+// Python-style modulo: the result takes the divisor's sign (WGSL `%` takes the dividend's).
+fn floor_mod_i32(a: i32, b: i32) -> i32 {
+    let r = a % b;
+    if (r != 0i) && ((r < 0i) != (b < 0i)) {
+        return r + b;
+    }
+    return r;
+}
+";
+
+/// WGSL precedence is Python's without `**`, so the same levels apply; `Prec::Power` is
+/// unused here.
+struct Printer<'a> {
+    name: &'a dyn Fn(Sym) -> String,
+    ranges: &'a dyn Fn(Sym) -> ValueRange,
+}
+
+/// See [`Expr::to_wgsl`].
+pub(super) fn to_wgsl(
+    expr: &Expr,
+    name: &dyn Fn(Sym) -> String,
+    ranges: &dyn Fn(Sym) -> ValueRange,
+) -> String {
+    Printer { name, ranges }.expr(expr).0
+}
+
+fn wrap((text, prec): (String, Prec), min: Prec) -> String {
+    if prec < min {
+        format!("({text})")
+    } else {
+        text
+    }
+}
+
+fn literal(value: u64) -> String {
+    format!("{value}i")
+}
+
+impl Printer<'_> {
+    fn expr(&self, expr: &Expr) -> (String, Prec) {
+        if expr.overflowed {
+            // Not valid WGSL on purpose: an overflowed formula must not compile silently.
+            return ("overflow".to_string(), Prec::Atom);
+        }
+        if expr.terms.is_empty() {
+            return self.constant(expr.constant);
+        }
+        if let ([term], 0) = (expr.terms.as_slice(), expr.constant) {
+            return self.signed_term(term);
+        }
+        let mut out = String::new();
+        for (index, term) in expr.terms.iter().enumerate() {
+            let body = self.unsigned_term(term);
+            match (index, term.coeff < 0) {
+                (0, false) => out.push_str(&body.0),
+                (0, true) => out.push_str(&format!("-{}", wrap(body, Prec::Atom))),
+                (_, negative) => {
+                    out.push_str(if negative { " - " } else { " + " });
+                    out.push_str(&wrap(body, Prec::Product));
+                }
+            }
+        }
+        if expr.constant != 0 {
+            out.push_str(if expr.constant < 0 { " - " } else { " + " });
+            out.push_str(&literal(expr.constant.unsigned_abs()));
+        }
+        (out, Prec::Sum)
+    }
+
+    fn constant(&self, value: i64) -> (String, Prec) {
+        if value < 0 {
+            (format!("-{}", literal(value.unsigned_abs())), Prec::Unary)
+        } else {
+            (literal(value.unsigned_abs()), Prec::Atom)
+        }
+    }
+
+    fn signed_term(&self, term: &Term) -> (String, Prec) {
+        let body = self.unsigned_term(term);
+        if term.coeff < 0 {
+            // `-a / 4i` would negate before truncating; keep the negation outside.
+            (format!("-{}", wrap(body, Prec::Atom)), Prec::Unary)
+        } else {
+            body
+        }
+    }
+
+    fn unsigned_term(&self, term: &Term) -> (String, Prec) {
+        let magnitude = term.coeff.unsigned_abs();
+        if let ([factor], 1) = (term.monomial.as_slice(), magnitude) {
+            return self.factor(factor);
+        }
+        let mut pieces = Vec::with_capacity(term.monomial.len() + 1);
+        if magnitude != 1 {
+            pieces.push(literal(magnitude));
+        }
+        pieces.extend(
+            term.monomial
+                .iter()
+                .map(|factor| wrap(self.factor(factor), Prec::Atom)),
+        );
+        (pieces.join(" * "), Prec::Product)
+    }
+
+    /// WGSL has no integer power, so `a**n` becomes `a * a * …`.
+    fn factor(&self, factor: &Factor) -> (String, Prec) {
+        let base = self.atom(&factor.atom);
+        if factor.exp == 1 {
+            return base;
+        }
+        let base = wrap(base, Prec::Atom);
+        let copies: Vec<&str> = (0..factor.exp).map(|_| base.as_str()).collect();
+        (copies.join(" * "), Prec::Product)
+    }
+
+    fn atom(&self, atom: &Atom) -> (String, Prec) {
+        match atom {
+            Atom::Sym(sym) => ((self.name)(*sym), Prec::Atom),
+            Atom::FloorDiv(a, b) => self.division(a, b, "/", "floor_div_i32"),
+            Atom::Mod(a, b) => self.division(a, b, "%", "floor_mod_i32"),
+            Atom::Min(a, b) => self.call("min", a, b),
+            Atom::Max(a, b) => self.call("max", a, b),
+        }
+    }
+
+    fn division(&self, a: &Expr, b: &Expr, operator: &str, helper: &str) -> (String, Prec) {
+        let positive_divisor = b.as_int().is_some_and(|c| c > 0);
+        let numerator_non_negative = expr_bounds(a, self.ranges).lo_at_least(0);
+        if positive_divisor && numerator_non_negative {
+            let text = format!(
+                "{} {operator} {}",
+                wrap(self.expr(a), Prec::Atom),
+                wrap(self.expr(b), Prec::Atom)
+            );
+            (text, Prec::Product)
+        } else {
+            self.call(helper, a, b)
+        }
+    }
+
+    fn call(&self, function: &str, a: &Expr, b: &Expr) -> (String, Prec) {
+        let text = format!("{function}({}, {})", self.expr(a).0, self.expr(b).0);
+        (text, Prec::Atom)
+    }
+}
