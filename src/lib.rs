@@ -1,24 +1,74 @@
 //! Tailor: a symbolic-shape compiler for a PyTorch subset, built to teach how
 //! `torch.compile` handles dynamic shapes.
 //!
-//! The modules appear in pipeline order (see ARCHITECTURE.md): Python source is parsed and
-//! captured into a graph whose shapes are symbolic expressions, shape decisions become
-//! guards, and a cache of compiled entries decides per call whether to hit, recompile or
-//! run eagerly.
+//! The modules appear in pipeline order (see ARCHITECTURE.md): `frontend` parses Python
+//! source and captures `forward` into a `graph` whose sizes are `symbolic` expressions;
+//! `shape` holds the ShapeEnv and one rule per op; `guard` turns the facts learnt into
+//! guards with a fast check; `cache` decides per call whether to hit, recompile or run
+//! eagerly; `trace` records every step for display.
 #![warn(clippy::print_stdout)]
 
+pub mod cache;
+pub mod error;
+pub mod frontend;
+pub mod graph;
+pub mod guard;
+pub mod shape;
+pub mod spec;
 pub mod symbolic;
+pub mod trace;
+
+pub use cache::{Action, CallEvent, CallMarks, CodeCache, CompileConfig, DynamicMode, MarkDynamic};
+pub use error::Error;
+pub use guard::CallShapes;
+pub use trace::Trace;
 
 /// The material's `SimpleNet` (its "Python 演示" section), as a learner would paste it.
 pub const SIMPLENET_SOURCE: &str = include_str!("../models/simplenet.py");
 
+/// What to compile and how.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Class or function to compile (default: the last `nn.Module` subclass).
+    pub entry: Option<String>,
+    /// The wrapper's settings.
+    pub config: CompileConfig,
+    /// Marks applied to the inputs of every call.
+    pub marks: CallMarks,
+}
+
+/// Parses `source` and returns an empty cache for its entry.
+pub fn load(source: &str, entry: Option<&str>) -> Result<CodeCache, Error> {
+    let program = frontend::parse(source)?;
+    let point = program.entry(entry)?;
+    Ok(CodeCache::new(program, point))
+}
+
+/// Compiles `source` once for `input_shapes` (`x=8,64`) and returns the trace.
+pub fn explain(source: &str, input_shapes: &str, options: &Options) -> Result<Trace, Error> {
+    let mut cache = load(source, options.entry.as_deref())?;
+    let call = spec::parse_shapes(input_shapes, &cache.entry_point().inputs)?;
+    spec::check_marks(&call, &options.marks.dynamic, &options.marks.fixed)?;
+    let event = cache
+        .call(0, &options.config, &call, &options.marks, &|| 0.0)
+        .clone();
+    match (event.action, event.entry) {
+        (Action::Compile, Some(id)) => {
+            let entry = cache.entry(id).expect("the entry was just compiled");
+            Ok(Trace::of_entry(&cache, entry))
+        }
+        _ => Err(Error::Call(
+            event
+                .error
+                .unwrap_or_else(|| "the call did not compile".into()),
+        )),
+    }
+}
+
 /// Compiles `source` for the inputs described by `input_shapes` (`x=8,64;y=3`) under the
 /// default mode and returns the trace as text, or the error message.
-///
-/// This is the page's entry point until the full web API lands.
 pub fn explain_text(source: &str, input_shapes: &str) -> Result<String, String> {
-    Err(format!(
-        "the compiler is not wired yet ({} bytes of source, inputs {input_shapes})",
-        source.len()
-    ))
+    explain(source, input_shapes, &Options::default())
+        .map(|t| t.to_string())
+        .map_err(|e| e.to_string())
 }

@@ -1,2 +1,390 @@
-//! The `tailor` command line (placeholder until the CLI lands).
-fn main() {}
+//! The `tailor` command line: `run` a sequence of calls through the guard cache, or
+//! `explain` one compilation step by step (DESIGN.md §6; other tools parse `run --json`).
+//!
+//! Input: a model file and flags. Output: a report on stdout (text or one JSON object),
+//! errors on stderr with a non-zero exit. Everything runs on the CPU reference for now.
+
+use std::process::ExitCode;
+use std::time::Instant;
+use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DimSpec, DynamicMode};
+use tailor::graph::{self, Tensor};
+use tailor::{CallShapes, Error, spec};
+
+const USAGE: &str = "usage:
+  tailor run FILE [--entry NAME] [--dynamic auto|true|false] [--mark-dynamic INPUT:DIM[:MIN:MAX]]...
+             [--mark-static INPUT:DIM]... [--recompile-limit N] [--device auto|gpu|cpu]
+             --call SHAPES [--call SHAPES]... [--json]
+  tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
+SHAPES = NAME=D,D,...[;NAME=D,...]   e.g. x=8,64  or  a=8,16;b=16,4";
+
+/// Parsed command line.
+struct Cli {
+    command: String,
+    file: String,
+    entry: Option<String>,
+    config: CompileConfig,
+    mark_dynamic: Vec<String>,
+    mark_static: Vec<String>,
+    calls: Vec<String>,
+    json: bool,
+    device: String,
+}
+
+fn parse_args(args: &[String]) -> Result<Cli, String> {
+    let mut iter = args.iter();
+    let command = iter
+        .next()
+        .ok_or("missing command (run or explain)")?
+        .clone();
+    if command != "run" && command != "explain" {
+        return Err(format!(
+            "unknown command '{command}' (expected run or explain)"
+        ));
+    }
+    let mut cli = Cli {
+        command,
+        file: String::new(),
+        entry: None,
+        config: CompileConfig::default(),
+        mark_dynamic: Vec::new(),
+        mark_static: Vec::new(),
+        calls: Vec::new(),
+        json: false,
+        device: "auto".into(),
+    };
+    while let Some(arg) = iter.next() {
+        let mut value = |flag: &str| {
+            iter.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match arg.as_str() {
+            "--entry" => cli.entry = Some(value(arg)?),
+            "--dynamic" => cli.config.dynamic = value(arg)?.parse::<DynamicMode>()?,
+            "--mark-dynamic" => cli.mark_dynamic.push(value(arg)?),
+            "--mark-static" => cli.mark_static.push(value(arg)?),
+            "--recompile-limit" => {
+                let text = value(arg)?;
+                cli.config.recompile_limit = text.parse().map_err(|_| {
+                    format!("--recompile-limit needs a non-negative integer, got '{text}'")
+                })?;
+            }
+            "--device" => {
+                let device = value(arg)?;
+                if !matches!(device.as_str(), "auto" | "gpu" | "cpu") {
+                    return Err(format!("--device must be auto, gpu or cpu, got '{device}'"));
+                }
+                cli.device = device;
+            }
+            "--call" if cli.command == "run" => cli.calls.push(value(arg)?),
+            "--input" if cli.command == "explain" => cli.calls.push(value(arg)?),
+            "--json" if cli.command == "run" => cli.json = true,
+            flag if flag.starts_with("--") => {
+                return Err(format!("unknown flag '{flag}' for '{}'", cli.command));
+            }
+            file if cli.file.is_empty() => cli.file = file.to_string(),
+            extra => return Err(format!("unexpected argument '{extra}'")),
+        }
+    }
+    if cli.file.is_empty() {
+        return Err("missing FILE".into());
+    }
+    match (cli.command.as_str(), cli.calls.len()) {
+        ("run", 0) => Err("run needs at least one --call SHAPES".into()),
+        ("explain", n) if n != 1 => Err("explain needs exactly one --input SHAPES".into()),
+        _ => Ok(cli),
+    }
+}
+
+fn read_source(path: &str) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        format!("{path} is not UTF-8 text (invalid byte at offset {offset})")
+    })
+}
+
+/// Formats an error with the source line it points at.
+fn report(path: &str, source: &str, err: &Error) -> String {
+    let span = match err {
+        Error::Frontend(e) => e.span(),
+        _ => None,
+    };
+    match span {
+        Some(span) => {
+            let line = source.lines().nth(span.line as usize - 1).unwrap_or("");
+            let caret = format!("{}^", " ".repeat(span.col.saturating_sub(1) as usize));
+            format!("{path}:{span}: {err}\n    {line}\n    {caret}")
+        }
+        None => format!("{path}: {err}"),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return if args.is_empty() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let cli = match parse_args(&args) {
+        Ok(cli) => cli,
+        Err(message) => {
+            eprintln!("error: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let source = match read_source(&cli.file) {
+        Ok(source) => source,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command.as_str() {
+        "run" => run(&cli, &source),
+        _ => explain(&cli, &source),
+    };
+    match result {
+        Ok(output) => {
+            print!("{output}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: {}", report(&cli.file, &source, &err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn marks(cli: &Cli, names: &[String]) -> Result<CallMarks, Error> {
+    let dynamic = cli
+        .mark_dynamic
+        .iter()
+        .map(|m| spec::parse_mark(m, names))
+        .collect::<Result<_, _>>()?;
+    let fixed = cli
+        .mark_static
+        .iter()
+        .map(|m| spec::parse_static_mark(m, names))
+        .collect::<Result<_, _>>()?;
+    Ok(CallMarks { dynamic, fixed })
+}
+
+fn explain(cli: &Cli, source: &str) -> Result<String, Error> {
+    let names = tailor::load(source, cli.entry.as_deref())?
+        .entry_point()
+        .inputs
+        .clone();
+    let options = tailor::Options {
+        entry: cli.entry.clone(),
+        config: cli.config,
+        marks: marks(cli, &names)?,
+    };
+    Ok(tailor::explain(source, &cli.calls[0], &options)?.to_string())
+}
+
+fn run(cli: &Cli, source: &str) -> Result<String, Error> {
+    let mut cache = tailor::load(source, cli.entry.as_deref())?;
+    let names = cache.entry_point().inputs.clone();
+    let marks = marks(cli, &names)?;
+    let mut calls = Vec::new();
+    for text in &cli.calls {
+        let call = spec::parse_shapes(text, &names)?;
+        spec::check_marks(&call, &marks.dynamic, &marks.fixed)?;
+        for (name, dims) in &call.inputs {
+            let elements = dims
+                .iter()
+                .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
+            if elements > graph::MAX_ELEMENTS as u128 {
+                return Err(Error::Call(format!(
+                    "--call {text}: input '{name}' would have {elements} elements; the CPU reference holds at most {}",
+                    graph::MAX_ELEMENTS
+                )));
+            }
+        }
+        calls.push(call);
+    }
+    let start = Instant::now();
+    let clock = || start.elapsed().as_secs_f64() * 1e3;
+    let mut results = Vec::new();
+    for (index, call) in calls.iter().enumerate() {
+        let event = cache.call(0, &cli.config, call, &marks, &clock).clone();
+        let outputs = match event.action {
+            Action::Error => Ok(vec![]),
+            _ => run_reference(&cache, event.entry, call, index as u64),
+        };
+        results.push((event, outputs));
+    }
+    Ok(if cli.json {
+        json_report(&cache, &results)
+    } else {
+        text_report(cli, &cache, &results)
+    })
+}
+
+/// Runs a call on the CPU reference: the entry's graph, or an uncached static capture for
+/// an eager call.
+fn run_reference(
+    cache: &CodeCache,
+    entry: Option<usize>,
+    call: &CallShapes,
+    seed: u64,
+) -> Result<Vec<Tensor>, Error> {
+    let eager;
+    let graph = match entry.and_then(|id| cache.entry(id)) {
+        Some(entry) => &entry.graph,
+        None => {
+            eager = cache.eager_graph(call)?;
+            &eager
+        }
+    };
+    let mut bindings = tailor::symbolic::Bindings::new();
+    for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
+        for (expr, &value) in graph.shape(id).iter().zip(dims) {
+            if let Some(sym) = expr.as_sym() {
+                bindings.set(sym, value);
+            }
+        }
+    }
+    let shapes: Vec<(String, Vec<usize>)> = call
+        .inputs
+        .iter()
+        .map(|(n, d)| (n.clone(), d.iter().map(|&v| v as usize).collect()))
+        .collect();
+    let inputs = graph::random_inputs(&shapes, seed);
+    Ok(graph::eval(graph, &bindings, &inputs)?)
+}
+
+type CallResult = (tailor::CallEvent, Result<Vec<Tensor>, Error>);
+
+fn dims_json(dims: &[DimSpec]) -> serde_json::Value {
+    serde_json::to_value(dims).expect("dim specs serialize")
+}
+
+fn json_report(cache: &CodeCache, results: &[CallResult]) -> String {
+    let calls: Vec<serde_json::Value> = results
+        .iter()
+        .map(|(event, outputs)| {
+            let shapes: serde_json::Map<String, serde_json::Value> = event
+                .shapes
+                .iter()
+                .map(|(n, d)| (n.clone(), serde_json::json!(d)))
+                .collect();
+            let mut object = serde_json::json!({
+                "shapes": shapes,
+                "action": event.action.to_string(),
+                "entry": event.entry,
+                "reasons": event.reasons.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
+            });
+            let fields = object.as_object_mut().expect("an object");
+            if let Some(error) = &event.error {
+                fields.insert("error".into(), serde_json::json!(error));
+            }
+            if let Some(warning) = &event.warning {
+                fields.insert("warning".into(), serde_json::json!(warning));
+            }
+            match outputs {
+                Ok(outputs) if event.action != Action::Error => {
+                    let shapes: Vec<&Vec<usize>> = outputs.iter().map(|t| &t.shape).collect();
+                    fields.insert("output_shapes".into(), serde_json::json!(shapes));
+                }
+                Err(err) => {
+                    fields.insert("error".into(), serde_json::json!(err.to_string()));
+                }
+                Ok(_) => {}
+            }
+            object
+        })
+        .collect();
+    let entries: Vec<serde_json::Value> = cache
+        .entries()
+        .iter()
+        .map(|entry| {
+            let inputs: serde_json::Map<String, serde_json::Value> = entry
+                .inputs
+                .iter()
+                .map(|(n, dims)| (n.clone(), dims_json(dims)))
+                .collect();
+            serde_json::json!({ "inputs": inputs, "guards": entry.guards.source_lines() })
+        })
+        .collect();
+    let report = serde_json::json!({
+        "compiles": cache.compiles(),
+        "device": "cpu",
+        "calls": calls,
+        "entries": entries,
+    });
+    format!("{report}\n")
+}
+
+fn text_report(cli: &Cli, cache: &CodeCache, results: &[CallResult]) -> String {
+    let mut out = String::new();
+    if cli.device == "gpu" {
+        out.push_str(
+            "note: the GPU runtime is not built yet; every call ran on the CPU reference\n",
+        );
+    }
+    out.push_str(&format!(
+        "{} (dynamic={})\n",
+        cache.entry_point().name,
+        cli.config.dynamic
+    ));
+    for (i, (event, outputs)) in results.iter().enumerate() {
+        let shapes = CallShapes::new(event.shapes.clone()).to_spec();
+        let entry = event
+            .entry
+            .map_or(String::new(), |e| format!(" entry 0/{e}"));
+        out.push_str(&format!(
+            "call {:>2}  {shapes:<20} {}{entry}\n",
+            i + 1,
+            event.action
+        ));
+        for (id, reason) in &event.reasons {
+            out.push_str(&format!("          guard failed 0/{id}: {reason}\n"));
+        }
+        if let Some(warning) = &event.warning {
+            out.push_str(&format!(
+                "          warning: {}\n",
+                warning.replace('\n', "\n          ")
+            ));
+        }
+        if let Some(error) = &event.error {
+            out.push_str(&format!("          error: {error}\n"));
+        }
+        match outputs {
+            Ok(tensors) if !tensors.is_empty() => {
+                let shapes: Vec<String> =
+                    tensors.iter().map(|t| format!("{:?}", t.shape)).collect();
+                out.push_str(&format!("          output {}\n", shapes.join(", ")));
+            }
+            Err(err) => out.push_str(&format!("          run error: {err}\n")),
+            Ok(_) => {}
+        }
+    }
+    out.push_str(&format!("compiles: {}\n", cache.compiles()));
+    for entry in cache.entries() {
+        let inputs: Vec<String> = entry
+            .inputs
+            .iter()
+            .map(|(n, dims)| {
+                let dims: Vec<String> = dims
+                    .iter()
+                    .map(|d| match d {
+                        DimSpec::Static(v) => v.to_string(),
+                        DimSpec::Dynamic { sym, .. } => sym.clone(),
+                    })
+                    .collect();
+                format!("{n}=[{}]", dims.join(", "))
+            })
+            .collect();
+        out.push_str(&format!("entry 0/{}: {}\n", entry.id, inputs.join(" ")));
+        for line in entry.guards.source_lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    out
+}

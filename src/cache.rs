@@ -1,0 +1,493 @@
+//! The guard cache of one compiled function: torch.compile's lookup, recompile and eager
+//! fallback policies.
+//!
+//! Input: calls (input sizes plus per-call `mark_dynamic`/`mark_static`) made through one or
+//! more wrappers (`torch.compile(model, dynamic=…)`) of the same code. Output: per call a
+//! `CallEvent` (hit / compile / eager / error, which entry, the failure reasons), and the
+//! entries with their guards. Invariants (pytorch-semantics.md §1–2): entries are checked
+//! most recently used first and the first passing one wins; a hit moves its entry to the
+//! front; a new entry goes to the front; at most `recompile_limit` entries are compiled,
+//! after which misses run eagerly; automatic-dynamic state is per input dim and sticky; a
+//! call whose compilation fails adds no entry.
+
+use crate::frontend::{self, EntryPoint, FrontendError, Program};
+use crate::graph::{Graph, Shape};
+use crate::guard::{CallShapes, GuardSet};
+use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv};
+use crate::symbolic::Expr;
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// `torch.compile(…, dynamic=…)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DynamicMode {
+    /// `dynamic=None`, the default: static first, automatic dynamic after a size change.
+    Auto,
+    /// `dynamic=True`: every input dim symbolic from the start (duck sizing).
+    True,
+    /// `dynamic=False`: never dynamic on its own (explicit `mark_dynamic` still wins).
+    False,
+}
+
+impl fmt::Display for DynamicMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DynamicMode::Auto => "None",
+            DynamicMode::True => "True",
+            DynamicMode::False => "False",
+        })
+    }
+}
+
+impl FromStr for DynamicMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.to_ascii_lowercase().as_str() {
+            "auto" | "none" => Ok(DynamicMode::Auto),
+            "true" => Ok(DynamicMode::True),
+            "false" => Ok(DynamicMode::False),
+            other => Err(format!(
+                "unknown dynamic mode '{other}' (expected auto, true or false)"
+            )),
+        }
+    }
+}
+
+/// PyTorch's default `torch._dynamo.config.recompile_limit`.
+pub const DEFAULT_RECOMPILE_LIMIT: usize = 8;
+
+/// One `torch.compile(...)` wrapper's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CompileConfig {
+    /// The `dynamic=` argument.
+    pub dynamic: DynamicMode,
+    /// Entries allowed before misses run eagerly.
+    pub recompile_limit: usize,
+}
+
+impl Default for CompileConfig {
+    fn default() -> Self {
+        CompileConfig {
+            dynamic: DynamicMode::Auto,
+            recompile_limit: DEFAULT_RECOMPILE_LIMIT,
+        }
+    }
+}
+
+/// `torch._dynamo.mark_dynamic(x, dim, min=, max=)` on a call's input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MarkDynamic {
+    /// Input name.
+    pub input: String,
+    /// Dimension.
+    pub dim: usize,
+    /// `min=`.
+    pub min: Option<i64>,
+    /// `max=`.
+    pub max: Option<i64>,
+}
+
+/// The marks carried by one call's inputs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CallMarks {
+    /// `mark_dynamic` calls.
+    pub dynamic: Vec<MarkDynamic>,
+    /// `mark_static` calls: (input, dim).
+    pub fixed: Vec<(String, usize)>,
+}
+
+/// What a call did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// A new entry was compiled.
+    Compile,
+    /// An existing entry's guards passed.
+    Hit,
+    /// The recompile limit was reached: the call ran uncompiled.
+    Eager,
+    /// Compilation failed; no entry was added.
+    Error,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Action::Compile => "compile",
+            Action::Hit => "hit",
+            Action::Eager => "eager",
+            Action::Error => "error",
+        })
+    }
+}
+
+/// One call's record.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CallEvent {
+    /// Input sizes of the call.
+    pub shapes: Vec<(String, Vec<i64>)>,
+    /// Which wrapper was called (index given by the caller).
+    pub wrapper: usize,
+    /// What happened.
+    pub action: Action,
+    /// The entry that ran (compile order, from 0), for `compile` and `hit`.
+    pub entry: Option<usize>,
+    /// The first failing guard of every entry, in lookup order: (entry id, reason).
+    #[serde(serialize_with = "serialize_reasons")]
+    pub reasons: Vec<(usize, String)>,
+    /// The error, for `error`.
+    pub error: Option<String>,
+    /// The warning PyTorch prints when the recompile limit is hit.
+    pub warning: Option<String>,
+    /// Time spent checking guards (ms).
+    pub guard_ms: f64,
+    /// Time spent compiling (ms), for `compile`.
+    pub compile_ms: f64,
+}
+
+/// Reasons go to JSON as plain strings, as the CLI contract shows them.
+fn serialize_reasons<S: serde::Serializer>(
+    reasons: &[(usize, String)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(reasons.iter().map(|(_, reason)| reason))
+}
+
+/// How an input dim looks in an entry: a size or a symbol with its range.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum DimSpec {
+    /// A static size.
+    Static(i64),
+    /// A symbolic size.
+    Dynamic {
+        /// The symbol or expression.
+        sym: String,
+        /// Lower bound.
+        min: Option<i64>,
+        /// Upper bound (`None` = unbounded).
+        max: Option<i64>,
+    },
+}
+
+/// A compiled entry: the captured graph and the guards that say when it may be reused.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Compile order, from 0 (PyTorch's `frame/compile` id `0/N`).
+    pub id: usize,
+    /// The wrapper that compiled it; other wrappers never reuse it.
+    pub wrapper: usize,
+    /// That wrapper's mode.
+    pub mode: DynamicMode,
+    /// The graph, with final shapes.
+    pub graph: Graph,
+    /// The symbolic reasoning that produced it.
+    pub env: ShapeEnv,
+    /// Its guards.
+    pub guards: GuardSet,
+    /// Input dims as the entry sees them.
+    pub inputs: Vec<(String, Vec<DimSpec>)>,
+    marked: Vec<bool>,
+}
+
+/// Automatic-dynamic memory of one input dim (PyTorch's `FrameStateSizeEntry`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DimState {
+    Seen(i64),
+    Dynamic,
+}
+
+/// A clock in milliseconds; injected because the compiler itself does no IO.
+pub type Clock<'a> = &'a dyn Fn() -> f64;
+
+/// The cache of one code object, shared by every wrapper that compiles it.
+pub struct CodeCache {
+    program: Program,
+    entry: EntryPoint,
+    entries: Vec<Entry>,
+    compiled: usize,
+    frame_state: Vec<Option<Vec<DimState>>>,
+    run_only: bool,
+    /// Every call so far.
+    pub events: Vec<CallEvent>,
+}
+
+impl CodeCache {
+    /// An empty cache for `entry` of `program`.
+    pub fn new(program: Program, entry: EntryPoint) -> CodeCache {
+        let n_inputs = entry.inputs.len();
+        CodeCache {
+            program,
+            entry,
+            entries: Vec::new(),
+            compiled: 0,
+            frame_state: vec![None; n_inputs],
+            run_only: false,
+            events: Vec::new(),
+        }
+    }
+
+    /// The program.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The compiled function's entry point.
+    pub fn entry_point(&self) -> &EntryPoint {
+        &self.entry
+    }
+
+    /// Entries in lookup order (most recently used first).
+    pub fn entries_mru(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Entries in compile order.
+    pub fn entries(&self) -> Vec<&Entry> {
+        let mut by_id: Vec<&Entry> = self.entries.iter().collect();
+        by_id.sort_by_key(|e| e.id);
+        by_id
+    }
+
+    /// The entry with compile id `id`.
+    pub fn entry(&self, id: usize) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+
+    /// How many entries were compiled.
+    pub fn compiles(&self) -> usize {
+        self.compiled
+    }
+
+    /// Calls the function through wrapper `wrapper` (with its `config`).
+    pub fn call(
+        &mut self,
+        wrapper: usize,
+        config: &CompileConfig,
+        call: &CallShapes,
+        marks: &CallMarks,
+        clock: Clock<'_>,
+    ) -> &CallEvent {
+        let marked: Vec<bool> = self
+            .entry
+            .inputs
+            .iter()
+            .map(|name| marks.dynamic.iter().any(|m| &m.input == name))
+            .collect();
+        let mut event = CallEvent {
+            shapes: call.inputs.clone(),
+            wrapper,
+            action: Action::Hit,
+            entry: None,
+            reasons: Vec::new(),
+            error: None,
+            warning: None,
+            guard_ms: 0.0,
+            compile_ms: 0.0,
+        };
+        let started = clock();
+        let mut hit = None;
+        for (position, entry) in self.entries.iter().enumerate() {
+            if entry.wrapper != wrapper {
+                event.reasons.push((
+                    entry.id,
+                    "backend mismatch (compiled by another torch.compile wrapper)".into(),
+                ));
+                continue;
+            }
+            match entry.guards.check(call, &marked) {
+                Ok(()) => {
+                    hit = Some(position);
+                    break;
+                }
+                Err(failure) => event
+                    .reasons
+                    .push((entry.id, entry.guards.reason(&failure))),
+            }
+        }
+        event.guard_ms = clock() - started;
+        if let Some(position) = hit {
+            let entry = self.entries.remove(position);
+            event.entry = Some(entry.id);
+            event.reasons.clear();
+            self.entries.insert(0, entry);
+            self.events.push(event);
+            return self.events.last().expect("just pushed");
+        }
+        if self.run_only || self.entries.len() >= config.recompile_limit {
+            event.action = Action::Eager;
+            if !self.run_only {
+                let last = event
+                    .reasons
+                    .first()
+                    .map(|(id, r)| format!("0/{id}: {r}"))
+                    .unwrap_or_default();
+                event.warning = Some(format!(
+                    "torch._dynamo hit config.recompile_limit ({})\n   function: '{}'\n   last reason: {last}\nTo log all recompilation reasons, use TORCH_LOGS=\"recompiles\".",
+                    config.recompile_limit, self.entry.name
+                ));
+                self.run_only = true;
+            }
+            self.events.push(event);
+            return self.events.last().expect("just pushed");
+        }
+        let started = clock();
+        match self.compile(wrapper, config, call, marks, &marked) {
+            Ok(entry) => {
+                event.action = Action::Compile;
+                event.entry = Some(entry.id);
+                self.entries.insert(0, entry);
+            }
+            Err(err) => {
+                event.action = Action::Error;
+                event.error = Some(err.to_string());
+            }
+        }
+        event.compile_ms = clock() - started;
+        self.events.push(event);
+        self.events.last().expect("just pushed")
+    }
+
+    /// Traces the function for these sizes under `config` and produces its guards.
+    fn compile(
+        &mut self,
+        wrapper: usize,
+        config: &CompileConfig,
+        call: &CallShapes,
+        marks: &CallMarks,
+        marked: &[bool],
+    ) -> Result<Entry, FrontendError> {
+        let automatic = config.dynamic != DynamicMode::False;
+        for (state, (_, dims)) in self.frame_state.iter_mut().zip(&call.inputs) {
+            *state = Some(merge_state(state.as_deref(), dims));
+        }
+        let mut env = ShapeEnv::new();
+        let mut input_shapes: Vec<(String, Shape)> = Vec::new();
+        for (i, (name, dims)) in call.inputs.iter().enumerate() {
+            let mut shape = Vec::with_capacity(dims.len());
+            for (dim, &value) in dims.iter().enumerate() {
+                let mark = marks
+                    .dynamic
+                    .iter()
+                    .find(|m| &m.input == name && m.dim == dim);
+                let fixed = marks.fixed.iter().any(|(n, d)| n == name && *d == dim);
+                let changed = self.frame_state[i]
+                    .as_ref()
+                    .is_some_and(|s| s[dim] == DimState::Dynamic);
+                let (policy, why) = if mark.is_some() {
+                    (DimPolicy::Dynamic, "mark_dynamic".to_string())
+                } else if fixed {
+                    (DimPolicy::Static, "mark_static".to_string())
+                } else if automatic && changed {
+                    (
+                        DimPolicy::Dynamic,
+                        "automatic dynamic: this size changed between compilations".to_string(),
+                    )
+                } else if config.dynamic == DynamicMode::True {
+                    (DimPolicy::Duck, "dynamic=True".to_string())
+                } else if config.dynamic == DynamicMode::False {
+                    (DimPolicy::Static, "dynamic=False".to_string())
+                } else {
+                    (
+                        DimPolicy::Static,
+                        "dynamic=None: static until this size changes".to_string(),
+                    )
+                };
+                let mark = mark.map(|m| Mark {
+                    min: m.min,
+                    max: m.max,
+                });
+                let source = DimSource {
+                    input: name.clone(),
+                    dim,
+                };
+                shape.push(env.add_input_dim(source, value, policy, mark, &why)?);
+            }
+            input_shapes.push((name.clone(), shape));
+        }
+        let shapes: Vec<Shape> = input_shapes.iter().map(|(_, s)| s.clone()).collect();
+        let graph = frontend::capture(&self.program, &self.entry, &shapes, &mut env)?;
+        let guards = GuardSet::produce(&env, &input_shapes, marked);
+        let inputs = input_shapes
+            .iter()
+            .map(|(name, shape)| {
+                (
+                    name.clone(),
+                    shape.iter().map(|d| dim_spec(&env, d)).collect(),
+                )
+            })
+            .collect();
+        let id = self.compiled;
+        self.compiled += 1;
+        Ok(Entry {
+            id,
+            wrapper,
+            mode: config.dynamic,
+            graph,
+            env,
+            guards,
+            inputs,
+            marked: marked.to_vec(),
+        })
+    }
+
+    /// Captures a graph for an eager call (recompile limit reached): static sizes, not cached.
+    pub fn eager_graph(&self, call: &CallShapes) -> Result<Graph, FrontendError> {
+        let mut env = ShapeEnv::new();
+        let mut shapes = Vec::new();
+        for (name, dims) in &call.inputs {
+            let mut shape = Vec::new();
+            for (dim, &value) in dims.iter().enumerate() {
+                let source = DimSource {
+                    input: name.clone(),
+                    dim,
+                };
+                shape.push(env.add_input_dim(source, value, DimPolicy::Static, None, "eager")?);
+            }
+            shapes.push(shape);
+        }
+        frontend::capture(&self.program, &self.entry, &shapes, &mut env)
+    }
+}
+
+impl Entry {
+    /// Whether the entry was compiled for a `mark_dynamic`-ed input `i`.
+    pub fn was_marked(&self, input: usize) -> bool {
+        self.marked.get(input).copied().unwrap_or(false)
+    }
+}
+
+fn dim_spec(env: &ShapeEnv, dim: &Expr) -> DimSpec {
+    let dim = env.replace(dim);
+    match dim.as_int() {
+        Some(v) => DimSpec::Static(v),
+        None => {
+            let range = dim.bounds(&|s| env.range(s));
+            DimSpec::Dynamic {
+                sym: dim.to_string(),
+                min: range.lo,
+                max: range.hi,
+            }
+        }
+    }
+}
+
+/// PyTorch's `_merge_atom`: equal sizes stay, a different or already-dynamic size becomes
+/// dynamic, and a rank change makes every dim dynamic.
+fn merge_state(previous: Option<&[DimState]>, dims: &[i64]) -> Vec<DimState> {
+    match previous {
+        None => dims.iter().map(|&d| DimState::Seen(d)).collect(),
+        Some(previous) if previous.len() != dims.len() => vec![DimState::Dynamic; dims.len()],
+        Some(previous) => previous
+            .iter()
+            .zip(dims)
+            .map(|(state, &d)| match state {
+                DimState::Seen(v) if *v == d => DimState::Seen(d),
+                _ => DimState::Dynamic,
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,682 @@
+//! The CPU reference: interprets a `Graph` op by op in plain Rust.
+//!
+//! Input: a graph, the symbol values of this call (`Bindings`) and one `Tensor` per graph
+//! input. Output: the returned tensors. Invariant: this is the numerical oracle; it is
+//! written for obviousness, not speed, and every later back end is checked against it.
+
+use super::{Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, UnaryOp};
+use crate::symbolic::{Bindings, Expr};
+
+/// Largest tensor (in elements) the reference will allocate: 2^26 floats are 256 MiB.
+pub const MAX_ELEMENTS: usize = 1 << 26;
+
+/// A dense, contiguous, row-major f32 tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    /// Sizes, outermost first.
+    pub shape: Vec<usize>,
+    /// `shape.iter().product()` values.
+    pub data: Vec<f32>,
+}
+
+/// Why the reference could not run a graph.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    /// A size expression could not be evaluated (a symbol without a value, or overflow).
+    #[error("node '{node}': cannot evaluate size {expr} for these inputs")]
+    Size {
+        /// The node whose size failed.
+        node: String,
+        /// The expression.
+        expr: String,
+    },
+    /// A tensor would exceed `MAX_ELEMENTS`.
+    #[error(
+        "node '{node}': {elements} elements is more than the CPU reference allows ({MAX_ELEMENTS})"
+    )]
+    TooLarge {
+        /// The node.
+        node: String,
+        /// Its element count.
+        elements: u128,
+    },
+    /// The caller passed the wrong number of inputs or a wrong shape.
+    #[error("input '{input}': expected shape {expected:?}, got {actual:?}")]
+    InputShape {
+        /// Input name.
+        input: String,
+        /// Shape implied by the bindings.
+        expected: Vec<usize>,
+        /// Shape passed.
+        actual: Vec<usize>,
+    },
+}
+
+impl Tensor {
+    /// A tensor of zeros.
+    pub fn zeros(shape: Vec<usize>) -> Tensor {
+        let n = shape.iter().product();
+        Tensor {
+            shape,
+            data: vec![0.0; n],
+        }
+    }
+
+    /// A tensor filled by `init`, seeded by `seed`.
+    pub fn init(shape: Vec<usize>, init: Init, seed: u64) -> Tensor {
+        let n: usize = shape.iter().product();
+        let mut rng = SplitMix64(seed);
+        let data = (0..n)
+            .map(|i| match init {
+                Init::Uniform { bound } => ((rng.unit() * 2.0 - 1.0) * bound) as f32,
+                Init::Normal { std } => (rng.normal() * std) as f32,
+                Init::Unit => rng.unit() as f32,
+                Init::Fill(value) => value as f32,
+                Init::Arange { start, step } => (start + step * i as f64) as f32,
+            })
+            .collect();
+        Tensor { shape, data }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+/// Seeds derived from names, so a parameter's values depend only on its path.
+pub fn seed_of(name: &str) -> u64 {
+    // FNV-1a: stable across platforms and releases, unlike `DefaultHasher`.
+    name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Standard-normal inputs for a call, seeded by the call index and the input name.
+pub fn random_inputs(shapes: &[(String, Vec<usize>)], call_seed: u64) -> Vec<Tensor> {
+    shapes
+        .iter()
+        .map(|(name, shape)| {
+            Tensor::init(
+                shape.clone(),
+                Init::Normal { std: 1.0 },
+                seed_of(name) ^ call_seed,
+            )
+        })
+        .collect()
+}
+
+/// A small, well-known generator (Steele et al.'s SplitMix64); quality is ample for test data.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)` with 53 bits.
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal by Box–Muller.
+    fn normal(&mut self) -> f64 {
+        let u1 = self.unit().max(f64::MIN_POSITIVE);
+        let u2 = self.unit();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+/// Runs `graph` on `inputs` (one per graph input, in order) with symbol values `bindings`.
+pub fn eval(
+    graph: &Graph,
+    bindings: &Bindings,
+    inputs: &[Tensor],
+) -> Result<Vec<Tensor>, EvalError> {
+    let mut values: Vec<Option<Tensor>> = vec![None; graph.nodes.len()];
+    let mut next_input = 0;
+    for node in &graph.nodes {
+        let size = |expr: &Expr| -> Result<usize, EvalError> {
+            expr.eval(bindings)
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or_else(|| EvalError::Size {
+                    node: node.name.clone(),
+                    expr: expr.to_string(),
+                })
+        };
+        let shape = node
+            .shape
+            .iter()
+            .map(size)
+            .collect::<Result<Vec<usize>, _>>()?;
+        let elements = shape
+            .iter()
+            .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
+        if elements > MAX_ELEMENTS as u128 {
+            return Err(EvalError::TooLarge {
+                node: node.name.clone(),
+                elements,
+            });
+        }
+        let arg = |i: usize| -> &Tensor {
+            values[node.inputs[i].index()]
+                .as_ref()
+                .expect("inputs are evaluated before their users")
+        };
+        let out = match &node.op {
+            Op::Input { name } => {
+                let tensor = inputs[next_input].clone();
+                next_input += 1;
+                if tensor.shape != shape {
+                    return Err(EvalError::InputShape {
+                        input: name.clone(),
+                        expected: shape,
+                        actual: tensor.shape,
+                    });
+                }
+                tensor
+            }
+            Op::Param { path: name, init } | Op::Constant { name, init } => {
+                Tensor::init(shape, *init, seed_of(name))
+            }
+            Op::Linear => linear(arg(0), arg(1), node.inputs.get(2).map(|_| arg(2)), shape),
+            Op::Matmul => matmul(arg(0), arg(1), shape),
+            Op::Conv {
+                stride,
+                padding,
+                dilation,
+            } => {
+                let bias = node.inputs.get(2).map(|_| arg(2));
+                conv(arg(0), arg(1), bias, stride, padding, dilation, shape)
+            }
+            Op::BatchNorm { eps } => batch_norm(arg(0), arg(1), arg(2), arg(3), arg(4), *eps),
+            Op::LayerNorm {
+                normalized_dims,
+                eps,
+            } => {
+                let affine = (node.inputs.len() == 3).then(|| (arg(1), arg(2)));
+                layer_norm(arg(0), *normalized_dims, *eps, affine)
+            }
+            Op::Pool {
+                kind,
+                kernel,
+                stride,
+                padding,
+            } => pool(arg(0), *kind, kernel, stride, padding, shape),
+            Op::Unary(op) => map(arg(0), |v| unary(*op, v)),
+            Op::Binary(op) => broadcast_binary(arg(0), arg(1), shape, |a, b| op.apply(a, b)),
+            Op::Scalar {
+                op,
+                scalar,
+                tensor_on_left,
+            } => {
+                let value = match scalar {
+                    Scalar::Number(v) => *v as f32,
+                    Scalar::Size(expr) => size(expr)? as f32,
+                };
+                if *tensor_on_left {
+                    map(arg(0), |v| op.apply(v, value))
+                } else {
+                    map(arg(0), |v| op.apply(value, v))
+                }
+            }
+            Op::Softmax { dim } => softmax(arg(0), *dim),
+            Op::Reduce { kind, dims, .. } => reduce(arg(0), *kind, dims, shape),
+            Op::Reshape => Tensor {
+                shape,
+                data: arg(0).data.clone(),
+            },
+            Op::Permute { perm } => permute(arg(0), perm, shape),
+            Op::Slice { dim, start, step } => {
+                let start = size(start)?;
+                gather_along(arg(0), *dim, shape, |i| start + i * *step as usize)
+            }
+            Op::Select { dim, index } => {
+                let index = size(index)?;
+                let mut kept = arg(0).shape.clone();
+                kept[*dim] = 1;
+                let mut taken = gather_along(arg(0), *dim, kept, |_| index);
+                taken.shape = shape;
+                taken
+            }
+            Op::Cat { dim } => {
+                let parts: Vec<&Tensor> = (0..node.inputs.len()).map(arg).collect();
+                cat(&parts, *dim, shape)
+            }
+            Op::Embedding => embedding(arg(0), arg(1), shape),
+            Op::Output => continue,
+        };
+        values[node.id.index()] = Some(out);
+    }
+    Ok(graph
+        .outputs()
+        .iter()
+        .map(|&id: &NodeId| values[id.index()].clone().expect("outputs are evaluated"))
+        .collect())
+}
+
+fn unary(op: UnaryOp, v: f32) -> f32 {
+    match op {
+        UnaryOp::Relu => v.max(0.0),
+        UnaryOp::Gelu => 0.5 * v * (1.0 + erf(v / std::f32::consts::SQRT_2)),
+        UnaryOp::Silu => v / (1.0 + (-v).exp()),
+        UnaryOp::Sigmoid => 1.0 / (1.0 + (-v).exp()),
+        UnaryOp::Tanh => v.tanh(),
+        UnaryOp::Neg => -v,
+        UnaryOp::Exp => v.exp(),
+        UnaryOp::Sqrt => v.sqrt(),
+    }
+}
+
+/// The error function, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below f32 noise here).
+pub fn erf(x: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
+    let y = 1.0 - poly * (-x * x).exp();
+    if x >= 0.0 { y } else { -y }
+}
+
+fn map(x: &Tensor, f: impl Fn(f32) -> f32) -> Tensor {
+    Tensor {
+        shape: x.shape.clone(),
+        data: x.data.iter().map(|&v| f(v)).collect(),
+    }
+}
+
+/// Row-major strides of a shape.
+fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    strides
+}
+
+/// Multi-index of a flat position.
+fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        if shape[d] > 0 {
+            index[d] = flat % shape[d];
+            flat /= shape[d];
+        }
+    }
+    index
+}
+
+/// Flat position in `shape` of the broadcast multi-index `out_index` (right-aligned).
+fn broadcast_offset(out_index: &[usize], shape: &[usize]) -> usize {
+    let skip = out_index.len() - shape.len();
+    let strides = strides(shape);
+    shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| {
+            if n == 1 {
+                0
+            } else {
+                out_index[skip + d] * strides[d]
+            }
+        })
+        .sum()
+}
+
+fn broadcast_binary(
+    a: &Tensor,
+    b: &Tensor,
+    shape: Vec<usize>,
+    f: impl Fn(f32, f32) -> f32,
+) -> Tensor {
+    let n = shape.iter().product();
+    let data = (0..n)
+        .map(|flat| {
+            let index = unravel(flat, &shape);
+            f(
+                a.data[broadcast_offset(&index, &a.shape)],
+                b.data[broadcast_offset(&index, &b.shape)],
+            )
+        })
+        .collect();
+    Tensor { shape, data }
+}
+
+fn linear(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, shape: Vec<usize>) -> Tensor {
+    let (out_features, in_features) = (weight.shape[0], weight.shape[1]);
+    let rows = x.len() / in_features.max(1);
+    let mut out = Tensor::zeros(shape);
+    for r in 0..rows {
+        for o in 0..out_features {
+            let mut acc = bias.map_or(0.0, |b| b.data[o]);
+            for i in 0..in_features {
+                acc += x.data[r * in_features + i] * weight.data[o * in_features + i];
+            }
+            out.data[r * out_features + o] = acc;
+        }
+    }
+    out
+}
+
+fn matmul(a: &Tensor, b: &Tensor, shape: Vec<usize>) -> Tensor {
+    // Promote 1-d operands as torch.matmul does, then drop the added dimension via `shape`.
+    let a_shape = if a.shape.len() == 1 {
+        vec![1, a.shape[0]]
+    } else {
+        a.shape.clone()
+    };
+    let b_shape = if b.shape.len() == 1 {
+        vec![b.shape[0], 1]
+    } else {
+        b.shape.clone()
+    };
+    let (m, k) = (a_shape[a_shape.len() - 2], a_shape[a_shape.len() - 1]);
+    let n = b_shape[b_shape.len() - 1];
+    let batch_rank = a_shape.len().max(b_shape.len()) - 2;
+    let batch: Vec<usize> = (0..batch_rank)
+        .map(|d| {
+            let dim = |s: &[usize]| {
+                let offset = batch_rank + 2 - s.len();
+                if d < offset { 1 } else { s[d - offset] }
+            };
+            dim(&a_shape).max(dim(&b_shape))
+        })
+        .collect();
+    let a_batch = &a_shape[..a_shape.len() - 2];
+    let b_batch = &b_shape[..b_shape.len() - 2];
+    let n_batches: usize = batch.iter().product();
+    let mut data = vec![0.0; n_batches * m * n];
+    for bi in 0..n_batches {
+        let index = unravel(bi, &batch);
+        let a_off = if a_batch.is_empty() {
+            0
+        } else {
+            broadcast_offset(&index, a_batch)
+        } * m
+            * k;
+        let b_off = if b_batch.is_empty() {
+            0
+        } else {
+            broadcast_offset(&index, b_batch)
+        } * k
+            * n;
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = 0.0;
+                for p in 0..k {
+                    acc += a.data[a_off + i * k + p] * b.data[b_off + p * n + j];
+                }
+                data[bi * m * n + i * n + j] = acc;
+            }
+        }
+    }
+    Tensor { shape, data }
+}
+
+fn conv(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    shape: Vec<usize>,
+) -> Tensor {
+    let spatial = stride.len();
+    let (batch, in_ch) = (x.shape[0], x.shape[1]);
+    let out_ch = weight.shape[0];
+    let in_sizes = &x.shape[2..];
+    let kernel = &weight.shape[2..];
+    let out_sizes = shape[2..].to_vec();
+    let mut out = Tensor::zeros(shape);
+    let out_points: usize = out_sizes.iter().product();
+    let kernel_points: usize = kernel.iter().product();
+    let in_points: usize = in_sizes.iter().product();
+    for n in 0..batch {
+        for o in 0..out_ch {
+            for p in 0..out_points {
+                let out_pos = unravel(p, &out_sizes);
+                let mut acc = bias.map_or(0.0, |b| b.data[o]);
+                for c in 0..in_ch {
+                    for q in 0..kernel_points {
+                        let k_pos = unravel(q, kernel);
+                        let mut in_flat = 0usize;
+                        let mut inside = true;
+                        for d in 0..spatial {
+                            let pos = out_pos[d] as i64 * stride[d] - padding[d]
+                                + k_pos[d] as i64 * dilation[d];
+                            if pos < 0 || pos >= in_sizes[d] as i64 {
+                                inside = false;
+                                break;
+                            }
+                            in_flat = in_flat * in_sizes[d] + pos as usize;
+                        }
+                        if inside {
+                            let xv = x.data[(n * in_ch + c) * in_points + in_flat];
+                            let wv = weight.data[(o * in_ch + c) * kernel_points + q];
+                            acc += xv * wv;
+                        }
+                    }
+                }
+                out.data[(n * out_ch + o) * out_points + p] = acc;
+            }
+        }
+    }
+    out
+}
+
+fn batch_norm(
+    x: &Tensor,
+    mean: &Tensor,
+    var: &Tensor,
+    weight: &Tensor,
+    bias: &Tensor,
+    eps: f64,
+) -> Tensor {
+    let channels = x.shape[1];
+    let inner: usize = x.shape[2..].iter().product();
+    let mut out = x.clone();
+    for (flat, value) in out.data.iter_mut().enumerate() {
+        let c = (flat / inner.max(1)) % channels;
+        let scale = weight.data[c] / (var.data[c] + eps as f32).sqrt();
+        *value = (*value - mean.data[c]) * scale + bias.data[c];
+    }
+    out
+}
+
+fn layer_norm(
+    x: &Tensor,
+    normalized_dims: usize,
+    eps: f64,
+    affine: Option<(&Tensor, &Tensor)>,
+) -> Tensor {
+    let inner: usize = x.shape[x.shape.len() - normalized_dims..].iter().product();
+    let mut out = x.clone();
+    for row in out.data.chunks_mut(inner.max(1)) {
+        let mean = row.iter().sum::<f32>() / inner as f32;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / inner as f32;
+        let inv = 1.0 / (var + eps as f32).sqrt();
+        for (i, value) in row.iter_mut().enumerate() {
+            let normed = (*value - mean) * inv;
+            *value = affine.map_or(normed, |(w, b)| normed * w.data[i] + b.data[i]);
+        }
+    }
+    out
+}
+
+fn pool(
+    x: &Tensor,
+    kind: PoolKind,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    shape: Vec<usize>,
+) -> Tensor {
+    let rank = x.shape.len();
+    let (h, w) = (x.shape[rank - 2], x.shape[rank - 1]);
+    let (oh, ow) = (shape[rank - 2], shape[rank - 1]);
+    let planes = x.len() / (h * w).max(1);
+    let mut out = Tensor::zeros(shape);
+    for plane in 0..planes {
+        for i in 0..oh {
+            for j in 0..ow {
+                let mut acc = if kind == PoolKind::Max {
+                    f32::NEG_INFINITY
+                } else {
+                    0.0
+                };
+                for ki in 0..kernel[0] {
+                    for kj in 0..kernel[1] {
+                        let y = i as i64 * stride[0] - padding[0] + ki;
+                        let x_pos = j as i64 * stride[1] - padding[1] + kj;
+                        let inside = y >= 0 && y < h as i64 && x_pos >= 0 && x_pos < w as i64;
+                        let value = if inside {
+                            x.data[plane * h * w + y as usize * w + x_pos as usize]
+                        } else {
+                            0.0
+                        };
+                        match kind {
+                            PoolKind::Max if inside => acc = acc.max(value),
+                            PoolKind::Max => {}
+                            PoolKind::Avg => acc += value,
+                        }
+                    }
+                }
+                if kind == PoolKind::Avg {
+                    acc /= (kernel[0] * kernel[1]) as f32;
+                }
+                out.data[plane * oh * ow + i * ow + j] = acc;
+            }
+        }
+    }
+    out
+}
+
+fn softmax(x: &Tensor, dim: usize) -> Tensor {
+    let strides = strides(&x.shape);
+    let len = x.shape[dim];
+    let mut out = x.clone();
+    for flat in 0..x.len() {
+        if (flat / strides[dim]) % len.max(1) != 0 {
+            continue;
+        }
+        let lane = |i: usize| flat + i * strides[dim];
+        let max = (0..len)
+            .map(|i| x.data[lane(i)])
+            .fold(f32::NEG_INFINITY, f32::max);
+        let total: f32 = (0..len).map(|i| (x.data[lane(i)] - max).exp()).sum();
+        for i in 0..len {
+            out.data[lane(i)] = (x.data[lane(i)] - max).exp() / total;
+        }
+    }
+    out
+}
+
+fn reduce(x: &Tensor, kind: ReduceKind, dims: &[usize], shape: Vec<usize>) -> Tensor {
+    let kept_shape: Vec<usize> = x
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| if dims.contains(&d) { 1 } else { n })
+        .collect();
+    let n_out: usize = kept_shape.iter().product();
+    let init = if kind == ReduceKind::Amax {
+        f32::NEG_INFINITY
+    } else {
+        0.0
+    };
+    let mut acc = vec![init; n_out];
+    let kept_strides = strides(&kept_shape);
+    for (flat, &value) in x.data.iter().enumerate() {
+        let index = unravel(flat, &x.shape);
+        let target: usize = index
+            .iter()
+            .enumerate()
+            .map(|(d, &i)| {
+                if dims.contains(&d) {
+                    0
+                } else {
+                    i * kept_strides[d]
+                }
+            })
+            .sum();
+        match kind {
+            ReduceKind::Amax => acc[target] = acc[target].max(value),
+            ReduceKind::Sum | ReduceKind::Mean => acc[target] += value,
+        }
+    }
+    if kind == ReduceKind::Mean {
+        let count: usize = dims.iter().map(|&d| x.shape[d]).product();
+        acc.iter_mut().for_each(|v| *v /= count as f32);
+    }
+    Tensor { shape, data: acc }
+}
+
+fn permute(x: &Tensor, perm: &[usize], shape: Vec<usize>) -> Tensor {
+    let in_strides = strides(&x.shape);
+    let n = shape.iter().product();
+    let data = (0..n)
+        .map(|flat| {
+            let index = unravel(flat, &shape);
+            let offset: usize = index
+                .iter()
+                .enumerate()
+                .map(|(d, &i)| i * in_strides[perm[d]])
+                .sum();
+            x.data[offset]
+        })
+        .collect();
+    Tensor { shape, data }
+}
+
+/// Output element at index `i` along `dim` reads input index `source(i)` along `dim`.
+fn gather_along(
+    x: &Tensor,
+    dim: usize,
+    shape: Vec<usize>,
+    source: impl Fn(usize) -> usize,
+) -> Tensor {
+    let in_strides = strides(&x.shape);
+    let n = shape.iter().product();
+    let data = (0..n)
+        .map(|flat| {
+            let mut index = unravel(flat, &shape);
+            index[dim] = source(index[dim]);
+            let offset: usize = index.iter().zip(&in_strides).map(|(i, s)| i * s).sum();
+            x.data[offset]
+        })
+        .collect();
+    Tensor { shape, data }
+}
+
+fn cat(parts: &[&Tensor], dim: usize, shape: Vec<usize>) -> Tensor {
+    let outer: usize = shape[..dim].iter().product();
+    let mut data = Vec::with_capacity(shape.iter().product());
+    for o in 0..outer {
+        for part in parts {
+            let chunk: usize = part.shape[dim..].iter().product();
+            data.extend_from_slice(&part.data[o * chunk..(o + 1) * chunk]);
+        }
+    }
+    Tensor { shape, data }
+}
+
+fn embedding(indices: &Tensor, weight: &Tensor, shape: Vec<usize>) -> Tensor {
+    let (rows, width) = (weight.shape[0], weight.shape[1]);
+    let mut data = Vec::with_capacity(indices.len() * width);
+    for &value in &indices.data {
+        // Inputs are float tensors; an index is the value truncated and wrapped into the table.
+        let row = (value.abs() as usize) % rows.max(1);
+        data.extend_from_slice(&weight.data[row * width..(row + 1) * width]);
+    }
+    Tensor { shape, data }
+}

@@ -1,0 +1,454 @@
+//! The captured graph: the FX-like IR that capture produces and every later stage reads.
+//!
+//! Input: nodes appended by `frontend::capture` in program order. Output: a `Graph` whose
+//! nodes each carry their symbolic `Shape`. Invariant: a node's inputs come before it
+//! (the arena order is a topological order), and every shape is already simplified under
+//! the `ShapeEnv` replacements in force when capture finished.
+
+mod eval;
+mod print;
+
+pub use eval::{EvalError, MAX_ELEMENTS, Tensor, eval, random_inputs};
+
+use crate::symbolic::Expr;
+use serde::Serialize;
+
+/// A source position, 1-based, as editors and Python tracebacks show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Span {
+    /// Line number, starting at 1.
+    pub line: u32,
+    /// Column (in characters), starting at 1.
+    pub col: u32,
+}
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// The symbolic sizes of a tensor, outermost dimension first.
+pub type Shape = Vec<Expr>;
+
+/// Formats a shape as `[s0, 64]`.
+pub fn shape_to_string(shape: &[Expr]) -> String {
+    let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+/// Index of a node in its `Graph`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// The position of the node in the graph's arena.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Elementwise functions of one tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum UnaryOp {
+    /// `max(x, 0)`.
+    Relu,
+    /// Gaussian error linear unit, the exact (erf) form that `nn.GELU()` defaults to.
+    Gelu,
+    /// `x * sigmoid(x)`.
+    Silu,
+    /// `1 / (1 + exp(-x))`.
+    Sigmoid,
+    /// Hyperbolic tangent.
+    Tanh,
+    /// `-x`.
+    Neg,
+    /// `exp(x)`.
+    Exp,
+    /// Square root.
+    Sqrt,
+}
+
+impl UnaryOp {
+    /// The name used in the graph's text form (`relu`, `gelu`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Relu => "relu",
+            UnaryOp::Gelu => "gelu",
+            UnaryOp::Silu => "silu",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Neg => "neg",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Sqrt => "sqrt",
+        }
+    }
+}
+
+/// Elementwise arithmetic of two operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b` (true division).
+    Div,
+}
+
+impl BinaryOp {
+    /// The name used in the graph's text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+        }
+    }
+
+    /// Applies the operation to two floats.
+    pub fn apply(self, lhs: f32, rhs: f32) -> f32 {
+        match self {
+            BinaryOp::Add => lhs + rhs,
+            BinaryOp::Sub => lhs - rhs,
+            BinaryOp::Mul => lhs * rhs,
+            BinaryOp::Div => lhs / rhs,
+        }
+    }
+}
+
+/// A Python number combined with a tensor: a float literal or a (symbolic) size.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Scalar {
+    /// A float or int literal.
+    Number(f64),
+    /// A size expression such as `x.shape[1]`, known only at run time.
+    Size(#[serde(serialize_with = "crate::graph::print::serialize_display")] Expr),
+}
+
+/// How the values of a parameter or constant tensor are made. Random fills are seeded by
+/// the tensor's name, so every run of the same program sees the same numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum Init {
+    /// Uniform in `[-bound, bound]` (`nn.Linear`/`nn.Conv*` use `1/sqrt(fan_in)`).
+    Uniform {
+        /// Half-width of the interval.
+        bound: f64,
+    },
+    /// Normal with mean 0 (`torch.randn` has `std` 1; `randn(…) * 0.02` scales it).
+    Normal {
+        /// Standard deviation.
+        std: f64,
+    },
+    /// Uniform in `[0, 1)` (`torch.rand`).
+    Unit,
+    /// Every element equal (`torch.ones`, `torch.zeros`, BatchNorm's running statistics).
+    Fill(f64),
+    /// `start, start + step, …` (`torch.arange`).
+    Arange {
+        /// First value.
+        start: f64,
+        /// Increment.
+        step: f64,
+    },
+}
+
+/// Reductions over some dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ReduceKind {
+    /// Sum.
+    Sum,
+    /// Arithmetic mean.
+    Mean,
+    /// Maximum.
+    Amax,
+}
+
+impl ReduceKind {
+    /// The name used in the graph's text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "sum",
+            ReduceKind::Mean => "mean",
+            ReduceKind::Amax => "amax",
+        }
+    }
+}
+
+/// Pooling flavours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum PoolKind {
+    /// Maximum over the window (padding counts as -inf).
+    Max,
+    /// Mean over the window (padding counts as 0 and is included, PyTorch's default).
+    Avg,
+}
+
+/// What a node computes. Operand tensors are the node's `inputs`, in the order listed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Op {
+    /// A tensor argument of the compiled function.
+    Input {
+        /// Parameter name in `forward` (or the function).
+        name: String,
+    },
+    /// A module parameter or buffer (static shape), e.g. `layers.0.weight`.
+    Param {
+        /// Dotted attribute path from the root module.
+        path: String,
+        /// How its values are made (PyTorch's default initialisation, seeded).
+        init: Init,
+    },
+    /// A module-level constant tensor such as `W = torch.randn(64, 32)`.
+    Constant {
+        /// The global's name.
+        name: String,
+        /// How its values are made.
+        init: Init,
+    },
+    /// `x @ weight.T + bias`; inputs: x, weight, optional bias.
+    Linear,
+    /// `torch.matmul` with broadcasting batch dimensions; inputs: a, b.
+    Matmul,
+    /// N-d convolution (N = `stride.len()`); inputs: x, weight, optional bias.
+    Conv {
+        /// Stride per spatial dimension.
+        stride: Vec<i64>,
+        /// Zero padding per spatial dimension.
+        padding: Vec<i64>,
+        /// Dilation per spatial dimension.
+        dilation: Vec<i64>,
+    },
+    /// Batch normalisation in eval mode; inputs: x, running_mean, running_var, weight, bias.
+    BatchNorm {
+        /// Added to the variance.
+        eps: f64,
+    },
+    /// Layer normalisation over the last `normalized_dims` dimensions; inputs: x, optional
+    /// weight and bias.
+    LayerNorm {
+        /// How many trailing dimensions are normalised.
+        normalized_dims: usize,
+        /// Added to the variance.
+        eps: f64,
+    },
+    /// 2-d pooling over the last two dimensions.
+    Pool {
+        /// Max or average.
+        kind: PoolKind,
+        /// Window size.
+        kernel: Vec<i64>,
+        /// Window step.
+        stride: Vec<i64>,
+        /// Implicit padding.
+        padding: Vec<i64>,
+    },
+    /// Elementwise function.
+    Unary(UnaryOp),
+    /// Elementwise arithmetic of two broadcast tensors.
+    Binary(BinaryOp),
+    /// Elementwise arithmetic of a tensor and a Python number.
+    Scalar {
+        /// The operation.
+        op: BinaryOp,
+        /// The number.
+        scalar: Scalar,
+        /// False for `2 - x` (the scalar is the left operand).
+        tensor_on_left: bool,
+    },
+    /// Softmax along one dimension.
+    Softmax {
+        /// The normalised dimension.
+        dim: usize,
+    },
+    /// Sum, mean or max over dimensions.
+    Reduce {
+        /// Which reduction.
+        kind: ReduceKind,
+        /// Reduced dimensions, ascending.
+        dims: Vec<usize>,
+        /// Whether reduced dimensions stay as size 1.
+        keepdim: bool,
+    },
+    /// `view`, `reshape` or `flatten`: same elements, the node's shape.
+    Reshape,
+    /// `permute` / `transpose`: output dim `i` is input dim `perm[i]`.
+    Permute {
+        /// The permutation.
+        perm: Vec<usize>,
+    },
+    /// `x[..., start:start+len*step:step]` along one dimension (len is the node's size there).
+    Slice {
+        /// The sliced dimension.
+        dim: usize,
+        /// First index taken.
+        #[serde(serialize_with = "crate::graph::print::serialize_display")]
+        start: Expr,
+        /// Step between taken indices (positive).
+        step: i64,
+    },
+    /// `x[..., index]`: removes dimension `dim`.
+    Select {
+        /// The removed dimension.
+        dim: usize,
+        /// The index taken (already non-negative).
+        #[serde(serialize_with = "crate::graph::print::serialize_display")]
+        index: Expr,
+    },
+    /// `torch.cat` along a dimension.
+    Cat {
+        /// The joined dimension.
+        dim: usize,
+    },
+    /// `nn.Embedding`; inputs: indices (their values are truncated to integers and wrapped
+    /// into the table), weight.
+    Embedding,
+    /// The function's result; inputs are the returned tensors in order.
+    Output,
+}
+
+impl Op {
+    /// The operation's name in the text form (`linear`, `conv2d`, …).
+    pub fn name(&self) -> String {
+        match self {
+            Op::Input { .. } => "input".into(),
+            Op::Param { .. } => "param".into(),
+            Op::Constant { .. } => "constant".into(),
+            Op::Linear => "linear".into(),
+            Op::Matmul => "matmul".into(),
+            Op::Conv { stride, .. } => format!("conv{}d", stride.len()),
+            Op::BatchNorm { .. } => "batch_norm".into(),
+            Op::LayerNorm { .. } => "layer_norm".into(),
+            Op::Pool {
+                kind: PoolKind::Max,
+                ..
+            } => "max_pool2d".into(),
+            Op::Pool {
+                kind: PoolKind::Avg,
+                ..
+            } => "avg_pool2d".into(),
+            Op::Unary(op) => op.name().into(),
+            Op::Binary(op) | Op::Scalar { op, .. } => op.name().into(),
+            Op::Softmax { .. } => "softmax".into(),
+            Op::Reduce { kind, .. } => kind.name().into(),
+            Op::Reshape => "reshape".into(),
+            Op::Permute { .. } => "permute".into(),
+            Op::Slice { .. } => "slice".into(),
+            Op::Select { .. } => "select".into(),
+            Op::Cat { .. } => "cat".into(),
+            Op::Embedding => "embedding".into(),
+            Op::Output => "output".into(),
+        }
+    }
+
+    /// Whether the op applies the same function to every element independently.
+    pub fn is_elementwise(&self) -> bool {
+        matches!(self, Op::Unary(_) | Op::Binary(_) | Op::Scalar { .. })
+    }
+}
+
+/// One step of the program.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Node {
+    /// Its id (position in the arena).
+    pub id: NodeId,
+    /// A readable unique name (`linear`, `linear_1`, `x`), FX style.
+    pub name: String,
+    /// What it computes.
+    pub op: Op,
+    /// Operand tensors.
+    pub inputs: Vec<NodeId>,
+    /// Symbolic output shape (empty for `Output`).
+    #[serde(serialize_with = "crate::graph::print::serialize_shape")]
+    pub shape: Shape,
+    /// Where in the source the op was called; `None` for inputs and parameters.
+    pub span: Option<Span>,
+}
+
+/// A captured program: a topologically ordered arena of nodes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Graph {
+    /// All nodes; inputs of a node always precede it.
+    pub nodes: Vec<Node>,
+    /// The `Input` nodes, in the function's parameter order.
+    pub inputs: Vec<NodeId>,
+    /// The `Output` node, once capture finished.
+    pub output: Option<NodeId>,
+}
+
+impl Graph {
+    /// Appends a node and returns its id; `name_hint` gets a `_N` suffix if taken.
+    pub fn push(
+        &mut self,
+        name_hint: &str,
+        op: Op,
+        inputs: Vec<NodeId>,
+        shape: Shape,
+        span: Option<Span>,
+    ) -> NodeId {
+        let id = NodeId(self.nodes.len() as u32);
+        let name = self.unique_name(name_hint);
+        if matches!(op, Op::Input { .. }) {
+            self.inputs.push(id);
+        }
+        if matches!(op, Op::Output) {
+            self.output = Some(id);
+        }
+        self.nodes.push(Node {
+            id,
+            name,
+            op,
+            inputs,
+            shape,
+            span,
+        });
+        id
+    }
+
+    fn unique_name(&self, hint: &str) -> String {
+        let taken = |name: &str| self.nodes.iter().any(|n| n.name == name);
+        if !taken(hint) {
+            return hint.to_string();
+        }
+        (1..)
+            .map(|i| format!("{hint}_{i}"))
+            .find(|name| !taken(name))
+            .expect("an unused suffix exists")
+    }
+
+    /// The node with this id.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// The shape of a node.
+    pub fn shape(&self, id: NodeId) -> &Shape {
+        &self.nodes[id.index()].shape
+    }
+
+    /// The returned tensors, in order.
+    pub fn outputs(&self) -> &[NodeId] {
+        self.output.map_or(&[], |id| &self.nodes[id.index()].inputs)
+    }
+
+    /// Rewrites every size in the graph with `f` (used to apply final replacements).
+    pub fn map_exprs(&mut self, f: impl Fn(&Expr) -> Expr) {
+        for node in &mut self.nodes {
+            for dim in &mut node.shape {
+                *dim = f(dim);
+            }
+            match &mut node.op {
+                Op::Slice { start, .. } => *start = f(start),
+                Op::Select { index, .. } => *index = f(index),
+                Op::Scalar {
+                    scalar: Scalar::Size(expr),
+                    ..
+                } => *expr = f(expr),
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,493 @@
+//! Guards: the conditions under which a compiled entry may be reused, and their fast check.
+//!
+//! Input: the `ShapeEnv` after capture (symbols, replacements, recorded guards) and the
+//! inputs' symbolic shapes. Output: a `GuardSet` in PyTorch's order — one tensor guard per
+//! input (rank and static sizes), then shape guards: input equalities, the recorded guards
+//! that the ranges do not already imply, and one range guard per symbol. Each guard prints
+//! in source form (`2 <= L['x'].size()[0]`) and symbol form (`2 <= s0`) with provenance.
+//! Invariant: `GuardSet::check` accepts exactly the calls on which every printed guard
+//! holds, and it allocates nothing: relations are compiled over flat input-dim slots.
+
+use crate::graph::Shape;
+use crate::shape::{DimSource, ShapeEnv, ShapeEvent};
+use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The sizes of one call's inputs, flattened once so that guard checks index a slice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallShapes {
+    /// Input names and sizes, in the function's parameter order.
+    pub inputs: Vec<(String, Vec<i64>)>,
+    /// All sizes concatenated.
+    flat: Vec<i64>,
+}
+
+impl CallShapes {
+    /// Flattens `inputs`.
+    pub fn new(inputs: Vec<(String, Vec<i64>)>) -> CallShapes {
+        let flat = inputs
+            .iter()
+            .flat_map(|(_, dims)| dims.iter().copied())
+            .collect();
+        CallShapes { inputs, flat }
+    }
+
+    /// Formats as `x=8,64;y=3`.
+    pub fn to_spec(&self) -> String {
+        let parts: Vec<String> = self
+            .inputs
+            .iter()
+            .map(|(name, dims)| {
+                format!(
+                    "{name}={}",
+                    dims.iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            })
+            .collect();
+        parts.join(";")
+    }
+}
+
+/// PyTorch's `TENSOR_MATCH` for one input: rank and the static sizes (`None` = dynamic).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TensorGuard {
+    /// The input's name.
+    pub input: String,
+    /// Expected sizes; `None` is not checked.
+    pub sizes: Vec<Option<i64>>,
+}
+
+impl fmt::Display for TensorGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sizes: Vec<String> = self
+            .sizes
+            .iter()
+            .map(|s| s.map_or("None".to_string(), |v| v.to_string()))
+            .collect();
+        // Inputs are contiguous, so each stride is the product of the sizes after it.
+        let strides: Vec<String> = (0..self.sizes.len())
+            .map(|d| {
+                self.sizes[d + 1..]
+                    .iter()
+                    .try_fold(1i64, |acc, s| s.and_then(|v| acc.checked_mul(v)))
+                    .map_or("None".to_string(), |v| v.to_string())
+            })
+            .collect();
+        write!(
+            f,
+            "TENSOR_MATCH: check_tensor(L['{}'], Tensor, torch.float32, size=[{}], stride=[{}])",
+            self.input,
+            sizes.join(", "),
+            strides.join(", ")
+        )
+    }
+}
+
+/// Why a shape guard exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardKind {
+    /// Two input dims must be equal (duck sizing, or a solved equality).
+    InputEquality,
+    /// Recorded while tracing (an op's shape check or a branch).
+    Recorded,
+    /// The value range of a symbol.
+    Range,
+    /// An entry compiled for an unmarked tensor is not reused for a `mark_dynamic`-ed one.
+    DimensionMarking,
+}
+
+/// One shape guard in every printed form.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Guard {
+    /// What produced it.
+    pub kind: GuardKind,
+    /// PyTorch source form: `2 <= L['x'].size()[0]`.
+    pub source: String,
+    /// Failure-reason form, `L['…']` stripped: `2 <= x.size()[0]`.
+    pub reason: String,
+    /// Symbol form: `2 <= s0`.
+    pub symbolic: String,
+    /// Where it came from, in words.
+    pub provenance: String,
+}
+
+/// Why a call failed an entry's guards.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Wrong number of dimensions.
+    Rank {
+        /// Input index.
+        input: usize,
+        /// Expected rank.
+        expected: usize,
+        /// Actual rank.
+        actual: usize,
+    },
+    /// A static size differs.
+    Size {
+        /// Input index.
+        input: usize,
+        /// Dimension.
+        dim: usize,
+        /// Expected size.
+        expected: i64,
+        /// Actual size.
+        actual: i64,
+    },
+    /// A shape guard is false (index into `GuardSet::shape`).
+    Shape(usize),
+}
+
+/// Every guard of one cache entry, with its compiled check.
+#[derive(Clone, Debug)]
+pub struct GuardSet {
+    /// One per input, in order.
+    pub tensors: Vec<TensorGuard>,
+    /// Shape guards in check order.
+    pub shape: Vec<Guard>,
+    /// Compiled form of `shape` (marking guards are checked separately).
+    compiled: Vec<Check>,
+}
+
+#[derive(Clone, Debug)]
+enum Check {
+    Rel(CompiledRel),
+    Unmarked(usize),
+}
+
+/// What a symbol's value is read from: its first plain occurrence among the input dims.
+fn symbol_sources(inputs: &[(String, Shape)]) -> BTreeMap<Sym, (DimSource, usize)> {
+    let mut sources = BTreeMap::new();
+    let mut slot = 0;
+    for (name, shape) in inputs {
+        for (dim, expr) in shape.iter().enumerate() {
+            if let Some(sym) = expr.as_sym() {
+                sources.entry(sym).or_insert((
+                    DimSource {
+                        input: name.clone(),
+                        dim,
+                    },
+                    slot,
+                ));
+            }
+            slot += 1;
+        }
+    }
+    sources
+}
+
+/// Renames every symbol of `expr` to the symbol whose index is its flat slot, so that
+/// `CompiledExpr` can read the call's flat sizes directly.
+fn to_slots(expr: &Expr, sources: &BTreeMap<Sym, (DimSource, usize)>) -> Expr {
+    // Two steps (through indices past every slot) so that renaming s0 -> s3 never collides
+    // with an s3 still waiting to be renamed.
+    let offset = sources.values().map(|(_, slot)| *slot).max().unwrap_or(0)
+        + sources.keys().map(|s| s.index()).max().unwrap_or(0)
+        + 1;
+    let mut renamed = expr.clone();
+    for (sym, (_, slot)) in sources {
+        renamed = renamed.substitute(*sym, &Expr::sym(Sym((offset + slot) as u32)));
+    }
+    for (_, slot) in sources.values() {
+        renamed = renamed.substitute(Sym((offset + slot) as u32), &Expr::sym(Sym(*slot as u32)));
+    }
+    renamed
+}
+
+fn range_text(range: &ValueRange, name: &str) -> String {
+    match (range.lo, range.hi) {
+        (Some(lo), Some(hi)) => format!("{lo} <= {name} <= {hi}"),
+        (Some(lo), None) => format!("{lo} <= {name}"),
+        (None, Some(hi)) => format!("{name} <= {hi}"),
+        (None, None) => String::new(),
+    }
+}
+
+impl GuardSet {
+    /// Produces the guards of an entry (PyTorch's `produce_guards`).
+    ///
+    /// `input_shapes` are the symbolic shapes the inputs were given; `marked[i]` says
+    /// whether input `i` carried a `mark_dynamic` when the entry was compiled.
+    pub fn produce(env: &ShapeEnv, input_shapes: &[(String, Shape)], marked: &[bool]) -> GuardSet {
+        let finals: Vec<(String, Shape)> = input_shapes
+            .iter()
+            .map(|(n, s)| (n.clone(), s.iter().map(|d| env.replace(d)).collect()))
+            .collect();
+        let sources = symbol_sources(&finals);
+        let source_name = |sym: Sym| {
+            sources
+                .get(&sym)
+                .map_or(sym.to_string(), |(src, _)| src.to_source())
+        };
+        let short_name = |sym: Sym| {
+            sources
+                .get(&sym)
+                .map_or(sym.to_string(), |(src, _)| src.to_short())
+        };
+        let mut tensors = Vec::new();
+        let mut shape = Vec::new();
+        let mut compiled = Vec::new();
+        let mut slot = 0;
+        for (name, dims) in &finals {
+            tensors.push(TensorGuard {
+                input: name.clone(),
+                sizes: dims.iter().map(Expr::as_int).collect(),
+            });
+            for (dim, expr) in dims.iter().enumerate() {
+                let here = DimSource {
+                    input: name.clone(),
+                    dim,
+                };
+                let is_own = expr
+                    .as_sym()
+                    .and_then(|s| sources.get(&s))
+                    .is_some_and(|(src, _)| *src == here);
+                if expr.as_int().is_none() && !is_own {
+                    let duck = env.events().iter().any(
+                        |(_, event)| matches!(event, ShapeEvent::DuckShared { source, .. } if *source == here.to_source()),
+                    );
+                    let provenance = if duck {
+                        format!(
+                            "duck sizing: {} had the same size as {}",
+                            here.to_source(),
+                            expr.to_source(&source_name)
+                        )
+                    } else {
+                        format!("{} was solved to {expr} while tracing", here.to_source())
+                    };
+                    shape.push(Guard {
+                        kind: GuardKind::InputEquality,
+                        source: format!("{} == {}", here.to_source(), expr.to_source(&source_name)),
+                        reason: format!("{} == {}", here.to_short(), expr.to_source(&short_name)),
+                        symbolic: format!("{} == {expr}", here.to_short()),
+                        provenance,
+                    });
+                    let rel = Rel::new(
+                        Expr::sym(Sym(slot as u32)),
+                        CmpOp::Eq,
+                        to_slots(expr, &sources),
+                    );
+                    compiled.push(Check::Rel(CompiledRel::new(&rel)));
+                }
+                slot += 1;
+            }
+        }
+        for (i, was_marked) in marked.iter().enumerate() {
+            if !was_marked {
+                let input = &finals[i].0;
+                shape.push(Guard {
+                    kind: GuardKind::DimensionMarking,
+                    source: format!("hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"),
+                    reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
+                    symbolic: format!("{input} is not marked dynamic"),
+                    provenance:
+                        "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
+                            .into(),
+                });
+                compiled.push(Check::Unmarked(i));
+            }
+        }
+        let ranges = |s: Sym| env.range(s);
+        let mut seen = Vec::new();
+        for recorded in env.guards() {
+            let rel = Rel::new(
+                env.replace(&recorded.rel.lhs),
+                recorded.rel.op,
+                env.replace(&recorded.rel.rhs),
+            )
+            .simplify();
+            if rel.decide_by_ranges(&ranges) == Some(true) || seen.contains(&rel) {
+                continue;
+            }
+            seen.push(rel.clone());
+            let to_form = |name: &dyn Fn(Sym) -> String| {
+                format!(
+                    "{} {} {}",
+                    rel.lhs.to_source(name),
+                    op_text(rel.op),
+                    rel.rhs.to_source(name)
+                )
+            };
+            shape.push(Guard {
+                kind: GuardKind::Recorded,
+                source: to_form(&source_name),
+                reason: to_form(&short_name),
+                symbolic: rel.to_string(),
+                provenance: format!("{}", recorded.origin),
+            });
+            let slotted = Rel::new(
+                to_slots(&rel.lhs, &sources),
+                rel.op,
+                to_slots(&rel.rhs, &sources),
+            );
+            compiled.push(Check::Rel(CompiledRel::new(&slotted)));
+        }
+        for (sym, (src, slot)) in &sources {
+            let info = &env.symbols()[sym.index()];
+            let range = env.range(*sym);
+            let text = range_text(&range, &src.to_source());
+            if text.is_empty() {
+                continue;
+            }
+            let provenance = match (info.mark, range == crate::shape::DEFAULT_RANGE) {
+                (Some(_), _) => "mark_dynamic(min=, max=) intersected with [2, int_oo]".to_string(),
+                (None, true) => {
+                    "0/1 specialization: sizes 0 and 1 get their own entries, so symbols start at 2"
+                        .to_string()
+                }
+                (None, false) => format!("range {range} narrowed while tracing"),
+            };
+            shape.push(Guard {
+                kind: GuardKind::Range,
+                source: text,
+                reason: range_text(&range, &src.to_short()),
+                symbolic: range_text(&range, &sym.to_string()),
+                provenance,
+            });
+            let slot_sym = Expr::sym(Sym(*slot as u32));
+            let lo = range
+                .lo
+                .map(|lo| Rel::new(slot_sym.clone(), CmpOp::Ge, Expr::int(lo)));
+            let hi = range
+                .hi
+                .map(|hi| Rel::new(slot_sym.clone(), CmpOp::Le, Expr::int(hi)));
+            // One printed range guard checks both of its bounds.
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => {
+                    compiled.push(Check::Rel(CompiledRel::new(&lo)));
+                    shape.push(shape.last().expect("just pushed").clone());
+                    compiled.push(Check::Rel(CompiledRel::new(&hi)));
+                }
+                (Some(rel), None) | (None, Some(rel)) => {
+                    compiled.push(Check::Rel(CompiledRel::new(&rel)))
+                }
+                (None, None) => unreachable!("empty ranges print nothing"),
+            }
+        }
+        GuardSet {
+            tensors,
+            shape,
+            compiled,
+        }
+    }
+
+    /// Checks a call. `marked[i]` says whether input `i` carries a `mark_dynamic` now.
+    pub fn check(&self, call: &CallShapes, marked: &[bool]) -> Result<(), Failure> {
+        let mut offset = 0;
+        for (i, (tensor, (_, dims))) in self.tensors.iter().zip(&call.inputs).enumerate() {
+            if tensor.sizes.len() != dims.len() {
+                return Err(Failure::Rank {
+                    input: i,
+                    expected: tensor.sizes.len(),
+                    actual: dims.len(),
+                });
+            }
+            for (dim, (expected, &actual)) in tensor.sizes.iter().zip(dims).enumerate() {
+                if let Some(expected) = *expected {
+                    if expected != actual {
+                        return Err(Failure::Size {
+                            input: i,
+                            dim,
+                            expected,
+                            actual,
+                        });
+                    }
+                }
+            }
+            offset += dims.len();
+        }
+        debug_assert_eq!(offset, call.flat.len());
+        for (index, check) in self.compiled.iter().enumerate() {
+            let pass = match check {
+                Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
+                Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
+            };
+            if !pass {
+                return Err(Failure::Shape(index));
+            }
+        }
+        Ok(())
+    }
+
+    /// PyTorch's failure reason for a failed check.
+    pub fn reason(&self, failure: &Failure) -> String {
+        match failure {
+            Failure::Rank {
+                input,
+                expected,
+                actual,
+            } => {
+                format!(
+                    "tensor '{}' rank mismatch. expected {expected}, actual {actual}",
+                    self.tensors[*input].input
+                )
+            }
+            Failure::Size {
+                input,
+                dim,
+                expected,
+                actual,
+            } => {
+                format!(
+                    "tensor '{}' size mismatch at index {dim}. expected {expected}, actual {actual}",
+                    self.tensors[*input].input
+                )
+            }
+            Failure::Shape(index) => self.shape[*index].reason.clone(),
+        }
+    }
+
+    /// Every printed guard once (range guards with two bounds are checked twice).
+    pub fn printed(&self) -> Vec<&Guard> {
+        let mut out: Vec<&Guard> = Vec::new();
+        for guard in &self.shape {
+            if out
+                .last()
+                .is_none_or(|last| !std::ptr::eq(*last, guard) && **last != *guard)
+            {
+                out.push(guard);
+            }
+        }
+        out
+    }
+
+    /// All guards as PyTorch prints them: tensor matches, then shape guards.
+    pub fn source_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.tensors.iter().map(ToString::to_string).collect();
+        lines.extend(self.printed().iter().map(|g| g.source.clone()));
+        lines
+    }
+}
+
+fn op_text(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+    }
+}
+
+impl fmt::Display for GuardSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for tensor in &self.tensors {
+            writeln!(f, "{tensor}")?;
+        }
+        for guard in self.printed() {
+            writeln!(
+                f,
+                "{:<44} | {:<24} | {}",
+                guard.source, guard.symbolic, guard.provenance
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,542 @@
+//! The shape environment: symbols for input sizes, the facts learnt about them, and the
+//! guards those facts need.
+//!
+//! Input: input dimensions with a policy each (static, dynamic, duck) from the cache, then
+//! every size decision made while capturing. Output: symbols `s0, s1, …` with hints and
+//! ranges, replacements (`s1 -> 64`), and recorded shape guards with their origin.
+//! Invariant: the only way capture or an op rule may branch on a symbol's value is
+//! `ShapeEnv::evaluate`, which records the answer as a guard unless the value ranges
+//! alone decide it; so a compiled entry is valid exactly where its guards hold.
+
+pub mod rules;
+
+use crate::graph::Span;
+use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, ValueRange};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Where a size lives in the function's arguments: `L['x'].size()[0]`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct DimSource {
+    /// The argument's name.
+    pub input: String,
+    /// The dimension.
+    pub dim: usize,
+}
+
+impl DimSource {
+    /// The guard source form, `L['x'].size()[0]`.
+    pub fn to_source(&self) -> String {
+        format!("L['{}'].size()[{}]", self.input, self.dim)
+    }
+
+    /// The short form used in failure reasons, `x.size()[0]`.
+    pub fn to_short(&self) -> String {
+        format!("{}.size()[{}]", self.input, self.dim)
+    }
+}
+
+/// How the cache asked for one input dimension to be treated (PyTorch's `DimDynamic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum DimPolicy {
+    /// A plain integer: the entry is valid for this exact size only.
+    Static,
+    /// A fresh symbol (automatic dynamic or `mark_dynamic`), never shared by duck sizing.
+    Dynamic,
+    /// A symbol shared with any earlier duck symbol of the same size (`dynamic=True`).
+    Duck,
+}
+
+/// A user's `mark_dynamic` on one dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Mark {
+    /// Lower bound given by the user (`min=`), if any.
+    pub min: Option<i64>,
+    /// Upper bound given by the user (`max=`), if any.
+    pub max: Option<i64>,
+}
+
+/// What a symbol stands for.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SymbolInfo {
+    /// The symbol.
+    pub sym: Sym,
+    /// The first input dimension it was created for.
+    pub source: DimSource,
+    /// The size seen when it was created.
+    pub hint: i64,
+    /// Values it may take in this entry.
+    pub range: ValueRange,
+    /// Set when the user marked the dimension dynamic: specialising it is then an error.
+    pub mark: Option<Mark>,
+}
+
+/// What caused a guard: an op's shape check, a branch in user code, or the framework.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Origin {
+    /// A short description: `linear 'linear'`, `if`, `view 'view'`.
+    pub what: String,
+    /// The source position, when the guard comes from user code.
+    pub span: Option<Span>,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.span {
+            Some(span) => write!(f, "{} at {span}", self.what),
+            None => write!(f, "{}", self.what),
+        }
+    }
+}
+
+/// A shape fact that compiled code relies on, in symbol form.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ShapeGuard {
+    /// The relation, as recorded (already simplified).
+    #[serde(serialize_with = "serialize_rel")]
+    pub rel: Rel,
+    /// Who asked.
+    pub origin: Origin,
+}
+
+fn serialize_rel<S: serde::Serializer>(rel: &Rel, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&rel.to_string())
+}
+
+/// One step of symbolic reasoning, kept for the trace (PyTorch's `TORCH_LOGS=dynamic`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ShapeEvent {
+    /// A new symbol for an input dimension.
+    CreateSymbol {
+        /// The symbol.
+        sym: Sym,
+        /// The dimension, in source form.
+        source: String,
+        /// Its size now.
+        hint: i64,
+        /// Its range.
+        range: String,
+        /// Why it is symbolic.
+        why: String,
+    },
+    /// An input dimension kept as a plain integer.
+    Static {
+        /// The dimension, in source form.
+        source: String,
+        /// Its size.
+        value: i64,
+        /// Why it is static.
+        why: String,
+    },
+    /// Duck sizing reused an existing symbol for a dimension of the same size.
+    DuckShared {
+        /// The dimension, in source form.
+        source: String,
+        /// The reused symbol.
+        sym: Sym,
+    },
+    /// A decision on a symbolic value that became a guard.
+    Guard {
+        /// The recorded relation.
+        rel: String,
+        /// Who asked.
+        origin: Origin,
+    },
+    /// A decision the value ranges answered alone: no guard needed.
+    Implied {
+        /// The relation, as decided.
+        rel: String,
+        /// Who asked.
+        origin: Origin,
+    },
+    /// A symbol is replaced everywhere by an expression.
+    Replacement {
+        /// The replaced symbol.
+        sym: Sym,
+        /// Its replacement.
+        expr: String,
+        /// `solve` or `range_refined_to_singleton`.
+        why: String,
+    },
+    /// A symbol's range narrowed.
+    Range {
+        /// The symbol.
+        sym: Sym,
+        /// Its new range.
+        range: String,
+    },
+}
+
+impl fmt::Display for ShapeEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShapeEvent::CreateSymbol {
+                sym,
+                source,
+                hint,
+                range,
+                why,
+            } => {
+                write!(
+                    f,
+                    "create_symbol {sym} = {hint} for {source} {range} ({why})"
+                )
+            }
+            ShapeEvent::Static { source, value, why } => {
+                write!(f, "static {source} = {value} ({why})")
+            }
+            ShapeEvent::DuckShared { source, sym } => {
+                write!(f, "duck sizing: {source} reuses {sym} (same size)")
+            }
+            ShapeEvent::Guard { rel, origin } => write!(f, "eval {rel} [guard added] ({origin})"),
+            ShapeEvent::Implied { rel, origin } => {
+                write!(f, "eval {rel} [statically known, no guard] ({origin})")
+            }
+            ShapeEvent::Replacement { sym, expr, why } => {
+                write!(f, "set_replacement {sym} = {expr} ({why})")
+            }
+            ShapeEvent::Range { sym, range } => write!(f, "range of {sym} refined to {range}"),
+        }
+    }
+}
+
+/// Shape errors: a bad program or a request PyTorch would refuse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ShapeError {
+    /// Two sizes an op needs equal are not (e.g. a Linear's in_features).
+    #[error("{op} at {span}: {detail}; shapes {lhs} and {rhs}")]
+    Mismatch {
+        /// The op, e.g. `linear 'linear'`.
+        op: String,
+        /// Its source position.
+        span: Span,
+        /// What had to hold.
+        detail: String,
+        /// First operand's shape.
+        lhs: String,
+        /// Second operand's shape.
+        rhs: String,
+    },
+    /// An op cannot run on this input (too small for the kernel, bad view, bad index, …).
+    #[error("{op} at {span}: {detail}")]
+    Invalid {
+        /// The op.
+        op: String,
+        /// Its source position.
+        span: Span,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A dimension marked dynamic was specialised by the program (PyTorch's
+    /// `ConstraintViolationError`).
+    #[error(
+        "ConstraintViolationError: Constraints violated ({source_name})! - You marked {source_name} as dynamic but your code specialized it to be a constant ({value}). If you're using mark_dynamic, either remove it or use maybe_mark_dynamic. ({origin})"
+    )]
+    ConstraintViolation {
+        /// The marked dimension, source form.
+        source_name: String,
+        /// The constant it was specialised to.
+        value: i64,
+        /// Which op or branch specialised it.
+        origin: Origin,
+    },
+    /// A marked input outside its declared range.
+    #[error("ConstraintViolationError: {value} not in range {range} ({source_name})")]
+    OutOfRange {
+        /// The marked dimension, source form.
+        source_name: String,
+        /// The size passed.
+        value: i64,
+        /// The declared range.
+        range: ValueRange,
+    },
+}
+
+/// Symbols, their facts and the guards recorded while capturing one entry.
+#[derive(Clone, Debug, Default)]
+pub struct ShapeEnv {
+    symbols: Vec<SymbolInfo>,
+    replacements: BTreeMap<Sym, Expr>,
+    guards: Vec<ShapeGuard>,
+    events: Vec<(usize, ShapeEvent)>,
+    violations: Vec<ShapeError>,
+    /// Index of the graph node being built; events are tagged with it for the trace.
+    pub node_cursor: usize,
+}
+
+/// PyTorch's default range for a backed size symbol: 0 and 1 are specialised, so `[2, ∞)`.
+pub const DEFAULT_RANGE: ValueRange = ValueRange {
+    lo: Some(2),
+    hi: None,
+};
+
+impl ShapeEnv {
+    /// An empty environment.
+    pub fn new() -> ShapeEnv {
+        ShapeEnv::default()
+    }
+
+    /// Gives an input dimension of size `value` its expression under `policy`.
+    ///
+    /// Sizes 0 and 1 are always constants (PyTorch's 0/1 specialisation); a marked size
+    /// outside its declared range is an error, as in PyTorch 2.15.
+    pub fn add_input_dim(
+        &mut self,
+        source: DimSource,
+        value: i64,
+        policy: DimPolicy,
+        mark: Option<Mark>,
+        why: &str,
+    ) -> Result<Expr, ShapeError> {
+        if let Some(mark) = mark {
+            let declared = ValueRange::new(mark.min.or(Some(0)), mark.max);
+            if !declared.contains(value) {
+                return Err(ShapeError::OutOfRange {
+                    source_name: source.to_source(),
+                    value,
+                    range: declared,
+                });
+            }
+        }
+        let static_because = match policy {
+            DimPolicy::Static => Some(why.to_string()),
+            _ if value == 0 || value == 1 => Some("0/1 specialization".to_string()),
+            _ => None,
+        };
+        if let Some(why) = static_because {
+            self.push_event(ShapeEvent::Static {
+                source: source.to_source(),
+                value,
+                why,
+            });
+            return Ok(Expr::int(value));
+        }
+        if policy == DimPolicy::Duck {
+            let shared = self
+                .symbols
+                .iter()
+                .find(|info| info.hint == value && info.mark.is_none());
+            if let Some(info) = shared {
+                let sym = info.sym;
+                self.push_event(ShapeEvent::DuckShared {
+                    source: source.to_source(),
+                    sym,
+                });
+                return Ok(self.replace(&Expr::sym(sym)));
+            }
+        }
+        let user = mark.map_or(ValueRange::unbounded(), |m| ValueRange::new(m.min, m.max));
+        let range = DEFAULT_RANGE.intersect(&user).unwrap_or(DEFAULT_RANGE);
+        let sym = Sym(self.symbols.len() as u32);
+        self.push_event(ShapeEvent::CreateSymbol {
+            sym,
+            source: source.to_source(),
+            hint: value,
+            range: range.to_string(),
+            why: why.to_string(),
+        });
+        self.symbols.push(SymbolInfo {
+            sym,
+            source,
+            hint: value,
+            range,
+            mark,
+        });
+        Ok(Expr::sym(sym))
+    }
+
+    /// All symbols, in creation order.
+    pub fn symbols(&self) -> &[SymbolInfo] {
+        &self.symbols
+    }
+
+    /// The recorded guards, in order.
+    pub fn guards(&self) -> &[ShapeGuard] {
+        &self.guards
+    }
+
+    /// Every reasoning step with the index of the node it happened at.
+    pub fn events(&self) -> &[(usize, ShapeEvent)] {
+        &self.events
+    }
+
+    /// The replacements in force.
+    pub fn replacements(&self) -> &BTreeMap<Sym, Expr> {
+        &self.replacements
+    }
+
+    /// Range of a symbol (unbounded for unknown symbols).
+    pub fn range(&self, sym: Sym) -> ValueRange {
+        self.symbols
+            .get(sym.index())
+            .map_or(ValueRange::unbounded(), |info| info.range)
+    }
+
+    /// The hints as bindings.
+    pub fn hints(&self) -> Bindings {
+        let mut bindings = Bindings::new();
+        for info in &self.symbols {
+            bindings.set(info.sym, info.hint);
+        }
+        bindings
+    }
+
+    /// Applies replacements and range-aware simplification.
+    pub fn replace(&self, expr: &Expr) -> Expr {
+        let mut current = expr.clone();
+        // Replacements never mention a replaced symbol, so one pass per symbol suffices.
+        for (sym, value) in &self.replacements {
+            if current.free_syms().contains(sym) {
+                current = current.substitute(*sym, value);
+            }
+        }
+        current.simplify_in(&|s| self.range(s))
+    }
+
+    /// The value of `expr` for the sizes seen now.
+    pub fn hint(&self, expr: &Expr) -> Option<i64> {
+        self.replace(expr).eval(&self.hints())
+    }
+
+    /// Decides `rel` for the sizes seen now, recording the answer as a guard unless the
+    /// value ranges already imply it. Equalities with a lone symbol become replacements;
+    /// bounds on a lone symbol narrow its range.
+    pub fn evaluate(&mut self, rel: &Rel, origin: &Origin) -> bool {
+        let rel = Rel::new(self.replace(&rel.lhs), rel.op, self.replace(&rel.rhs)).simplify();
+        if let Some(known) = rel.decide_by_ranges(&|s| self.range(s)) {
+            let decided = if known { rel.clone() } else { rel.negate() };
+            self.push_event(ShapeEvent::Implied {
+                rel: decided.to_string(),
+                origin: origin.clone(),
+            });
+            return known;
+        }
+        let truth = rel.eval(&self.hints()).unwrap_or(false);
+        let recorded = if truth { rel } else { rel.negate().simplify() };
+        self.push_event(ShapeEvent::Guard {
+            rel: recorded.to_string(),
+            origin: origin.clone(),
+        });
+        self.guards.push(ShapeGuard {
+            rel: recorded.clone(),
+            origin: origin.clone(),
+        });
+        self.learn(&recorded, origin);
+        truth
+    }
+
+    /// Records that `lhs == rhs` must hold for an op; returns false (and records nothing) when
+    /// the current sizes differ, so the caller can report a shape error.
+    pub fn expect_equal(&mut self, lhs: &Expr, rhs: &Expr, origin: &Origin) -> bool {
+        let (lhs, rhs) = (self.replace(lhs), self.replace(rhs));
+        if lhs == rhs {
+            return true;
+        }
+        if self.hint(&lhs) != self.hint(&rhs) {
+            return false;
+        }
+        self.evaluate(&Rel::new(lhs, CmpOp::Eq, rhs), origin)
+    }
+
+    /// Errors found while capturing that PyTorch reports at the end of tracing.
+    pub fn take_violations(&mut self) -> Vec<ShapeError> {
+        std::mem::take(&mut self.violations)
+    }
+
+    fn learn(&mut self, rel: &Rel, origin: &Origin) {
+        let diff = &rel.lhs - &rel.rhs;
+        let Some(sym) = lone_symbol(&diff) else {
+            return;
+        };
+        // `diff` is `sym + c` or `c - sym`-free: only `s + c op 0` shapes refine ranges or solve.
+        let offset = &diff - &Expr::sym(sym);
+        let Some(offset) = offset.as_int() else {
+            if rel.op == CmpOp::Eq {
+                self.solve_for_newest(rel, origin);
+            }
+            return;
+        };
+        let bound = -offset;
+        let current = self.range(sym);
+        let narrowed = match rel.op {
+            CmpOp::Eq => ValueRange::exact(bound),
+            CmpOp::Ge => ValueRange::at_least(bound),
+            CmpOp::Gt => ValueRange::at_least(bound + 1),
+            CmpOp::Le => ValueRange::new(None, Some(bound)),
+            CmpOp::Lt => ValueRange::new(None, Some(bound - 1)),
+            CmpOp::Ne => return,
+        };
+        let Some(range) = current.intersect(&narrowed) else {
+            return;
+        };
+        if range == current {
+            return;
+        }
+        self.symbols[sym.index()].range = range;
+        if let Some(value) = range.is_singleton() {
+            self.set_replacement(sym, Expr::int(value), "range_refined_to_singleton", origin);
+        } else {
+            self.push_event(ShapeEvent::Range {
+                sym,
+                range: range.to_string(),
+            });
+        }
+    }
+
+    /// For `Eq` between expressions of several symbols, replaces the newest symbol that
+    /// appears alone with coefficient 1 (`s1 == s0` gives `s1 -> s0`, as PyTorch's solve).
+    fn solve_for_newest(&mut self, rel: &Rel, origin: &Origin) {
+        let diff = &rel.lhs - &rel.rhs;
+        for sym in diff.free_syms().into_iter().rev() {
+            let rest = &diff - &Expr::sym(sym);
+            if !rest.free_syms().contains(&sym) {
+                // diff = sym + rest = 0, so sym = -rest.
+                let value = -rest;
+                self.set_replacement(sym, value, "solve", origin);
+                return;
+            }
+            let rest_neg = &diff + &Expr::sym(sym);
+            if !rest_neg.free_syms().contains(&sym) {
+                self.set_replacement(sym, rest_neg, "solve", origin);
+                return;
+            }
+        }
+    }
+
+    fn set_replacement(&mut self, sym: Sym, value: Expr, why: &str, origin: &Origin) {
+        let info = &self.symbols[sym.index()];
+        if let (Some(_), Some(constant)) = (info.mark, value.as_int()) {
+            self.violations.push(ShapeError::ConstraintViolation {
+                source_name: info.source.to_source(),
+                value: constant,
+                origin: origin.clone(),
+            });
+        }
+        self.push_event(ShapeEvent::Replacement {
+            sym,
+            expr: value.to_string(),
+            why: why.to_string(),
+        });
+        // Keep every stored replacement free of `sym`, so `replace` needs one pass.
+        for existing in self.replacements.values_mut() {
+            if existing.free_syms().contains(&sym) {
+                *existing = existing.substitute(sym, &value);
+            }
+        }
+        self.replacements.insert(sym, value);
+    }
+
+    fn push_event(&mut self, event: ShapeEvent) {
+        self.events.push((self.node_cursor, event));
+    }
+}
+
+/// The symbol of `expr` when `expr` is `sym + c` or `sym + (terms without sym)`, i.e. `sym`
+/// appears exactly once with coefficient 1.
+fn lone_symbol(expr: &Expr) -> Option<Sym> {
+    expr.free_syms().into_iter().find(|&sym| {
+        let rest = expr - &Expr::sym(sym);
+        !rest.free_syms().contains(&sym)
+    })
+}

@@ -1,0 +1,517 @@
+//! One inference rule per op: output shape from input shapes, with constraint propagation.
+//!
+//! Input: operand shapes (symbolic) and the op's attributes. Output: the result's shape, or
+//! a `ShapeError` naming the op, its source position and both shapes. Every size the rule
+//! needs to compare goes through `ShapeEnv::expect_equal` / `evaluate`, which records the
+//! guard (PyTorch's meta kernels do the same through `ShapeEnv.evaluate_expr`).
+
+use super::{Origin, ShapeEnv, ShapeError};
+use crate::graph::{Shape, Span, shape_to_string};
+use crate::symbolic::{CmpOp, Expr, Rel};
+
+/// Who is asking: the op's display name and where it was called.
+#[derive(Clone, Debug)]
+pub struct OpCtx {
+    /// `linear 'linear_1'`-style description.
+    pub what: String,
+    /// Source position of the call.
+    pub span: Span,
+}
+
+impl OpCtx {
+    fn origin(&self) -> Origin {
+        Origin {
+            what: self.what.clone(),
+            span: Some(self.span),
+        }
+    }
+
+    fn mismatch(&self, detail: String, lhs: &[Expr], rhs: &[Expr]) -> ShapeError {
+        ShapeError::Mismatch {
+            op: self.what.clone(),
+            span: self.span,
+            detail,
+            lhs: shape_to_string(lhs),
+            rhs: shape_to_string(rhs),
+        }
+    }
+
+    /// An error that is not a two-shape mismatch.
+    pub fn invalid(&self, detail: impl Into<String>) -> ShapeError {
+        ShapeError::Invalid {
+            op: self.what.clone(),
+            span: self.span,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Normalises a possibly negative dimension index against `rank`.
+pub fn normalize_dim(ctx: &OpCtx, dim: i64, rank: usize) -> Result<usize, ShapeError> {
+    let rank_i = rank as i64;
+    let fixed = if dim < 0 { dim + rank_i } else { dim };
+    if (0..rank_i.max(1)).contains(&fixed) {
+        Ok(fixed as usize)
+    } else {
+        Err(ctx.invalid(format!(
+            "dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+            -rank_i.max(1),
+            rank_i.max(1) - 1
+        )))
+    }
+}
+
+/// Whether `size` is 1 for these inputs; a symbolic size that is 1 now gets a guard.
+fn is_one(env: &mut ShapeEnv, size: &Expr, origin: &Origin) -> bool {
+    match env.replace(size).as_int() {
+        Some(value) => value == 1,
+        None => env.evaluate(&Rel::new(size.clone(), CmpOp::Eq, Expr::int(1)), origin),
+    }
+}
+
+/// NumPy-style broadcasting of two shapes (elementwise ops, matmul batch dims).
+pub fn broadcast(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    lhs: &[Expr],
+    rhs: &[Expr],
+) -> Result<Shape, ShapeError> {
+    let rank = lhs.len().max(rhs.len());
+    let origin = ctx.origin();
+    let mut out = Vec::with_capacity(rank);
+    for i in 0..rank {
+        let pick = |shape: &[Expr]| {
+            (i + shape.len())
+                .checked_sub(rank)
+                .map(|d| shape[d].clone())
+        };
+        let dim = match (pick(lhs), pick(rhs)) {
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (Some(a), Some(b)) => {
+                if is_one(env, &a, &origin) {
+                    b
+                } else if is_one(env, &b, &origin) || env.expect_equal(&a, &b, &origin) {
+                    a
+                } else {
+                    let detail = format!(
+                        "the size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {i}",
+                        env.hint(&a).unwrap_or_default(),
+                        env.hint(&b).unwrap_or_default()
+                    );
+                    return Err(ctx.mismatch(detail, lhs, rhs));
+                }
+            }
+            (None, None) => unreachable!("i < rank means one operand has the dimension"),
+        };
+        out.push(env.replace(&dim));
+    }
+    Ok(out)
+}
+
+/// `torch.matmul`: contraction `a[-1] == b[-2]`, batch dims broadcast, 1-d operands promoted.
+pub fn matmul(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    a: &[Expr],
+    b: &[Expr],
+) -> Result<Shape, ShapeError> {
+    if a.is_empty() || b.is_empty() {
+        return Err(ctx.invalid("both arguments to matmul need to be at least 1D"));
+    }
+    let k_a = &a[a.len() - 1];
+    let k_b = if b.len() == 1 { &b[0] } else { &b[b.len() - 2] };
+    if !env.expect_equal(k_a, k_b, &ctx.origin()) {
+        let detail = format!(
+            "contraction sizes differ: a.size(-1) = {} but b.size({}) = {}",
+            env.hint(k_a).unwrap_or_default(),
+            if b.len() == 1 { -1 } else { -2 },
+            env.hint(k_b).unwrap_or_default()
+        );
+        return Err(ctx.mismatch(detail, a, b));
+    }
+    let a_batch = if a.len() > 2 {
+        &a[..a.len() - 2]
+    } else {
+        &[][..]
+    };
+    let b_batch = if b.len() > 2 {
+        &b[..b.len() - 2]
+    } else {
+        &[][..]
+    };
+    let mut out = broadcast(env, ctx, a_batch, b_batch)?;
+    if a.len() >= 2 {
+        out.push(a[a.len() - 2].clone());
+    }
+    if b.len() >= 2 {
+        out.push(b[b.len() - 1].clone());
+    }
+    Ok(out.iter().map(|d| env.replace(d)).collect())
+}
+
+/// `nn.Linear`: `x[..., in] @ W[out, in].T`; the last input dim must equal `in_features`.
+pub fn linear(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    weight: &[Expr],
+) -> Result<Shape, ShapeError> {
+    let Some(last) = x.last() else {
+        return Err(ctx.invalid("linear needs an input with at least one dimension"));
+    };
+    if !env.expect_equal(last, &weight[1], &ctx.origin()) {
+        let detail = format!(
+            "mat1 and mat2 shapes cannot be multiplied: input's last dimension is {} but in_features is {}",
+            env.hint(last).unwrap_or_default(),
+            env.hint(&weight[1]).unwrap_or_default()
+        );
+        return Err(ctx.mismatch(detail, x, weight));
+    }
+    let mut out: Shape = x[..x.len() - 1].iter().map(|d| env.replace(d)).collect();
+    out.push(weight[0].clone());
+    Ok(out)
+}
+
+/// Output length of a sliding window: `⌊(L + 2p − d(k−1) − 1)/s⌋ + 1`.
+///
+/// Records `L + 2p >= d(k-1) + 1` (the input must cover one window) and, for a symbolic
+/// result, whether it is 1 (PyTorch specialises derived sizes of 1 like input sizes).
+pub fn window_output(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    length: &Expr,
+    kernel: i64,
+    stride: i64,
+    padding: i64,
+    dilation: i64,
+) -> Result<Expr, ShapeError> {
+    let origin = ctx.origin();
+    let padded = length + &Expr::int(2 * padding);
+    let window = dilation * (kernel - 1) + 1;
+    if !env.evaluate(
+        &Rel::new(padded.clone(), CmpOp::Ge, Expr::int(window)),
+        &origin,
+    ) {
+        return Err(ctx.invalid(format!(
+            "input length {} with padding {padding} is smaller than the kernel's extent {window}",
+            env.hint(length).unwrap_or_default()
+        )));
+    }
+    let out = (&padded - &Expr::int(window)).floor_div(&Expr::int(stride)) + 1;
+    let out = env.replace(&out);
+    if out.as_int().is_none()
+        && env.evaluate(&Rel::new(out.clone(), CmpOp::Eq, Expr::int(1)), &origin)
+    {
+        return Ok(Expr::int(1));
+    }
+    Ok(env.replace(&out))
+}
+
+/// `nn.Conv1d/2d`: `x[N, C, *L]`, `w[O, C, *k]`; the channel dim must match the weight.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "mirrors the op's own parameter list"
+)]
+pub fn conv(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    weight: &[Expr],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+) -> Result<Shape, ShapeError> {
+    let spatial = stride.len();
+    if x.len() != spatial + 2 {
+        return Err(ctx.invalid(format!(
+            "expected a {}-d input (batch, channels, {} spatial) but got {}-d input of shape {}",
+            spatial + 2,
+            spatial,
+            x.len(),
+            shape_to_string(x)
+        )));
+    }
+    if !env.expect_equal(&x[1], &weight[1], &ctx.origin()) {
+        let detail = format!(
+            "expected input to have {} channels, but got {} channels instead",
+            env.hint(&weight[1]).unwrap_or_default(),
+            env.hint(&x[1]).unwrap_or_default()
+        );
+        return Err(ctx.mismatch(detail, x, weight));
+    }
+    let mut out = vec![env.replace(&x[0]), weight[0].clone()];
+    for d in 0..spatial {
+        let kernel = weight[2 + d].as_int().expect("weights have static shapes");
+        out.push(window_output(
+            env,
+            ctx,
+            &x[2 + d],
+            kernel,
+            stride[d],
+            padding[d],
+            dilation[d],
+        )?);
+    }
+    Ok(out)
+}
+
+/// `nn.MaxPool2d/AvgPool2d` over the last two dims of a 3-d or 4-d input.
+pub fn pool2d(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+) -> Result<Shape, ShapeError> {
+    if x.len() < 3 {
+        return Err(ctx.invalid(format!(
+            "expected a 3-d or 4-d input, got shape {}",
+            shape_to_string(x)
+        )));
+    }
+    let rank = x.len();
+    let mut out: Shape = x[..rank - 2].iter().map(|d| env.replace(d)).collect();
+    for d in 0..2 {
+        out.push(window_output(
+            env,
+            ctx,
+            &x[rank - 2 + d],
+            kernel[d],
+            stride[d],
+            padding[d],
+            1,
+        )?);
+    }
+    Ok(out)
+}
+
+/// Channel check for BatchNorm: `x[N, C, …]` with `C == num_features`.
+pub fn batch_norm(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    features: i64,
+) -> Result<Shape, ShapeError> {
+    if x.len() < 2 {
+        return Err(ctx.invalid(format!(
+            "expected at least a 2-d input, got shape {}",
+            shape_to_string(x)
+        )));
+    }
+    if !env.expect_equal(&x[1], &Expr::int(features), &ctx.origin()) {
+        let detail = format!(
+            "running_mean should contain {} elements not {features}",
+            env.hint(&x[1]).unwrap_or_default()
+        );
+        return Err(ctx.mismatch(detail, x, &[Expr::int(features)]));
+    }
+    Ok(x.iter().map(|d| env.replace(d)).collect())
+}
+
+/// LayerNorm: the trailing dims must equal `normalized_shape`.
+pub fn layer_norm(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    normalized: &[i64],
+) -> Result<Shape, ShapeError> {
+    let expected: Shape = normalized.iter().map(|&n| Expr::int(n)).collect();
+    if x.len() < normalized.len() {
+        return Err(ctx.mismatch(
+            "input has fewer dimensions than normalized_shape".into(),
+            x,
+            &expected,
+        ));
+    }
+    let tail = &x[x.len() - normalized.len()..];
+    for (dim, want) in tail.iter().zip(&expected) {
+        if !env.expect_equal(dim, want, &ctx.origin()) {
+            let detail = format!(
+                "expected trailing dims {} (normalized_shape)",
+                shape_to_string(&expected)
+            );
+            return Err(ctx.mismatch(detail, x, &expected));
+        }
+    }
+    Ok(x.iter().map(|d| env.replace(d)).collect())
+}
+
+/// Product of sizes.
+pub fn numel(shape: &[Expr]) -> Expr {
+    shape.iter().fold(Expr::int(1), |acc, d| &acc * d)
+}
+
+/// `view`/`reshape` with at most one `-1` (given as `None`).
+///
+/// Without `-1` the element counts must be equal (a guard when symbolic). With `-1` the
+/// inferred size is `numel // known`, and `numel % known == 0` is guarded, as PyTorch does.
+pub fn reshape(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    target: &[Option<Expr>],
+) -> Result<Shape, ShapeError> {
+    let origin = ctx.origin();
+    let total = env.replace(&numel(x));
+    let known = env.replace(&numel(
+        &target.iter().flatten().cloned().collect::<Vec<_>>(),
+    ));
+    let inferred = target.iter().filter(|d| d.is_none()).count();
+    let shown = || {
+        let dims: Vec<String> = target
+            .iter()
+            .map(|d| d.as_ref().map_or("-1".to_string(), ToString::to_string))
+            .collect();
+        format!("[{}]", dims.join(", "))
+    };
+    if inferred > 1 {
+        return Err(ctx.invalid("only one dimension can be inferred (-1)"));
+    }
+    if inferred == 0 {
+        if !env.expect_equal(&total, &known, &origin) {
+            return Err(ctx.invalid(format!(
+                "shape '{}' is invalid for input of size {}",
+                shown(),
+                env.hint(&total).unwrap_or_default()
+            )));
+        }
+        return Ok(target.iter().flatten().map(|d| env.replace(d)).collect());
+    }
+    let known_now = env.hint(&known).unwrap_or_default();
+    if known_now == 0 {
+        return Err(ctx.invalid(format!(
+            "cannot reshape tensor of 0 elements into shape {} (the -1 is ambiguous)",
+            shown()
+        )));
+    }
+    let remainder = env.replace(&total.modulo(&known));
+    let divides = match remainder.as_int() {
+        Some(r) => r == 0,
+        None => env.evaluate(&Rel::new(remainder, CmpOp::Eq, Expr::int(0)), &origin),
+    };
+    if !divides {
+        return Err(ctx.invalid(format!(
+            "shape '{}' is invalid for input of size {}",
+            shown(),
+            env.hint(&total).unwrap_or_default()
+        )));
+    }
+    let rest = env.replace(&total.floor_div(&known));
+    Ok(target
+        .iter()
+        .map(|d| d.as_ref().map_or(rest.clone(), |d| env.replace(d)))
+        .collect())
+}
+
+/// `torch.cat`: all dims but `dim` must agree; `dim` adds up.
+pub fn cat(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    parts: &[Shape],
+    dim: usize,
+) -> Result<Shape, ShapeError> {
+    let first = &parts[0];
+    let mut out = first.clone();
+    for part in &parts[1..] {
+        if part.len() != first.len() {
+            return Err(ctx.mismatch(
+                "tensors must have the same number of dimensions".into(),
+                first,
+                part,
+            ));
+        }
+        for d in 0..first.len() {
+            if d == dim {
+                out[d] = &out[d] + &part[d];
+            } else if !env.expect_equal(&first[d], &part[d], &ctx.origin()) {
+                let detail = format!(
+                    "sizes of tensors must match except in dimension {dim}; they differ in dimension {d}"
+                );
+                return Err(ctx.mismatch(detail, first, part));
+            }
+        }
+    }
+    Ok(out.iter().map(|d| env.replace(d)).collect())
+}
+
+/// Reduction: drops (or keeps as 1) the reduced dims.
+pub fn reduce(x: &[Expr], dims: &[usize], keepdim: bool) -> Shape {
+    x.iter()
+        .enumerate()
+        .filter_map(|(d, size)| match (dims.contains(&d), keepdim) {
+            (false, _) => Some(size.clone()),
+            (true, true) => Some(Expr::int(1)),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+/// A Python slice bound: clamps `index` into `[0, size]` with Python's rules, recording the
+/// comparisons it needs. Negative literals count from the end.
+fn clamp_bound(env: &mut ShapeEnv, origin: &Origin, index: &Expr, size: &Expr) -> Expr {
+    let from_end = index.as_int().is_some_and(|v| v < 0);
+    let raw = if from_end {
+        size + index
+    } else {
+        index.clone()
+    };
+    let raw = env.replace(&raw);
+    if env.evaluate(&Rel::new(raw.clone(), CmpOp::Lt, Expr::int(0)), origin) {
+        return Expr::int(0);
+    }
+    if env.evaluate(&Rel::new(raw.clone(), CmpOp::Gt, size.clone()), origin) {
+        return env.replace(size);
+    }
+    raw
+}
+
+/// `x[..., start:stop:step]` along `dim`: returns the clamped start and the new length.
+pub fn slice(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    size: &Expr,
+    start: Option<&Expr>,
+    stop: Option<&Expr>,
+    step: i64,
+) -> Result<(Expr, Expr), ShapeError> {
+    if step <= 0 {
+        return Err(ctx.invalid("slice step must be positive"));
+    }
+    let origin = ctx.origin();
+    let start = start.map_or(Expr::int(0), |s| clamp_bound(env, &origin, s, size));
+    let stop = stop.map_or(env.replace(size), |s| clamp_bound(env, &origin, s, size));
+    let span = env.replace(&(&stop - &start));
+    if env.evaluate(&Rel::new(span.clone(), CmpOp::Le, Expr::int(0)), &origin) {
+        return Ok((start, Expr::int(0)));
+    }
+    let length = env.replace(&(&span + &Expr::int(step - 1)).floor_div(&Expr::int(step)));
+    Ok((start, length))
+}
+
+/// `x[..., index]` along a dim of `size`: checks bounds and returns the non-negative index.
+pub fn select(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    size: &Expr,
+    index: &Expr,
+) -> Result<Expr, ShapeError> {
+    let origin = ctx.origin();
+    let negative = index.as_int().is_some_and(|v| v < 0);
+    let fixed = env.replace(&if negative {
+        size + index
+    } else {
+        index.clone()
+    });
+    let in_bounds = env.evaluate(&Rel::new(fixed.clone(), CmpOp::Ge, Expr::int(0)), &origin)
+        && env.evaluate(&Rel::new(fixed.clone(), CmpOp::Lt, size.clone()), &origin);
+    if !in_bounds {
+        return Err(ctx.invalid(format!(
+            "index {} is out of bounds for dimension with size {}",
+            env.hint(index).unwrap_or_default(),
+            env.hint(size).unwrap_or_default()
+        )));
+    }
+    Ok(fixed)
+}

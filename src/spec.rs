@@ -1,0 +1,201 @@
+//! The text forms users type for inputs and marks (CLI flags and the page's fields).
+//!
+//! `SHAPES = NAME=D,D,...[;NAME=D,...]` and `SPEC = INPUT:DIM[:MIN:MAX]` (DESIGN.md §6).
+//! Input: the text and the function's input names. Output: `CallShapes`, `MarkDynamic`,
+//! or an `InputError` that quotes the offending part. Invariant: every size accepted here is
+//! a non-negative i64, and every named input exists.
+
+use crate::cache::MarkDynamic;
+use crate::guard::CallShapes;
+
+/// A malformed shape or mark specification.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// The text does not follow the grammar.
+    #[error("malformed {what} '{text}': {detail}")]
+    Malformed {
+        /// `shapes` or `mark`.
+        what: &'static str,
+        /// The offending text.
+        text: String,
+        /// What was expected.
+        detail: String,
+    },
+    /// An input name the function does not take.
+    #[error("unknown input '{name}' (the model's inputs are: {known})")]
+    UnknownInput {
+        /// The name given.
+        name: String,
+        /// The function's inputs.
+        known: String,
+    },
+    /// A required input without a shape.
+    #[error("missing a shape for input '{name}' (expected {expected})")]
+    MissingInput {
+        /// The missing input.
+        name: String,
+        /// An example of the full spec.
+        expected: String,
+    },
+    /// A dimension index past the input's rank.
+    #[error("input '{input}' has {rank} dims; dim {dim} does not exist")]
+    NoSuchDim {
+        /// Input name.
+        input: String,
+        /// Its rank.
+        rank: usize,
+        /// The requested dim.
+        dim: usize,
+    },
+}
+
+fn malformed(what: &'static str, text: &str, detail: impl Into<String>) -> InputError {
+    InputError::Malformed {
+        what,
+        text: text.to_string(),
+        detail: detail.into(),
+    }
+}
+
+/// Parses `x=8,64;y=3` for a function whose inputs are `names` (in order).
+pub fn parse_shapes(text: &str, names: &[String]) -> Result<CallShapes, InputError> {
+    let mut given: Vec<(String, Vec<i64>)> = Vec::new();
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, dims) = part
+            .split_once('=')
+            .ok_or_else(|| malformed("shapes", part, "expected NAME=D,D,… such as x=8,64"))?;
+        let name = name.trim();
+        if !names.iter().any(|n| n == name) {
+            return Err(InputError::UnknownInput {
+                name: name.to_string(),
+                known: names.join(", "),
+            });
+        }
+        if given.iter().any(|(n, _)| n == name) {
+            return Err(malformed(
+                "shapes",
+                part,
+                format!("input '{name}' is given twice"),
+            ));
+        }
+        let dims = if dims.trim().is_empty() {
+            Vec::new()
+        } else {
+            dims.split(',')
+                .map(|d| {
+                    let d = d.trim();
+                    match d.parse::<i64>() {
+                        Ok(v) if v >= 0 => Ok(v),
+                        Ok(v) => Err(malformed("shapes", part, format!("size {v} is negative"))),
+                        Err(_) => Err(malformed(
+                            "shapes",
+                            part,
+                            format!("'{d}' is not a size (a non-negative integer below 2^63)"),
+                        )),
+                    }
+                })
+                .collect::<Result<Vec<i64>, _>>()?
+        };
+        given.push((name.to_string(), dims));
+    }
+    let mut ordered = Vec::with_capacity(names.len());
+    for name in names {
+        let Some(position) = given.iter().position(|(n, _)| n == name) else {
+            let expected = names
+                .iter()
+                .map(|n| format!("{n}=…"))
+                .collect::<Vec<_>>()
+                .join(";");
+            return Err(InputError::MissingInput {
+                name: name.clone(),
+                expected,
+            });
+        };
+        ordered.push(given.remove(position));
+    }
+    Ok(CallShapes::new(ordered))
+}
+
+/// Parses `x:0` or `x:0:2:512` (`MAX` may be `inf`).
+pub fn parse_mark(text: &str, names: &[String]) -> Result<MarkDynamic, InputError> {
+    let parts: Vec<&str> = text.split(':').map(str::trim).collect();
+    let number = |p: &str, what: &str| -> Result<i64, InputError> {
+        p.parse::<i64>().ok().filter(|v| *v >= 0).ok_or_else(|| {
+            malformed(
+                "mark",
+                text,
+                format!("{what} '{p}' is not a non-negative integer"),
+            )
+        })
+    };
+    let (input, dim, min, max) = match parts.as_slice() {
+        [input, dim] => (*input, number(dim, "dim")?, None, None),
+        [input, dim, min, max] => {
+            let max = if matches!(*max, "inf" | "int_oo" | "") {
+                None
+            } else {
+                Some(number(max, "MAX")?)
+            };
+            let min = number(min, "MIN")?;
+            if max.is_some_and(|m| m < min) {
+                return Err(malformed("mark", text, "MAX is below MIN"));
+            }
+            (*input, number(dim, "dim")?, Some(min), max)
+        }
+        _ => {
+            return Err(malformed(
+                "mark",
+                text,
+                "expected INPUT:DIM or INPUT:DIM:MIN:MAX",
+            ));
+        }
+    };
+    if !names.iter().any(|n| n == input) {
+        return Err(InputError::UnknownInput {
+            name: input.to_string(),
+            known: names.join(", "),
+        });
+    }
+    Ok(MarkDynamic {
+        input: input.to_string(),
+        dim: dim as usize,
+        min,
+        max,
+    })
+}
+
+/// Parses `x:1` for `--mark-static`.
+pub fn parse_static_mark(text: &str, names: &[String]) -> Result<(String, usize), InputError> {
+    let mark = parse_mark(text, names)?;
+    if mark.min.is_some() {
+        return Err(malformed("mark", text, "mark_static takes INPUT:DIM only"));
+    }
+    Ok((mark.input, mark.dim))
+}
+
+/// Checks that every mark names an existing dim of this call.
+pub fn check_marks(
+    call: &CallShapes,
+    dynamic: &[MarkDynamic],
+    fixed: &[(String, usize)],
+) -> Result<(), InputError> {
+    let marks = dynamic
+        .iter()
+        .map(|m| (&m.input, m.dim))
+        .chain(fixed.iter().map(|(n, d)| (n, *d)));
+    for (input, dim) in marks {
+        let rank = call
+            .inputs
+            .iter()
+            .find(|(n, _)| n == input)
+            .map_or(0, |(_, dims)| dims.len());
+        if dim >= rank {
+            return Err(InputError::NoSuchDim {
+                input: input.clone(),
+                rank,
+                dim,
+            });
+        }
+    }
+    Ok(())
+}
