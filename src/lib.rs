@@ -8,6 +8,7 @@
 //! eagerly; `trace` records every step for display.
 #![warn(clippy::print_stdout)]
 
+pub mod bench;
 pub mod cache;
 pub mod error;
 pub mod frontend;

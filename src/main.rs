@@ -15,6 +15,7 @@ const USAGE: &str = "usage:
              [--mark-static INPUT:DIM]... [--recompile-limit N] [--device auto|gpu|cpu]
              --call SHAPES [--call SHAPES]... [--json]
   tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
+  tailor bench [--json] [--rounds N]
 SHAPES = NAME=D,D,...[;NAME=D,...]   e.g. x=8,64  or  a=8,16;b=16,4";
 
 /// Parsed command line.
@@ -130,6 +131,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         };
     }
+    if args[0] == "bench" {
+        return bench(&args[1..]);
+    }
     let cli = match parse_args(&args) {
         Ok(cli) => cli,
         Err(message) => {
@@ -158,6 +162,42 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `tailor bench`: medians of the compiler's own timings, as text or one JSON object.
+fn bench(args: &[String]) -> ExitCode {
+    let mut json = false;
+    let mut rounds = 21;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--json" => json = true,
+            "--rounds" => match iter.next().and_then(|v| v.parse().ok()) {
+                Some(n) => rounds = n,
+                None => {
+                    eprintln!("error: --rounds needs a positive integer\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            other => {
+                eprintln!("error: unknown flag '{other}' for 'bench'\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let start = Instant::now();
+    let clock = || start.elapsed().as_secs_f64() * 1e3;
+    let report = tailor::bench::run(&clock, rounds);
+    if json {
+        let adapter = serde_json::json!({ "name": "CPU reference", "backend": "cpu" });
+        println!("{}", serde_json::json!({ "adapter": adapter, "metrics": report.metrics }));
+    } else {
+        println!("tailor bench ({rounds} rounds, medians; CPU reference)");
+        for (name, value) in &report.metrics {
+            println!("  {name:<28} {value:>12.3}");
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn marks(cli: &Cli, names: &[String]) -> Result<CallMarks, Error> {
