@@ -8,6 +8,8 @@
 #![warn(clippy::print_stdout)]
 
 pub mod symbolic;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 /// The material's `SimpleNet` (its "Python 演示" section), as a learner would paste it.
 pub const SIMPLENET_SOURCE: &str = include_str!("../models/simplenet.py");
