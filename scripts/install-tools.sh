@@ -14,6 +14,8 @@ command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || [ -e /usr/share/vulkan/icd.d/lvp_icd.json ] || need_apt+=(mesa-vulkan-drivers)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+# A small CJK font, so that screenshots of the (Chinese) page are legible in headless Chromium.
+fc-list :lang=zh 2>/dev/null | grep -q . || need_apt+=(fonts-wqy-microhei)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install-tools: apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -29,8 +31,11 @@ rustup component list --installed | grep -q '^rustfmt' || rustup component add r
 
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
   echo "install-tools: cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+  # The CLI's own Cargo.lock can pin a dependency version that the registry does not offer
+  # (0.2.130 pins webpki-roots 1.0.11); then resolve its dependencies afresh.
   cargo install --locked wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" \
-    || cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+    || { echo "install-tools: locked install failed; retrying without --locked"
+         cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"; }
 fi
 
 if [ "$(trunk --version 2>/dev/null | awk '{print $2}')" != "$TRUNK_VERSION" ]; then

@@ -18,6 +18,8 @@ pub mod shape;
 pub mod spec;
 pub mod symbolic;
 pub mod trace;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 pub use cache::{Action, CallEvent, CallMarks, CodeCache, CompileConfig, DynamicMode, MarkDynamic};
 pub use error::Error;

@@ -1178,12 +1178,10 @@ pub(crate) fn tensor_binary(
     }
     if op == ast::Operator::Pow {
         return match interp.scalar_of(&rhs) {
-            Some(crate::graph::Scalar::Number(e)) if e == 2.0 => {
+            Some(crate::graph::Scalar::Number(2.0)) => {
                 tensor_binary(interp, ast::Operator::Mult, lhs.clone(), lhs, span)
             }
-            Some(crate::graph::Scalar::Number(e)) if e == 0.5 => {
-                unary_op(interp, UnaryOp::Sqrt, lhs, span)
-            }
+            Some(crate::graph::Scalar::Number(0.5)) => unary_op(interp, UnaryOp::Sqrt, lhs, span),
             _ => Err(interp.unsupported(
                 span,
                 "tensor ** this exponent",

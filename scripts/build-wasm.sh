@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Trunk build hook (see Trunk.toml): compiles the library, never the CLI binary, to wasm32 and
+# writes wasm-bindgen's ES module (tailor.js + tailor_bg.wasm) into Trunk's staging directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+profile=${TRUNK_PROFILE:-release}
+staging_dir=${TRUNK_STAGING_DIR:?run through trunk (trunk build / trunk serve)}
+
+expected=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/[^0-9.]/, ""); print; exit}' Cargo.lock)
+actual=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')
+if [ "$actual" != "$expected" ]; then
+  echo "build-wasm: wasm-bindgen CLI ${actual:-missing}, Cargo.lock needs $expected; run bash scripts/install-tools.sh" >&2
+  exit 1
+fi
+
+cargo_args=(build --lib --target wasm32-unknown-unknown)
+[ "$profile" = release ] && cargo_args+=(--release)
+cargo "${cargo_args[@]}"
+
+target_dir=$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')
+wasm-bindgen --target web --no-typescript --out-name tailor --out-dir "$staging_dir" \
+  "$target_dir/wasm32-unknown-unknown/$profile/tailor.wasm"

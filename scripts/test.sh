@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The README's test command and CI's (via .ci/run): every check, in order, stopping at the
+# first failure, then a table of how long each step took.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+steps=()
+current=""
+step_start=0
+
+# Prints the per-step timings; runs on every exit, so a failure still says where it stopped.
+summary() {
+  local rc=$?
+  if [ -n "$current" ]; then
+    steps+=("$(printf '%-58s %5ss  FAILED' "$current" $(($(date +%s) - step_start)))")
+  fi
+  echo
+  echo "== test.sh summary =="
+  printf '%s\n' "${steps[@]}"
+  if [ "$rc" -eq 0 ]; then echo "== all checks passed =="; else echo "== FAILED (exit $rc) =="; fi
+}
+trap summary EXIT
+
+# Runs one step: `step NAME COMMAND...`.
+step() {
+  current=$1
+  shift
+  echo
+  echo "== $current"
+  step_start=$(date +%s)
+  "$@"
+  steps+=("$(printf '%-58s %5ss  ok' "$current" $(($(date +%s) - step_start)))")
+  current=""
+}
+
+step "install tools (only what is missing)" bash scripts/install-tools.sh
+step "cargo fmt --check" cargo fmt --all -- --check
+step "cargo clippy (native, all targets)" cargo clippy --all-targets -- -D warnings
+step "cargo clippy (wasm32 lib)" cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
+step "cargo test" cargo test
+step "trunk build --release (offline)" trunk build --release
+# Informative only (never fails): is WebGPU available in the test Chromium?
+step "WebGPU probe in headless Chromium" node tests/e2e/webgpu-probe.mjs
+step "end-to-end tests (node --test tests/e2e/)" node --test tests/e2e/
