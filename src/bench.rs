@@ -32,7 +32,13 @@ fn compile_us(clock: Clock<'_>, rounds: usize) -> f64 {
         .map(|_| {
             let start = clock();
             let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
-            let event = cache.call(0, &CompileConfig::default(), &simplenet_call(8), &CallMarks::default(), &|| 0.0);
+            let event = cache.call(
+                0,
+                &CompileConfig::default(),
+                &simplenet_call(8),
+                &CallMarks::default(),
+                &|| 0.0,
+            );
             black_box(event);
             (clock() - start) * 1e3
         })
@@ -42,9 +48,18 @@ fn compile_us(clock: Clock<'_>, rounds: usize) -> f64 {
 
 /// One guard check of SimpleNet's dynamic entry (a hit at batch 16).
 fn guard_check_ns(clock: Clock<'_>, rounds: usize) -> f64 {
-    let config = CompileConfig { dynamic: DynamicMode::True, ..CompileConfig::default() };
+    let config = CompileConfig {
+        dynamic: DynamicMode::True,
+        ..CompileConfig::default()
+    };
     let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
-    cache.call(0, &config, &simplenet_call(8), &CallMarks::default(), &|| 0.0);
+    cache.call(
+        0,
+        &config,
+        &simplenet_call(8),
+        &CallMarks::default(),
+        &|| 0.0,
+    );
     let entry = &cache.entries_mru()[0];
     let call = simplenet_call(16);
     let marked = [false];
@@ -53,7 +68,8 @@ fn guard_check_ns(clock: Clock<'_>, rounds: usize) -> f64 {
         .map(|_| {
             let start = clock();
             for _ in 0..CHECKS_PER_ROUND {
-                black_box(entry.guards.check(black_box(&call), black_box(&marked))).expect("batch 16 passes");
+                black_box(entry.guards.check(black_box(&call), black_box(&marked)))
+                    .expect("batch 16 passes");
             }
             (clock() - start) * 1e6 / CHECKS_PER_ROUND as f64
         })
@@ -65,7 +81,13 @@ fn guard_check_ns(clock: Clock<'_>, rounds: usize) -> f64 {
 pub fn run(clock: Clock<'_>, rounds: usize) -> BenchReport {
     let rounds = rounds.max(1);
     let mut metrics = BTreeMap::new();
-    metrics.insert("compile_us.simplenet".to_string(), compile_us(clock, rounds));
-    metrics.insert("guard_check_ns.simplenet".to_string(), guard_check_ns(clock, rounds));
+    metrics.insert(
+        "compile_us.simplenet".to_string(),
+        compile_us(clock, rounds),
+    );
+    metrics.insert(
+        "guard_check_ns.simplenet".to_string(),
+        guard_check_ns(clock, rounds),
+    );
     BenchReport { metrics }
 }

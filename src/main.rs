@@ -190,7 +190,10 @@ fn bench(args: &[String]) -> ExitCode {
     let report = tailor::bench::run(&clock, rounds);
     if json {
         let adapter = serde_json::json!({ "name": "CPU reference", "backend": "cpu" });
-        println!("{}", serde_json::json!({ "adapter": adapter, "metrics": report.metrics }));
+        println!(
+            "{}",
+            serde_json::json!({ "adapter": adapter, "metrics": report.metrics })
+        );
     } else {
         println!("tailor bench ({rounds} rounds, medians; CPU reference)");
         for (name, value) in &report.metrics {

@@ -22,6 +22,9 @@ const MAX_DEPTH: usize = 64;
 /// Most statements executed in one run: a `for` over a huge range is an error, not a hang.
 const MAX_STEPS: usize = 200_000;
 
+/// Module-level names and the statements that were skipped.
+type ModuleScope = (Vec<(String, Value)>, Vec<Skipped>);
+
 /// How a block finished.
 pub(crate) enum Flow {
     Normal,
@@ -103,10 +106,7 @@ impl<'p, 'c> Interp<'p, 'c> {
 
     /// Runs the module body: definitions, imports and constant assignments. Other
     /// statements (the script's driver code) are skipped and reported.
-    pub fn run_module(
-        &mut self,
-        body: &[ast::Stmt],
-    ) -> Result<(Vec<(String, Value)>, Vec<Skipped>), FrontendError> {
+    pub fn run_module(&mut self, body: &[ast::Stmt]) -> Result<ModuleScope, FrontendError> {
         let mut skipped = Vec::new();
         for stmt in body {
             let span = self.span(stmt);

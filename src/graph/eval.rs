@@ -566,7 +566,7 @@ fn softmax(x: &Tensor, dim: usize) -> Tensor {
     let len = x.shape[dim];
     let mut out = x.clone();
     for flat in 0..x.len() {
-        if (flat / strides[dim]) % len.max(1) != 0 {
+        if !(flat / strides[dim]).is_multiple_of(len.max(1)) {
             continue;
         }
         let lane = |i: usize| flat + i * strides[dim];

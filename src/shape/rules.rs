@@ -209,10 +209,6 @@ pub fn window_output(
 }
 
 /// `nn.Conv1d/2d`: `x[N, C, *L]`, `w[O, C, *k]`; the channel dim must match the weight.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "mirrors the op's own parameter list"
-)]
 pub fn conv(
     env: &mut ShapeEnv,
     ctx: &OpCtx,
