@@ -11,7 +11,7 @@
 //! call whose compilation fails adds no entry.
 
 use crate::frontend::{self, EntryPoint, FrontendError, Program};
-use crate::graph::{Graph, Shape};
+use crate::graph::{Graph, Shape, Span};
 use crate::guard::{CallShapes, GuardSet};
 use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv};
 use crate::symbolic::Expr;
@@ -140,6 +140,8 @@ pub struct CallEvent {
     pub reasons: Vec<(usize, String)>,
     /// The error, for `error`.
     pub error: Option<String>,
+    /// Where in the source the error points, when it does.
+    pub error_span: Option<Span>,
     /// The warning PyTorch prints when the recompile limit is hit.
     pub warning: Option<String>,
     /// Time spent checking guards (ms).
@@ -284,6 +286,7 @@ impl CodeCache {
             entry: None,
             reasons: Vec::new(),
             error: None,
+            error_span: None,
             warning: None,
             guard_ms: 0.0,
             compile_ms: 0.0,
@@ -344,6 +347,7 @@ impl CodeCache {
             Err(err) => {
                 event.action = Action::Error;
                 event.error = Some(err.to_string());
+                event.error_span = err.span();
             }
         }
         event.compile_ms = clock() - started;

@@ -1,8 +1,19 @@
 //! The top-level error: one variant per stage, so callers can match on where things failed.
 
 use crate::frontend::FrontendError;
-use crate::graph::EvalError;
+use crate::graph::{EvalError, Span};
 use crate::spec::InputError;
+
+impl Error {
+    /// The source position the error points at, when it has one.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            Error::Frontend(err) => err.span(),
+            Error::Call { span, .. } => *span,
+            _ => None,
+        }
+    }
+}
 
 /// Anything that can go wrong between source text and results.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -16,7 +27,12 @@ pub enum Error {
     /// Running the CPU reference.
     #[error(transparent)]
     Eval(#[from] EvalError),
-    /// A call that compiled with an error (the message says what and where).
-    #[error("{0}")]
-    Call(String),
+    /// A call whose compilation failed (the message says what and where).
+    #[error("{message}")]
+    Call {
+        /// What went wrong.
+        message: String,
+        /// The source position, when known.
+        span: Option<Span>,
+    },
 }

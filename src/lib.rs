@@ -60,11 +60,10 @@ pub fn explain(source: &str, input_shapes: &str, options: &Options) -> Result<Tr
             let entry = cache.entry(id).expect("the entry was just compiled");
             Ok(Trace::of_entry(&cache, entry))
         }
-        _ => Err(Error::Call(
-            event
-                .error
-                .unwrap_or_else(|| "the call did not compile".into()),
-        )),
+        _ => Err(Error::Call {
+            message: event.error.unwrap_or_else(|| "the call did not compile".into()),
+            span: event.error_span,
+        }),
     }
 }
 

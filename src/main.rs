@@ -107,15 +107,11 @@ fn read_source(path: &str) -> Result<String, String> {
 
 /// Formats an error with the source line it points at.
 fn report(path: &str, source: &str, err: &Error) -> String {
-    let span = match err {
-        Error::Frontend(e) => e.span(),
-        _ => None,
-    };
-    match span {
+    match err.span() {
         Some(span) => {
             let line = source.lines().nth(span.line as usize - 1).unwrap_or("");
             let caret = format!("{}^", " ".repeat(span.col.saturating_sub(1) as usize));
-            format!("{path}:{span}: {err}\n    {line}\n    {caret}")
+            format!("{path}: {err}\n    {line}\n    {caret}")
         }
         None => format!("{path}: {err}"),
     }
@@ -243,10 +239,13 @@ fn run(cli: &Cli, source: &str) -> Result<String, Error> {
                 .iter()
                 .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
             if elements > graph::MAX_ELEMENTS as u128 {
-                return Err(Error::Call(format!(
-                    "--call {text}: input '{name}' would have {elements} elements; the CPU reference holds at most {}",
-                    graph::MAX_ELEMENTS
-                )));
+                return Err(Error::Call {
+                    message: format!(
+                        "--call {text}: input '{name}' would have {elements} elements; the CPU reference holds at most {}",
+                        graph::MAX_ELEMENTS
+                    ),
+                    span: None,
+                });
             }
         }
         calls.push(call);
