@@ -24,7 +24,7 @@ pub struct Span {
 
 impl std::fmt::Display for Span {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.line, self.col)
+        write!(f, "line {}, col {}", self.line, self.col)
     }
 }
 

@@ -44,7 +44,7 @@ impl fmt::Display for Graph {
                 shape_to_string(&node.shape)
             )?;
             if let Some(span) = node.span {
-                write!(f, "  # {span}")?;
+                write!(f, "  # {}:{}", span.line, span.col)?;
             }
             writeln!(f)?;
         }
