@@ -283,7 +283,9 @@ impl GuardSet {
                 let input = &finals[i].0;
                 shape.push(Guard {
                     kind: GuardKind::DimensionMarking,
-                    source: format!("hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"),
+                    source: format!(
+                        "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
+                    ),
                     reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
                     symbolic: format!("{input} is not marked dynamic"),
                     provenance:
@@ -296,16 +298,13 @@ impl GuardSet {
         let ranges = |s: Sym| env.range(s);
         let mut seen = Vec::new();
         for recorded in env.guards() {
-            let rel = Rel::new(
-                env.replace(&recorded.rel.lhs),
-                recorded.rel.op,
-                env.replace(&recorded.rel.rhs),
-            )
-            .simplify();
-            if rel.decide_by_ranges(&ranges) == Some(true) || seen.contains(&rel) {
+            let (lhs, rhs) = (env.replace(&recorded.rel.lhs), env.replace(&recorded.rel.rhs));
+            let rel = Rel::new(lhs, recorded.rel.op, rhs);
+            let canonical = rel.simplify();
+            if canonical.decide_by_ranges(&ranges) == Some(true) || seen.contains(&canonical) {
                 continue;
             }
-            seen.push(rel.clone());
+            seen.push(canonical);
             let to_form = |name: &dyn Fn(Sym) -> String| {
                 format!(
                     "{} {} {}",

@@ -403,26 +403,31 @@ impl ShapeEnv {
     /// value ranges already imply it. Equalities with a lone symbol become replacements;
     /// bounds on a lone symbol narrow its range.
     pub fn evaluate(&mut self, rel: &Rel, origin: &Origin) -> bool {
-        let rel = Rel::new(self.replace(&rel.lhs), rel.op, self.replace(&rel.rhs)).simplify();
-        if let Some(known) = rel.decide_by_ranges(&|s| self.range(s)) {
-            let decided = if known { rel.clone() } else { rel.negate() };
-            self.push_event(ShapeEvent::Implied {
-                rel: decided.to_string(),
-                origin: origin.clone(),
-            });
+        // Printed as asked (`(s0 - 3)//2 + 1 != 1`, like PyTorch); decided in canonical form.
+        let asked = Rel::new(self.replace(&rel.lhs), rel.op, self.replace(&rel.rhs));
+        let canonical = asked.simplify();
+        if let Some(known) = canonical.decide_by_ranges(&|s| self.range(s)) {
+            let decided = if known { asked } else { asked.negate() };
+            let rel = decided.to_string();
+            self.push_event(ShapeEvent::Implied { rel, origin: origin.clone() });
             return known;
         }
-        let truth = rel.eval(&self.hints()).unwrap_or(false);
-        let recorded = if truth { rel } else { rel.negate().simplify() };
-        self.push_event(ShapeEvent::Guard {
-            rel: recorded.to_string(),
-            origin: origin.clone(),
-        });
-        self.guards.push(ShapeGuard {
-            rel: recorded.clone(),
-            origin: origin.clone(),
-        });
-        self.learn(&recorded, origin);
+        // A question an earlier guard already answered needs no second guard.
+        for guard in &self.guards {
+            let recorded = guard.rel.simplify();
+            if recorded == canonical {
+                return true;
+            }
+            if recorded == canonical.negate().simplify() {
+                return false;
+            }
+        }
+        let truth = canonical.eval(&self.hints()).unwrap_or(false);
+        let recorded = if truth { asked } else { asked.negate() };
+        let rel = recorded.to_string();
+        self.push_event(ShapeEvent::Guard { rel, origin: origin.clone() });
+        self.guards.push(ShapeGuard { rel: recorded.clone(), origin: origin.clone() });
+        self.learn(&recorded.simplify(), origin);
         truth
     }
 

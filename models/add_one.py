@@ -1,0 +1,5 @@
+import torch
+
+
+def fn(x):
+    return x + 1
