@@ -298,7 +298,10 @@ impl GuardSet {
         let ranges = |s: Sym| env.range(s);
         let mut seen = Vec::new();
         for recorded in env.guards() {
-            let (lhs, rhs) = (env.replace(&recorded.rel.lhs), env.replace(&recorded.rel.rhs));
+            let (lhs, rhs) = (
+                env.replace(&recorded.rel.lhs),
+                env.replace(&recorded.rel.rhs),
+            );
             let rel = Rel::new(lhs, recorded.rel.op, rhs);
             let canonical = rel.simplify();
             if canonical.decide_by_ranges(&ranges) == Some(true) || seen.contains(&canonical) {
@@ -412,6 +415,20 @@ impl GuardSet {
             }
         }
         Ok(())
+    }
+
+    /// Every shape guard's verdict for a call, one per element of `shape` (check order), so a
+    /// page can show which guards pass and which fail; `check` stops at the first failure.
+    /// Meaningful only when every input has the rank the entry was compiled for (the tensor
+    /// guards' rank check), since the relations read the call's flat sizes by position.
+    pub fn shape_verdicts(&self, call: &CallShapes, marked: &[bool]) -> Vec<bool> {
+        self.compiled
+            .iter()
+            .map(|check| match check {
+                Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
+                Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
+            })
+            .collect()
     }
 
     /// PyTorch's failure reason for a failed check.

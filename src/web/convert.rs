@@ -1,0 +1,292 @@
+//! Conversions between JS values and the compiler's types: options, inputs, errors, tensors.
+//!
+//! Input: whatever a page passes (plain objects, arrays, strings, `Float32Array`s). Output:
+//! `Options`-like Rust values, or a thrown `TailorError` (a JS `Error` with `kind`, `line`
+//! and `col`) that says which field was wrong. Invariant: nothing here panics on bad input;
+//! every malformed value becomes an error the page can show.
+
+use crate::cache::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
+use crate::error::Error;
+use crate::frontend::FrontendError;
+use crate::graph::{Span, Tensor};
+use crate::guard::CallShapes;
+use crate::spec;
+use js_sys::{Array, Float32Array, Object, Reflect};
+use serde::Serialize;
+use serde_json::Value as Json;
+use wasm_bindgen::prelude::*;
+
+/// Serialises a view for JS: maps become plain objects, `None` becomes `null`.
+pub(super) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
+    value
+        .serialize(&serializer)
+        .expect("views hold only strings, numbers, booleans, arrays and objects")
+}
+
+/// A JS `Error` named `TailorError` with a `kind` and, when known, the source `line`/`col`.
+pub(super) fn js_error(kind: &str, message: &str, span: Option<Span>) -> JsValue {
+    let error = js_sys::Error::new(message);
+    error.set_name("TailorError");
+    set(&error, "kind", &JsValue::from_str(kind));
+    if let Some(span) = span {
+        set(&error, "line", &JsValue::from(span.line));
+        set(&error, "col", &JsValue::from(span.col));
+    }
+    error.into()
+}
+
+/// Sets `object[key] = value`; setting a property on a fresh object or error cannot fail.
+pub(super) fn set(object: &JsValue, key: &str, value: &JsValue) {
+    Reflect::set(object, &JsValue::from_str(key), value).expect("target is a plain object");
+}
+
+/// The error's `kind`: which stage rejected the input.
+pub(super) fn error_kind(error: &Error) -> &'static str {
+    match error {
+        Error::Frontend(FrontendError::Syntax { .. }) => "syntax",
+        Error::Frontend(FrontendError::Unsupported { .. }) => "unsupported",
+        Error::Frontend(FrontendError::Name { .. }) => "name",
+        Error::Frontend(FrontendError::Type { .. }) => "type",
+        Error::Frontend(FrontendError::NoEntry { .. } | FrontendError::Empty) => "entry",
+        Error::Frontend(FrontendError::Shape(_)) => "shape",
+        Error::Input(_) => "input",
+        Error::Eval(_) => "eval",
+        Error::Call { .. } => "call",
+    }
+}
+
+/// A compiler error as a thrown JS value.
+pub(super) fn from_error(error: &Error) -> JsValue {
+    js_error(error_kind(error), &error.to_string(), error.span())
+}
+
+/// An error about the options or inputs a page passed.
+pub(super) fn bad_argument(message: impl AsRef<str>) -> JsValue {
+    js_error("argument", message.as_ref(), None)
+}
+
+/// `compile` options: `{ dynamic, markDynamic, markStatic, recompileLimit }` (`entry` is
+/// read first, by `entry_option`, because marks are checked against the entry's inputs).
+pub(super) struct CompileOptions {
+    /// `torch.compile`'s settings.
+    pub config: CompileConfig,
+    /// Marks applied to every call's inputs.
+    pub marks: CallMarks,
+}
+
+fn json_of(value: &JsValue, what: &str) -> Result<Json, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Json::Null);
+    }
+    serde_wasm_bindgen::from_value(value.clone())
+        .map_err(|err| bad_argument(format!("{what}: {err}")))
+}
+
+/// Parses `dynamic`: `'auto'`/`'none'`/`null` (PyTorch's default), `'true'`/`true`,
+/// `'false'`/`false`.
+fn parse_dynamic(value: &Json) -> Result<DynamicMode, JsValue> {
+    match value {
+        Json::Null => Ok(DynamicMode::Auto),
+        Json::Bool(true) => Ok(DynamicMode::True),
+        Json::Bool(false) => Ok(DynamicMode::False),
+        Json::String(text) => text.parse().map_err(|err: String| bad_argument(err)),
+        other => Err(bad_argument(format!(
+            "dynamic: expected 'auto', 'true' or 'false', got {other}"
+        ))),
+    }
+}
+
+fn parse_size(value: &Json, what: &str) -> Result<Option<i64>, JsValue> {
+    match value {
+        Json::Null => Ok(None),
+        Json::String(text) if matches!(text.as_str(), "inf" | "int_oo" | "Infinity") => Ok(None),
+        Json::Number(n) => match n.as_i64() {
+            Some(v) if v >= 0 => Ok(Some(v)),
+            _ => Err(bad_argument(format!(
+                "{what}: {n} is not a non-negative integer"
+            ))),
+        },
+        other => Err(bad_argument(format!(
+            "{what}: expected a number, got {other}"
+        ))),
+    }
+}
+
+/// One mark: `['x', 0]` or `['x', 0, min, max]` (or `{input, dim, min, max}`).
+fn parse_mark(value: &Json, names: &[String], what: &str) -> Result<MarkDynamic, JsValue> {
+    let parts: Vec<Json> = match value {
+        Json::Array(items) => items.clone(),
+        Json::Object(map) => ["input", "dim", "min", "max"]
+            .iter()
+            .map(|key| map.get(*key).cloned().unwrap_or(Json::Null))
+            .collect(),
+        other => {
+            return Err(bad_argument(format!(
+                "{what}: expected ['input', dim, min, max], got {other}"
+            )));
+        }
+    };
+    let Some(Json::String(input)) = parts.first() else {
+        return Err(bad_argument(format!(
+            "{what}: the first item must be an input name"
+        )));
+    };
+    if !names.contains(input) {
+        return Err(bad_argument(format!(
+            "{what}: unknown input '{input}' (the model's inputs are: {})",
+            names.join(", ")
+        )));
+    }
+    let dim = parse_size(parts.get(1).unwrap_or(&Json::Null), what)?
+        .ok_or_else(|| bad_argument(format!("{what}: the second item must be a dim")))?;
+    let min = parse_size(parts.get(2).unwrap_or(&Json::Null), what)?;
+    let max = parse_size(parts.get(3).unwrap_or(&Json::Null), what)?;
+    if let (Some(min), Some(max)) = (min, max) {
+        if max < min {
+            return Err(bad_argument(format!(
+                "{what}: max {max} is below min {min}"
+            )));
+        }
+    }
+    Ok(MarkDynamic {
+        input: input.clone(),
+        dim: dim as usize,
+        min,
+        max,
+    })
+}
+
+/// Reads the `entry` option alone (needed before the input names are known).
+pub(super) fn entry_option(options: &JsValue) -> Result<Option<String>, JsValue> {
+    match json_of(options, "options")? {
+        Json::Object(map) => match map.get("entry") {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::String(name)) => Ok(Some(name.clone())),
+            Some(other) => Err(bad_argument(format!("entry: expected a name, got {other}"))),
+        },
+        Json::Null => Ok(None),
+        other => Err(bad_argument(format!(
+            "options: expected an object, got {other}"
+        ))),
+    }
+}
+
+/// Parses `compile`'s options for a function whose inputs are `names`.
+pub(super) fn compile_options(
+    options: &JsValue,
+    names: &[String],
+) -> Result<CompileOptions, JsValue> {
+    let json = json_of(options, "options")?;
+    let get = |key: &str| json.get(key).cloned().unwrap_or(Json::Null);
+    let mut config = CompileConfig {
+        dynamic: parse_dynamic(&get("dynamic"))?,
+        ..CompileConfig::default()
+    };
+    if let Some(limit) = parse_size(&get("recompileLimit"), "recompileLimit")? {
+        config.recompile_limit = limit as usize;
+    }
+    let list = |key: &str| -> Result<Vec<Json>, JsValue> {
+        match get(key) {
+            Json::Null => Ok(Vec::new()),
+            Json::Array(items) => Ok(items),
+            other => Err(bad_argument(format!("{key}: expected a list, got {other}"))),
+        }
+    };
+    let mut marks = CallMarks::default();
+    for (i, item) in list("markDynamic")?.iter().enumerate() {
+        marks
+            .dynamic
+            .push(parse_mark(item, names, &format!("markDynamic[{i}]"))?);
+    }
+    for (i, item) in list("markStatic")?.iter().enumerate() {
+        let mark = parse_mark(item, names, &format!("markStatic[{i}]"))?;
+        marks.fixed.push((mark.input, mark.dim));
+    }
+    Ok(CompileOptions { config, marks })
+}
+
+/// Per input, the values a page passed (`None`: seeded random values).
+pub(super) type InputData = Vec<Option<Vec<f32>>>;
+
+/// A call's inputs: a `SHAPES` string (`x=8,64;y=3`) or `{ x: { shape, data? } }`.
+/// Returns the sizes and, per input, the data when given.
+pub(super) fn call_inputs(
+    inputs: &JsValue,
+    names: &[String],
+) -> Result<(CallShapes, InputData), JsValue> {
+    if let Some(text) = inputs.as_string() {
+        let call = spec::parse_shapes(&text, names).map_err(|err| from_error(&err.into()))?;
+        return Ok((call, vec![None; names.len()]));
+    }
+    if !inputs.is_object() {
+        return Err(bad_argument(
+            "inputs: expected { name: { shape, data } } or a string such as 'x=8,64'",
+        ));
+    }
+    let known = Object::keys(inputs.unchecked_ref::<Object>());
+    for key in known.iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !names.contains(&key) {
+            return Err(bad_argument(format!(
+                "inputs: unknown input '{key}' (the model's inputs are: {})",
+                names.join(", ")
+            )));
+        }
+    }
+    let mut shapes = Vec::with_capacity(names.len());
+    let mut data = Vec::with_capacity(names.len());
+    for name in names {
+        let tensor = Reflect::get(inputs, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+        if tensor.is_undefined() || tensor.is_null() {
+            return Err(bad_argument(format!("inputs: missing input '{name}'")));
+        }
+        let shape_value = Reflect::get(&tensor, &"shape".into()).unwrap_or(JsValue::UNDEFINED);
+        let shape: Vec<i64> = serde_wasm_bindgen::from_value(shape_value).map_err(|_| {
+            bad_argument(format!(
+                "inputs.{name}.shape: expected a list of non-negative integers"
+            ))
+        })?;
+        if shape.iter().any(|&d| d < 0) {
+            return Err(bad_argument(format!(
+                "inputs.{name}.shape: sizes must be non-negative"
+            )));
+        }
+        let values = Reflect::get(&tensor, &"data".into()).unwrap_or(JsValue::UNDEFINED);
+        let values = if values.is_undefined() || values.is_null() {
+            None
+        } else {
+            let array = values.dyn_into::<Float32Array>().map_err(|_| {
+                bad_argument(format!("inputs.{name}.data: expected a Float32Array"))
+            })?;
+            let expected: i64 = shape.iter().product();
+            if i64::from(array.length()) != expected {
+                return Err(bad_argument(format!(
+                    "inputs.{name}.data: {} values for shape {shape:?} (expected {expected})",
+                    array.length()
+                )));
+            }
+            Some(array.to_vec())
+        };
+        shapes.push((name.clone(), shape));
+        data.push(values);
+    }
+    Ok((CallShapes::new(shapes), data))
+}
+
+/// Tensors as `[{ shape, data: Float32Array }]`.
+pub(super) fn tensors_to_js(tensors: &[Tensor]) -> JsValue {
+    let list = Array::new();
+    for tensor in tensors {
+        let object = Object::new();
+        let shape: Array = tensor
+            .shape
+            .iter()
+            .map(|&d| JsValue::from(d as f64))
+            .collect();
+        set(&object, "shape", &shape);
+        set(&object, "data", &Float32Array::from(tensor.data.as_slice()));
+        list.push(&object);
+    }
+    list.into()
+}

@@ -1,0 +1,439 @@
+//! What the page draws, as plain serialisable data: entries with their guards, the graph with
+//! spans and printed lines, shape events per node, call records.
+//!
+//! Input: the compiler's values (`CodeCache`, `Entry`, `CallEvent`). Output: camelCase
+//! structs that `convert::to_js` turns into JS objects. Invariant: views are read-only
+//! copies; every text in them is the compiler's own printed form, so the page never
+//! re-derives a shape or a guard.
+
+use crate::cache::{CallEvent, CodeCache, DimSpec, Entry};
+use crate::graph::{Graph, Op, Span, shape_to_string};
+use crate::guard::{GuardKind, GuardSet};
+use crate::trace::{Stage, Trace};
+use serde::Serialize;
+
+/// A source position for JS.
+#[derive(Serialize)]
+pub(super) struct SpanView {
+    line: u32,
+    col: u32,
+}
+
+fn span_view(span: Option<Span>) -> Option<SpanView> {
+    span.map(|s| SpanView {
+        line: s.line,
+        col: s.col,
+    })
+}
+
+/// One input dim as an entry sees it.
+#[derive(Serialize)]
+pub(super) struct DimView {
+    /// `8`, or the symbol / expression (`s0`).
+    text: String,
+    /// The size, when static.
+    value: Option<i64>,
+    /// The range's ends, when symbolic (`max: null` is unbounded).
+    min: Option<i64>,
+    max: Option<i64>,
+}
+
+/// An input's dims.
+#[derive(Serialize)]
+pub(super) struct InputView {
+    name: String,
+    dims: Vec<DimView>,
+}
+
+fn input_views(inputs: &[(String, Vec<DimSpec>)]) -> Vec<InputView> {
+    inputs
+        .iter()
+        .map(|(name, dims)| InputView {
+            name: name.clone(),
+            dims: dims
+                .iter()
+                .map(|dim| match dim {
+                    DimSpec::Static(v) => DimView {
+                        text: v.to_string(),
+                        value: Some(*v),
+                        min: None,
+                        max: None,
+                    },
+                    DimSpec::Dynamic { sym, min, max } => DimView {
+                        text: sym.clone(),
+                        value: None,
+                        min: *min,
+                        max: *max,
+                    },
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// One printed guard.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct GuardView {
+    /// `tensor`, `input_equality`, `recorded`, `range` or `dimension_marking`.
+    kind: &'static str,
+    /// PyTorch's source form (`2 <= L['x'].size()[0]`, `TENSOR_MATCH: …`).
+    source: String,
+    /// The failure-reason form.
+    reason: String,
+    /// The symbol form (`2 <= s0`).
+    symbolic: String,
+    /// Where it came from, in words.
+    provenance: String,
+    /// The source line of the op or branch that recorded it, when there is one.
+    span: Option<SpanView>,
+}
+
+fn kind_name(kind: GuardKind) -> &'static str {
+    match kind {
+        GuardKind::InputEquality => "input_equality",
+        GuardKind::Recorded => "recorded",
+        GuardKind::Range => "range",
+        GuardKind::DimensionMarking => "dimension_marking",
+    }
+}
+
+/// The printed guards of an entry: one `tensor` guard per input, then the shape guards.
+pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
+    let mut views: Vec<GuardView> = entry
+        .guards
+        .tensors
+        .iter()
+        .map(|tensor| {
+            let sizes: Vec<String> = tensor
+                .sizes
+                .iter()
+                .map(|s| s.map_or("*".to_string(), |v| v.to_string()))
+                .collect();
+            GuardView {
+                kind: "tensor",
+                source: tensor.to_string(),
+                reason: format!("tensor '{}' rank and static sizes", tensor.input),
+                symbolic: format!(
+                    "{}: rank {}, sizes [{}]",
+                    tensor.input,
+                    sizes.len(),
+                    sizes.join(", ")
+                ),
+                provenance: "TENSOR_MATCH: type, dtype, rank and every static size of the input"
+                    .into(),
+                span: None,
+            }
+        })
+        .collect();
+    for guard in entry.guards.printed() {
+        // The recorded guard's origin prints as its provenance; its span locates it.
+        let span = entry
+            .env
+            .guards()
+            .iter()
+            .find(|g| g.origin.to_string() == guard.provenance)
+            .and_then(|g| g.origin.span);
+        views.push(GuardView {
+            kind: kind_name(guard.kind),
+            source: guard.source.clone(),
+            reason: guard.reason.clone(),
+            symbolic: guard.symbolic.clone(),
+            provenance: guard.provenance.clone(),
+            span: span_view(span),
+        });
+    }
+    views
+}
+
+/// Pass/fail of every printed guard for a call, in the order of `guard_views`.
+pub(super) fn guard_verdicts(
+    guards: &GuardSet,
+    call: &crate::guard::CallShapes,
+    marked: &[bool],
+) -> Vec<bool> {
+    let mut verdicts = Vec::new();
+    let mut ranks_match = true;
+    for (tensor, (_, dims)) in guards.tensors.iter().zip(&call.inputs) {
+        let rank_ok = tensor.sizes.len() == dims.len();
+        ranks_match &= rank_ok;
+        let sizes_ok = tensor
+            .sizes
+            .iter()
+            .zip(dims)
+            .all(|(expected, actual)| expected.is_none_or(|e| e == *actual));
+        verdicts.push(rank_ok && sizes_ok);
+    }
+    let shape = if ranks_match {
+        guards.shape_verdicts(call, marked)
+    } else {
+        vec![false; guards.shape.len()]
+    };
+    // `printed` drops the second copy of a two-sided range guard; both copies must pass.
+    let mut previous: Option<&crate::guard::Guard> = None;
+    for (guard, pass) in guards.shape.iter().zip(shape) {
+        if previous == Some(guard) {
+            if let Some(last) = verdicts.last_mut() {
+                *last &= pass;
+            }
+        } else {
+            verdicts.push(pass);
+        }
+        previous = Some(guard);
+    }
+    verdicts
+}
+
+/// An entry of the cache.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct EntryView {
+    /// Compile order (PyTorch's `0/N`).
+    id: usize,
+    /// The wrapper that compiled it.
+    wrapper: usize,
+    /// `None`, `True` or `False`: that wrapper's `dynamic=`.
+    mode: String,
+    /// Position in lookup order (0 is checked first).
+    lookup_position: usize,
+    /// Input dims as the entry sees them.
+    inputs: Vec<InputView>,
+    /// Its guards.
+    guards: Vec<GuardView>,
+}
+
+/// Entries in compile order.
+pub(super) fn entry_views(cache: &CodeCache) -> Vec<EntryView> {
+    cache
+        .entries()
+        .into_iter()
+        .map(|entry| entry_view(cache, entry))
+        .collect()
+}
+
+pub(super) fn entry_view(cache: &CodeCache, entry: &Entry) -> EntryView {
+    EntryView {
+        id: entry.id,
+        wrapper: entry.wrapper,
+        mode: entry.mode.to_string(),
+        lookup_position: cache
+            .entries_mru()
+            .iter()
+            .position(|e| e.id == entry.id)
+            .unwrap_or(0),
+        inputs: input_views(&entry.inputs),
+        guards: guard_views(entry),
+    }
+}
+
+/// One failure reason: which entry's guard failed, and PyTorch's text.
+#[derive(Serialize)]
+pub(super) struct ReasonView {
+    entry: usize,
+    text: String,
+}
+
+/// Milliseconds spent in each phase of a call.
+#[derive(Serialize)]
+pub(super) struct TimingView {
+    guard: f64,
+    compile: f64,
+    run: f64,
+}
+
+/// What a call did.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct CallView {
+    /// Position in the cache's call log.
+    index: usize,
+    /// The wrapper called.
+    wrapper: usize,
+    /// The sizes, as `x=8,64`.
+    shapes: String,
+    /// `compile`, `hit`, `eager` or `error`.
+    action: String,
+    /// The entry that ran.
+    entry: Option<usize>,
+    /// The first failing guard of each entry checked, in lookup order.
+    reasons: Vec<ReasonView>,
+    /// The error, for `error`.
+    error: Option<String>,
+    /// Where the error points.
+    span: Option<SpanView>,
+    /// PyTorch's warning when the recompile limit is hit.
+    warning: Option<String>,
+    /// Timings.
+    ms: TimingView,
+}
+
+pub(super) fn call_view(index: usize, event: &CallEvent, run_ms: f64) -> CallView {
+    let shapes = crate::guard::CallShapes::new(event.shapes.clone()).to_spec();
+    CallView {
+        index,
+        wrapper: event.wrapper,
+        shapes,
+        action: event.action.to_string(),
+        entry: event.entry,
+        reasons: event
+            .reasons
+            .iter()
+            .map(|(entry, text)| ReasonView {
+                entry: *entry,
+                text: text.clone(),
+            })
+            .collect(),
+        error: event.error.clone(),
+        span: span_view(event.error_span),
+        warning: event.warning.clone(),
+        ms: TimingView {
+            guard: event.guard_ms,
+            compile: event.compile_ms,
+            run: run_ms,
+        },
+    }
+}
+
+/// A graph node for drawing.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct NodeView {
+    id: usize,
+    name: String,
+    /// The op's name (`linear`, `conv2d`, `input`, `param`, `output`, …).
+    op: String,
+    /// `input`, `param`, `constant`, `op` or `output`.
+    role: &'static str,
+    /// Operand node ids.
+    inputs: Vec<usize>,
+    /// Symbolic sizes, one string per dim.
+    shape: Vec<String>,
+    /// The shape as `[s0, 64]`.
+    shape_text: String,
+    /// The node's line in the graph's text form.
+    text: String,
+    /// Where in the source the op was called.
+    span: Option<SpanView>,
+}
+
+pub(super) fn node_views(graph: &Graph) -> Vec<NodeView> {
+    let printed = graph.to_string();
+    // The text form is a header line, then one line per node in arena order.
+    let lines: Vec<&str> = printed.lines().skip(1).collect();
+    graph
+        .nodes
+        .iter()
+        .map(|node| NodeView {
+            id: node.id.index(),
+            name: node.name.clone(),
+            op: node.op.name(),
+            role: match node.op {
+                Op::Input { .. } => "input",
+                Op::Param { .. } => "param",
+                Op::Constant { .. } => "constant",
+                Op::Output => "output",
+                _ => "op",
+            },
+            inputs: node.inputs.iter().map(|id| id.index()).collect(),
+            shape: node.shape.iter().map(ToString::to_string).collect(),
+            shape_text: shape_to_string(&node.shape),
+            text: lines
+                .get(node.id.index())
+                .map_or(String::new(), |line| line.trim().to_string()),
+            span: span_view(node.span),
+        })
+        .collect()
+}
+
+/// One step of symbolic reasoning, tagged with the node it happened at.
+#[derive(Serialize)]
+pub(super) struct EventView {
+    node: usize,
+    /// `create_symbol`, `static`, `duck_shared`, `guard`, `implied`, `replacement`, `range`.
+    kind: &'static str,
+    text: String,
+}
+
+pub(super) fn event_views(entry: &Entry) -> Vec<EventView> {
+    use crate::shape::ShapeEvent;
+    entry
+        .env
+        .events()
+        .iter()
+        .map(|(node, event)| EventView {
+            node: *node,
+            kind: match event {
+                ShapeEvent::CreateSymbol { .. } => "create_symbol",
+                ShapeEvent::Static { .. } => "static",
+                ShapeEvent::DuckShared { .. } => "duck_shared",
+                ShapeEvent::Guard { .. } => "guard",
+                ShapeEvent::Implied { .. } => "implied",
+                ShapeEvent::Replacement { .. } => "replacement",
+                ShapeEvent::Range { .. } => "range",
+            },
+            text: event.to_string(),
+        })
+        .collect()
+}
+
+/// A symbol of the entry's ShapeEnv.
+#[derive(Serialize)]
+pub(super) struct SymbolView {
+    sym: String,
+    /// The input dim it was created for, source form.
+    source: String,
+    hint: i64,
+    range: String,
+    /// What it was replaced by, if anything.
+    replaced: Option<String>,
+}
+
+/// Everything the step-through shows about one compilation.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct CompilationView {
+    /// The compiled class or function.
+    entry_name: String,
+    /// `None`, `True` or `False`.
+    mode: String,
+    /// The sizes compiled for (`x=8,64`).
+    shapes: String,
+    /// The library's trace, stage by stage (text forms).
+    stages: Vec<Stage>,
+    /// Input dims as the entry sees them.
+    inputs: Vec<InputView>,
+    symbols: Vec<SymbolView>,
+    nodes: Vec<NodeView>,
+    events: Vec<EventView>,
+    guards: Vec<GuardView>,
+}
+
+pub(super) fn compilation_view(
+    cache: &CodeCache,
+    entry: &Entry,
+    shapes: String,
+) -> CompilationView {
+    let replacements = entry.env.replacements();
+    CompilationView {
+        entry_name: cache.entry_point().name.clone(),
+        mode: entry.mode.to_string(),
+        shapes,
+        stages: Trace::of_entry(cache, entry).stages,
+        inputs: input_views(&entry.inputs),
+        symbols: entry
+            .env
+            .symbols()
+            .iter()
+            .map(|info| SymbolView {
+                sym: info.sym.to_string(),
+                source: info.source.to_source(),
+                hint: info.hint,
+                range: info.range.to_string(),
+                replaced: replacements.get(&info.sym).map(ToString::to_string),
+            })
+            .collect(),
+        nodes: node_views(&entry.graph),
+        events: event_views(entry),
+        guards: guard_views(entry),
+    }
+}
