@@ -1,109 +1,697 @@
-// Page logic: loads the compiler (wasm) and wires the editor, the compile button and the
-// trace view to the exports of src/web/mod.rs.
+// Page logic: loads the compiler (wasm) and drives the model editor and the step-through;
+// js/lab.js drives the guard cache lab, js/widgets.js the widget of each concept section.
+// Everything goes through the same JS API other pages use (README, "The page"):
+// `Tailor.create`, `tailor.compile`, `model.trace`, `model.call`, …
 //
 // The wasm is loaded here, by a dynamic `import()` of wasm-bindgen's ES module (`./tailor.js`,
-// built by scripts/build-wasm.sh; Trunk injects no loader, see Trunk.toml). Unlike Trunk's
-// injected loader with `window.wasmBindings` and its `TrunkApplicationStarted` event, one
-// try/catch here turns every failure (missing file, wrong MIME type, a panic in the start
-// function) into a visible message on the page, with no global and no event to race.
+// built by scripts/build-wasm.sh; Trunk injects no loader, see Trunk.toml). A Rust panic
+// surfaces as a `WebAssembly.RuntimeError` and may leave that instance broken, so `guarded`
+// shows it in place and imports a fresh instance (a new module URL) before carrying on.
 //
-// All text reaches the DOM through `textContent`, never `innerHTML`: the source and the
+// All text reaches the DOM through text nodes, never `innerHTML`: the source and the
 // compiler's messages are user data.
 
-const editor = document.getElementById("model-editor");
-const shapesInput = document.getElementById("input-shapes");
-const modeSelect = document.getElementById("mode-select");
-const form = document.getElementById("compile-form");
-const compileButton = form.querySelector("button[type=submit]");
-const statusLine = document.getElementById("status");
-const errorBox = document.getElementById("error-message");
-const traceView = document.getElementById("trace-view");
+import { fill, formatMs, h } from "./js/dom.js";
+import { language, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
+import { renderGraph } from "./js/graph.js";
+import { setupLab } from "./js/lab.js";
+import { setupWidgets } from "./js/widgets.js";
 
-/** The wasm exports once loaded; `null` while loading or after a failed load. */
-let compiler = null;
+const $ = (id) => document.getElementById(id);
 
-/** Shows `message` in the alert box and clears the stale trace. */
-function showError(message) {
-  traceView.textContent = "";
-  errorBox.textContent = message;
-  errorBox.hidden = false;
+const ui = {
+  form: $("compile-form"),
+  preset: $("preset-select"),
+  editor: $("model-editor"),
+  shapes: $("input-shapes"),
+  mode: $("mode-select"),
+  marks: $("marks-table"),
+  compile: document.querySelector('[data-testid="compile-button"]'),
+  share: $("share-button"),
+  status: $("status"),
+  error: $("error-message"),
+  prev: $("step-prev"),
+  next: $("step-next"),
+  title: $("stage-title"),
+  stageList: $("stage-list"),
+  explain: $("stage-explain"),
+  source: $("source-view"),
+  symbols: $("symbols-view"),
+  graphFigure: $("graph-figure"),
+  graph: $("graph-view"),
+  events: $("events-view"),
+  guards: $("guards-view"),
+  kernels: $("kernels-view"),
+  run: $("run-result"),
+  traceDetails: $("trace-details"),
+  trace: $("trace-view"),
+  banner: $("webgpu-status"),
+  lang: $("lang-toggle"),
+};
+
+/** Shared by this file, lab.js and widgets.js. */
+const ctx = {
+  bindings: null,
+  tailor: null,
+  presets: [],
+  model: null,
+  compilation: null,
+  view: null,
+  runResult: null,
+  steps: [],
+  step: 0,
+  instance: 0,
+  rerender: [],
+  /** Hooks that run after each successful compile (the lab and widgets refresh). */
+  onCompiled: [],
+  /** Hooks that run when the module was re-initialised after a panic. */
+  onRestart: [],
+};
+
+// ---------------------------------------------------------------------------------------
+// Loading and panic recovery
+
+async function loadCompiler() {
+  const url = ctx.instance === 0 ? "./tailor.js" : `./tailor.js?instance=${ctx.instance}`;
+  const bindings = await import(url);
+  await bindings.default();
+  ctx.bindings = bindings;
+  ctx.tailor = await bindings.Tailor.create({ device: "auto" });
+  ctx.presets = bindings.Tailor.presets();
 }
 
-function showTrace(text) {
-  errorBox.hidden = true;
-  errorBox.textContent = "";
-  traceView.textContent = text;
-}
-
-function enableControls() {
-  for (const control of [editor, shapesInput, modeSelect, compileButton]) {
-    control.disabled = false;
-  }
+function isPanic(error) {
+  return error instanceof WebAssembly.RuntimeError;
 }
 
 /**
- * A user error (bad source, bad shapes) arrives as an `Error` thrown by `explainText`; a Rust
- * panic arrives as a `WebAssembly.RuntimeError` (its message, with file and line, is on the
- * console thanks to console_error_panic_hook) and may leave the module in a broken state.
+ * Runs `work`; a Rust panic is shown in place, the module is re-initialised and the model is
+ * compiled again from the editor, and `undefined` is returned. Other errors are rethrown.
  */
-function describeFailure(error) {
-  if (error instanceof WebAssembly.RuntimeError) {
-    return (
-      `编译器内部错误（Rust panic）：${error.message}\n` +
-      "详细信息见浏览器控制台。请刷新页面后重试；如果能复现，请报告这个模型。\n" +
-      "Internal compiler error (a bug in Tailor): see the console, then reload the page."
+async function guarded(work) {
+  try {
+    return await work();
+  } catch (error) {
+    if (!isPanic(error)) throw error;
+    ctx.model = null;
+    ctx.compilation = null;
+    ctx.instance += 1;
+    showError({ kind: "panic", message: `${t("error.panic")}\n${error.message}` });
+    await loadCompiler();
+    for (const hook of ctx.onRestart) hook();
+    await compile({ keepError: true });
+    ui.status.textContent = t("status.restarted");
+    return undefined;
+  }
+}
+ctx.guarded = guarded;
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+/** Shows a compiler error with its source line and a caret under the column. */
+function showError(error) {
+  const kind = error.kind ?? "call";
+  const parts = [h("strong", {}, `${t("kind." + kind)}: `), error.message ?? String(error)];
+  if (error.line) {
+    const lines = ui.editor.value.split("\n");
+    const text = lines[error.line - 1] ?? "";
+    const gutter = `${error.line} | `;
+    parts.push(
+      h("span", { class: "error-where" }, ` (${t("error.where", error.line, error.col ?? 1)})`),
+      h("pre", { class: "error-snippet" },
+        `${gutter}${text}\n${" ".repeat(gutter.length + Math.max(0, (error.col ?? 1) - 1))}^`),
     );
   }
-  return error instanceof Error ? error.message : String(error);
+  fill(ui.error, ...parts);
+  ui.error.dataset.kind = kind;
+  ui.error.hidden = false;
+  renderSource(new Set(), error.line ?? null);
+}
+ctx.showError = showError;
+
+function clearError() {
+  ui.error.hidden = true;
+  ui.error.replaceChildren();
+  delete ui.error.dataset.kind;
 }
 
-function compile() {
-  if (compiler === null) {
+/** An exception from the API as `{ kind, message, line, col }`. */
+function asError(error) {
+  if (error && typeof error === "object" && "message" in error) {
+    return { kind: error.kind ?? "call", message: error.message, line: error.line, col: error.col };
+  }
+  return { kind: "call", message: String(error) };
+}
+ctx.asError = asError;
+
+// ---------------------------------------------------------------------------------------
+// Settings: shapes text, marks, options, URL fragment
+
+/** `x=8,64;y=3` → `[{ name: 'x', dims: [8, 64] }, …]`; malformed parts are skipped. */
+function parseShapes(text) {
+  return text
+    .split(";")
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const [name, dims = ""] = part.split("=");
+      return { name: name.trim(), dims: dims.split(",").map((d) => d.trim()).filter(Boolean).map(Number) };
+    })
+    .filter((input) => input.name && input.dims.every((d) => Number.isInteger(d) && d >= 0));
+}
+ctx.parseShapes = parseShapes;
+
+/** Rebuilds the per-dim mark controls, keeping the choices of dims that still exist. */
+function renderMarks(saved = currentMarks()) {
+  const inputs = parseShapes(ui.shapes.value);
+  if (inputs.length === 0) {
+    fill(ui.marks, h("p", { class: "hint" }, t("marks.none")));
     return;
   }
-  // The mode select (dynamic=None/True/False) is not passed yet: `explainText` always
-  // compiles under the default mode until the web API takes a mode.
-  try {
-    const trace = compiler.explainText(editor.value, shapesInput.value.trim());
-    showTrace(trace);
-    statusLine.textContent = "编译完成。";
-  } catch (error) {
-    showError(describeFailure(error));
-    statusLine.textContent = "编译失败，见错误信息。";
+  const rows = [];
+  for (const input of inputs) {
+    input.dims.forEach((size, dim) => {
+      const key = `${input.name}:${dim}`;
+      const mark = saved.get(key) ?? { kind: "default", min: "", max: "" };
+      const id = `mark-${input.name}-${dim}`.replace(/[^A-Za-z0-9_-]/g, "_");
+      const select = h("select", { id, dataset: { input: input.name, dim }, class: "mark-kind" },
+        h("option", { value: "default" }, t("marks.default")),
+        h("option", { value: "dynamic" }, t("marks.dynamic")),
+        h("option", { value: "static" }, t("marks.static")));
+      select.value = mark.kind;
+      const min = h("input", { type: "number", min: 0, class: "mark-min", value: mark.min, "aria-label": `${key} ${t("marks.min")}`, placeholder: t("marks.min") });
+      const max = h("input", { type: "number", min: 0, class: "mark-max", value: mark.max, "aria-label": `${key} ${t("marks.max")}`, placeholder: t("marks.max") });
+      const sync = () => {
+        min.disabled = max.disabled = select.value !== "dynamic";
+      };
+      sync();
+      select.addEventListener("change", () => {
+        sync();
+        compile();
+      });
+      for (const field of [min, max]) field.addEventListener("change", () => compile());
+      rows.push(h("div", { class: "mark-row", dataset: { input: input.name, dim } },
+        h("label", { for: id }, t("marks.dim", input.name, dim, size)), select, min, max));
+    });
   }
+  fill(ui.marks, ...rows);
 }
 
-async function loadCompiler() {
-  try {
-    const bindings = await import("./tailor.js");
-    await bindings.default();
-    editor.value = bindings.simplenetSource();
-    return bindings;
-  } catch (error) {
-    showError(
-      `无法加载编译器（WebAssembly）：${describeFailure(error)}\n` +
-        "Could not load the compiler. A current Chrome, Edge, Firefox or Safari is required.",
-    );
-    statusLine.textContent = "加载失败。";
-    return null;
+/** The mark controls' state: `Map('x:0' → { kind, min, max })`. */
+function currentMarks() {
+  const marks = new Map();
+  for (const row of ui.marks.querySelectorAll(".mark-row")) {
+    marks.set(`${row.dataset.input}:${row.dataset.dim}`, {
+      kind: row.querySelector(".mark-kind").value,
+      min: row.querySelector(".mark-min").value,
+      max: row.querySelector(".mark-max").value,
+    });
   }
+  return marks;
 }
 
-form.addEventListener("submit", (event) => {
-  event.preventDefault();
-  compile();
-});
+/** `compile` options from the controls. */
+function currentOptions() {
+  const markDynamic = [];
+  const markStatic = [];
+  for (const [key, mark] of currentMarks()) {
+    const [input, dim] = [key.slice(0, key.lastIndexOf(":")), Number(key.slice(key.lastIndexOf(":") + 1))];
+    if (mark.kind === "dynamic") {
+      markDynamic.push([input, dim, mark.min === "" ? null : Number(mark.min), mark.max === "" ? null : Number(mark.max)]);
+    } else if (mark.kind === "static") {
+      markStatic.push([input, dim]);
+    }
+  }
+  return { dynamic: ui.mode.value, markDynamic, markStatic };
+}
+ctx.currentOptions = currentOptions;
 
-editor.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+/** The preset whose source is in the editor, if any. */
+function currentPreset() {
+  return ctx.presets.find((p) => p.source === ui.editor.value) ?? null;
+}
+ctx.currentPreset = currentPreset;
+
+/** The dims that vary in the cache lab: the preset's, else dim 0 of the first input. */
+function varyDims() {
+  const preset = currentPreset();
+  if (preset) return preset.vary;
+  const first = parseShapes(ui.shapes.value)[0];
+  return first ? [[first.name, 0]] : [];
+}
+ctx.varyDims = varyDims;
+
+/** The input-shapes text with every varying dim set to `value`. */
+function shapesWith(value, template = ui.shapes.value) {
+  const vary = varyDims();
+  return parseShapes(template)
+    .map((input) => {
+      const dims = input.dims.map((d, dim) => (vary.some(([n, v]) => n === input.name && v === dim) ? value : d));
+      return `${input.name}=${dims.join(",")}`;
+    })
+    .join(";");
+}
+ctx.shapesWith = shapesWith;
+
+function toBase64Url(text) {
+  const bytes = new TextEncoder().encode(text);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text) {
+  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+}
+
+/** Model and settings in the URL fragment, so a link reopens the same compilation. */
+function writeFragment() {
+  const params = new URLSearchParams();
+  const preset = currentPreset();
+  if (preset) params.set("model", preset.id);
+  else params.set("src", toBase64Url(ui.editor.value));
+  params.set("shapes", ui.shapes.value);
+  params.set("mode", ui.mode.value);
+  const marks = [];
+  for (const [key, mark] of currentMarks()) {
+    if (mark.kind === "dynamic") marks.push(`${key}:${mark.min}:${mark.max}`);
+    if (mark.kind === "static") marks.push(`${key}:static`);
+  }
+  if (marks.length) params.set("marks", marks.join(" "));
+  params.set("step", String(ctx.step));
+  history.replaceState(null, "", `#${params}`);
+}
+
+/** Applies a fragment written by `writeFragment`; returns the step to open. */
+function readFragment() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const preset = ctx.presets.find((p) => p.id === params.get("model"));
+  if (preset) {
+    ui.editor.value = preset.source;
+    ui.shapes.value = preset.shapes;
+  } else if (params.has("src")) {
+    try {
+      ui.editor.value = fromBase64Url(params.get("src"));
+    } catch {
+      ui.editor.value = ctx.presets[0].source;
+    }
+  }
+  if (params.has("shapes")) ui.shapes.value = params.get("shapes");
+  if (["auto", "true", "false"].includes(params.get("mode"))) ui.mode.value = params.get("mode");
+  const marks = new Map();
+  for (const spec of (params.get("marks") ?? "").split(" ").filter(Boolean)) {
+    const [input, dim, min = "", max = ""] = spec.split(":");
+    marks.set(`${input}:${dim}`, min === "static" ? { kind: "static", min: "", max: "" } : { kind: "dynamic", min, max });
+  }
+  renderMarks(marks);
+  syncPresetSelect();
+  return Number(params.get("step") ?? 0) || 0;
+}
+
+function syncPresetSelect() {
+  ui.preset.value = currentPreset()?.id ?? "custom";
+}
+
+// ---------------------------------------------------------------------------------------
+// Compile
+
+/** Compiles the editor's model into `ctx.model` and traces it for the step-through. */
+async function compile({ step = 0, keepError = false } = {}) {
+  if (!ctx.tailor) return;
+  if (!keepError) clearError();
+  ui.status.textContent = t("status.compiling");
+  const started = performance.now();
+  ctx.model?.free();
+  ctx.compilation?.free();
+  ctx.model = ctx.compilation = ctx.view = ctx.runResult = null;
+  try {
+    await guarded(async () => {
+      ctx.model = ctx.tailor.compile(ui.editor.value, currentOptions());
+      ctx.compilation = ctx.model.trace(ui.shapes.value.trim());
+      ctx.view = ctx.compilation.view;
+      ctx.runResult = await ctx.compilation.run().catch((error) => ({ error: asError(error) }));
+    });
+  } catch (error) {
+    ctx.compilation?.free();
+    ctx.compilation = null;
+    showError(asError(error));
+    ui.status.textContent = t("status.failed");
+    ctx.steps = [];
+    renderStep();
+    markCompiled();
+    return;
+  }
+  if (!ctx.view) return;
+  ui.status.textContent = t("status.compiled", formatMs(performance.now() - started));
+  ctx.steps = buildSteps(ctx.view);
+  ctx.step = Math.min(step, ctx.steps.length - 1);
+  renderStep();
+  for (const hook of ctx.onCompiled) hook();
+  markCompiled();
+}
+ctx.compile = compile;
+
+/** Counts finished compiles on <body data-compiles>, so tests can wait for the next one. */
+function markCompiled() {
+  document.body.dataset.compiles = String(Number(document.body.dataset.compiles ?? 0) + 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// Step-through
+
+const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
+
+function buildSteps(view) {
+  const steps = [{ stage: "program" }, { stage: "symbols" }, { stage: "graph" }];
+  const ops = view.nodes.filter((node) => node.role === "op");
+  ops.forEach((node, i) => steps.push({ stage: "shapes", node: node.id, index: i + 1, count: ops.length }));
+  steps.push({ stage: "guards" }, { stage: "fusion" }, { stage: "wgsl" }, { stage: "run" });
+  return steps;
+}
+
+function go(step) {
+  if (ctx.steps.length === 0) return;
+  ctx.step = Math.max(0, Math.min(ctx.steps.length - 1, step));
+  renderStep();
+  writeFragment();
+}
+
+/** Source lines, with `marked` lines highlighted and `errorLine` flagged. */
+function renderSource(marked = new Set(), errorLine = null) {
+  const lines = ui.editor.value.split("\n");
+  fill(ui.source, ...lines.map((text, i) => {
+    const line = i + 1;
+    const classes = [marked.has(line) ? "marked" : "", errorLine === line ? "error-line" : ""].join(" ").trim();
+    return h("li", { class: classes || null, dataset: { line } }, h("code", {}, text || " "));
+  }));
+  const first = ui.source.querySelector(".marked, .error-line");
+  if (first) first.scrollIntoView({ block: "nearest" });
+}
+
+function stageText(id) {
+  return ctx.view?.stages.find((stage) => stage.id === id)?.text ?? "";
+}
+
+function renderStep() {
+  const step = ctx.steps[ctx.step];
+  const has = Boolean(step);
+  ui.prev.disabled = !has || ctx.step === 0;
+  ui.next.disabled = !has || ctx.step === ctx.steps.length - 1;
+  for (const el of [ui.symbols, ui.graphFigure, ui.events, ui.guards, ui.kernels, ui.run]) el.hidden = true;
+  if (!has) {
+    ui.title.textContent = "";
+    ui.explain.textContent = "";
+    ui.stageList.replaceChildren();
+    ui.trace.textContent = "";
+    ui.traceDetails.hidden = true;
+    if (ui.error.hidden) renderSource();
+    return;
+  }
+  const view = ctx.view;
+  const node = step.node !== undefined ? view.nodes[step.node] : null;
+  ui.title.textContent =
+    `${t("stage.counter", ctx.step + 1, ctx.steps.length)} · ${t("stage." + step.stage)}` +
+    (node ? ` — %${node.name} (${step.index}/${step.count})` : "");
+  ui.title.dataset.stage = step.stage;
+  ui.explain.textContent = node ? t("explain.shapes", node.name, step.index, step.count) : t("explain." + step.stage);
+  renderStageList(step.stage);
+  const marked = new Set();
+  const text = { program: "program", symbols: "symbols", graph: "graph", shapes: "shapes", guards: "guards" }[step.stage];
+  ui.traceDetails.hidden = !text;
+  ui.trace.textContent = text ? stageText(text) : "";
+  switch (step.stage) {
+    case "program":
+      ui.symbols.hidden = false;
+      fill(ui.symbols, h("p", {}, t("symbols.entry", view.entryName, view.mode, view.shapes)), h("pre", { class: "trace" }, stageText("program")));
+      break;
+    case "symbols":
+      ui.symbols.hidden = false;
+      fill(ui.symbols, renderSymbols(view));
+      break;
+    case "graph":
+      ui.graphFigure.hidden = false;
+      for (const n of view.nodes) if (n.span) marked.add(n.span.line);
+      drawGraph(() => true, null);
+      break;
+    case "shapes": {
+      ui.graphFigure.hidden = false;
+      ui.events.hidden = false;
+      drawGraph((n) => n.role !== "op" && n.role !== "output" ? true : n.id <= step.node, step.node);
+      if (node.span) marked.add(node.span.line);
+      renderEvents(view, step.node);
+      break;
+    }
+    case "guards":
+      ui.guards.hidden = false;
+      renderGuards(view.guards, ui.guards);
+      for (const guard of view.guards) if (guard.span) marked.add(guard.span.line);
+      break;
+    case "fusion":
+    case "wgsl":
+      ui.kernels.hidden = false;
+      renderKernels(step.stage);
+      break;
+    case "run":
+      ui.run.hidden = false;
+      renderRun();
+      break;
+  }
+  renderSource(marked);
+}
+
+function renderStageList(active) {
+  fill(ui.stageList, ...STAGES.map((stage) => {
+    const index = ctx.steps.findIndex((s) => s.stage === stage);
+    const button = h("button", {
+      type: "button",
+      class: "stage-pill",
+      "aria-current": stage === active ? "step" : null,
+      disabled: index < 0,
+      onclick: () => go(index),
+    }, t("stage." + stage));
+    return h("li", {}, button);
+  }));
+}
+
+function drawGraph(reached, current) {
+  const svg = renderGraph(ctx.view.nodes, {
+    reached,
+    current,
+    onSelect: (node) => {
+      renderSource(new Set([node.span.line]));
+      for (const box of ui.graph.querySelectorAll(".node.selected")) box.classList.remove("selected");
+      ui.graph.querySelector(`[data-node="${node.id}"]`)?.classList.add("selected");
+    },
+  });
+  fill(ui.graph, svg);
+  ui.graph.querySelector(".node.current")?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
+}
+
+function renderSymbols(view) {
+  const inputEvents = view.events.filter((e) => e.node < view.inputs.length);
+  const rows = inputEvents.map((event) =>
+    h("li", { class: `event ${event.kind}` }, h("span", { class: "badge" }, t("events.kind." + event.kind)), h("code", {}, event.text)));
+  const dims = view.inputs.map((input) =>
+    h("li", {}, h("code", {}, `${input.name}: [${input.dims.map((d) => d.text).join(", ")}]`),
+      ...input.dims.filter((d) => d.value === null).map((d) => h("span", { class: "range" }, ` ${d.text} ∈ [${d.min ?? "-∞"}, ${d.max ?? "∞"}]`))));
+  return h("div", {}, h("ol", { class: "events-view" }, ...rows), h("ul", { class: "dims" }, ...dims));
+}
+
+function renderEvents(view, upTo) {
+  const items = [];
+  for (const node of view.nodes) {
+    if (node.role !== "op" || node.id > upTo) continue;
+    const events = view.events.filter((e) => e.node === node.id);
+    const current = node.id === upTo;
+    items.push(h("li", { class: current ? "node-events current" : "node-events" },
+      h("div", { class: "node-head" }, h("code", {}, `%${node.name} : ${node.shapeText}`),
+        node.span ? h("span", { class: "where" }, t("guards.line", node.span.line)) : null),
+      events.length === 0 && current ? h("p", { class: "hint" }, t("events.none")) : null,
+      h("ol", {}, ...events.map((e) => h("li", { class: `event ${e.kind}` }, h("span", { class: "badge" }, t("events.kind." + e.kind)), h("code", {}, e.text))))));
+  }
+  fill(ui.events, ...items);
+  ui.events.querySelector(".current")?.scrollIntoView({ block: "nearest" });
+}
+
+/** One list item per guard: the source form, symbol form, kind and provenance. */
+function renderGuards(guards, list, verdicts = null) {
+  fill(list, ...guards.map((guard, i) => {
+    const verdict = verdicts ? verdicts[i] : null;
+    const item = h("li", { class: `guard ${guard.kind}${verdict === null ? "" : verdict ? " pass" : " fail"}`, dataset: { kind: guard.kind } },
+      h("div", { class: "guard-head" },
+        verdict === null ? null : h("span", { class: "verdict" }, verdict ? `✓ ${t("guardw.pass")}` : `✗ ${t("guardw.fail")}`),
+        h("span", { class: "badge" }, t("guards.kind." + guard.kind)),
+        h("code", { class: "guard-source" }, guard.source)),
+      h("div", { class: "guard-meta" },
+        h("span", {}, `${t("guards.symbolic")}: `), h("code", {}, guard.symbolic)),
+      h("div", { class: "guard-meta" },
+        h("span", {}, `${t("guards.from")}: `), guard.provenance,
+        guard.span ? h("span", { class: "where" }, ` (${t("guards.line", guard.span.line)})`) : null));
+    if (guard.span && list === ui.guards) {
+      item.tabIndex = 0;
+      const show = () => renderSource(new Set([guard.span.line]));
+      item.addEventListener("mouseenter", show);
+      item.addEventListener("focus", show);
+    }
+    return item;
+  }));
+}
+ctx.renderGuards = renderGuards;
+
+function renderKernels(stage) {
+  const parts = [h("p", { class: "note" }, t("kernels.coming")), h("p", {}, t(`kernels.${stage}`))];
+  if (stage === "wgsl") {
+    parts.push(h("fieldset", { class: "emit-modes", disabled: true },
+      h("legend", {}, "WGSL"),
+      ...["static", "override", "dynamic"].map((mode) =>
+        h("label", { class: "inline" }, h("input", { type: "radio", name: "emit-mode", value: mode, checked: mode === "static" }), ` ${t("kernels.mode." + mode)}`))));
+  }
+  fill(ui.kernels, ...parts);
+}
+
+function renderRun() {
+  const result = ctx.runResult;
+  if (!result) return fill(ui.run);
+  if (result.error) return fill(ui.run, h("p", { class: "error" }, t("run.failed") + result.error.message));
+  const outputs = result.outputs.map((output, i) => {
+    const first = Array.from(output.data.slice(0, 6), (v) => v.toFixed(4)).join(", ");
+    return h("li", {}, h("code", {}, t("run.output", i, output.shape.join(", "))), h("div", { class: "hint" }, `${t("run.first")}: ${first}${output.data.length > 6 ? ", …" : ""}`));
+  });
+  fill(ui.run,
+    h("h4", {}, t("run.cpu")),
+    h("ol", { class: "outputs" }, ...outputs),
+    h("p", {}, t("run.time", formatMs(result.ms.run))),
+    h("p", { class: "note" }, t("run.gpu")));
+}
+
+// ---------------------------------------------------------------------------------------
+// Language, banner, wiring
+
+function renderBanner() {
+  const webgpu = ctx.tailor?.webgpu;
+  if (!webgpu) return;
+  ui.banner.dataset.state = webgpu.available ? "cpu-fallback" : "no-webgpu";
+  fill(ui.banner, webgpu.available ? t("webgpu.available", webgpu.adapter) : t("webgpu.missing", webgpu.reason));
+}
+
+function applyLanguage(lang) {
+  setLanguage(lang);
+  ui.lang.textContent = t("toggle.label");
+  ui.lang.setAttribute("lang", language() === "zh" ? "en" : "zh");
+  renderBanner();
+  renderMarks();
+  renderStep();
+  for (const rerender of ctx.rerender) rerender();
+}
+
+function setupPresets() {
+  fill(ui.preset,
+    ...ctx.presets.map((preset) => h("option", { value: preset.id }, `${preset.id} (${preset.file})`)),
+    h("option", { value: "custom" }, language() === "en" ? "custom" : "自定义"));
+  ui.preset.addEventListener("change", () => usePreset(ui.preset.value));
+}
+ctx.onPreset = [];
+
+/** Loads a preset into the editor and compiles it (also used by the scenario buttons). */
+async function usePreset(id) {
+  const preset = ctx.presets.find((p) => p.id === id);
+  if (!preset) return;
+  ui.preset.value = id;
+  ui.editor.value = preset.source;
+  ui.shapes.value = preset.shapes;
+  renderMarks(new Map());
+  for (const hook of ctx.onPreset) hook(preset);
+  await compile();
+}
+ctx.usePreset = usePreset;
+
+function wire() {
+  ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
     compile();
-  }
-});
-
-compiler = await loadCompiler();
-if (compiler !== null) {
-  enableControls();
-  statusLine.textContent = "编译器已就绪。";
-  compile();
+  });
+  ui.editor.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      compile();
+    }
+  });
+  ui.editor.addEventListener("input", () => syncPresetSelect());
+  ui.shapes.addEventListener("input", () => renderMarks());
+  ui.shapes.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      compile();
+    }
+  });
+  ui.mode.addEventListener("change", () => compile());
+  ui.prev.addEventListener("click", () => go(ctx.step - 1));
+  ui.next.addEventListener("click", () => go(ctx.step + 1));
+  document.addEventListener("keydown", (event) => {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const tag = event.target?.tagName;
+    if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || event.target?.isContentEditable) return;
+    if (event.key === "ArrowRight") go(ctx.step + 1);
+    else if (event.key === "ArrowLeft") go(ctx.step - 1);
+  });
+  ui.share.addEventListener("click", async () => {
+    writeFragment();
+    try {
+      await navigator.clipboard.writeText(location.href);
+      ui.status.textContent = t("status.copied");
+    } catch {
+      ui.status.textContent = `${t("status.copyHere")} ${location.href}`;
+    }
+  });
+  ui.lang.addEventListener("click", () => applyLanguage(language() === "zh" ? "en" : "zh"));
+  ui.source.addEventListener("click", (event) => {
+    const line = Number(event.target.closest("li")?.dataset.line);
+    if (!line || !ctx.view) return;
+    const node = ctx.view.nodes.find((n) => n.span?.line === line);
+    for (const box of ui.graph.querySelectorAll(".node.selected")) box.classList.remove("selected");
+    for (const n of ctx.view.nodes.filter((n) => n.span?.line === line)) {
+      ui.graph.querySelector(`[data-node="${n.id}"]`)?.classList.add("selected");
+    }
+    if (node) renderSource(new Set([line]));
+  });
 }
+
+async function main() {
+  applyLanguage(rememberedLanguage());
+  ui.status.textContent = t("status.loading");
+  try {
+    await loadCompiler();
+  } catch (error) {
+    showError({ kind: "panic", message: `${t("error.load")}\n${error?.message ?? error}` });
+    ui.status.textContent = t("status.loadFailed");
+    return;
+  }
+  renderBanner();
+  setupPresets();
+  ui.editor.value = ctx.presets[0].source;
+  ui.shapes.value = ctx.presets[0].shapes;
+  const step = readFragment();
+  wire();
+  setupLab(ctx);
+  setupWidgets(ctx);
+  for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.compile, ui.share]) control.disabled = false;
+  await compile({ step });
+  // A handle for learners in the console, and for tests of the recovery path.
+  window.tailorPage = {
+    get tailor() {
+      return ctx.tailor;
+    },
+    get model() {
+      return ctx.model;
+    },
+    get bindings() {
+      return ctx.bindings;
+    },
+    run: (work) => guarded(() => work(ctx)),
+  };
+  document.body.dataset.ready = "true";
+}
+
+main();

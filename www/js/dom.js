@@ -1,0 +1,56 @@
+// Small DOM builders. Every string becomes a text node (never innerHTML): model source,
+// input names and compiler messages are user data.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const MATHML_NS = "http://www.w3.org/1998/Math/MathML";
+
+function build(element, attrs, children) {
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") element.setAttribute("class", value);
+    else if (key === "text") element.textContent = value;
+    else if (key === "dataset") Object.assign(element.dataset, value);
+    else if (key.startsWith("on")) element.addEventListener(key.slice(2), value);
+    else element.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+/** An HTML element: `h("li", { class: "x", dataset: { action: "hit" } }, "text", child)`. */
+export function h(tag, attrs, ...children) {
+  return build(document.createElement(tag), attrs, children);
+}
+
+/** An SVG element. */
+export function s(tag, attrs, ...children) {
+  return build(document.createElementNS(SVG_NS, tag), attrs, children);
+}
+
+/** A MathML element. */
+export function m(tag, attrs, ...children) {
+  return build(document.createElementNS(MATHML_NS, tag), attrs, children);
+}
+
+/** Replaces the children of `element`. */
+export function fill(element, ...children) {
+  element.replaceChildren();
+  return build(element, {}, children);
+}
+
+/** Lets the browser paint and handle input before the next chunk of work. */
+export function yieldToBrowser() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** `1.23 ms`, `45 µs`, `2.1 s`. */
+export function formatMs(ms) {
+  if (!Number.isFinite(ms)) return "—";
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
+  if (ms >= 10) return `${ms.toFixed(1)} ms`;
+  if (ms >= 0.1) return `${ms.toFixed(2)} ms`;
+  return `${Math.round(ms * 1000)} µs`;
+}

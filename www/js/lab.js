@@ -1,0 +1,326 @@
+// The guard cache lab: runs a sequence of calls through the compiled model, from an empty
+// cache (or keeping the last run's entries), one call per browser task so the page stays
+// responsive; shows each call's action and reasons, the entries with their guards, the
+// latency timeline and the recompile limit; and compares the three modes side by side
+// (T_total = T_compile + Σ T_run + Σ T_recompile, measured), feeding sections 5 and 8.
+
+import { fill, formatMs, h, m, yieldToBrowser } from "./dom.js";
+import { t } from "./i18n.js";
+import { renderTimeline } from "./chart.js";
+
+/** The material's sequences, as values of the varying dims. */
+const SEQUENCES = {
+  demo: [8, 16, 32, 16, 8, 64, 16, 8],
+  nlp: [8, 16, 32, 64, 128, 256, 512, 77, 300],
+  cv: [320, 416, 640, 320, 416],
+  batch: [1, 2, 4, 8, 16, 32, 64],
+  limit: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+};
+
+// Inductor's measured costs on a 2-core CPU (pytorch-semantics.md §12): 12–22 s for the first
+// compile and 1–2.5 s per recompile; the projection uses the midpoints.
+const INDUCTOR_FIRST_S = 17;
+const INDUCTOR_RECOMPILE_S = 1.75;
+
+const $ = (id) => document.getElementById(id);
+
+export function setupLab(ctx) {
+  const ui = {
+    sequence: $("cache-sequence"),
+    slider: $("cache-slider"),
+    sliderValue: $("cache-slider-value"),
+    add: $("cache-add"),
+    run: $("cache-run"),
+    keep: $("cache-keep"),
+    compare: $("cache-compare"),
+    status: $("lab-status"),
+    limit: $("limit-meter"),
+    events: $("cache-events"),
+    entries: $("cache-entries"),
+    chart: $("timeline-chart"),
+    compareView: $("compare-view"),
+    tradeoff: $("tradeoff-view"),
+    deploy: $("deploy-view"),
+  };
+  let running = false;
+  let lastModel = null;
+  let comparison = null;
+
+  const sequenceOf = (values) => values.map((value) => ctx.shapesWith(value)).join(" ");
+
+  function applyPreset(preset) {
+    ui.sequence.value = sequenceOf(preset.sequence);
+    const [min, max, step] = preset.slider;
+    Object.assign(ui.slider, { min, max, step });
+    ui.slider.value = preset.sequence[0];
+    ui.sliderValue.textContent = ui.slider.value;
+  }
+  ctx.onPreset.push(applyPreset);
+  applyPreset(ctx.currentPreset() ?? ctx.presets[0]);
+
+  for (const chip of document.querySelectorAll("[data-sequence]")) {
+    if (chip.classList.contains("scenario")) continue;
+    chip.addEventListener("click", () => {
+      ui.sequence.value = sequenceOf(SEQUENCES[chip.dataset.sequence]);
+      ui.sequence.focus();
+    });
+  }
+  ui.slider.addEventListener("input", () => (ui.sliderValue.textContent = ui.slider.value));
+  ui.add.addEventListener("click", () => {
+    ui.sequence.value = `${ui.sequence.value.trim()} ${ctx.shapesWith(Number(ui.slider.value))}`.trim();
+  });
+  ui.sequence.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      run();
+    }
+  });
+  ui.run.addEventListener("click", () => run());
+  ui.compare.addEventListener("click", () => compare());
+  for (const control of [ui.sequence, ui.slider, ui.add, ui.run, ui.compare]) control.disabled = false;
+
+  /** The tokens of the sequence, each checked by the model; `null` after showing an error. */
+  function tokens(model) {
+    const list = ui.sequence.value.trim().split(/\s+/).filter(Boolean);
+    if (list.length === 0) {
+      say(t("lab.empty"));
+      return null;
+    }
+    for (const token of list) {
+      try {
+        model.checkShapes(token);
+      } catch (error) {
+        say(t("lab.badToken", token, error.message), true);
+        return null;
+      }
+    }
+    return list;
+  }
+
+  function say(text, isError = false) {
+    ui.status.textContent = text;
+    ui.status.classList.toggle("error-text", isError);
+  }
+
+  /** Calls `model` with each token while `alive()` (false once the page replaced it). */
+  async function callAll(model, list, alive, onCall) {
+    for (const [i, token] of list.entries()) {
+      if (!alive()) return false;
+      const result = await ctx.guarded(async () => {
+        try {
+          return await model.call(token);
+        } catch (error) {
+          if (error?.call) return error.call;
+          throw error;
+        }
+      });
+      if (result === undefined) return false;
+      onCall(i, list.length);
+      await yieldToBrowser();
+    }
+    return true;
+  }
+  const comparing = new Set();
+
+  async function run() {
+    if (running) return;
+    const model = ctx.model;
+    if (!model) return say(t("lab.needModel"), true);
+    const list = tokens(model);
+    if (!list) return;
+    running = true;
+    ui.run.disabled = true;
+    try {
+      if (!ui.keep.checked) model.reset();
+      lastModel = model;
+      render();
+      await callAll(model, list, () => model === ctx.model, (i, n) => {
+        say(t("lab.running", i + 1, n));
+        render();
+      });
+      const calls = model === ctx.model ? model.events() : [];
+      const count = (action) => calls.filter((c) => c.action === action).length;
+      say(t("lab.done", calls.length, count("compile"), count("hit"), count("eager"), count("error")));
+      for (const hook of ctx.onLabRun) hook(model);
+    } catch (error) {
+      say(error?.message ?? String(error), true);
+    } finally {
+      running = false;
+      ui.run.disabled = false;
+    }
+  }
+  ctx.onLabRun = [];
+
+  function barLabel(call) {
+    const [name, dim] = ctx.varyDims()[0] ?? [];
+    const input = ctx.parseShapes(call.shapes).find((i) => i.name === name);
+    return String(input?.dims[dim] ?? call.index + 1);
+  }
+
+  function render() {
+    const model = ctx.model;
+    if (!model || model !== lastModel) {
+      fill(ui.events);
+      fill(ui.entries, h("li", { class: "hint" }, t("lab.noEntries")));
+      fill(ui.chart, renderTimeline([], barLabel));
+      fill(ui.limit);
+      return;
+    }
+    const calls = model.events();
+    const entries = model.entries();
+    fill(ui.events, ...calls.map(renderCall));
+    fill(ui.entries, ...(entries.length ? entries.map(renderEntry) : [h("li", { class: "hint" }, t("lab.noEntries"))]));
+    fill(ui.chart, renderTimeline(calls, barLabel));
+    const warning = calls.find((c) => c.warning)?.warning;
+    const limit = model.recompileLimit;
+    fill(ui.limit,
+      h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": limit, "aria-valuenow": entries.length, "aria-label": t("lab.limit", entries.length, limit) },
+        ...Array.from({ length: limit }, (_, i) => h("span", { class: i < entries.length ? "cell full" : "cell" }))),
+      h("span", {}, t("lab.limit", entries.length, limit)),
+      warning ? h("div", { class: "warning" }, h("p", {}, t("lab.limitHit")), h("pre", {}, warning)) : null);
+    ui.events.lastElementChild?.scrollIntoView({ block: "nearest" });
+  }
+  ctx.onCompiled.push(() => {
+    lastModel = null;
+    render();
+  });
+  ctx.onRestart.push(() => {
+    lastModel = null;
+    comparing.clear();
+  });
+
+  function renderCall(call) {
+    return h("li", { class: `call ${call.action}`, dataset: { action: call.action } },
+      h("div", { class: "call-head" },
+        h("span", { class: "index" }, `#${call.index + 1}`),
+        h("code", {}, call.shapes),
+        h("span", { class: `badge action ${call.action}` }, t("action." + call.action)),
+        call.entry !== null ? h("span", {}, t("lab.entry", call.entry) + t("lab.wrapper", call.wrapper)) : null,
+        h("span", { class: "ms" }, formatMs(call.ms.guard + call.ms.compile + call.ms.run))),
+      call.reasons.length
+        ? h("details", { class: "reasons" }, h("summary", {}, t("lab.reasons")),
+          h("ul", {}, ...call.reasons.map((r) => h("li", {}, h("code", {}, `0/${r.entry}: ${r.text}`)))))
+        : null,
+      call.error ? h("p", { class: "error-text" }, call.error) : null);
+  }
+
+  function renderEntry(entry) {
+    const dims = entry.inputs.map((input) => `${input.name}=[${input.dims.map((d) => d.text).join(", ")}]`).join("; ");
+    const guards = h("ol", { class: "guards-view compact" });
+    ctx.renderGuards(entry.guards, guards);
+    return h("li", { class: "entry", dataset: { entry: entry.id } },
+      h("div", { class: "entry-head" },
+        h("strong", {}, t("lab.entry", entry.id)),
+        h("code", {}, dims),
+        h("span", { class: "badge" }, `dynamic=${entry.mode}${t("lab.wrapper", entry.wrapper)}`)),
+      h("details", {}, h("summary", {}, t("lab.guards", entry.guards.length)), guards));
+  }
+
+  async function compare() {
+    if (running || !ctx.model) return say(t("lab.needModel"), true);
+    const list = tokens(ctx.model);
+    if (!list) return;
+    running = true;
+    ui.compare.disabled = true;
+    const source = document.getElementById("model-editor").value;
+    const results = [];
+    try {
+      for (const mode of ["false", "true", "auto"]) {
+        say(t("lab.compareRunning", mode === "auto" ? "None" : mode === "true" ? "True" : "False"));
+        let model;
+        try {
+          model = ctx.tailor.compile(source, { ...ctx.currentOptions(), dynamic: mode });
+        } catch (error) {
+          return say(error.message, true);
+        }
+        comparing.add(model);
+        const finished = await callAll(model, list, () => comparing.has(model), () => {});
+        if (!finished) return;
+        results.push(summarise(mode, model.events()));
+        comparing.delete(model);
+        model.free();
+      }
+      comparison = { tokens: list, results };
+      say(t("lab.compareDone"));
+      renderComparison();
+    } finally {
+      running = false;
+      ui.compare.disabled = false;
+    }
+  }
+
+  function summarise(mode, calls) {
+    const compiles = calls.filter((c) => c.action === "compile");
+    const first = compiles[0]?.ms.compile ?? 0;
+    const recompile = compiles.slice(1).reduce((sum, c) => sum + c.ms.compile, 0);
+    const run = calls.reduce((sum, c) => sum + c.ms.run + c.ms.guard, 0);
+    return {
+      mode,
+      calls,
+      compiles: compiles.length,
+      eager: calls.filter((c) => c.action === "eager").length,
+      first,
+      recompile,
+      run,
+      total: first + recompile + run,
+      latencies: calls.map((c) => c.ms.guard + c.ms.compile + c.ms.run),
+    };
+  }
+
+  const modeName = (mode) => (mode === "auto" ? "None" : mode === "true" ? "True" : "False");
+
+  function totalFormula(result) {
+    const num = (ms) => m("mn", {}, ms.toFixed(2));
+    return m("math", { display: "block", class: "formula filled", "aria-label": `T total ${result.total.toFixed(2)} ms` },
+      m("mrow", {},
+        m("msub", {}, m("mi", {}, "T"), m("mtext", {}, "total")), m("mo", {}, "="),
+        num(result.first), m("mo", {}, "+"), num(result.run), m("mo", {}, "+"), num(result.recompile),
+        m("mo", {}, "="), num(result.total), m("mtext", {}, "\u2009ms")));
+  }
+
+  function renderComparison() {
+    if (!comparison) return;
+    const headers = ["compare.mode", "compare.compiles", "compare.eager", "compare.first", "compare.run", "compare.recompile", "compare.total"];
+    const table = h("table", { class: "compare" },
+      h("thead", {}, h("tr", {}, ...headers.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, ...comparison.results.map((r) =>
+        h("tr", { dataset: { mode: r.mode } },
+          h("th", { scope: "row" }, `dynamic=${modeName(r.mode)}`),
+          h("td", {}, String(r.compiles)), h("td", {}, String(r.eager)),
+          h("td", {}, formatMs(r.first)), h("td", {}, formatMs(r.run)), h("td", {}, formatMs(r.recompile)),
+          h("td", {}, formatMs(r.total))))));
+    const projections = comparison.results.map((r) => {
+      const seconds = (r.compiles ? INDUCTOR_FIRST_S + INDUCTOR_RECOMPILE_S * (r.compiles - 1) : 0) + r.run / 1000;
+      return h("li", {}, t("compare.inductor", modeName(r.mode), seconds.toFixed(1)));
+    });
+    fill(ui.compareView, h("h4", {}, `T_total (${comparison.tokens.length} ${t("chart.calls")})`),
+      h("div", { class: "table-scroll" }, table), h("p", { class: "hint" }, t("compare.note")), h("ul", {}, ...projections));
+    fill(ui.tradeoff, ...comparison.results.flatMap((r) => [h("h4", {}, `dynamic=${modeName(r.mode)}`), totalFormula(r)]),
+      h("p", { class: "hint" }, t("compare.note")), h("ul", {}, ...projections.map((li) => li.cloneNode(true))));
+    const percentile = (values, p) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+    };
+    fill(ui.deploy, h("div", { class: "table-scroll" }, h("table", { class: "compare" },
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("compare.mode")), h("th", { scope: "col" }, t("deploy.p50")), h("th", { scope: "col" }, t("deploy.p99")), h("th", { scope: "col" }, t("deploy.max")))),
+      h("tbody", {}, ...comparison.results.map((r) => h("tr", {},
+        h("th", { scope: "row" }, `dynamic=${modeName(r.mode)}`),
+        h("td", {}, formatMs(percentile(r.latencies, 50))),
+        h("td", {}, formatMs(percentile(r.latencies, 99))),
+        h("td", {}, formatMs(Math.max(...r.latencies)))))))));
+  }
+
+  /** Loads a preset and a material sequence, then runs the lab (AI scenario buttons). */
+  ctx.runScenario = async (presetId, sequenceId) => {
+    await ctx.usePreset(presetId);
+    ui.sequence.value = sequenceOf(SEQUENCES[sequenceId]);
+    document.getElementById("lab").scrollIntoView({ block: "start" });
+    await run();
+  };
+
+  ctx.rerender.push(() => {
+    render();
+    renderComparison();
+  });
+  render();
+}
