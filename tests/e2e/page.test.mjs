@@ -1,90 +1,144 @@
-// End-to-end test of the built page (dist/, from `trunk build --release`): the page loads the
-// compiler, compiles SimpleNet on load, and reports a broken model as an error that names
-// the line. Screenshots go to test-results/ (git-ignored) for people to look at.
+// End-to-end tests of the built page (dist/, from `trunk build --release`): loading, every
+// preset, stepping through every stage (buttons, keys, shareable URL), the language switch and
+// a 375 px screen. Screenshots go to test-results/ (git-ignored) for people to look at.
 //
 // Run: `node --test tests/e2e/` (scripts/test.sh builds dist/ first).
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
-import { DIST_DIR, RESULTS_DIR, launchChromium, serveStatic } from "./harness.mjs";
+import { afterCompile, openPage, shot, shownError } from "./page-helpers.mjs";
 
-const LOAD_TIMEOUT_MS = 60_000;
+const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
 
-let server;
-let browser;
+let session;
 let page;
-const pageErrors = [];
-const consoleErrors = [];
 
 before(async () => {
-  assert.ok(existsSync(join(DIST_DIR, "index.html")), "dist/index.html missing: run trunk build --release");
-  await mkdir(RESULTS_DIR, { recursive: true });
-  server = await serveStatic(DIST_DIR);
-  browser = await launchChromium();
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") consoleErrors.push(message.text());
-  });
+  session = await openPage();
+  page = session.page;
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.close();
+  await session?.close();
 });
 
-/** Text of the error box if it is shown, else `null`. */
-async function shownError() {
-  const errorBox = page.getByTestId("error-message");
-  return (await errorBox.isVisible()) ? await errorBox.textContent() : null;
-}
-
-test("on load, the page compiles SimpleNet at x=8,64 and shows its trace", { timeout: LOAD_TIMEOUT_MS + 30_000 }, async (t) => {
-  await page.goto(server.url);
-  await page.waitForFunction(
-    () =>
-      document.querySelector('[data-testid="trace-view"]').textContent.trim() !== "" ||
-      !document.querySelector('[data-testid="error-message"]').hidden,
-    null,
-    { timeout: LOAD_TIMEOUT_MS },
-  );
-  await page.screenshot({ path: join(RESULTS_DIR, "01-loaded.png"), fullPage: true });
-
-  for (const message of consoleErrors) t.diagnostic(`console.error: ${message}`);
-  assert.deepEqual(pageErrors, [], "uncaught errors on the page");
+test("on load, the page compiles SimpleNet at x=8,64 in Chinese", async () => {
+  await shot(page, "01-loaded");
+  assert.deepEqual(session.errors, [], "uncaught errors on the page");
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.lang), "zh");
   assert.match(await page.getByTestId("model-editor").inputValue(), /class SimpleNet\(nn\.Module\)/);
   assert.equal(await page.getByTestId("input-shapes").inputValue(), "x=8,64");
   assert.equal(await page.getByTestId("mode-select").inputValue(), "auto");
-
-  const error = await shownError();
-  assert.equal(error, null, `the page shows an error instead of a trace: ${error}`);
-  assert.match(await page.getByTestId("trace-view").textContent(), /SimpleNet/);
+  assert.equal(await page.getByTestId("preset-select").inputValue(), "simplenet");
+  assert.equal(await shownError(page), null);
+  assert.match(await page.getByTestId("stage-title").textContent(), /程序与设置/);
+  assert.match(await page.getByTestId("webgpu-status").textContent(), /WebGPU/);
 });
 
-test("a syntax error in the model is shown as an error that names the line", async () => {
-  const compileButton = page.getByTestId("compile-button");
-  assert.ok(await compileButton.isEnabled(), "the compile button is disabled (the compiler did not load)");
-  const editor = page.getByTestId("model-editor");
-  const source = await editor.inputValue();
-  const broken = source.replace("def forward(self, x):", "def forward(self x):");
-  assert.notEqual(broken, source, "the SimpleNet source has no `def forward(self, x):` line to break");
+test("every stage can be stepped through with the buttons and the arrow keys", async () => {
+  const next = page.getByTestId("step-next");
+  const seen = [];
+  for (let guard = 0; guard < 50; guard++) {
+    seen.push(await page.getByTestId("stage-title").getAttribute("data-stage"));
+    const stage = seen.at(-1);
+    if (stage === "graph") {
+      assert.ok((await page.locator('[data-testid="graph-view"] svg .node').count()) >= 5, "graph drawn");
+      assert.match(await page.getByTestId("graph-view").textContent(), /\[8, 128\]/, "shapes on edges");
+      await shot(page, "02-stage-graph", page.locator("#steps"));
+    }
+    if (stage === "shapes" && !seen.slice(0, -1).includes("shapes")) await shot(page, "03-stage-shapes", page.locator("#steps"));
+    if (stage === "guards") {
+      const expected = await page.evaluate(() => {
+        const compilation = window.tailorPage.model.trace("x=8,64");
+        const n = compilation.view.guards.length;
+        compilation.free();
+        return n;
+      });
+      assert.equal(await page.locator('[data-testid="guards-view"] > li').count(), expected, "one child per guard");
+      assert.match(await page.getByTestId("guards-view").textContent(), /TENSOR_MATCH/);
+      await shot(page, "04-stage-guards", page.locator("#steps"));
+    }
+    if (stage === "fusion" || stage === "wgsl") {
+      assert.ok(await page.getByTestId("kernels-view").isVisible());
+      assert.match(await page.getByTestId("kernels-view").textContent(), /内核阶段/);
+      if (stage === "wgsl") await shot(page, "05-stage-wgsl", page.locator("#steps"));
+    }
+    if (stage === "run") {
+      assert.match(await page.getByTestId("run-result").textContent(), /\[8, 64\]/);
+      await shot(page, "06-stage-run", page.locator("#steps"));
+    }
+    if (await next.isDisabled()) break;
+    await next.click();
+  }
+  for (const stage of STAGES) assert.ok(seen.includes(stage), `stage ${stage} was not reached (saw ${seen})`);
+  assert.equal(seen.filter((s) => s === "shapes").length, 3, "one shape step per op of SimpleNet");
 
-  await editor.fill(broken);
-  await compileButton.click();
-  const errorBox = page.getByTestId("error-message");
-  await errorBox.waitFor({ state: "visible", timeout: 10_000 });
-  await page.screenshot({ path: join(RESULTS_DIR, "02-syntax-error.png"), fullPage: true });
+  await page.locator("body").click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("ArrowLeft");
+  assert.equal(await page.getByTestId("stage-title").getAttribute("data-stage"), "wgsl");
+  await page.keyboard.press("ArrowRight");
+  assert.equal(await page.getByTestId("stage-title").getAttribute("data-stage"), "run");
+  assert.match(page.url(), /step=9/);
+  await page.getByTestId("step-prev").click();
+  assert.match(page.url(), /step=8/);
+});
 
-  assert.match(await errorBox.textContent(), /line/i);
-  assert.equal(await page.getByTestId("trace-view").textContent(), "", "a stale trace is still shown");
+test("the URL fragment reopens the same model, settings and step", async () => {
+  await afterCompile(page, () => page.getByTestId("mode-select").selectOption("true"));
+  await page.getByTestId("step-next").click();
+  await page.getByTestId("step-next").click();
+  const url = page.url();
+  assert.match(url, /mode=true/);
+  const other = await openPage({ hash: url.slice(url.indexOf("#")) });
+  try {
+    assert.equal(await other.page.getByTestId("mode-select").inputValue(), "true");
+    assert.equal(await other.page.getByTestId("stage-title").getAttribute("data-stage"), "graph");
+  } finally {
+    await other.close();
+  }
+  await afterCompile(page, () => page.getByTestId("mode-select").selectOption("auto"));
+});
+
+test("every preset compiles in every mode and draws its graph", async () => {
+  const presets = await page.$$eval('[data-testid="preset-select"] option', (options) =>
+    options.map((o) => o.value).filter((v) => v !== "custom"));
+  assert.deepEqual(presets, ["simplenet", "bert_block", "yolo_stack", "conv1d", "add_one"]);
+  for (const preset of presets) {
+    await afterCompile(page, () => page.getByTestId("preset-select").selectOption(preset));
+    for (const mode of ["true", "false", "auto"]) {
+      await afterCompile(page, () => page.getByTestId("mode-select").selectOption(mode));
+      assert.equal(await shownError(page), null, `${preset} in mode ${mode}`);
+    }
+    await page.locator('.stage-pill').nth(2).click();
+    assert.ok((await page.locator('[data-testid="graph-view"] svg .node').count()) >= 3, `${preset} graph`);
+    await shot(page, `07-preset-${preset}`, page.locator("#steps"));
+  }
+  await afterCompile(page, () => page.getByTestId("preset-select").selectOption("simplenet"));
+});
+
+test("the language switch turns the page English and is remembered", async () => {
+  const toggle = page.getByTestId("lang-toggle");
+  await toggle.click();
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.lang), "en");
+  assert.match(await page.getByTestId("stage-title").textContent(), /step \d+ of \d+/);
+  assert.ok(await page.getByRole("heading", { name: "1. Live demo" }).isVisible());
+  assert.ok(!(await page.getByRole("heading", { name: "1. 可视化演示" }).isVisible()));
+  await shot(page, "08-english");
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.lang), "en");
+  await page.getByTestId("lang-toggle").click();
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.lang), "zh");
 });
 
 test("the page fits a 375 px wide screen without horizontal scrolling", async () => {
   await page.setViewportSize({ width: 375, height: 812 });
-  await page.screenshot({ path: join(RESULTS_DIR, "03-narrow-375px.png"), fullPage: true });
+  await shot(page, "09-narrow-375px");
   const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(scrollWidth <= 375, `page is ${scrollWidth} px wide at a 375 px viewport`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test("no uncaught errors happened", () => {
+  assert.deepEqual(session.errors, []);
 });

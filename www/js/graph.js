@@ -37,7 +37,9 @@ function layout(nodes) {
     row.forEach((node, i) => slot.set(node.id, i - (row.length - 1) / 2));
   }
   const widest = Math.max(...layers.filter(Boolean).map((row) => row.length));
-  const width = widest * NODE_W + (widest - 1) * GAP_X + 2 * GAP_X;
+  // Wide enough for the longest shape label too (labels are centred under their node).
+  const longest = Math.max(...drawn.map((node) => node.shapeText.length * CHAR_W + 16));
+  const width = Math.max(widest * NODE_W + (widest - 1) * GAP_X + 2 * GAP_X, longest);
   const position = new Map();
   layers.forEach((row, depth) => {
     row?.forEach((node) => {
@@ -79,16 +81,25 @@ export function renderGraph(nodes, options = {}) {
           "marker-end": "url(#arrow)",
         }),
       );
-      const text = known ? source.shapeText : "?";
-      const mx = (x1 + x2) / 2;
-      const my = (y1 + y2) / 2;
-      const w = text.length * CHAR_W + 8;
-      labels.append(
-        s("g", { class: known ? "edge-label" : "edge-label pending" },
-          s("rect", { x: mx - w / 2, y: my - 9, width: w, height: 17, rx: 3 }),
-          s("text", { x: mx, y: my + 4, "text-anchor": "middle" }, text)),
-      );
     }
+  }
+  // One label per producer, just below it: every edge leaving a node carries the same shape.
+  for (const node of drawn) {
+    const consumers = drawn.filter((other) => other.inputs.includes(node.id));
+    if (consumers.length === 0) continue;
+    const known = reached(node);
+    const text = known ? node.shapeText : "?";
+    const from = position.get(node.id);
+    const mx = from.x + NODE_W / 2;
+    const my = from.y + NODE_H + GAP_Y * 0.36;
+    const w = text.length * CHAR_W + 8;
+    labels.append(
+      s("g", { class: known ? "edge-label" : "edge-label pending" },
+        s("rect", { x: mx - w / 2, y: my - 9, width: w, height: 17, rx: 3 }),
+        s("text", { x: mx, y: my + 4, "text-anchor": "middle" }, text)),
+    );
+  }
+  for (const node of drawn) {
     const params = node.inputs.filter((id) => nodes[id].role === "param").length;
     const state = node.id === options.current ? "current" : reached(node) ? "done" : "pending";
     const title = node.role === "output" ? "output" : `%${node.name}`;

@@ -147,6 +147,9 @@ export function setupLab(ctx) {
     } finally {
       running = false;
       ui.run.disabled = false;
+      // Counts finished runs on <section id="lab" data-runs>, so tests can wait for one.
+      const section = document.getElementById("lab");
+      section.dataset.runs = String(Number(section.dataset.runs ?? 0) + 1);
     }
   }
   ctx.onLabRun = [];

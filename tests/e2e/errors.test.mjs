@@ -1,0 +1,137 @@
+// End-to-end tests of every kind of error the page reports: syntax, unsupported construct,
+// undefined name, shape mismatch, malformed and unknown input shapes, mark_dynamic ranges and
+// constraint violations, lab errors, user text that looks like markup, and a Rust panic
+// (the page shows it in place, restarts the module and keeps working).
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { afterCompile, compileSource, openPage, runLab, shot, shownError } from "./page-helpers.mjs";
+
+let session;
+let page;
+let simplenet;
+
+before(async () => {
+  session = await openPage();
+  page = session.page;
+  simplenet = await page.getByTestId("model-editor").inputValue();
+});
+
+after(async () => {
+  await session?.close();
+});
+
+/** Compiles `source` at `shapes` and resolves to `{ kind, text }` of the shown error. */
+async function errorFor(source, shapes = "x=8,64") {
+  await compileSource(page, source, shapes);
+  const text = await shownError(page);
+  assert.notEqual(text, null, "an error is shown");
+  return { kind: await page.getByTestId("error-message").getAttribute("data-kind"), text };
+}
+
+test("a syntax error names its line and marks it in the source", async () => {
+  const { kind, text } = await errorFor(simplenet.replace("def forward(self, x):", "def forward(self x):"));
+  assert.equal(kind, "syntax");
+  assert.match(text, /第 17 行/);
+  assert.match(await page.locator(".error-snippet").textContent(), /17 \|     def forward\(self x\):\n\s+\^/);
+  assert.equal(await page.locator("#source-view li.error-line").getAttribute("data-line"), "17");
+  assert.equal(await page.getByTestId("stage-title").textContent(), "", "no stale stage");
+  await shot(page, "20-error-syntax", page.locator(".workbench"));
+});
+
+test("an unsupported construct says what to write instead", async () => {
+  const source = "import torch\n\n\ndef f(x):\n    while x.shape[0] > 1:\n        x = x[1:]\n    return x\n";
+  // Errors found while tracing forward come from the cache's compile, so their kind is
+  // `compile`; the message still names the construct and the line.
+  const { text } = await errorFor(source, "x=8");
+  assert.match(text, /a while loop is not supported \(use 'for i in range\(N\)'/);
+  assert.match(text, /第 5 行/);
+});
+
+test("an undefined name is reported at its use", async () => {
+  const { text } = await errorFor(simplenet.replace("return self.layers(x)", "return self.layers(y)"));
+  assert.match(text, /name 'y' is not defined/);
+  assert.match(text, /第 18 行/);
+});
+
+test("a shape mismatch names the op and both shapes", async () => {
+  const { text } = await errorFor(simplenet, "x=8,65");
+  assert.match(text, /in_features is 64/);
+  assert.match(text, /第 18 行/);
+});
+
+test("malformed and unknown input shapes are input errors", async () => {
+  let error = await errorFor(simplenet, "x=8,a");
+  assert.equal(error.kind, "input");
+  assert.match(error.text, /'a' is not a size/);
+  error = await errorFor(simplenet, "y=8,64");
+  assert.equal(error.kind, "input");
+  assert.match(error.text, /unknown input 'y'/);
+});
+
+test("mark_dynamic: a size outside min/max, and a dim the model specialises", async () => {
+  await compileSource(page, simplenet, "x=8,64");
+  const row = page.locator('.mark-row[data-input="x"][data-dim="0"]');
+  await afterCompile(page, () => row.locator(".mark-kind").selectOption("dynamic"));
+  assert.equal(await shownError(page), null, "mark_dynamic(x, 0) alone compiles");
+  await afterCompile(page, async () => {
+    await row.locator(".mark-max").fill("4");
+    await row.locator(".mark-max").press("Tab");
+  });
+  let text = await shownError(page);
+  assert.match(text, /8 not in range \[0, 4\]/);
+  await afterCompile(page, () => row.locator(".mark-kind").selectOption("default"));
+  assert.equal(await shownError(page), null);
+
+  const feature = page.locator('.mark-row[data-input="x"][data-dim="1"]');
+  await afterCompile(page, () => feature.locator(".mark-kind").selectOption("dynamic"));
+  text = await shownError(page);
+  assert.match(text, /ConstraintViolationError/);
+  assert.match(text, /specialized it to be a constant \(64\)/);
+  await shot(page, "21-error-constraint", page.locator(".workbench"));
+  await afterCompile(page, () => feature.locator(".mark-kind").selectOption("default"));
+  assert.equal(await shownError(page), null);
+});
+
+test("the lab rejects a malformed call and records a call that fails to compile", async () => {
+  await page.getByTestId("cache-sequence").fill("x=8,64 oops");
+  await page.getByTestId("cache-run").click();
+  await page.waitForFunction(() => /oops/.test(document.getElementById("lab-status").textContent));
+  const actions = await runLab(page, "x=8,64 x=8,65 x=16,64");
+  assert.deepEqual(actions, ["compile", "error", "compile"]);
+  assert.match(await page.locator('[data-testid="cache-events"] > li[data-action="error"]').textContent(), /in_features is 64/);
+});
+
+test("text that looks like markup stays text", async () => {
+  const xss = "<img src=x onerror=alert(1)>";
+  // The shape grammar splits at "=", so the input name is a tag without one.
+  const name = "<script>alert(1)</script>";
+  const { text } = await errorFor(simplenet, `${name}=8,64`);
+  assert.ok(text.includes(`unknown input '${name}'`), "the input name is shown verbatim");
+  const source = `import torch\n\n\ndef f(x):\n    s = "${xss}"\n    return x + s\n`;
+  await errorFor(source, "x=8");
+  await compileSource(page, source.replace("return x + s", "return x + 1"), "x=8");
+  assert.equal(await shownError(page), null);
+  assert.ok((await page.locator("#source-view").textContent()).includes(xss));
+  await page.getByTestId("cache-sequence").fill(`x=8 ${name}=3`);
+  await page.getByTestId("cache-run").click();
+  await page.waitForFunction(() => /unknown input/.test(document.getElementById("lab-status").textContent));
+  assert.equal(await page.locator("body img, body script").count(), 0, "no <img> or <script> was created");
+  assert.deepEqual(session.dialogs, [], "no script ran");
+});
+
+test("a panic shows in place, the module restarts and the page keeps working", async () => {
+  await compileSource(page, simplenet, "x=8,64");
+  await afterCompile(page, () => page.evaluate(() => window.tailorPage.run((ctx) => ctx.model.debugPanic())));
+  assert.equal(await page.getByTestId("error-message").getAttribute("data-kind"), "panic");
+  assert.match(await page.getByTestId("error-message").textContent(), /panic/);
+  await shot(page, "22-panic", page.locator(".workbench"));
+  const actions = await runLab(page, "x=8,64 x=16,64 x=32,64");
+  assert.deepEqual(actions, ["compile", "compile", "hit"]);
+  await compileSource(page, simplenet, "x=8,64");
+  assert.equal(await shownError(page), null);
+});
+
+test("no uncaught errors happened", () => {
+  assert.deepEqual(session.errors, []);
+});

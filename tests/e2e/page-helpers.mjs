@@ -1,0 +1,96 @@
+// Helpers shared by the page's end-to-end tests: open the built page in Chromium, wait for
+// compilations and lab runs, save screenshots. Not a test file (node --test runs *.test.mjs).
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { DIST_DIR, RESULTS_DIR, launchChromium, serveStatic } from "./harness.mjs";
+
+export const LOAD_TIMEOUT_MS = 60_000;
+
+/** The material's demo batches as a cache-lab sequence for SimpleNet. */
+export const DEMO_SEQUENCE = [8, 16, 32, 16, 8, 64, 16, 8].map((b) => `x=${b},64`).join(" ");
+
+/**
+ * Serves dist/ and opens the page; resolves to `{ page, errors, dialogs, close }` once the
+ * page has compiled its first model. `errors` collects uncaught page errors, `dialogs` any
+ * alert/confirm (there must be none: user text never becomes markup).
+ */
+export async function openPage({ viewport, hash = "" } = {}) {
+  assert.ok(existsSync(join(DIST_DIR, "index.html")), "dist/index.html missing: run trunk build --release");
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const server = await serveStatic(DIST_DIR);
+  const browser = await launchChromium();
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  if (viewport) await page.setViewportSize(viewport);
+  const errors = [];
+  const dialogs = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("dialog", async (dialog) => {
+    dialogs.push(dialog.message());
+    await dialog.dismiss();
+  });
+  await page.goto(server.url + hash);
+  await page.waitForSelector("body[data-ready=true]", { timeout: LOAD_TIMEOUT_MS });
+  return {
+    page,
+    errors,
+    dialogs,
+    server,
+    close: async () => {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+/** Runs `action` and waits until the page has finished one more compilation. */
+export async function afterCompile(page, action) {
+  const before = Number(await page.evaluate(() => document.body.dataset.compiles ?? 0));
+  await action();
+  await page.waitForFunction((n) => Number(document.body.dataset.compiles ?? 0) > n, before, { timeout: 30_000 });
+}
+
+/** Sets the editor's source and input shapes, then compiles. */
+export async function compileSource(page, source, shapes) {
+  await page.getByTestId("model-editor").fill(source);
+  if (shapes !== undefined) await page.getByTestId("input-shapes").fill(shapes);
+  await afterCompile(page, () => page.getByTestId("compile-button").click());
+}
+
+/** Selects a dynamic mode (which recompiles). */
+export async function selectMode(page, mode) {
+  if ((await page.getByTestId("mode-select").inputValue()) === mode) return;
+  await afterCompile(page, () => page.getByTestId("mode-select").selectOption(mode));
+}
+
+/** Runs a cache-lab sequence and resolves to the `data-action` of each of its calls. */
+export async function runLab(page, sequence) {
+  await page.getByTestId("cache-sequence").fill(sequence);
+  const n = sequence.trim().split(/\s+/).length;
+  const before = Number(await page.evaluate(() => document.getElementById("lab").dataset.runs ?? 0));
+  await page.getByTestId("cache-run").click();
+  await page.waitForFunction((runs) => Number(document.getElementById("lab").dataset.runs ?? 0) > runs, before, {
+    timeout: 60_000,
+  });
+  const actions = await page.$$eval('[data-testid="cache-events"] > li', (items) => items.map((li) => li.dataset.action));
+  return actions.slice(-n);
+}
+
+export function count(actions, action) {
+  return actions.filter((a) => a === action).length;
+}
+
+/** Saves a screenshot of `locator` (or the page) as test-results/NAME.png. */
+export async function shot(page, name, locator = null) {
+  const path = join(RESULTS_DIR, `${name}.png`);
+  if (locator) await locator.screenshot({ path });
+  else await page.screenshot({ path, fullPage: true });
+}
+
+/** The visible error box's text, or `null`. */
+export async function shownError(page) {
+  const box = page.getByTestId("error-message");
+  return (await box.isVisible()) ? await box.textContent() : null;
+}
