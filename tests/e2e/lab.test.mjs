@@ -34,7 +34,10 @@ test("the demo sequence compiles once per distinct batch with dynamic=False", as
   assert.equal(count(actions, "hit"), 4);
   assert.match(await page.getByTestId("cache-events").textContent(), /tensor 'x' size mismatch at index 0\. expected 8, actual 16/);
   assert.equal(await page.locator('[data-testid="timeline-chart"] svg .bar').count(), 8);
+  await page.locator("#cache-simulate").check();
+  assert.match(await page.getByTestId("timeline-chart").textContent(), /Inductor/);
   await shot(page, "10-lab-static", page.locator("#lab"));
+  await page.locator("#cache-simulate").uncheck();
 });
 
 test("the demo sequence compiles twice by default (static, then dynamic)", async () => {

@@ -1,11 +1,18 @@
 // The cache lab's latency timeline: one stacked bar per call (guard check, compile, run),
-// coloured by what the call did, so recompilations stand out as spikes. Pure drawing.
+// with a marker coloured by what the call did, so recompilations stand out as spikes. With
+// `simulate`, compile bars take Inductor's measured costs instead of Tailor's own (clearly
+// labelled) and the axis turns logarithmic so runs stay visible. Pure drawing.
 
 import { formatMs, h, s } from "./dom.js";
 import { t } from "./i18n.js";
 
 const HEIGHT = 220;
-const PAD = { left: 56, right: 12, top: 16, bottom: 40 };
+const PAD = { left: 60, right: 12, top: 16, bottom: 40 };
+
+// Inductor's measured costs on a 2-core CPU (pytorch-semantics.md §12): 12–22 s for the first
+// compile, 1–2.5 s per recompile; the midpoints.
+export const INDUCTOR_FIRST_MS = 17_000;
+export const INDUCTOR_RECOMPILE_MS = 1_750;
 
 /** A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten. */
 function niceMax(value) {
@@ -14,18 +21,37 @@ function niceMax(value) {
   return [1, 2, 5, 10].map((f) => f * power).find((v) => v >= value);
 }
 
+/** The phases of each call in ms; compile times replaced by Inductor's when simulating. */
+function phases(calls, simulate) {
+  let compiled = 0;
+  return calls.map((call) => {
+    let compile = call.ms.compile;
+    if (simulate && call.action === "compile") {
+      compile = compiled === 0 ? INDUCTOR_FIRST_MS : INDUCTOR_RECOMPILE_MS;
+      compiled += 1;
+    }
+    return { guard: call.ms.guard, compile, run: call.ms.run };
+  });
+}
+
 /** `calls` are the model's call records (`model.events()`); `label(call)` names a bar. */
-export function renderTimeline(calls, label) {
+export function renderTimeline(calls, label, { simulate = false } = {}) {
   if (calls.length === 0) return h("p", { class: "hint" }, t("chart.empty"));
+  const parts = phases(calls, simulate);
+  const total = (p) => p.guard + p.compile + p.run;
   const barW = Math.max(6, Math.min(28, 640 / calls.length));
   const width = PAD.left + PAD.right + calls.length * (barW + 4);
-  const total = (call) => call.ms.guard + call.ms.compile + call.ms.run;
-  const top = niceMax(Math.max(...calls.map(total)));
-  const y = (ms) => PAD.top + (HEIGHT - PAD.top - PAD.bottom) * (1 - ms / top);
+  const plotH = HEIGHT - PAD.top - PAD.bottom;
+  const top = niceMax(Math.max(...parts.map(total)));
+  // Linear for measured times; logarithmic (0.01 ms … top) when seconds meet microseconds.
+  const floor = 0.01;
+  const y = simulate
+    ? (ms) => PAD.top + plotH * (1 - Math.log10(Math.max(ms, floor) / floor) / Math.log10(top / floor))
+    : (ms) => PAD.top + plotH * (1 - ms / top);
+  const ticks = simulate ? [floor, 1, 100, top].filter((v, i, all) => v <= top && all.indexOf(v) === i) : [0, top / 2, top];
   const svg = s("svg", { viewBox: `0 0 ${width} ${HEIGHT}`, width, height: HEIGHT, class: "timeline-svg" },
-    s("title", {}, t("chart.title")));
-  for (const fraction of [0, 0.5, 1]) {
-    const value = top * fraction;
+    s("title", {}, t(simulate ? "chart.titleSimulated" : "chart.title")));
+  for (const value of ticks) {
     svg.append(
       s("line", { x1: PAD.left - 4, x2: width - PAD.right, y1: y(value), y2: y(value), class: "grid" }),
       s("text", { x: PAD.left - 8, y: y(value) + 4, "text-anchor": "end", class: "axis" }, formatMs(value)),
@@ -33,25 +59,27 @@ export function renderTimeline(calls, label) {
   }
   calls.forEach((call, i) => {
     const x = PAD.left + i * (barW + 4);
-    let base = 0;
-    const bar = s("g", { class: `bar ${call.action}`, dataset: { action: call.action } },
-      s("title", {}, `#${i + 1} ${call.shapes}: ${t("action." + call.action)} — ${formatMs(total(call))}`));
-    for (const part of ["guard", "compile", "run"]) {
-      const value = call.ms[part];
-      if (value <= 0) continue;
-      bar.append(s("rect", { x, width: barW, y: y(base + value), height: Math.max(1, y(base) - y(base + value)), class: part }));
-      base += value;
+    const part = parts[i];
+    const bar = s("g", { class: `bar act-${call.action}`, dataset: { action: call.action } },
+      s("title", {}, `#${i + 1} ${call.shapes}: ${t("action." + call.action)} — ${formatMs(total(part))}`));
+    let base = simulate ? floor : 0;
+    for (const name of ["guard", "compile", "run"]) {
+      if (part[name] <= 0) continue;
+      const upper = base + part[name];
+      bar.append(s("rect", { x, width: barW, y: y(upper), height: Math.max(1, y(base) - y(upper)), class: `part-${name}` }));
+      base = upper;
     }
-    if (base === 0) bar.append(s("rect", { x, width: barW, y: y(0) - 1, height: 1, class: "run" }));
     if (calls.length <= 40) {
       bar.append(s("text", { x: x + barW / 2, y: HEIGHT - PAD.bottom + 14, "text-anchor": "middle", class: "axis" }, label(call)));
     }
-    bar.append(s("rect", { x: x + 1, width: barW - 2, y: HEIGHT - PAD.bottom + 20, height: 5, class: `marker ${call.action}` }));
+    bar.append(s("rect", { x: x + 1, width: barW - 2, y: HEIGHT - PAD.bottom + 20, height: 5, class: `act-${call.action}` }));
     svg.append(bar);
   });
   svg.append(s("text", { x: width - PAD.right, y: HEIGHT - 4, "text-anchor": "end", class: "axis" }, t("chart.calls")));
   const legend = h("ul", { class: "legend" },
-    ...["compile", "run", "guard"].map((part) => h("li", {}, h("span", { class: `swatch ${part}` }), t(`chart.legend.${part}`))),
-    ...["compile", "hit", "eager", "error"].map((action) => h("li", {}, h("span", { class: `swatch marker ${action}` }), t(`action.${action}`))));
-  return h("div", { class: "timeline" }, h("div", { class: "chart-scroll" }, svg), legend);
+    ...["compile", "run", "guard"].map((name) => h("li", {}, h("span", { class: `swatch part-${name}` }), t(`chart.legend.${name}`))),
+    ...["compile", "hit", "eager", "error"].map((action) => h("li", {}, h("span", { class: `swatch marker act-${action}` }), t(`action.${action}`))));
+  return h("div", { class: "timeline" },
+    simulate ? h("p", { class: "hint" }, t("chart.simulatedNote")) : null,
+    h("div", { class: "chart-scroll" }, svg), legend);
 }

@@ -6,7 +6,7 @@
 
 import { fill, formatMs, h, m, yieldToBrowser } from "./dom.js";
 import { t } from "./i18n.js";
-import { renderTimeline } from "./chart.js";
+import { INDUCTOR_FIRST_MS, INDUCTOR_RECOMPILE_MS, renderTimeline } from "./chart.js";
 
 /** The material's sequences, as values of the varying dims. */
 const SEQUENCES = {
@@ -17,10 +17,6 @@ const SEQUENCES = {
   limit: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
 };
 
-// Inductor's measured costs on a 2-core CPU (pytorch-semantics.md §12): 12–22 s for the first
-// compile and 1–2.5 s per recompile; the projection uses the midpoints.
-const INDUCTOR_FIRST_S = 17;
-const INDUCTOR_RECOMPILE_S = 1.75;
 
 const $ = (id) => document.getElementById(id);
 
@@ -39,6 +35,7 @@ export function setupLab(ctx) {
     entries: $("cache-entries"),
     chart: $("timeline-chart"),
     compareView: $("compare-view"),
+    simulate: $("cache-simulate"),
     tradeoff: $("tradeoff-view"),
     deploy: $("deploy-view"),
   };
@@ -76,6 +73,7 @@ export function setupLab(ctx) {
     }
   });
   ui.run.addEventListener("click", () => run());
+  ui.simulate.addEventListener("change", () => render());
   ui.compare.addEventListener("click", () => compare());
   for (const control of [ui.sequence, ui.slider, ui.add, ui.run, ui.compare]) control.disabled = false;
 
@@ -173,7 +171,7 @@ export function setupLab(ctx) {
     const entries = model.entries();
     fill(ui.events, ...calls.map(renderCall));
     fill(ui.entries, ...(entries.length ? entries.map(renderEntry) : [h("li", { class: "hint" }, t("lab.noEntries"))]));
-    fill(ui.chart, renderTimeline(calls, barLabel));
+    fill(ui.chart, renderTimeline(calls, barLabel, { simulate: ui.simulate.checked }));
     const warning = calls.find((c) => c.warning)?.warning;
     const limit = model.recompileLimit;
     fill(ui.limit,
@@ -193,15 +191,15 @@ export function setupLab(ctx) {
   });
 
   function renderCall(call) {
-    return h("li", { class: `call ${call.action}`, dataset: { action: call.action } },
+    return h("li", { class: `call act-${call.action}`, dataset: { action: call.action } },
       h("div", { class: "call-head" },
         h("span", { class: "index" }, `#${call.index + 1}`),
         h("code", {}, call.shapes),
-        h("span", { class: `badge action ${call.action}` }, t("action." + call.action)),
+        h("span", { class: `badge action act-${call.action}` }, t("action." + call.action)),
         call.entry !== null ? h("span", {}, t("lab.entry", call.entry) + t("lab.wrapper", call.wrapper)) : null,
         h("span", { class: "ms" }, formatMs(call.ms.guard + call.ms.compile + call.ms.run))),
       call.reasons.length
-        ? h("details", { class: "reasons" }, h("summary", {}, t("lab.reasons")),
+        ? h("details", { class: "reasons", open: call.action !== "hit" }, h("summary", {}, t("lab.reasons")),
           h("ul", {}, ...call.reasons.map((r) => h("li", {}, h("code", {}, `0/${r.entry}: ${r.text}`)))))
         : null,
       call.error ? h("p", { class: "error-text" }, call.error) : null);
@@ -293,7 +291,7 @@ export function setupLab(ctx) {
           h("td", {}, formatMs(r.first)), h("td", {}, formatMs(r.run)), h("td", {}, formatMs(r.recompile)),
           h("td", {}, formatMs(r.total))))));
     const projections = comparison.results.map((r) => {
-      const seconds = (r.compiles ? INDUCTOR_FIRST_S + INDUCTOR_RECOMPILE_S * (r.compiles - 1) : 0) + r.run / 1000;
+      const seconds = (r.compiles ? (INDUCTOR_FIRST_MS + INDUCTOR_RECOMPILE_MS * (r.compiles - 1)) / 1000 : 0) + r.run / 1000;
       return h("li", {}, t("compare.inductor", modeName(r.mode), seconds.toFixed(1)));
     });
     fill(ui.compareView, h("h4", {}, `T_total (${comparison.tokens.length} ${t("chart.calls")})`),

@@ -346,7 +346,11 @@ function setupPythonDemo(ctx) {
       h("p", {}, t("python.ratio", (tSta / Math.max(tDyn, 1e-9)).toFixed(2))),
       h("p", { class: "python-entries", dataset: { count: last.entries.length } }, t("python.entries", last.entries.length)),
       h("ol", { class: "python-entry-list" }, ...entries),
-      last.more ? h("p", { class: `outcome ${last.more.action}`, dataset: { action: last.more.action } }, t("python.more", last.more.action, last.more.warning)) : null);
+      last.more
+        ? h("div", { class: `outcome ${last.more.action}`, dataset: { action: last.more.action } },
+          h("p", {}, t("python.more", last.more.action)),
+          last.more.warning ? h("pre", { class: "warning-text" }, last.more.warning) : null)
+        : null);
   };
   const summarise = () => {
     const calls = dynamic.events();
