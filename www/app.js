@@ -11,7 +11,7 @@
 // All text reaches the DOM through text nodes, never `innerHTML`: the source and the
 // compiler's messages are user data.
 
-import { fill, formatMs, h } from "./js/dom.js";
+import { fill, formatMs, h, scrollWithin } from "./js/dom.js";
 import { language, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
 import { renderGraph } from "./js/graph.js";
 import { setupLab } from "./js/lab.js";
@@ -386,8 +386,7 @@ function renderSource(marked = new Set(), errorLine = null) {
     const classes = [marked.has(line) ? "marked" : "", errorLine === line ? "error-line" : ""].join(" ").trim();
     return h("li", { class: classes || null, dataset: { line } }, h("code", {}, text || " "));
   }));
-  const first = ui.source.querySelector(".marked, .error-line");
-  if (first) first.scrollIntoView({ block: "nearest" });
+  scrollWithin(ui.source, ui.source.querySelector(".marked, .error-line"));
 }
 
 function stageText(id) {
@@ -486,7 +485,7 @@ function drawGraph(reached, current) {
     },
   });
   fill(ui.graph, svg);
-  ui.graph.querySelector(".node.current")?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
+  scrollWithin(ui.graph, ui.graph.querySelector(".node.current"));
 }
 
 function renderSymbols(view) {
@@ -512,7 +511,7 @@ function renderEvents(view, upTo) {
       h("ol", {}, ...events.map((e) => h("li", { class: `event ${e.kind}` }, h("span", { class: "badge" }, t("events.kind." + e.kind)), h("code", {}, e.text))))));
   }
   fill(ui.events, ...items);
-  ui.events.querySelector(".current")?.scrollIntoView({ block: "nearest" });
+  scrollWithin(ui.events, ui.events.querySelector(".current"));
 }
 
 /** One list item per guard: the source form, symbol form, kind and provenance. */
@@ -541,6 +540,13 @@ function renderGuards(guards, list, verdicts = null) {
 ctx.renderGuards = renderGuards;
 
 function renderKernels(stage) {
+  // Once the kernels stage lands, the library's trace carries a `kernels` stage (fusion
+  // groups, memory plan, WGSL): show it as the compiler prints it.
+  const printed = stageText("kernels");
+  if (printed) {
+    fill(ui.kernels, h("pre", { class: "trace kernels-text", tabindex: 0 }, printed));
+    return;
+  }
   const parts = [h("p", { class: "note" }, t("kernels.coming")), h("p", {}, t(`kernels.${stage}`))];
   if (stage === "wgsl") {
     parts.push(h("fieldset", { class: "emit-modes", disabled: true },
@@ -691,6 +697,8 @@ async function main() {
     },
     run: (work) => guarded(() => work(ctx)),
   };
+  // Time to interactive: navigation start to the first compilation shown.
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
   document.body.dataset.ready = "true";
 }
 

@@ -54,3 +54,13 @@ export function formatMs(ms) {
   if (ms >= 0.1) return `${ms.toFixed(2)} ms`;
   return `${Math.round(ms * 1000)} µs`;
 }
+
+/** Scrolls `container` (only) so that `element` is in view; the page itself never jumps. */
+export function scrollWithin(container, element) {
+  if (!container || !element) return;
+  const top = element.getBoundingClientRect().top - container.getBoundingClientRect().top + container.scrollTop;
+  const height = element.getBoundingClientRect().height;
+  if (top < container.scrollTop || top + height > container.scrollTop + container.clientHeight) {
+    container.scrollTop = Math.max(0, top - container.clientHeight / 3);
+  }
+}

@@ -4,7 +4,7 @@
 // latency timeline and the recompile limit; and compares the three modes side by side
 // (T_total = T_compile + Σ T_run + Σ T_recompile, measured), feeding sections 5 and 8.
 
-import { fill, formatMs, h, m, yieldToBrowser } from "./dom.js";
+import { fill, formatMs, h, m, scrollWithin, yieldToBrowser } from "./dom.js";
 import { t } from "./i18n.js";
 import { INDUCTOR_FIRST_MS, INDUCTOR_RECOMPILE_MS, renderTimeline } from "./chart.js";
 
@@ -179,7 +179,7 @@ export function setupLab(ctx) {
         ...Array.from({ length: limit }, (_, i) => h("span", { class: i < entries.length ? "cell full" : "cell" }))),
       h("span", {}, t("lab.limit", entries.length, limit)),
       warning ? h("div", { class: "warning" }, h("p", {}, t("lab.limitHit")), h("pre", {}, warning)) : null);
-    ui.events.lastElementChild?.scrollIntoView({ block: "nearest" });
+    scrollWithin(ui.events, ui.events.lastElementChild);
   }
   ctx.onCompiled.push(() => {
     lastModel = null;

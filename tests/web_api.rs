@@ -1,0 +1,143 @@
+//! The wasm JS API, run in a headless browser by `wasm-bindgen-test` (wasm32 only):
+//! `Tailor.create`, `compile`, `call`, `wrap`, `trace` and the errors, seen from Rust as a
+//! page sees them from JS.
+//!
+//! Run: `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+//! cargo test --target wasm32-unknown-unknown --test web_api` (with `CHROMEDRIVER` set).
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::{Array, Reflect};
+use tailor::web::{Model, Tailor};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn get(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &key.into()).expect("an object")
+}
+
+fn options(dynamic: &str) -> JsValue {
+    let object = js_sys::Object::new();
+    Reflect::set(&object, &"dynamic".into(), &dynamic.into()).expect("an object");
+    object.into()
+}
+
+async fn call(model: &Model, shapes: &str) -> Result<JsValue, JsValue> {
+    JsFuture::from(model.call(shapes.into())).await
+}
+
+async fn actions(model: &Model, batches: &[i64]) -> Vec<String> {
+    let mut actions = Vec::new();
+    for batch in batches {
+        let result = call(model, &format!("x={batch},64"))
+            .await
+            .expect("the call runs");
+        actions.push(get(&result, "action").as_string().expect("an action"));
+    }
+    actions
+}
+
+async fn simplenet(dynamic: &str) -> Model {
+    let tailor = Tailor::create(JsValue::UNDEFINED).await.expect("created");
+    tailor
+        .compile(tailor::SIMPLENET_SOURCE, options(dynamic))
+        .expect("SimpleNet compiles")
+}
+
+#[wasm_bindgen_test]
+async fn demo_sequence_compiles_as_in_pytorch() {
+    let sequence = [8, 16, 32, 16, 8, 64, 16, 8];
+    let count = |actions: &[String]| actions.iter().filter(|a| *a == "compile").count();
+    assert_eq!(
+        count(&actions(&simplenet("true").await, &sequence).await),
+        1
+    );
+    assert_eq!(
+        count(&actions(&simplenet("false").await, &sequence).await),
+        4
+    );
+    assert_eq!(
+        count(&actions(&simplenet("auto").await, &sequence).await),
+        2
+    );
+}
+
+#[wasm_bindgen_test]
+async fn call_returns_outputs_of_the_reference() {
+    let model = simplenet("auto").await;
+    let result = call(&model, "x=8,64").await.expect("the call runs");
+    let outputs: Array = get(&result, "outputs").dyn_into().expect("a list");
+    let first = outputs.get(0);
+    let data: js_sys::Float32Array = get(&first, "data").dyn_into().expect("a Float32Array");
+    assert_eq!(data.length(), 8 * 64);
+    let ms = get(&result, "ms");
+    for phase in ["guard", "compile", "run"] {
+        assert!(get(&ms, phase).as_f64().is_some(), "ms.{phase}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn wrappers_share_one_cache() {
+    let dynamic = simplenet("true").await;
+    let fixed = dynamic.wrap(options("false")).expect("a second wrapper");
+    call(&dynamic, "x=8,64").await.expect("runs");
+    let result = call(&fixed, "x=8,64").await.expect("runs");
+    assert_eq!(
+        get(&result, "action").as_string().as_deref(),
+        Some("compile")
+    );
+    let reasons: Array = get(&result, "reasons").dyn_into().expect("a list");
+    let reason = get(&reasons.get(0), "text").as_string().expect("text");
+    assert!(reason.contains("backend mismatch"), "{reason}");
+    assert_eq!(Array::from(&dynamic.entries()).length(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn errors_carry_kind_and_position() {
+    let tailor = Tailor::create(JsValue::UNDEFINED).await.expect("created");
+    let Err(error) = tailor.compile("def f(x:\n    return x\n", JsValue::UNDEFINED) else {
+        panic!("a syntax error must not compile");
+    };
+    assert_eq!(get(&error, "kind").as_string().as_deref(), Some("syntax"));
+    assert_eq!(get(&error, "line").as_f64(), Some(2.0));
+    let model = simplenet("auto").await;
+    let error = call(&model, "x=8,65").await.expect_err("in_features is 64");
+    assert_eq!(get(&error, "kind").as_string().as_deref(), Some("compile"));
+    assert_eq!(
+        get(&get(&error, "call"), "action").as_string().as_deref(),
+        Some("error")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn trace_lists_nodes_events_and_guards() {
+    assert_eq!(Array::from(&Tailor::presets()).length(), 5);
+    let model = simplenet("true").await;
+    let compilation = model.trace("x=8,64".into()).expect("SimpleNet traces");
+    let view = compilation.view();
+    let nodes: Array = get(&view, "nodes").dyn_into().expect("a list");
+    let linear = nodes
+        .iter()
+        .find(|node| get(node, "op").as_string().as_deref() == Some("linear"))
+        .expect("a linear node");
+    assert_eq!(get(&get(&linear, "span"), "line").as_f64(), Some(18.0));
+    assert!(Array::from(&get(&view, "events")).length() > 0);
+    let guards = Array::from(&get(&view, "guards"));
+    let sources: Vec<String> = guards
+        .iter()
+        .map(|g| get(&g, "source").as_string().unwrap_or_default())
+        .collect();
+    assert!(
+        sources.iter().any(|s| s == "2 <= L['x'].size()[0]"),
+        "{sources:?}"
+    );
+    let check = compilation.check_guards("x=16,64".into()).expect("checks");
+    assert_eq!(get(&check, "outcome").as_string().as_deref(), Some("hit"));
+    let check = compilation.check_guards("x=1,64".into()).expect("checks");
+    assert_eq!(
+        get(&check, "outcome").as_string().as_deref(),
+        Some("recompile")
+    );
+}
