@@ -589,13 +589,15 @@ function applyLanguage(lang) {
   renderBanner();
   renderMarks();
   renderStep();
+  const custom = ui.preset.querySelector('option[value="custom"]');
+  if (custom) custom.textContent = t("preset.custom");
   for (const rerender of ctx.rerender) rerender();
 }
 
 function setupPresets() {
   fill(ui.preset,
     ...ctx.presets.map((preset) => h("option", { value: preset.id }, `${preset.id} (${preset.file})`)),
-    h("option", { value: "custom" }, language() === "en" ? "custom" : "自定义"));
+    h("option", { value: "custom" }, t("preset.custom")));
   ui.preset.addEventListener("change", () => usePreset(ui.preset.value));
 }
 ctx.onPreset = [];
@@ -632,7 +634,8 @@ function wire() {
       compile();
     }
   });
-  ui.mode.addEventListener("change", () => compile());
+  // A new mode keeps the current step, so the same stage can be compared across modes.
+  ui.mode.addEventListener("change", () => compile({ step: ctx.step }));
   ui.prev.addEventListener("click", () => go(ctx.step - 1));
   ui.next.addEventListener("click", () => go(ctx.step + 1));
   document.addEventListener("keydown", (event) => {

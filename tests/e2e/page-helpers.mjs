@@ -14,16 +14,17 @@ export const DEMO_SEQUENCE = [8, 16, 32, 16, 8, 64, 16, 8].map((b) => `x=${b},64
 
 /**
  * Serves dist/ and opens the page; resolves to `{ page, errors, dialogs, close }` once the
- * page has compiled its first model. `errors` collects uncaught page errors, `dialogs` any
+ * page has compiled its first model. `init` runs in the page before its own scripts. `errors` collects uncaught page errors, `dialogs` any
  * alert/confirm (there must be none: user text never becomes markup).
  */
-export async function openPage({ viewport, hash = "" } = {}) {
+export async function openPage({ viewport, hash = "", init = null } = {}) {
   assert.ok(existsSync(join(DIST_DIR, "index.html")), "dist/index.html missing: run trunk build --release");
   await mkdir(RESULTS_DIR, { recursive: true });
   const server = await serveStatic(DIST_DIR);
   const browser = await launchChromium();
   const page = browser.context.pages()[0] ?? (await browser.context.newPage());
   if (viewport) await page.setViewportSize(viewport);
+  if (init) await page.addInitScript(init);
   const errors = [];
   const dialogs = [];
   page.on("pageerror", (error) => errors.push(error.message));

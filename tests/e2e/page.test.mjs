@@ -85,8 +85,8 @@ test("every stage can be stepped through with the buttons and the arrow keys", a
 
 test("the URL fragment reopens the same model, settings and step", async () => {
   await afterCompile(page, () => page.getByTestId("mode-select").selectOption("true"));
-  await page.getByTestId("step-next").click();
-  await page.getByTestId("step-next").click();
+  assert.equal(await page.getByTestId("stage-title").getAttribute("data-stage"), "wgsl", "the step survives a mode change");
+  await page.locator(".stage-pill").nth(2).click();
   const url = page.url();
   assert.match(url, /mode=true/);
   const other = await openPage({ hash: url.slice(url.indexOf("#")) });
@@ -137,6 +137,20 @@ test("the page fits a 375 px wide screen without horizontal scrolling", async ()
   const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(scrollWidth <= 375, `page is ${scrollWidth} px wide at a 375 px viewport`);
   await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test("without WebGPU the page says so and still compiles and runs", async () => {
+  const other = await openPage({ init: () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }) });
+  try {
+    const banner = await other.page.getByTestId("webgpu-status").textContent();
+    assert.match(banner, /没有可用的 WebGPU/);
+    await other.page.locator(".stage-pill").nth(7).click();
+    assert.match(await other.page.getByTestId("run-result").textContent(), /\[8, 64\]/);
+    await shot(other.page, "23-no-webgpu", other.page.locator(".page-header"));
+    assert.deepEqual(other.errors, []);
+  } finally {
+    await other.close();
+  }
 });
 
 test("no uncaught errors happened", () => {

@@ -160,6 +160,7 @@ const TEXT = {
     "marks.max": "max（空=无上界）",
     "marks.none": "输入形状写好后，这里列出每一维。",
     "node.params": (n) => `+${n} 个参数`,
+    "preset.custom": "自定义（编辑器里的代码）",
   },
   en: {
     "toggle.label": "中文",
@@ -316,6 +317,7 @@ const TEXT = {
     "marks.max": "max (empty = unbounded)",
     "marks.none": "Once the input shapes are typed, each dim is listed here.",
     "node.params": (n) => `+${n} params`,
+    "preset.custom": "custom (the editor's code)",
   },
 };
 
