@@ -93,10 +93,16 @@ async function guarded(work) {
     return await work();
   } catch (error) {
     if (!isPanic(error)) throw error;
+    let detail = error.message;
+    try {
+      detail = ctx.bindings.Tailor.lastPanic() ?? detail;
+    } catch {
+      // The broken instance could not even say why; the console has the message.
+    }
     ctx.model = null;
     ctx.compilation = null;
     ctx.instance += 1;
-    showError({ kind: "panic", message: `${t("error.panic")}\n${error.message}` });
+    showError({ kind: "panic", message: `${t("error.panic")}\n${detail}` });
     await loadCompiler();
     for (const hook of ctx.onRestart) hook();
     await compile({ keepError: true });

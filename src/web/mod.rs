@@ -18,14 +18,27 @@ pub use model::Model;
 use convert::{bad_argument, to_js};
 use js_sys::{Function, Promise, Reflect};
 use serde::Serialize;
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-/// Runs once when the module is instantiated: routes Rust panics to `console.error`, so a
-/// bug shows its message and location instead of a bare `RuntimeError: unreachable`.
+thread_local! {
+    /// The message of the last panic in this module instance. After a panic the instance may
+    /// be broken, but this stays readable, so the page can show the message in place (the one
+    /// piece of state here: the compiler itself keeps none).
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs once when the module is instantiated: routes Rust panics to `console.error` (message
+/// and location instead of a bare `RuntimeError: unreachable`) and keeps the message for
+/// `Tailor.lastPanic()`.
 #[wasm_bindgen(start)]
 pub fn start() {
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        let message = info.to_string();
+        LAST_PANIC.with(|last| last.replace(Some(message)));
+    }));
 }
 
 /// Milliseconds from `performance.now()` (`Date.now()` where there is no `performance`).
@@ -193,6 +206,13 @@ impl Tailor {
     /// slider: [min, max, step] }]`, the material's `SimpleNet` first.
     pub fn presets() -> JsValue {
         to_js(presets::PRESETS)
+    }
+
+    /// The message and location of the last Rust panic in this module instance, if any (a
+    /// panic reaches JS as `RuntimeError: unreachable`; this says what went wrong).
+    #[wasm_bindgen(js_name = lastPanic)]
+    pub fn last_panic() -> Option<String> {
+        LAST_PANIC.with(|last| last.borrow().clone())
     }
 
     /// The crate version.

@@ -124,7 +124,7 @@ test("a panic shows in place, the module restarts and the page keeps working", a
   await compileSource(page, simplenet, "x=8,64");
   await afterCompile(page, () => page.evaluate(() => window.tailorPage.run((ctx) => ctx.model.debugPanic())));
   assert.equal(await page.getByTestId("error-message").getAttribute("data-kind"), "panic");
-  assert.match(await page.getByTestId("error-message").textContent(), /panic/);
+  assert.match(await page.getByTestId("error-message").textContent(), /panicked at .*debugPanic: a deliberate panic/s);
   await shot(page, "22-panic", page.locator(".workbench"));
   const actions = await runLab(page, "x=8,64 x=16,64 x=32,64");
   assert.deepEqual(actions, ["compile", "compile", "hit"]);
