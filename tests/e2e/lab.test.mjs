@@ -82,7 +82,7 @@ test("the three modes side by side fill in T_total", async () => {
   const compiles = await page.$$eval("#compare-view tbody tr", (rows) =>
     Object.fromEntries(rows.map((row) => [row.dataset.mode, Number(row.cells[1].textContent)])));
   assert.deepEqual(compiles, { false: 4, true: 1, auto: 2 });
-  assert.equal(await page.locator("#tradeoff-view math").count(), 3);
+  assert.equal(await page.locator("#tradeoff-view math").count(), 6, "per mode: the formula with N and M, then the numbers");
   assert.equal(await page.locator("#deploy-view tbody tr").count(), 3);
   await shot(page, "13-compare", page.locator("#compare-view"));
   await shot(page, "14-tradeoff", page.locator("#tradeoff"));

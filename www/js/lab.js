@@ -270,13 +270,23 @@ export function setupLab(ctx) {
 
   const modeName = (mode) => (mode === "auto" ? "None" : mode === "true" ? "True" : "False");
 
+  /** `T_total = T_compile + Σ_{i=1}^{N} T_run + Σ_{j=1}^{M} T_recompile` with N and M, then
+   * the same with the measured numbers. */
   function totalFormula(result) {
     const num = (ms) => m("mn", {}, ms.toFixed(2));
-    return m("math", { display: "block", class: "formula filled", "aria-label": `T total ${result.total.toFixed(2)} ms` },
-      m("mrow", {},
-        m("msub", {}, m("mi", {}, "T"), m("mtext", {}, "total")), m("mo", {}, "="),
-        num(result.first), m("mo", {}, "+"), num(result.run), m("mo", {}, "+"), num(result.recompile),
-        m("mo", {}, "="), num(result.total), m("mtext", {}, "\u2009ms")));
+    const term = (sub, sup) =>
+      sup ? m("msubsup", {}, m("mi", {}, "T"), m("mtext", {}, sub), m("mrow", {}, m("mo", { stretchy: "false" }, "("), m("mi", {}, sup), m("mo", { stretchy: "false" }, ")")))
+        : m("msub", {}, m("mi", {}, "T"), m("mtext", {}, sub));
+    const sum = (index, count) =>
+      m("munderover", {}, m("mo", {}, "∑"), m("mrow", {}, m("mi", {}, index), m("mo", {}, "="), m("mn", {}, "1")), m("mn", {}, String(count)));
+    const recompiles = Math.max(0, result.compiles - 1);
+    const symbolic = m("math", { display: "block", class: "formula filled" },
+      m("mrow", {}, term("total"), m("mo", {}, "="), term("compile"), m("mo", {}, "+"), sum("i", result.calls.length), term("run", "i"),
+        m("mo", {}, "+"), sum("j", recompiles), term("recompile", "j")));
+    const numbers = m("math", { display: "block", class: "formula filled", "aria-label": `T total ${result.total.toFixed(2)} ms` },
+      m("mrow", {}, term("total"), m("mo", {}, "="), num(result.first), m("mo", {}, "+"), num(result.run), m("mo", {}, "+"),
+        num(result.recompile), m("mo", {}, "="), num(result.total), m("mtext", {}, "\u2009ms")));
+    return [symbolic, numbers];
   }
 
   function renderComparison() {
@@ -296,7 +306,7 @@ export function setupLab(ctx) {
     });
     fill(ui.compareView, h("h4", {}, `T_total (${comparison.tokens.length} ${t("chart.calls")})`),
       h("div", { class: "table-scroll" }, table), h("p", { class: "hint" }, t("compare.note")), h("ul", {}, ...projections));
-    fill(ui.tradeoff, ...comparison.results.flatMap((r) => [h("h4", {}, `dynamic=${modeName(r.mode)}`), totalFormula(r)]),
+    fill(ui.tradeoff, ...comparison.results.flatMap((r) => [h("h4", {}, `dynamic=${modeName(r.mode)}`), ...totalFormula(r)]),
       h("p", { class: "hint" }, t("compare.note")), h("ul", {}, ...projections.map((li) => li.cloneNode(true))));
     const percentile = (values, p) => {
       const sorted = [...values].sort((a, b) => a - b);
