@@ -199,11 +199,16 @@ impl Expr {
     }
 
     /// `Min(self, rhs)`.
+    ///
+    /// Call it on a reference (`(&a).min(&b)` or `Expr::min(&a, &b)`): on an owned
+    /// receiver, method resolution picks `Ord::min` (`Expr` is `Ord` for sorting).
     pub fn min(&self, rhs: &Expr) -> Expr {
         Simplifier::plain().min(self, rhs)
     }
 
     /// `Max(self, rhs)`.
+    ///
+    /// Call it on a reference, as for [`Expr::min`] (owned receivers pick `Ord::max`).
     pub fn max(&self, rhs: &Expr) -> Expr {
         Simplifier::plain().max(self, rhs)
     }

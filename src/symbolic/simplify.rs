@@ -466,8 +466,9 @@ pub(super) fn term_expr(monomial: &[Factor], coeff: i64) -> Expr {
 fn merge_monomials(x: &[Factor], y: &[Factor]) -> Option<Vec<Factor>> {
     let mut merged: Vec<Factor> = Vec::with_capacity(x.len() + y.len());
     let (mut i, mut j) = (0, 0);
-    while i < x.len() || j < y.len() {
+    loop {
         let factor = match (x.get(i), y.get(j)) {
+            (None, None) => break,
             (Some(p), Some(q)) if p.atom == q.atom => {
                 i += 1;
                 j += 1;
@@ -488,7 +489,6 @@ fn merge_monomials(x: &[Factor], y: &[Factor]) -> Option<Vec<Factor>> {
                 j += 1;
                 q.clone()
             }
-            (None, None) => unreachable!("loop condition"),
         };
         merged.push(factor);
     }

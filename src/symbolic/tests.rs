@@ -1,5 +1,9 @@
-//! Unit tests for the symbolic engine: printed forms, each named rule, parsing, ranges,
-//! relations, evaluators and equivalence.
+//! Unit tests for the symbolic engine: printed forms (maths, source, WGSL), each named rule,
+//! parsing, ranges, relations, evaluators, equivalence and overflow. Property tests and the
+//! exhaustive small-value sweeps of the division rules live in `tests/`.
+
+mod props;
+mod sweep;
 
 use expect_test::expect;
 
@@ -9,8 +13,691 @@ fn s(n: u32) -> Expr {
     Expr::sym(Sym(n))
 }
 
+fn parse(text: &str) -> Expr {
+    text.parse()
+        .unwrap_or_else(|err| panic!("{text:?} should parse: {err}"))
+}
+
+fn bind(values: &[(u32, i64)]) -> Bindings {
+    values.iter().map(|(n, v)| (Sym(*n), *v)).collect()
+}
+
+fn unbounded(_: Sym) -> ValueRange {
+    ValueRange::unbounded()
+}
+
+fn sizes(_: Sym) -> ValueRange {
+    ValueRange::at_least(2)
+}
+
+fn guard_name(sym: Sym) -> String {
+    format!("L['x'].size()[{}]", sym.0)
+}
+
+fn wgsl_name(sym: Sym) -> String {
+    format!("d{}", sym.0)
+}
+
+/// One expression per line, `input => maths form`.
+fn maths_table(inputs: &[&str]) -> String {
+    inputs
+        .iter()
+        .map(|text| format!("{text} => {}\n", parse(text)))
+        .collect()
+}
+
 #[test]
-fn conv_length_prints_in_maths_form() {
-    let length = (s(0) - 3).floor_div(&Expr::int(2)) + 1;
-    expect![["(s0 - 3)//2 + 1"]].assert_eq(&length.to_string());
+fn sym_prints_and_indexes() {
+    assert_eq!(Sym(3).to_string(), "s3");
+    assert_eq!(Sym(3).index(), 3);
+}
+
+#[test]
+fn operators_build_canonical_forms() {
+    let conv = (s(0) - 3).floor_div(&Expr::int(2)) + 1;
+    expect![["(s0 - 3)//2 + 1"]].assert_eq(&conv.to_string());
+    assert_eq!(&s(0) * 2, s(0) + s(0));
+    assert_eq!(s(0) * 2, Expr::int(2) * s(0));
+    assert_eq!(-(&s(0) - 5), Expr::int(5) - s(0));
+    assert_eq!((s(0) + 1) * (s(0) - 1), s(0).pow(2) - 1);
+    assert_eq!(s(0) - s(0), Expr::int(0));
+    assert_eq!(Expr::from(4) + Expr::from(Sym(1)), s(1) + 4);
+}
+
+#[test]
+fn accessors_report_constants_symbols_and_free_symbols() {
+    assert_eq!(parse("2 + 3").as_int(), Some(5));
+    assert_eq!(parse("s0 + 1").as_int(), None);
+    assert_eq!(parse("s2").as_sym(), Some(Sym(2)));
+    assert_eq!(parse("2*s2").as_sym(), None);
+    assert_eq!(parse("s2 + 1").as_sym(), None);
+    let syms: Vec<Sym> = parse("s3*(s1 % s0) + Max(s2, 1)")
+        .free_syms()
+        .into_iter()
+        .collect();
+    assert_eq!(syms, vec![Sym(0), Sym(1), Sym(2), Sym(3)]);
+}
+
+#[test]
+fn display_uses_maths_form_with_minimal_parentheses() {
+    let table = maths_table(&[
+        "2*s0 + 3",
+        "s0 - 1",
+        "s1*s0",
+        "(s0 - 1)//2 + 1",
+        "s0 % 4",
+        "Max(1, s0)",
+        "Min(s0, 512)",
+        "min(512, s0)",
+        "5 - s0",
+        "s0**2",
+        "(s0 + s1)**2",
+        "5 - s0//2",
+        "2*(s0//2)",
+        "s1*(s0 % 4)",
+        "(2*s0)//3",
+        "s0//(s1 + 1)",
+        "s0 // -2",
+        "-(s0 % 4)",
+        "(s0//3)**2",
+        "-s0*s1 + 3",
+        "-5",
+        "0",
+    ]);
+    expect![[r#"
+        2*s0 + 3 => 2*s0 + 3
+        s0 - 1 => s0 - 1
+        s1*s0 => s0*s1
+        (s0 - 1)//2 + 1 => (s0 - 1)//2 + 1
+        s0 % 4 => s0 % 4
+        Max(1, s0) => Max(1, s0)
+        Min(s0, 512) => Min(s0, 512)
+        min(512, s0) => Min(s0, 512)
+        5 - s0 => -s0 + 5
+        s0**2 => s0**2
+        (s0 + s1)**2 => s0**2 + 2*s0*s1 + s1**2
+        5 - s0//2 => -(s0//2) + 5
+        2*(s0//2) => 2*(s0//2)
+        s1*(s0 % 4) => s1*(s0 % 4)
+        (2*s0)//3 => (2*s0)//3
+        s0//(s1 + 1) => s0//(s1 + 1)
+        s0 // -2 => (-s0)//2
+        -(s0 % 4) => -(s0 % 4)
+        (s0//3)**2 => (s0//3)**2
+        -s0*s1 + 3 => -s0*s1 + 3
+        -5 => -5
+        0 => 0
+    "#]]
+    .assert_eq(&table);
+}
+
+#[test]
+fn to_source_matches_pytorch_guard_spelling() {
+    let conv = parse("(s2 - 3)//2 + 1");
+    expect![["(1 + (((-3) + L['x'].size()[2]) // 2))"]].assert_eq(&conv.to_source(&guard_name));
+    expect![["(L['x'].size()[0] % 4)"]].assert_eq(&parse("s0 % 4").to_source(&guard_name));
+    let product_name = |sym: Sym| format!("L['a'].size()[{}]", 2 - sym.0);
+    expect![["L['a'].size()[2]*L['a'].size()[1]"]]
+        .assert_eq(&parse("s1*s0").to_source(&product_name));
+    expect![["L['x'].size()[0]"]].assert_eq(&s(0).to_source(&guard_name));
+    let more = [
+        "5 - s0",
+        "2*s0 - 3*s1",
+        "s0**2",
+        "Max(1, s0)",
+        "-(s0//2)",
+        "(2*s0)//(3*s1)",
+        "-7",
+    ]
+    .map(|text| format!("{text} => {}\n", parse(text).to_source(&guard_name)))
+    .concat();
+    expect![[r#"
+        5 - s0 => (5 + (-1)*L['x'].size()[0])
+        2*s0 - 3*s1 => (2*L['x'].size()[0] + (-3)*L['x'].size()[1])
+        s0**2 => L['x'].size()[0]**2
+        Max(1, s0) => max(1, L['x'].size()[0])
+        -(s0//2) => (-1)*(L['x'].size()[0] // 2)
+        (2*s0)//(3*s1) => ((2*L['x'].size()[0]) // (3*L['x'].size()[1]))
+        -7 => -7
+    "#]]
+    .assert_eq(&more);
+}
+
+#[test]
+fn to_wgsl_uses_plain_division_only_when_ranges_prove_it_floors() {
+    let at_least_three = |_: Sym| ValueRange::at_least(3);
+    let lines = [
+        ("(s0 - 3)//2 + 1", "sizes", sizes as fn(Sym) -> ValueRange),
+        ("(s0 - 3)//2 + 1", "sizes >= 3", at_least_three),
+        ("s0 % 4", "sizes", sizes),
+        ("s0 % 4", "unbounded", unbounded),
+        ("s0//s1", "sizes", sizes),
+        ("Min(s0, 512)*Max(1, s1)", "sizes", sizes),
+        ("-(s0//2) + s1**3", "sizes", sizes),
+        ("2*s0 - 7", "sizes", sizes),
+        ("-7", "sizes", sizes),
+    ]
+    .map(|(text, label, ranges)| {
+        format!(
+            "{text} [{label}] => {}\n",
+            parse(text).to_wgsl(&wgsl_name, &ranges)
+        )
+    })
+    .concat();
+    expect![[r#"
+        (s0 - 3)//2 + 1 [sizes] => floor_div_i32(d0 - 3i, 2i) + 1i
+        (s0 - 3)//2 + 1 [sizes >= 3] => (d0 - 3i) / 2i + 1i
+        s0 % 4 [sizes] => d0 % 4i
+        s0 % 4 [unbounded] => floor_mod_i32(d0, 4i)
+        s0//s1 [sizes] => floor_div_i32(d0, d1)
+        Min(s0, 512)*Max(1, s1) [sizes] => min(512i, d0) * max(1i, d1)
+        -(s0//2) + s1**3 [sizes] => d1 * d1 * d1 - d0 / 2i
+        2*s0 - 7 [sizes] => 2i * d0 - 7i
+        -7 [sizes] => -7i
+    "#]]
+    .assert_eq(&lines);
+    assert!(WGSL_HELPERS.contains("fn floor_div_i32(a: i32, b: i32) -> i32"));
+    assert!(WGSL_HELPERS.contains("fn floor_mod_i32(a: i32, b: i32) -> i32"));
+}
+
+/// Each rule with an input that fires it; the derivation log is snapshotted below.
+const RULE_CASES: &[(&str, &str)] = &[
+    ("add-zero", "s0 + 0"),
+    ("fold-constants", "(s0 + 2) + 3"),
+    ("collect-like-terms", "s0 + 2*s0"),
+    ("mul-zero", "(s0 + 1)*0"),
+    ("mul-one", "1*s0"),
+    ("distribute", "2*(s0 + 1)"),
+    ("collect-powers", "s0*s0"),
+    ("pow-zero", "s0**0"),
+    ("pow-one", "s0**1"),
+    ("floordiv-const", "-7//2"),
+    ("floordiv-one", "s0//1"),
+    ("floordiv-neg-divisor", "s0//(-2)"),
+    ("floordiv-exact", "(4*s0 + 6)//2"),
+    ("floordiv-bounded", "(s0 % 4)//4"),
+    ("floordiv-nested", "(s0//2)//3"),
+    ("floordiv-split", "(2*s0 + s1)//2"),
+    ("floordiv-gcd", "(2*s0 + 2)//4"),
+    ("mod-const", "-7 % 3"),
+    ("mod-one", "s0 % 1"),
+    ("mod-neg-divisor", "s0 % (-3)"),
+    ("mod-of-multiple", "(6*s0) % 3"),
+    ("mod-bounded", "(s0 % 3) % 5"),
+    ("mod-nested", "(s0 % 8) % 4"),
+    ("mod-split", "(4*s0 + s1 + 5) % 4"),
+    ("mod-gcd", "(2*s0) % 4"),
+    ("min-const", "Min(3, -2)"),
+    ("min-same", "Min(s0, s0)"),
+    ("min-by-range", "Min(s0, s0 + 1)"),
+    ("min-absorb", "Min(s0, Max(s0, s1))"),
+    ("max-const", "Max(3, -2)"),
+    ("max-same", "Max(s0, s0)"),
+    ("max-by-range", "Max(s0 - 1, s0)"),
+    ("max-absorb", "Max(s0, Min(s0, s1))"),
+];
+
+#[test]
+fn every_named_rule_fires_and_is_logged() {
+    let mut report = String::new();
+    for (rule, text) in RULE_CASES {
+        let raw: RawExpr = text.parse().expect("rule case parses");
+        let (simplified, log) = raw.simplify_with_log();
+        assert!(
+            log.iter().any(|rewrite| rewrite.rule == *rule),
+            "{rule} did not fire on {text}: {log:?}"
+        );
+        report.push_str(&format!("{text} => {simplified}\n"));
+        for rewrite in log {
+            report.push_str(&format!(
+                "  {}: {} -> {}\n",
+                rewrite.rule, rewrite.before, rewrite.after
+            ));
+        }
+    }
+    expect![[r#"
+        s0 + 0 => s0
+          add-zero: s0 + 0 -> s0
+        (s0 + 2) + 3 => s0 + 5
+          fold-constants: s0 + 2 + 3 -> s0 + 5
+        s0 + 2*s0 => 3*s0
+          collect-like-terms: s0 + 2*s0 -> 3*s0
+        (s0 + 1)*0 => 0
+          mul-zero: (s0 + 1)*0 -> 0
+        1*s0 => s0
+          mul-one: 1*s0 -> s0
+        2*(s0 + 1) => 2*s0 + 2
+          distribute: 2*(s0 + 1) -> 2*s0 + 2
+        s0*s0 => s0**2
+          collect-powers: s0*s0 -> s0**2
+        s0**0 => 1
+          pow-zero: s0**0 -> 1
+        s0**1 => s0
+          pow-one: s0**1 -> s0
+        -7//2 => -4
+          floordiv-const: (-7)//2 -> -4
+        s0//1 => s0
+          floordiv-one: s0//1 -> s0
+        s0//(-2) => (-s0)//2
+          floordiv-neg-divisor: s0//(-2) -> (-s0)//2
+        (4*s0 + 6)//2 => 2*s0 + 3
+          floordiv-exact: (4*s0 + 6)//2 -> 2*s0 + 3
+        (s0 % 4)//4 => 0
+          floordiv-bounded: (s0 % 4)//4 -> 0
+        (s0//2)//3 => s0//6
+          fold-constants: 2*3 -> 6
+          floordiv-nested: (s0//2)//3 -> s0//6
+        (2*s0 + s1)//2 => s0 + s1//2
+          floordiv-split: (2*s0 + s1)//2 -> s0 + s1//2
+        (2*s0 + 2)//4 => (s0 + 1)//2
+          floordiv-gcd: (2*s0 + 2)//4 -> (s0 + 1)//2
+        -7 % 3 => 2
+          mod-const: (-7) % 3 -> 2
+        s0 % 1 => 0
+          mod-one: s0 % 1 -> 0
+        s0 % (-3) => -((-s0) % 3)
+          mod-neg-divisor: s0 % (-3) -> -((-s0) % 3)
+        (6*s0) % 3 => 0
+          mod-of-multiple: (6*s0) % 3 -> 0
+        (s0 % 3) % 5 => s0 % 3
+          mod-bounded: (s0 % 3) % 5 -> s0 % 3
+        (s0 % 8) % 4 => s0 % 4
+          mod-nested: (s0 % 8) % 4 -> s0 % 4
+        (4*s0 + s1 + 5) % 4 => (s1 + 1) % 4
+          mod-split: (4*s0 + s1 + 5) % 4 -> (s1 + 1) % 4
+        (2*s0) % 4 => 2*(s0 % 2)
+          mod-gcd: (2*s0) % 4 -> 2*(s0 % 2)
+        Min(3, -2) => -2
+          min-const: Min(3, -2) -> -2
+        Min(s0, s0) => s0
+          min-same: Min(s0, s0) -> s0
+        Min(s0, s0 + 1) => s0
+          min-by-range: Min(s0, s0 + 1) -> s0
+        Min(s0, Max(s0, s1)) => s0
+          min-absorb: Min(s0, Max(s0, s1)) -> s0
+        Max(3, -2) => 3
+          max-const: Max(-2, 3) -> 3
+        Max(s0, s0) => s0
+          max-same: Max(s0, s0) -> s0
+        Max(s0 - 1, s0) => s0
+          max-by-range: Max(s0 - 1, s0) -> s0
+        Max(s0, Min(s0, s1)) => s0
+          max-absorb: Max(s0, Min(s0, s1)) -> s0
+    "#]]
+    .assert_eq(&report);
+}
+
+#[test]
+fn rule_table_covers_every_rule_name() {
+    let covered: Vec<&str> = RULE_CASES.iter().map(|(rule, _)| *rule).collect();
+    let missing: Vec<&str> = rule_names()
+        .into_iter()
+        .filter(|rule| !covered.contains(rule) && *rule != "sym-singleton")
+        .collect();
+    assert_eq!(missing, Vec::<&str>::new());
+}
+
+#[test]
+fn range_aware_rules_fire_in_simplify_in() {
+    let report = [
+        ("s0//8", ValueRange::new(Some(0), Some(7))),
+        ("s0 % 8", ValueRange::new(Some(0), Some(7))),
+        ("(s0 + 8) % 8", ValueRange::new(Some(0), Some(7))),
+        ("Max(1, s0)", ValueRange::at_least(1)),
+        ("Min(s0, 512)", ValueRange::new(Some(2), Some(512))),
+        ("Max(1, s0 - 1)", ValueRange::at_least(2)),
+        ("s0 + 3", ValueRange::exact(64)),
+        ("(s0 - 1)//s1", ValueRange::new(Some(1), Some(4))),
+    ]
+    .map(|(text, range)| {
+        let ranges = |_: Sym| range;
+        let (simplified, log) = parse(text).simplify_in_with_log(&ranges);
+        let rules: Vec<&str> = log.iter().map(|rewrite| rewrite.rule).collect();
+        format!("{text} in {range} => {simplified}  {rules:?}\n")
+    })
+    .concat();
+    expect![[r#"
+        s0//8 in [0, 7] => 0  ["floordiv-bounded"]
+        s0 % 8 in [0, 7] => s0  ["mod-bounded"]
+        (s0 + 8) % 8 in [0, 7] => s0  ["mod-bounded"]
+        Max(1, s0) in [1, int_oo] => s0  ["max-by-range"]
+        Min(s0, 512) in [2, 512] => s0  ["min-by-range"]
+        Max(1, s0 - 1) in [2, int_oo] => s0 - 1  ["max-by-range"]
+        s0 + 3 in [64, 64] => 67  ["sym-singleton"]
+        (s0 - 1)//s1 in [1, 4] => (s0 - 1)//s1  []
+    "#]]
+    .assert_eq(&report);
+}
+
+#[test]
+fn simplify_with_log_on_a_canonical_expr_is_quiet() {
+    let conv = parse("(s0 - 3)//2 + 1");
+    let (same, log) = conv.simplify_with_log();
+    assert_eq!(same, conv);
+    assert!(log.is_empty());
+}
+
+#[test]
+fn substitute_replaces_and_resimplifies() {
+    let conv = parse("(s0 - 3)//2 + 1");
+    assert_eq!(conv.substitute(Sym(0), &Expr::int(64)), Expr::int(31));
+    assert_eq!(conv.substitute(Sym(0), &parse("2*s1 + 3")), parse("s1 + 1"));
+    assert_eq!(conv.substitute(Sym(5), &Expr::int(1)), conv);
+}
+
+#[test]
+fn eval_uses_python_floor_semantics() {
+    let b = bind(&[(0, -7), (1, 2)]);
+    assert_eq!(parse("s0//s1").eval(&b), Some(-4));
+    assert_eq!(parse("s0 % s1").eval(&b), Some(1));
+    assert_eq!(parse("s1 % s0").eval(&b), Some(-5));
+    assert_eq!(parse("s1//s0").eval(&b), Some(-1));
+    assert_eq!(parse("Min(s0, s1)*Max(s0, s1)").eval(&b), Some(-14));
+    assert_eq!(parse("s0**3").eval(&b), Some(-343));
+    assert_eq!(parse("s0 + s2").eval(&b), None, "unbound symbol");
+    assert_eq!(parse("s0//(s1 - 2)").eval(&b), None, "division by zero");
+    assert_eq!(parse("s0 % (s1 - 2)").eval(&b), None, "modulo by zero");
+}
+
+#[test]
+fn overflow_returns_none_and_never_panics() {
+    let huge = Expr::int(i64::MAX);
+    let overflowed = &huge + 1;
+    assert!(overflowed.is_overflow());
+    assert_eq!(overflowed.eval(&Bindings::new()), None);
+    assert_eq!(overflowed.to_string(), "overflow");
+    assert!(
+        overflowed.floor_div(&Expr::int(1)).is_overflow(),
+        "overflow is sticky"
+    );
+    assert!((&huge * &huge).is_overflow());
+    assert!(
+        parse("(s0 + 2)**64").is_overflow(),
+        "binomial coefficients leave i64"
+    );
+
+    let big = bind(&[(0, i64::MAX), (1, -1), (2, i64::MIN)]);
+    for text in [
+        "s0 + 1",
+        "s0*2",
+        "s0**2",
+        "s2//s1",
+        "-s2",
+        "s0 + s0",
+        "(s0 + 1)//2",
+        "Max(s0 + 1, 0)",
+    ] {
+        let expr = parse(text);
+        assert_eq!(expr.eval(&big), None, "{text}");
+        assert_eq!(
+            CompiledExpr::new(&expr).eval(&[i64::MAX, -1, i64::MIN]),
+            None,
+            "{text}"
+        );
+    }
+    assert_eq!(parse("s2 % s1").eval(&big), Some(0), "i64::MIN % -1 is 0");
+    let min_literal = parse("-9223372036854775808");
+    assert_eq!(min_literal.as_int(), Some(i64::MIN));
+    assert_eq!(
+        Expr::int(i64::MIN).floor_div(&Expr::int(-1)).eval(&big),
+        None
+    );
+    let wide = |_: Sym| ValueRange::new(Some(i64::MIN), Some(i64::MAX));
+    let bounds = parse("s0*s1*s2 + s0**5 - s1//s2").bounds(&wide);
+    assert_eq!(bounds, ValueRange::unbounded());
+    assert_eq!(
+        parse("s0**64").bounds(&sizes),
+        ValueRange::new(Some(i64::MAX), None)
+    );
+    assert!(overflowed.to_wgsl(&wgsl_name, &sizes).contains("overflow"));
+}
+
+#[test]
+fn parse_round_trips_through_display() {
+    for text in [
+        "(s0 - 1)//2 + 1",
+        "-(s0//2) + 5",
+        "s0**2 + 2*s0*s1 + s1**2",
+        "Min(s1, 512)*Max(1, s0) - s2 % 3",
+        "(-s0)//2",
+        "-((-s0) % 3)",
+        "2*((s0 + 1) % 2)",
+        "s0//(s1 + 1) - 7",
+    ] {
+        let expr = parse(text);
+        assert_eq!(expr.to_string(), text, "canonical text prints as itself");
+        assert_eq!(parse(&expr.to_string()), expr);
+    }
+}
+
+#[test]
+fn parse_follows_python_precedence() {
+    let b = bind(&[(0, 7), (1, 3)]);
+    let value = |text: &str| text.parse::<RawExpr>().expect("parses").eval(&b);
+    assert_eq!(value("-s0**2"), Some(-49));
+    assert_eq!(value("(-s0)**2"), Some(49));
+    assert_eq!(value("-s0//2"), Some(-4));
+    assert_eq!(value("-(s0//2)"), Some(-3));
+    assert_eq!(value("s0 - s1 - 1"), Some(3));
+    assert_eq!(value("s0*s1//2"), Some(10));
+    assert_eq!(value("s0 % s1 * 2"), Some(2));
+    assert_eq!(value("2**3**2"), Some(512));
+    assert_eq!(value(" max( s0 ,s1 )+min(s0,s1) "), Some(10));
+}
+
+#[test]
+fn parse_errors_name_the_column_and_what_was_expected() {
+    let errors = [
+        "s0 +",
+        "s0 / 2",
+        "(s0 - 1",
+        "x + 1",
+        "s0 2",
+        "Max(s0)",
+        "s0 ** s1",
+        "2**-1",
+        "99999999999999999999",
+        "s0 $ 1",
+        "",
+    ]
+    .map(|text| {
+        format!(
+            "{text:?}: {}\n",
+            text.parse::<Expr>().expect_err("should fail")
+        )
+    })
+    .concat();
+    expect![[r#"
+        "s0 +": column 5: expected an integer, a symbol like `s0`, `(`, `Min(` or `Max(`, found end of input
+        "s0 / 2": column 4: expected `//` (true division `/` is not an integer operation), found `/`
+        "(s0 - 1": column 8: expected `)`, found end of input
+        "x + 1": column 1: expected a symbol like `s0`, or `Min`/`Max`, found `x`
+        "s0 2": column 4: expected an operator or the end of input, found `2`
+        "Max(s0)": column 7: expected `,` between the two arguments, found `)`
+        "s0 ** s1": column 7: expected a constant exponent between 0 and 64, found `s1`
+        "2**-1": column 4: expected a constant exponent between 0 and 64, found `-1`
+        "99999999999999999999": column 1: expected an integer that fits i64, found `99999999999999999999`
+        "s0 $ 1": column 4: expected an integer, a symbol, an operator or a parenthesis, found `$`
+        "": column 1: expected an integer, a symbol like `s0`, `(`, `Min(` or `Max(`, found end of input
+    "#]].assert_eq(&errors);
+    let error = "s0 + ".parse::<Expr>().expect_err("should fail");
+    assert_eq!(error.column, 6);
+}
+
+#[test]
+fn raw_expr_prints_as_written() {
+    let raw: RawExpr = "(s0 - 1)//2 + -(3 - s1)*2**2".parse().expect("parses");
+    expect![["(s0 - 1)//2 + -(3 - s1)*2**2"]].assert_eq(&raw.to_string());
+    let back: RawExpr = raw.to_string().parse().expect("reparses");
+    assert_eq!(back, raw);
+    let conv = parse("(s0 - 3)//2 + 1");
+    assert_eq!(RawExpr::from(&conv).simplify(), conv);
+}
+
+#[test]
+fn value_range_prints_like_pytorch_and_intersects() {
+    let printed = [
+        ValueRange::at_least(2),
+        ValueRange::new(Some(2), Some(512)),
+        ValueRange::at_most(5),
+        ValueRange::unbounded(),
+        ValueRange::exact(3),
+    ]
+    .map(|range| range.to_string())
+    .join(" ");
+    expect![["[2, int_oo] [2, 512] [-int_oo, 5] [-int_oo, int_oo] [3, 3]"]].assert_eq(&printed);
+    let size = ValueRange::at_least(2);
+    assert!(size.contains(2) && !size.contains(1));
+    assert_eq!(
+        size.intersect(&ValueRange::at_most(8)),
+        Some(ValueRange::new(Some(2), Some(8)))
+    );
+    assert_eq!(size.intersect(&ValueRange::at_most(1)), None);
+    assert_eq!(ValueRange::exact(4).is_singleton(), Some(4));
+    assert_eq!(size.is_singleton(), None);
+}
+
+#[test]
+fn bounds_follow_interval_arithmetic() {
+    let report = [
+        "(s0 - 3)//2 + 1",
+        "s0 % 4",
+        "s0 % s1",
+        "-s0 + 5",
+        "s0*s1 - 1",
+        "Min(s0, 512)",
+        "(s0 - 100)**2",
+        "(-s0)//3",
+        "s0//(s1 - 10)",
+        "s0 - s0//2",
+    ]
+    .map(|text| format!("{text}: {}\n", parse(text).bounds(&sizes)))
+    .concat();
+    expect![[r#"
+        (s0 - 3)//2 + 1: [0, int_oo]
+        s0 % 4: [0, 3]
+        s0 % s1: [0, int_oo]
+        -s0 + 5: [-int_oo, 3]
+        s0*s1 - 1: [3, int_oo]
+        Min(s0, 512): [2, 512]
+        (s0 - 100)**2: [-int_oo, int_oo]
+        (-s0)//3: [-int_oo, -1]
+        s0//(s1 - 10): [-int_oo, int_oo]
+        s0 - s0//2: [-int_oo, int_oo]
+    "#]]
+    .assert_eq(&report);
+}
+
+#[test]
+fn relations_print_negate_simplify_and_decide() {
+    let report = [
+        ("2*s0 - 4", CmpOp::Ge, "0"),
+        ("5 - s0", CmpOp::Gt, "0"),
+        ("s0", CmpOp::Eq, "64"),
+        ("s1", CmpOp::Ne, "1"),
+        ("s0", CmpOp::Eq, "s1"),
+        ("2*s0", CmpOp::Eq, "3"),
+        ("4*s0 + 2", CmpOp::Lt, "2*s1 + 7"),
+        ("s0 % 4", CmpOp::Lt, "4"),
+        ("Max(1, s0)", CmpOp::Eq, "s0"),
+        ("3", CmpOp::Le, "4"),
+    ]
+    .map(|(lhs, op, rhs)| {
+        let rel = Rel::new(parse(lhs), op, parse(rhs));
+        format!(
+            "{rel} | simplify: {} | negate: {} | decide: {:?}\n",
+            rel.simplify(),
+            rel.negate(),
+            rel.decide_by_ranges(&sizes)
+        )
+    })
+    .concat();
+    expect![[r#"
+        2*s0 - 4 >= 0 | simplify: s0 >= 2 | negate: 2*s0 - 4 < 0 | decide: Some(true)
+        -s0 + 5 > 0 | simplify: s0 < 5 | negate: -s0 + 5 <= 0 | decide: None
+        s0 == 64 | simplify: s0 == 64 | negate: s0 != 64 | decide: None
+        s1 != 1 | simplify: s1 != 1 | negate: s1 == 1 | decide: Some(true)
+        s0 == s1 | simplify: s0 == s1 | negate: s0 != s1 | decide: None
+        2*s0 == 3 | simplify: 2*s0 == 3 | negate: 2*s0 != 3 | decide: Some(false)
+        4*s0 + 2 < 2*s1 + 7 | simplify: 2*s0 <= s1 + 2 | negate: 4*s0 + 2 >= 2*s1 + 7 | decide: None
+        s0 % 4 < 4 | simplify: s0 % 4 < 4 | negate: s0 % 4 >= 4 | decide: Some(true)
+        Max(1, s0) == s0 | simplify: Max(1, s0) == s0 | negate: Max(1, s0) != s0 | decide: Some(true)
+        3 <= 4 | simplify: -1 <= 0 | negate: 3 > 4 | decide: Some(true)
+    "#]].assert_eq(&report);
+    let guard = Rel::new(s(0), CmpOp::Ge, Expr::int(2));
+    assert_eq!(guard.eval(&bind(&[(0, 2)])), Some(true));
+    assert_eq!(guard.eval(&bind(&[(0, 1)])), Some(false));
+    assert_eq!(guard.eval(&Bindings::new()), None);
+    expect![["L['x'].size()[0] >= 2"]].assert_eq(&guard.to_source(&guard_name));
+}
+
+#[test]
+fn compiled_evaluators_match_tree_evaluation() {
+    let conv = parse("(s0 - 3)//2 + 1");
+    let compiled = CompiledExpr::new(&conv);
+    assert_eq!(compiled.eval(&[64]), Some(31));
+    assert_eq!(compiled.eval(&[]), None, "missing slot");
+    let mixed = parse("7 - 3*s1*(s0 % 4)**2 + Max(s2, 1)//Min(s0, 2)");
+    for values in [[5, -2, 9], [-3, 4, 0], [8, 8, -8]] {
+        let bindings = bind(&[(0, values[0]), (1, values[1]), (2, values[2])]);
+        assert_eq!(
+            CompiledExpr::new(&mixed).eval(&values),
+            mixed.eval(&bindings)
+        );
+    }
+    assert_eq!(CompiledExpr::new(&Expr::int(-4)).eval(&[]), Some(-4));
+    let rel = CompiledRel::new(&Rel::new(conv.clone(), CmpOp::Ge, Expr::int(2)));
+    assert_eq!(rel.eval(&[5]), Some(true));
+    assert_eq!(rel.eval(&[4]), Some(false));
+    assert_eq!(rel.eval(&[]), None);
+}
+
+#[test]
+fn compiled_evaluator_falls_back_to_a_vec_beyond_the_inline_stack() {
+    let mut nested = s(0);
+    for n in 1..40 {
+        nested = (s(n) + 1).floor_div(&(nested + 2));
+    }
+    let compiled = CompiledExpr::new(&nested);
+    assert!(
+        compiled.stack_depth() > 32,
+        "depth {}",
+        compiled.stack_depth()
+    );
+    let values: Vec<i64> = (0..40).map(|n| 1000 - n).collect();
+    let bindings: Bindings = values
+        .iter()
+        .enumerate()
+        .map(|(n, v)| (Sym(n as u32), *v))
+        .collect();
+    assert_eq!(compiled.eval(&values), nested.eval(&bindings));
+    assert!(nested.eval(&bindings).is_some());
+}
+
+#[test]
+fn equivalence_accepts_rewritings_and_rejects_counterexamples() {
+    assert!(parse("2*s0").is_equivalent(&parse("s0*2"), &sizes));
+    assert!(parse("2*s0").is_equivalent(&parse("s0 + s0"), &sizes));
+    assert!(parse("(s0 + 2)//2").is_equivalent(&parse("s0//2 + 1"), &sizes));
+    let conv = parse("(s0 - 1)//2 + 1");
+    let wrong = parse("s0//2");
+    assert!(!conv.is_equivalent(&wrong, &sizes));
+    let odd = bind(&[(0, 3)]);
+    assert_ne!(
+        conv.eval(&odd),
+        wrong.eval(&odd),
+        "they differ at odd sizes"
+    );
+    // Equal only because of the ranges: ceil division written two ways.
+    assert!(parse("(s0 + 1)//2").is_equivalent(&parse("s0 - s0//2"), &sizes));
+    assert!(parse("Max(1, s0)").is_equivalent(&s(0), &sizes));
+    assert!(!parse("Max(1, s0)").is_equivalent(&s(0), &unbounded));
+    // Differences that only show far from small values or at range ends.
+    let capped = |_: Sym| ValueRange::new(Some(2), Some(512));
+    assert!(!parse("Min(s0, 511)").is_equivalent(&s(0), &capped));
+    assert!(parse("Min(s0, 512)").is_equivalent(&s(0), &capped));
+    // Five symbols take the pseudo-random path.
+    let five = parse("s0 + s1 + s2 + s3 + s4");
+    assert!(five.is_equivalent(&parse("s4 + s3 + s2 + s1 + s0"), &sizes));
+    assert!(!five.is_equivalent(&parse("s4 + s3 + s2 + s1 + s0 % 7"), &sizes));
 }

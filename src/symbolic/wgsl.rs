@@ -9,7 +9,7 @@
 //! the ranges prove that, and the floor helpers otherwise. Literals carry the `i` suffix so
 //! every subexpression is concretely `i32`.
 
-use super::print::Prec;
+use super::print::{Prec, display_order};
 use super::range::expr_bounds;
 use super::{Atom, Expr, Factor, Sym, Term, ValueRange};
 
@@ -76,7 +76,7 @@ impl Printer<'_> {
             return self.signed_term(term);
         }
         let mut out = String::new();
-        for (index, term) in expr.terms.iter().enumerate() {
+        for (index, term) in display_order(&expr.terms).into_iter().enumerate() {
             let body = self.unsigned_term(term);
             match (index, term.coeff < 0) {
                 (0, false) => out.push_str(&body.0),
