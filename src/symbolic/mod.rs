@@ -371,6 +371,21 @@ pub fn rule_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// Serialized as its maths-form text (`"(s0 - 3)//2 + 1"`), which parses back to the same
+/// canonical form; the overflow marker serializes as `"overflow"` and does not deserialize.
+impl serde::Serialize for Expr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Expr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl From<i64> for Expr {
     fn from(value: i64) -> Expr {
         Expr::int(value)

@@ -10,7 +10,7 @@
 //! result is strictly smaller than its input, so the driver terminates. The maths of each
 //! rule is in the comment above it.
 
-use super::eval::{py_floor_div, py_mod};
+use super::eval::{gcd, py_floor_div, py_mod};
 use super::range;
 use super::simplify::{Simplifier, add_poly, from_parts, parts, scale_poly, term_expr};
 use super::{Atom, AtomKind, Expr, Factor};
@@ -418,11 +418,4 @@ fn divide_common_factor(a: &Expr, b: &Expr) -> Option<(Expr, Expr, Expr)> {
         ))
     };
     Some((divide(a)?, divide(b)?, term_expr(&monomial, g)))
-}
-
-fn gcd(mut x: u64, mut y: u64) -> u64 {
-    while y != 0 {
-        (x, y) = (y, x % y);
-    }
-    x
 }

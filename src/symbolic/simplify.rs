@@ -23,15 +23,25 @@ const MAX_PASSES: usize = 8;
 
 /// The rules the polynomial operations and the rebuild log, besides the atom rules.
 pub(super) const POLYNOMIAL_RULES: &[&str] = &[
+    // x + 0 = x (also x - 0).
     "add-zero",
+    // c1 op c2 evaluated, e.g. (x + 2) + 3 = x + 5, 2*3 = 6.
     "fold-constants",
+    // a*m + b*m = (a + b)*m for the same monomial m.
     "collect-like-terms",
+    // x * 0 = 0.
     "mul-zero",
+    // x * 1 = x.
     "mul-one",
+    // a*(b + c) = a*b + a*c, and (a + b)**n expanded.
     "distribute",
+    // x**a * x**b = x**(a + b).
     "collect-powers",
+    // x**0 = 1 (Python agrees for x = 0).
     "pow-zero",
+    // x**1 = x.
     "pow-one",
+    // s = v when the range of s is [v, v] (only under `simplify_in`).
     "sym-singleton",
 ];
 
