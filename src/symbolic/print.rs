@@ -103,6 +103,9 @@ pub(super) fn maths(expr: &Expr) -> (String, Prec) {
                 out.push_str(" + ");
                 out.push_str(&body.text);
             }
+            // `- 9223372036854775808` would not parse back (the literal alone exceeds i64),
+            // so that one coefficient is added as a parenthesized negative instead.
+            (_, true) if term.coeff == i64::MIN => out.push_str(&format!(" + (-{})", body.text)),
             (_, true) => {
                 out.push_str(" - ");
                 out.push_str(&body.text);
@@ -111,6 +114,8 @@ pub(super) fn maths(expr: &Expr) -> (String, Prec) {
     }
     if expr.constant > 0 {
         out.push_str(&format!(" + {}", expr.constant));
+    } else if expr.constant == i64::MIN {
+        out.push_str(&format!(" + ({})", expr.constant));
     } else if expr.constant < 0 {
         out.push_str(&format!(" - {}", expr.constant.unsigned_abs()));
     }

@@ -13,7 +13,7 @@
 use super::eval::{gcd, py_floor_div, py_mod};
 use super::range;
 use super::simplify::{Simplifier, add_poly, from_parts, parts, scale_poly, term_expr};
-use super::{Atom, AtomKind, Expr, Factor};
+use super::{Atom, AtomKind, AtomView, Expr, Factor};
 
 /// A rule: its kebab-case name and the function that tries it.
 pub(super) struct NamedRule {
@@ -262,7 +262,9 @@ fn max_absorb(_: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
 /// For `outer(x, inner)`: when `inner` is the same operation over `x`, `inner` already is the
 /// answer; when it is the dual operation over `x`, `x` is.
 fn absorb(x: &Expr, inner: &Expr, outer: AtomKind) -> Option<Expr> {
-    let (kind, p, q) = inner.as_atom()?.binary()?;
+    let AtomView::Binary(kind, p, q) = inner.as_atom()?.view() else {
+        return None;
+    };
     if p != x && q != x {
         return None;
     }

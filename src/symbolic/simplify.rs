@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use super::print;
 use super::range::{self, Interval};
 use super::rules;
-use super::{Atom, AtomKind, Expr, Factor, Rewrite, Sym, Term, ValueRange};
+use super::{Atom, AtomKind, AtomView, Expr, Factor, Rewrite, Sym, Term, ValueRange};
 
 /// How many whole-tree passes `simplify_fixpoint` makes before giving up. One pass already
 /// reaches the fixed point (see the invariant); the second only confirms it, so the cap is a
@@ -245,28 +245,26 @@ impl<'a> Simplifier<'a> {
     }
 
     fn rebuild_atom(&mut self, atom: &Atom, replace: &dyn Fn(Sym) -> Option<Expr>) -> Expr {
-        match atom {
-            Atom::Sym(sym) => {
-                if let Some(value) = replace(*sym) {
-                    return value;
-                }
-                let symbol = Expr::sym(*sym);
-                match self.range_of(*sym).is_singleton() {
-                    Some(value) => {
-                        let constant = Expr::int(value);
-                        // A symbol whose range holds one value is that value.
-                        self.record("sym-singleton", || symbol.to_string(), &constant);
-                        constant
-                    }
-                    None => symbol,
-                }
-            }
-            Atom::FloorDiv(a, b) | Atom::Mod(a, b) | Atom::Min(a, b) | Atom::Max(a, b) => {
+        let sym = match atom.view() {
+            AtomView::Binary(kind, a, b) => {
                 let a = self.rebuild(a, replace);
                 let b = self.rebuild(b, replace);
-                let (kind, _, _) = atom.binary().expect("a non-symbol atom is binary");
-                self.reduce(kind, &a, &b)
+                return self.reduce(kind, &a, &b);
             }
+            AtomView::Sym(sym) => sym,
+        };
+        if let Some(value) = replace(sym) {
+            return value;
+        }
+        let symbol = Expr::sym(sym);
+        match self.range_of(sym).is_singleton() {
+            Some(value) => {
+                let constant = Expr::int(value);
+                // A symbol whose range holds one value is that value.
+                self.record("sym-singleton", || symbol.to_string(), &constant);
+                constant
+            }
+            None => symbol,
         }
     }
 

@@ -178,6 +178,7 @@ fn to_wgsl_uses_plain_division_only_when_ranges_prove_it_floors() {
         ("-(s0//2) + s1**3", "sizes", sizes),
         ("2*s0 - 7", "sizes", sizes),
         ("-7", "sizes", sizes),
+        ("s0**7 + 1", "sizes", sizes),
     ]
     .map(|(text, label, ranges)| {
         format!(
@@ -196,10 +197,12 @@ fn to_wgsl_uses_plain_division_only_when_ranges_prove_it_floors() {
         -(s0//2) + s1**3 [sizes] => d1 * d1 * d1 - d0 / 2i
         2*s0 - 7 [sizes] => 2i * d0 - 7i
         -7 [sizes] => -7i
+        s0**7 + 1 [sizes] => pow_i32(d0, 7u) + 1i
     "#]]
     .assert_eq(&lines);
     assert!(WGSL_HELPERS.contains("fn floor_div_i32(a: i32, b: i32) -> i32"));
     assert!(WGSL_HELPERS.contains("fn floor_mod_i32(a: i32, b: i32) -> i32"));
+    assert!(WGSL_HELPERS.contains("fn pow_i32(base: i32, exp: u32) -> i32"));
 }
 
 /// Each rule with an input that fires it; the derivation log is snapshotted below.
@@ -402,6 +405,26 @@ fn parse_round_trips_through_display() {
         let expr = parse(text);
         assert_eq!(expr.to_string(), text, "canonical text prints as itself");
         assert_eq!(parse(&expr.to_string()), expr);
+    }
+}
+
+#[test]
+fn extreme_coefficients_round_trip_through_display() {
+    let min = Expr::int(i64::MIN);
+    for expr in [
+        &min * &s(1) + s(0),
+        s(0) + &min,
+        &min * &s(0),
+        s(0).floor_div(&min),
+        &min + 0,
+        Expr::int(i64::MAX) * s(2) - 1,
+    ] {
+        assert_eq!(parse(&expr.to_string()), expr, "{expr}");
+        assert_eq!(
+            parse(&expr.to_source(&|sym| sym.to_string())),
+            expr,
+            "{expr}"
+        );
     }
 }
 
