@@ -2,6 +2,9 @@
 //! each named rule and parsing. Values (evaluation, overflow, ranges, relations, compiled
 //! evaluators, equivalence) are in `tests/values.rs`; property tests and the exhaustive
 //! small-value sweeps of the division rules in `tests/props.rs` and `tests/sweep.rs`.
+//!
+//! Invariant: every printed form is pinned by an expect-test snapshot that was checked by
+//! hand; refresh with `UPDATE_EXPECT=1` only for an intended change of form.
 
 mod props;
 mod sweep;

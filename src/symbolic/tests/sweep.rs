@@ -1,6 +1,8 @@
 //! Exhaustive small-value sweeps of the floor-division and modulo rules: for every rule, a
 //! family of expressions over divisors 1..=7 (and their negatives where the rule is about
 //! signs), evaluated at every symbol value in -30..=30 before and after simplification.
+//!
+//! Invariant: each sweep also asserts that its rule fired, so it cannot pass vacuously.
 
 use super::super::*;
 

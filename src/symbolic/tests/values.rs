@@ -1,5 +1,8 @@
 //! Unit tests for values: evaluation, overflow, value ranges and bounds, relations, the
 //! compiled evaluators and sampling-based equivalence.
+//!
+//! Invariant: expected values follow Python semantics and were checked by hand, not copied
+//! from the engine.
 
 use expect_test::expect;
 
