@@ -67,6 +67,8 @@ fn operators_build_canonical_forms() {
     assert_eq!((s(0) + 1) * (s(0) - 1), s(0).pow(2) - 1);
     assert_eq!(s(0) - s(0), Expr::int(0));
     assert_eq!(Expr::from(4) + Expr::from(Sym(1)), s(1) + 4);
+    assert_eq!(2 * &s(0) - 1, s(0) * 2 - 1);
+    assert_eq!(1 - s(0), -s(0) + 1);
 }
 
 #[test]

@@ -238,6 +238,9 @@ fn equivalence_accepts_rewritings_and_rejects_counterexamples() {
     let capped = |_: Sym| ValueRange::new(Some(2), Some(512));
     assert!(!parse("Min(s0, 511)").is_equivalent(&s(0), &capped));
     assert!(parse("Min(s0, 512)").is_equivalent(&s(0), &capped));
+    // Range ends far beyond small values are skipped rather than overflowing.
+    let huge = |_: Sym| ValueRange::new(Some(2), Some(i64::MAX));
+    assert!(parse("(s0 + 1)//2").is_equivalent(&parse("s0 - s0//2"), &huge));
     // Five symbols take the pseudo-random path.
     let five = parse("s0 + s1 + s2 + s3 + s4");
     assert!(five.is_equivalent(&parse("s4 + s3 + s2 + s1 + s0"), &sizes));
