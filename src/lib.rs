@@ -61,7 +61,9 @@ pub fn explain(source: &str, input_shapes: &str, options: &Options) -> Result<Tr
             Ok(Trace::of_entry(&cache, entry))
         }
         _ => Err(Error::Call {
-            message: event.error.unwrap_or_else(|| "the call did not compile".into()),
+            message: event
+                .error
+                .unwrap_or_else(|| "the call did not compile".into()),
             span: event.error_span,
         }),
     }

@@ -233,6 +233,24 @@ impl GuardSet {
         let mut tensors = Vec::new();
         let mut shape = Vec::new();
         let mut compiled = Vec::new();
+        // Leaf guards first (PyTorch checks them in C++ before the shape lambda).
+        for (i, was_marked) in marked.iter().enumerate() {
+            if !was_marked {
+                let input = &finals[i].0;
+                shape.push(Guard {
+                    kind: GuardKind::DimensionMarking,
+                    source: format!(
+                        "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
+                    ),
+                    reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
+                    symbolic: format!("{input} is not marked dynamic"),
+                    provenance:
+                        "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
+                            .into(),
+                });
+                compiled.push(Check::Unmarked(i));
+            }
+        }
         let mut slot = 0;
         for (name, dims) in &finals {
             tensors.push(TensorGuard {
@@ -278,27 +296,13 @@ impl GuardSet {
                 slot += 1;
             }
         }
-        for (i, was_marked) in marked.iter().enumerate() {
-            if !was_marked {
-                let input = &finals[i].0;
-                shape.push(Guard {
-                    kind: GuardKind::DimensionMarking,
-                    source: format!(
-                        "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
-                    ),
-                    reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
-                    symbolic: format!("{input} is not marked dynamic"),
-                    provenance:
-                        "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
-                            .into(),
-                });
-                compiled.push(Check::Unmarked(i));
-            }
-        }
         let ranges = |s: Sym| env.range(s);
         let mut seen = Vec::new();
         for recorded in env.guards() {
-            let (lhs, rhs) = (env.replace(&recorded.rel.lhs), env.replace(&recorded.rel.rhs));
+            let (lhs, rhs) = (
+                env.replace(&recorded.rel.lhs),
+                env.replace(&recorded.rel.rhs),
+            );
             let rel = Rel::new(lhs, recorded.rel.op, rhs);
             let canonical = rel.simplify();
             if canonical.decide_by_ranges(&ranges) == Some(true) || seen.contains(&canonical) {
