@@ -94,6 +94,8 @@ impl fmt::Display for TensorGuard {
 pub enum GuardKind {
     /// Two input dims must be equal (duck sizing, or a solved equality).
     InputEquality,
+    /// A symbolic stride equals the product of the later sizes (contiguity).
+    Stride,
     /// Recorded while tracing (an op's shape check or a branch).
     Recorded,
     /// The value range of a symbol.
@@ -159,6 +161,8 @@ pub struct GuardSet {
 enum Check {
     Rel(CompiledRel),
     Unmarked(usize),
+    /// A stride guard: calls pass contiguous tensors, so it holds by construction.
+    Contiguous,
 }
 
 /// What a symbol's value is read from: its first plain occurrence among the input dims.
@@ -295,6 +299,30 @@ impl GuardSet {
                 }
                 slot += 1;
             }
+            // Contiguous strides follow from the sizes (PyTorch's InferStride); a stride that
+            // is not a constant is guarded against the sizes it is the product of.
+            for dim in 0..dims.len().saturating_sub(1) {
+                let stride = dims[dim + 1..].iter().fold(Expr::int(1), |acc, d| &acc * d);
+                if stride.as_int().is_some() {
+                    continue;
+                }
+                let input = name;
+                shape.push(Guard {
+                    kind: GuardKind::Stride,
+                    source: format!(
+                        "L['{input}'].stride()[{dim}] == {}",
+                        stride.to_source(&source_name)
+                    ),
+                    reason: format!(
+                        "{input}.stride()[{dim}] == {}",
+                        stride.to_source(&short_name)
+                    ),
+                    symbolic: format!("{input}.stride()[{dim}] == {stride}"),
+                    provenance: "contiguous input: its stride is the product of the later sizes"
+                        .into(),
+                });
+                compiled.push(Check::Contiguous);
+            }
         }
         let ranges = |s: Sym| env.range(s);
         let mut seen = Vec::new();
@@ -339,7 +367,14 @@ impl GuardSet {
                 continue;
             }
             let provenance = match (info.mark, range == crate::shape::DEFAULT_RANGE) {
-                (Some(_), _) => "mark_dynamic(min=, max=) intersected with [2, int_oo]".to_string(),
+                (Some(mark), _) => {
+                    let bound = |b: Option<i64>| b.map_or("None".to_string(), |v| v.to_string());
+                    format!(
+                        "mark_dynamic(min={}, max={}) intersected with the default [2, int_oo]",
+                        bound(mark.min),
+                        bound(mark.max)
+                    )
+                }
                 (None, true) => {
                     "0/1 specialization: sizes 0 and 1 get their own entries, so symbols start at 2"
                         .to_string()
@@ -410,6 +445,7 @@ impl GuardSet {
             let pass = match check {
                 Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
                 Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
+                Check::Contiguous => true,
             };
             if !pass {
                 return Err(Failure::Shape(index));
@@ -460,9 +496,26 @@ impl GuardSet {
         out
     }
 
+    /// PyTorch's `NO_TENSOR_ALIASING` guard, present with two or more tensor inputs. Tailor's
+    /// calls always pass distinct tensors, so it is printed but never fails.
+    pub fn aliasing(&self) -> Option<String> {
+        (self.tensors.len() >= 2).then(|| {
+            let names: Vec<String> = self
+                .tensors
+                .iter()
+                .map(|t| format!("L['{}']", t.input))
+                .collect();
+            format!(
+                "NO_TENSOR_ALIASING: check_no_aliasing({})",
+                names.join(", ")
+            )
+        })
+    }
+
     /// All guards as PyTorch prints them: tensor matches, then shape guards.
     pub fn source_lines(&self) -> Vec<String> {
         let mut lines: Vec<String> = self.tensors.iter().map(ToString::to_string).collect();
+        lines.extend(self.aliasing());
         lines.extend(self.printed().iter().map(|g| g.source.clone()));
         lines
     }
@@ -484,11 +537,15 @@ impl fmt::Display for GuardSet {
         for tensor in &self.tensors {
             writeln!(f, "{tensor}")?;
         }
+        if let Some(aliasing) = self.aliasing() {
+            writeln!(f, "{aliasing}")?;
+        }
         for guard in self.printed() {
+            writeln!(f, "{}", guard.source)?;
             writeln!(
                 f,
-                "{:<44} | {:<24} | {}",
-                guard.source, guard.symbolic, guard.provenance
+                "    symbols: {}    from: {}",
+                guard.symbolic, guard.provenance
             )?;
         }
         Ok(())

@@ -258,7 +258,12 @@ fn check(case: Case<'_>) {
         .map(|e| e.guards.source_lines())
         .unwrap_or_default()
         .into_iter()
-        .filter(|l| !l.starts_with("TENSOR_MATCH") && !l.contains("_dynamo_dynamic_indices"))
+        .filter(|l| {
+            !l.starts_with("TENSOR_MATCH")
+                && !l.starts_with("NO_TENSOR_ALIASING")
+                && !l.contains("_dynamo_dynamic_indices")
+                && !l.contains(".stride()")
+        })
         .collect();
     if case.exact {
         assert_eq!(lines, case.guards, "shape guards of the last entry");
@@ -528,7 +533,7 @@ fn row14_dynamic_true_duck_sizing_breaks_on_unequal_dims() {
         compiles: 2,
         last_entry: "x=[?, ?]",
         reasons: &[(1, "x.size()[1] == x.size()[0]")],
-        guards: &["not:=="],
+        guards: &["not:size()[1] =="],
         ..BASE
     });
 }

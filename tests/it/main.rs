@@ -3,6 +3,7 @@
 mod cli;
 mod conformance;
 mod errors;
+mod leaf_guards;
 mod models;
 mod snapshots;
 

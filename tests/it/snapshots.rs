@@ -148,6 +148,7 @@ fn guards_sequence_dynamic_true() {
         expect![[r#"
             TENSOR_MATCH: check_tensor(L['x'], Tensor, torch.float32, size=[None, None, 32], stride=[None, 32, 1])
             DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['x'], '_dynamo_dynamic_indices') == False
+            L['x'].stride()[0] == 32*L['x'].size()[1]
             2 <= L['x'].size()[0]
             2 <= L['x'].size()[1]
         "#]],
@@ -162,6 +163,7 @@ fn guards_sequence_mark_batch_and_length() {
         options(DynamicMode::Auto, &[("x", 0), ("x", 1)]),
         expect![[r#"
             TENSOR_MATCH: check_tensor(L['x'], Tensor, torch.float32, size=[None, None, 32], stride=[None, 32, 1])
+            L['x'].stride()[0] == 32*L['x'].size()[1]
             2 <= L['x'].size()[0]
             2 <= L['x'].size()[1]
         "#]],
@@ -199,6 +201,8 @@ fn guards_conv1d_same_length() {
         expect![[r#"
             TENSOR_MATCH: check_tensor(L['x'], Tensor, torch.float32, size=[None, 4, None], stride=[None, None, 1])
             DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['x'], '_dynamo_dynamic_indices') == False
+            L['x'].stride()[0] == 4*L['x'].size()[2]
+            L['x'].stride()[1] == L['x'].size()[2]
             2 <= L['x'].size()[0]
             2 <= L['x'].size()[2]
         "#]],
@@ -214,6 +218,8 @@ fn guards_conv1d_stride_two() {
         expect![[r#"
             TENSOR_MATCH: check_tensor(L['x'], Tensor, torch.float32, size=[None, 4, None], stride=[None, None, 1])
             DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['x'], '_dynamo_dynamic_indices') == False
+            L['x'].stride()[0] == 4*L['x'].size()[2]
+            L['x'].stride()[1] == L['x'].size()[2]
             (1 + (((-3) + L['x'].size()[2]) // 2)) != 1
             2 <= L['x'].size()[0]
             3 <= L['x'].size()[2]

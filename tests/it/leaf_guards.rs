@@ -1,6 +1,5 @@
-//! Known differences from PyTorch, kept as tests of PyTorch's behaviour so that the owner
-//! can fix the library and then move them into the suite. NOT listed in `main.rs`: add
-//! `mod known_gaps;` there to run them (they fail today).
+//! Guards that never fail on Tailor's calls but that PyTorch prints, so the page shows the
+//! same list: inferred-stride equalities and `NO_TENSOR_ALIASING`.
 
 use crate::models;
 use tailor::{CallMarks, CompileConfig, DynamicMode, spec};
@@ -34,7 +33,7 @@ fn check_has_guard(model: &str, dynamic: DynamicMode, calls: &[&str], guard: &st
 }
 
 /// pytorch-semantics.md §1.3 and §5.2 ("contiguous stride"): when a dim is symbolic the
-/// strides after it are inferred from sizes and guarded. Tailor emits no stride guard.
+/// strides after it are inferred from sizes and guarded.
 #[test]
 fn two_dim_dynamic_input_has_a_stride_guard() {
     check_has_guard(
