@@ -341,7 +341,7 @@ impl GuardSet {
                 format!(
                     "{} {} {}",
                     rel.lhs.to_source(name),
-                    op_text(rel.op),
+                    rel.op.symbol(),
                     rel.rhs.to_source(name)
                 )
             };
@@ -518,17 +518,6 @@ impl GuardSet {
         lines.extend(self.aliasing());
         lines.extend(self.printed().iter().map(|g| g.source.clone()));
         lines
-    }
-}
-
-fn op_text(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "==",
-        CmpOp::Ne => "!=",
-        CmpOp::Lt => "<",
-        CmpOp::Le => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::Ge => ">=",
     }
 }
 
