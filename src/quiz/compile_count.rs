@@ -9,7 +9,7 @@ use super::exercise::{Body, Grade, Puzzle, is_none_answer, words};
 use super::modelgen::{self, Template, TemplateKind};
 use super::rng::Rng;
 use super::scenario::{Scenario, dynamic_dims, inputs_text, mark};
-use super::text::msg;
+use super::text::{fill, msg};
 use super::{Difficulty, Text};
 use crate::DynamicMode;
 use crate::cache::Action;
@@ -123,14 +123,15 @@ impl CompileCount {
     }
 
     fn explain(&self, key: &str) -> Text {
-        let story = self.story();
-        let mut args = vec![
-            ("count", Text::same(self.compiles.to_string())),
-            ("dims", Text::same(dims_text(&self.dynamic))),
-            ("entry", Text::same(self.last_entry.clone())),
-        ];
-        args.push(("story", story));
-        super::text::fill(key, &args)
+        fill(
+            key,
+            &[
+                ("count", Text::same(self.compiles.to_string())),
+                ("dims", Text::same(dims_text(&self.dynamic))),
+                ("entry", Text::same(self.last_entry.clone())),
+                ("story", self.story()),
+            ],
+        )
     }
 }
 

@@ -7,7 +7,7 @@
 //! the failing guard is the one `GuardSet::check` reports for the entry PyTorch checks first
 //! (the first line of its recompile log).
 
-use super::exercise::{Body, EntryView, Grade, Puzzle, words};
+use super::exercise::{Body, Choice, EntryView, Grade, Puzzle, words};
 use super::modelgen::{self, Template, TemplateKind};
 use super::rng::Rng;
 use super::scenario::{Scenario, failing_line, inputs_text, mark};
@@ -68,7 +68,8 @@ pub(super) fn build(rng: &mut Rng, difficulty: Difficulty) -> Option<Box<dyn Puz
     }
     // Repeating an earlier call is an easy hit; harder levels mostly ask about new sizes.
     let repeat = if difficulty == Difficulty::Easy { 3 } else { 6 };
-    let new_values = if rng.chance(1, repeat) {
+    let repeated = rng.chance(1, repeat);
+    let new_values = if repeated {
         rng.pick(&values).clone()
     } else {
         let once = template.vary(rng, values.last().expect("not empty"));
@@ -94,6 +95,8 @@ pub(super) fn build(rng: &mut Rng, difficulty: Difficulty) -> Option<Box<dyn Puz
     let event = scenario.call(&mut cache, &new_call);
     let failing = match event.action {
         Action::Error => return None,
+        // New sizes hit more often than not; some are redrawn so misses are not rare.
+        Action::Hit if !repeated && rng.chance(2, 3) => return None,
         Action::Hit => None,
         Action::Compile | Action::Eager => {
             let reason = event.reasons.first()?.1.clone();
@@ -192,7 +195,7 @@ impl Puzzle for GuardPrediction {
                 .guards
                 .iter()
                 .enumerate()
-                .map(|(i, text)| super::exercise::Choice {
+                .map(|(i, text)| Choice {
                     id: (i + 1).to_string(),
                     text: text.clone(),
                 })

@@ -759,6 +759,53 @@ fn spot_recompile_grades_the_set_of_calls() {
 }
 
 #[test]
+fn odd_answers_never_panic() {
+    let odd = [
+        "",
+        " ",
+        "[]",
+        "[[[",
+        "))",
+        "(,)",
+        ",",
+        "s0//0",
+        "s0 % 0",
+        "Min(s0)",
+        "max(s0, )",
+        "99999999999999999999999",
+        "-1",
+        "1e5",
+        "s0**64",
+        "中文",
+        "🙂",
+        "recompile -1",
+        "recompile 0",
+        "eager g",
+        "hit 3 4",
+        "x:",
+        ":",
+        "L['",
+        "2; x:99",
+        "2; :0",
+        "0; none",
+        "a,b,,c",
+        "AAAA",
+        "none none",
+        "#",
+        "2 2 2",
+    ];
+    for kind in ExerciseKind::ALL {
+        for seed in 0..4 {
+            let difficulty = difficulty_of(seed);
+            for answer in odd {
+                let grade = grade(kind, seed, difficulty, answer);
+                assert!(has_both(&grade.feedback), "{kind} {seed} '{answer}'");
+            }
+        }
+    }
+}
+
+#[test]
 fn generation_is_deterministic_and_the_public_api_agrees() {
     for kind in ExerciseKind::ALL {
         for (seed, difficulty) in [(7, Difficulty::Easy), (123_456, Difficulty::Extreme)] {
@@ -956,35 +1003,36 @@ fn a_guard_prediction_exercise() {
         1,
         Difficulty::Mid,
         expect![[r#"
-        After the earlier calls the cache holds the entries below (in lookup order, most recently used first). Call 3 passes x=24,64: does it hit, recompile, or run eagerly? If it misses, which guard of 0/1, the entry checked first, fails first?
-        import torch
-        import torch.nn as nn
+            After the earlier calls the cache holds the entries below (in lookup order, most recently used first). Call 3 passes a=16,5;b=16,5: does it hit, recompile, or run eagerly? If it misses, which guard of 0/0, the entry checked first, fails first?
+            import torch
+            import torch.nn as nn
 
 
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.fc1 = nn.Linear(64, 16)
+            class Net(nn.Module):
+                def forward(self, a, b):
+                    return a + b
 
-            def forward(self, x):
-                if x.shape[0] > 12:
-                    return torch.relu(self.fc1(x))
-                return self.fc1(x)
-
-        model = torch.compile(Net(), dynamic=True)
-        x = torch.randn(24, 64)
-        model(x)  # call 1
-        x = torch.randn(10, 64)
-        model(x)  # call 2
-        x = torch.randn(24, 64)
-        model(x)  # call 3
-        entry 0/1: x=[s0, 64]
-        entry 0/0: x=[s0, 64]
-        1. TENSOR_MATCH: check_tensor(L['x'], Tensor, torch.float32, size=[None, 64], stride=[64, 1])
-        2. DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['x'], '_dynamo_dynamic_indices') == False
-        3. 2 <= L['x'].size()[0] <= 12
-        answer: hit
-    "#]],
+            model = torch.compile(Net(), dynamic=True)
+            a = torch.randn(2, 3)
+            b = torch.randn(2, 3)
+            model(a, b)  # call 1
+            a = torch.randn(3, 3)
+            b = torch.randn(3, 3)
+            model(a, b)  # call 2
+            a = torch.randn(16, 5)
+            b = torch.randn(16, 5)
+            model(a, b)  # call 3
+            entry 0/0: a=[s0, s1]; b=[s0, s1]
+            1. TENSOR_MATCH: check_tensor(L['a'], Tensor, torch.float32, size=[None, None], stride=[None, 1])
+            2. TENSOR_MATCH: check_tensor(L['b'], Tensor, torch.float32, size=[None, None], stride=[None, 1])
+            3. DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['a'], '_dynamo_dynamic_indices') == False
+            4. DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['b'], '_dynamo_dynamic_indices') == False
+            5. L['b'].size()[0] == L['a'].size()[0]
+            6. L['b'].size()[1] == L['a'].size()[1]
+            7. 2 <= L['a'].size()[0]
+            8. 2 <= L['a'].size()[1]
+            answer: hit
+        "#]],
     );
 }
 

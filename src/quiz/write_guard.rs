@@ -12,7 +12,7 @@ use super::exercise::{Body, Choice, Grade, Puzzle};
 use super::modelgen::{self, Template, TemplateKind};
 use super::rng::Rng;
 use super::scenario::{Scenario, inputs_text};
-use super::text::msg;
+use super::text::{fill, msg};
 use super::{Difficulty, Text};
 use crate::cache::{Action, DimSpec, Entry};
 use crate::guard::{GuardKind, TensorGuard};
@@ -206,7 +206,7 @@ impl Puzzle for WriteGuard {
             msg("write_guard.marked", &[("marks", &marks.join(", "))])
         };
         Body {
-            prompt: super::text::fill("write_guard.prompt", &[("how", how)]),
+            prompt: fill("write_guard.prompt", &[("how", how)]),
             answer_format: self.format(),
             source: self.scenario.source.clone(),
             code: self.scenario.python(modelgen::CLASS, true),
