@@ -369,8 +369,15 @@ impl GuardSet {
             let provenance = match (info.mark, range == crate::shape::DEFAULT_RANGE) {
                 (Some(mark), _) => {
                     let bound = |b: Option<i64>| b.map_or("None".to_string(), |v| v.to_string());
+                    let declared = ValueRange::new(mark.min, mark.max);
+                    let start = crate::shape::DEFAULT_RANGE.intersect(&declared);
+                    let narrowed = if start == Some(range) {
+                        String::new()
+                    } else {
+                        format!(", then narrowed to {range} while tracing")
+                    };
                     format!(
-                        "mark_dynamic(min={}, max={}) intersected with the default [2, int_oo]",
+                        "mark_dynamic(min={}, max={}) intersected with the default [2, int_oo]{narrowed}",
                         bound(mark.min),
                         bound(mark.max)
                     )

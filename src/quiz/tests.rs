@@ -1025,12 +1025,15 @@ fn a_guard_prediction_exercise() {
             entry 0/0: a=[s0, s1]; b=[s0, s1]
             1. TENSOR_MATCH: check_tensor(L['a'], Tensor, torch.float32, size=[None, None], stride=[None, 1])
             2. TENSOR_MATCH: check_tensor(L['b'], Tensor, torch.float32, size=[None, None], stride=[None, 1])
-            3. DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['a'], '_dynamo_dynamic_indices') == False
-            4. DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['b'], '_dynamo_dynamic_indices') == False
-            5. L['b'].size()[0] == L['a'].size()[0]
-            6. L['b'].size()[1] == L['a'].size()[1]
-            7. 2 <= L['a'].size()[0]
-            8. 2 <= L['a'].size()[1]
+            3. NO_TENSOR_ALIASING: check_no_aliasing(L['a'], L['b'])
+            4. DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['a'], '_dynamo_dynamic_indices') == False
+            5. DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['b'], '_dynamo_dynamic_indices') == False
+            6. L['a'].stride()[0] == L['a'].size()[1]
+            7. L['b'].size()[0] == L['a'].size()[0]
+            8. L['b'].size()[1] == L['a'].size()[1]
+            9. L['b'].stride()[0] == L['a'].size()[1]
+            10. 2 <= L['a'].size()[0]
+            11. 2 <= L['a'].size()[1]
             answer: hit
         "#]],
     );
@@ -1043,28 +1046,28 @@ fn a_write_guard_exercise() {
         2,
         Difficulty::Mid,
         expect![[r#"
-        The model is called for the first time (dynamic=True) and one entry is compiled. Which of these lines appear in that entry's guard list (as TORCH_LOGS=guards prints it; dimension-marking and global-state guards are left out)?
-        import torch
-        import torch.nn as nn
+            The model is called for the first time (dynamic=True) and one entry is compiled. Which of these lines appear in that entry's guard list (as TORCH_LOGS=guards prints it; dimension-marking and global-state guards are left out)?
+            import torch
+            import torch.nn as nn
 
 
-        class Net(nn.Module):
-            def forward(self, a, b):
-                return a @ b
+            class Net(nn.Module):
+                def forward(self, a, b):
+                    return a @ b
 
-        model = torch.compile(Net(), dynamic=True)
-        a = torch.randn(8, 6)
-        b = torch.randn(6, 16)
-        model(a, b)  # call 1
-        A. 2 <= L['b'].size()[0] <= 512
-        B. TENSOR_MATCH: check_tensor(L['a'], Tensor, torch.float32, size=[None, None], stride=[None, 1])
-        C. L['b'].size()[1] in {1, 2, 4, 8}
-        D. TENSOR_MATCH: check_tensor(L['b'], Tensor, torch.float32, size=[None, None], stride=[None, 1])
-        E. L['b'].size()[1] == L['a'].size()[1]
-        F. L['b'].size()[0] == L['a'].size()[1]
-        G. L['a'].size()[1] in {1, 2, 4, 8}
-        answer: B, D, F
-    "#]],
+            model = torch.compile(Net(), dynamic=True)
+            a = torch.randn(8, 6)
+            b = torch.randn(6, 16)
+            model(a, b)  # call 1
+            A. L['b'].size()[0] == 6
+            B. L['a'].stride()[0] == L['a'].size()[1]
+            C. 2 <= L['b'].size()[1]
+            D. (L['a'].size()[0] % 2) == 0
+            E. TENSOR_MATCH: check_tensor(L['a'], Tensor, torch.float32, size=[None, 6], stride=[6, 1])
+            F. 1 <= L['b'].size()[0]
+            G. L['b'].size()[0] == L['a'].size()[1]
+            answer: B, C, G
+        "#]],
     );
 }
 
