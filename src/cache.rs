@@ -142,6 +142,8 @@ pub struct CallEvent {
     pub error: Option<String>,
     /// Where in the source the error points, when it does.
     pub error_span: Option<Span>,
+    /// Whether the error is in the program itself, so every call would fail alike.
+    pub error_in_program: bool,
     /// The warning PyTorch prints when the recompile limit is hit.
     pub warning: Option<String>,
     /// Time spent checking guards (ms).
@@ -287,6 +289,7 @@ impl CodeCache {
             reasons: Vec::new(),
             error: None,
             error_span: None,
+            error_in_program: false,
             warning: None,
             guard_ms: 0.0,
             compile_ms: 0.0,
@@ -329,8 +332,8 @@ impl CodeCache {
                     .map(|(id, r)| format!("0/{id}: {r}"))
                     .unwrap_or_default();
                 event.warning = Some(format!(
-                    "torch._dynamo hit config.recompile_limit ({})\n   function: '{}'\n   last reason: {last}\nTo log all recompilation reasons, use TORCH_LOGS=\"recompiles\".",
-                    config.recompile_limit, self.entry.name
+                    "torch._dynamo hit config.recompile_limit ({})\n   function: '{}' (model.py:{})\n   last reason: {last}\nTo log all recompilation reasons, use TORCH_LOGS=\"recompiles\".",
+                    config.recompile_limit, self.entry.function.0, self.entry.function.1
                 ));
                 self.run_only = true;
             }
@@ -348,6 +351,7 @@ impl CodeCache {
                 event.action = Action::Error;
                 event.error = Some(err.to_string());
                 event.error_span = err.span();
+                event.error_in_program = err.is_in_program();
             }
         }
         event.compile_ms = clock() - started;

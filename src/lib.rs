@@ -14,6 +14,7 @@ pub mod error;
 pub mod frontend;
 pub mod graph;
 pub mod guard;
+pub mod quiz;
 pub mod shape;
 pub mod spec;
 pub mod symbolic;

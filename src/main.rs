@@ -146,12 +146,17 @@ fn main() -> ExitCode {
     };
     let result = match cli.command.as_str() {
         "run" => run(&cli, &source),
-        _ => explain(&cli, &source),
+        _ => explain(&cli, &source).map(|trace| (trace, None)),
     };
     match result {
-        Ok(output) => {
+        Ok((output, None)) => {
             print!("{output}");
             ExitCode::SUCCESS
+        }
+        Ok((output, Some(err))) => {
+            print!("{output}");
+            eprintln!("error: {}", report(&cli.file, &source, &err));
+            ExitCode::FAILURE
         }
         Err(err) => {
             eprintln!("error: {}", report(&cli.file, &source, &err));
@@ -226,7 +231,8 @@ fn explain(cli: &Cli, source: &str) -> Result<String, Error> {
     Ok(tailor::explain(source, &cli.calls[0], &options)?.to_string())
 }
 
-fn run(cli: &Cli, source: &str) -> Result<String, Error> {
+/// The report, and the error that fails the whole run, if any.
+fn run(cli: &Cli, source: &str) -> Result<(String, Option<Error>), Error> {
     let mut cache = tailor::load(source, cli.entry.as_deref())?;
     let names = cache.entry_point().inputs.clone();
     let marks = marks(cli, &names)?;
@@ -261,11 +267,21 @@ fn run(cli: &Cli, source: &str) -> Result<String, Error> {
         };
         results.push((event, outputs));
     }
-    Ok(if cli.json {
+    let report = if cli.json {
         json_report(&cache, &results)
     } else {
         text_report(cli, &cache, &results)
-    })
+    };
+    // An error in the program itself (not in one call's sizes) fails the whole run.
+    let failure = results
+        .iter()
+        .map(|(event, _)| event)
+        .find(|event| event.error_in_program)
+        .map(|event| Error::Call {
+            message: event.error.clone().unwrap_or_default(),
+            span: event.error_span,
+        });
+    Ok((report, failure))
 }
 
 /// Runs a call on the CPU reference: the entry's graph, or an uncached static capture for

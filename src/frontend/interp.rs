@@ -256,10 +256,7 @@ impl<'p, 'c> Interp<'p, 'c> {
             ast::Stmt::Assert(assert) => {
                 let test = self.eval(&assert.test)?;
                 if !self.truthy(&test, span, "assert")? {
-                    return Err(self.type_error(
-                        span,
-                        "AssertionError: the assertion failed for these input sizes",
-                    ));
+                    return Err(FrontendError::Assertion { span });
                 }
             }
             ast::Stmt::Import(import) => {
@@ -1647,7 +1644,9 @@ fn statement_name(stmt: &ast::Stmt) -> String {
 
 fn statement_note(stmt: &ast::Stmt) -> &'static str {
     match stmt {
-        ast::Stmt::While(_) => "use 'for i in range(N)' with a constant N",
+        ast::Stmt::While(_) => {
+            "Dynamo would unroll it while tracing, or graph-break on a data-dependent condition; write 'for i in range(N)' with a constant N"
+        }
         ast::Stmt::Raise(_) | ast::Stmt::Try(_) => "exceptions cause a graph break in Dynamo",
         _ => "",
     }

@@ -58,6 +58,12 @@ pub enum FrontendError {
         /// What is wrong.
         message: String,
     },
+    /// An `assert` in the model failed for these sizes.
+    #[error("{span}: AssertionError: the assertion failed for these input sizes")]
+    Assertion {
+        /// Where.
+        span: Span,
+    },
     /// The requested entry point does not exist.
     #[error("no nn.Module subclass or function named '{name}' (found: {found})")]
     NoEntry {
@@ -83,13 +89,23 @@ fn note_suffix(note: &str) -> String {
 }
 
 impl FrontendError {
+    /// Whether the error is in the program itself (unsupported construct, bad name or type)
+    /// rather than in this call's sizes (a shape error, a failed assert, a constraint).
+    pub fn is_in_program(&self) -> bool {
+        !matches!(
+            self,
+            FrontendError::Shape(_) | FrontendError::Assertion { .. }
+        )
+    }
+
     /// The source position, when the error has one.
     pub fn span(&self) -> Option<Span> {
         match self {
             FrontendError::Syntax { span, .. }
             | FrontendError::Unsupported { span, .. }
             | FrontendError::Name { span, .. }
-            | FrontendError::Type { span, .. } => Some(*span),
+            | FrontendError::Type { span, .. }
+            | FrontendError::Assertion { span } => Some(*span),
             FrontendError::Shape(
                 ShapeError::Mismatch { span, .. } | ShapeError::Invalid { span, .. },
             ) => Some(*span),
@@ -131,6 +147,8 @@ pub struct EntryPoint {
     pub name: String,
     /// Tensor argument names (parameters without defaults, `self` excluded).
     pub inputs: Vec<String>,
+    /// The compiled function (`forward` for a module) and the line it is defined on.
+    pub function: (String, u32),
     target: EntryTarget,
 }
 
@@ -258,15 +276,21 @@ impl Program {
                     }
                 })?;
                 let inputs = interp::input_names(&forward, true);
+                let line = self.span_at(forward.range.start()).line;
                 Ok(EntryPoint {
                     name: entry_name.clone(),
                     inputs,
+                    function: ("forward".into(), line),
                     target: EntryTarget::Module(module),
                 })
             }
             Value::Function(function) => Ok(EntryPoint {
                 name: entry_name.clone(),
                 inputs: interp::input_names(function, false),
+                function: (
+                    function.name.to_string(),
+                    self.span_at(function.range.start()).line,
+                ),
                 target: EntryTarget::Function(function.clone()),
             }),
             _ => unreachable!("candidates are classes and functions"),

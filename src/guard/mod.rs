@@ -94,6 +94,8 @@ impl fmt::Display for TensorGuard {
 pub enum GuardKind {
     /// Two input dims must be equal (duck sizing, or a solved equality).
     InputEquality,
+    /// A symbolic stride equals the product of the later sizes (contiguity).
+    Stride,
     /// Recorded while tracing (an op's shape check or a branch).
     Recorded,
     /// The value range of a symbol.
@@ -159,6 +161,8 @@ pub struct GuardSet {
 enum Check {
     Rel(CompiledRel),
     Unmarked(usize),
+    /// A stride guard: calls pass contiguous tensors, so it holds by construction.
+    Contiguous,
 }
 
 /// What a symbol's value is read from: its first plain occurrence among the input dims.
@@ -233,6 +237,24 @@ impl GuardSet {
         let mut tensors = Vec::new();
         let mut shape = Vec::new();
         let mut compiled = Vec::new();
+        // Leaf guards first (PyTorch checks them in C++ before the shape lambda).
+        for (i, was_marked) in marked.iter().enumerate() {
+            if !was_marked {
+                let input = &finals[i].0;
+                shape.push(Guard {
+                    kind: GuardKind::DimensionMarking,
+                    source: format!(
+                        "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
+                    ),
+                    reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
+                    symbolic: format!("{input} is not marked dynamic"),
+                    provenance:
+                        "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
+                            .into(),
+                });
+                compiled.push(Check::Unmarked(i));
+            }
+        }
         let mut slot = 0;
         for (name, dims) in &finals {
             tensors.push(TensorGuard {
@@ -277,22 +299,29 @@ impl GuardSet {
                 }
                 slot += 1;
             }
-        }
-        for (i, was_marked) in marked.iter().enumerate() {
-            if !was_marked {
-                let input = &finals[i].0;
+            // Contiguous strides follow from the sizes (PyTorch's InferStride); a stride that
+            // is not a constant is guarded against the sizes it is the product of.
+            for dim in 0..dims.len().saturating_sub(1) {
+                let stride = dims[dim + 1..].iter().fold(Expr::int(1), |acc, d| &acc * d);
+                if stride.as_int().is_some() {
+                    continue;
+                }
+                let input = name;
                 shape.push(Guard {
-                    kind: GuardKind::DimensionMarking,
+                    kind: GuardKind::Stride,
                     source: format!(
-                        "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
+                        "L['{input}'].stride()[{dim}] == {}",
+                        stride.to_source(&source_name)
                     ),
-                    reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
-                    symbolic: format!("{input} is not marked dynamic"),
-                    provenance:
-                        "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
-                            .into(),
+                    reason: format!(
+                        "{input}.stride()[{dim}] == {}",
+                        stride.to_source(&short_name)
+                    ),
+                    symbolic: format!("{input}.stride()[{dim}] == {stride}"),
+                    provenance: "contiguous input: its stride is the product of the later sizes"
+                        .into(),
                 });
-                compiled.push(Check::Unmarked(i));
+                compiled.push(Check::Contiguous);
             }
         }
         let ranges = |s: Sym| env.range(s);
@@ -312,7 +341,7 @@ impl GuardSet {
                 format!(
                     "{} {} {}",
                     rel.lhs.to_source(name),
-                    op_text(rel.op),
+                    rel.op.symbol(),
                     rel.rhs.to_source(name)
                 )
             };
@@ -338,7 +367,21 @@ impl GuardSet {
                 continue;
             }
             let provenance = match (info.mark, range == crate::shape::DEFAULT_RANGE) {
-                (Some(_), _) => "mark_dynamic(min=, max=) intersected with [2, int_oo]".to_string(),
+                (Some(mark), _) => {
+                    let bound = |b: Option<i64>| b.map_or("None".to_string(), |v| v.to_string());
+                    let declared = ValueRange::new(mark.min, mark.max);
+                    let start = crate::shape::DEFAULT_RANGE.intersect(&declared);
+                    let narrowed = if start == Some(range) {
+                        String::new()
+                    } else {
+                        format!(", then narrowed to {range} while tracing")
+                    };
+                    format!(
+                        "mark_dynamic(min={}, max={}) intersected with the default [2, int_oo]{narrowed}",
+                        bound(mark.min),
+                        bound(mark.max)
+                    )
+                }
                 (None, true) => {
                     "0/1 specialization: sizes 0 and 1 get their own entries, so symbols start at 2"
                         .to_string()
@@ -409,6 +452,7 @@ impl GuardSet {
             let pass = match check {
                 Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
                 Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
+                Check::Contiguous => true,
             };
             if !pass {
                 return Err(Failure::Shape(index));
@@ -427,6 +471,7 @@ impl GuardSet {
             .map(|check| match check {
                 Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
                 Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
+                Check::Contiguous => true,
             })
             .collect()
     }
@@ -473,22 +518,28 @@ impl GuardSet {
         out
     }
 
+    /// PyTorch's `NO_TENSOR_ALIASING` guard, present with two or more tensor inputs. Tailor's
+    /// calls always pass distinct tensors, so it is printed but never fails.
+    pub fn aliasing(&self) -> Option<String> {
+        (self.tensors.len() >= 2).then(|| {
+            let names: Vec<String> = self
+                .tensors
+                .iter()
+                .map(|t| format!("L['{}']", t.input))
+                .collect();
+            format!(
+                "NO_TENSOR_ALIASING: check_no_aliasing({})",
+                names.join(", ")
+            )
+        })
+    }
+
     /// All guards as PyTorch prints them: tensor matches, then shape guards.
     pub fn source_lines(&self) -> Vec<String> {
         let mut lines: Vec<String> = self.tensors.iter().map(ToString::to_string).collect();
+        lines.extend(self.aliasing());
         lines.extend(self.printed().iter().map(|g| g.source.clone()));
         lines
-    }
-}
-
-fn op_text(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "==",
-        CmpOp::Ne => "!=",
-        CmpOp::Lt => "<",
-        CmpOp::Le => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::Ge => ">=",
     }
 }
 
@@ -497,11 +548,15 @@ impl fmt::Display for GuardSet {
         for tensor in &self.tensors {
             writeln!(f, "{tensor}")?;
         }
+        if let Some(aliasing) = self.aliasing() {
+            writeln!(f, "{aliasing}")?;
+        }
         for guard in self.printed() {
+            writeln!(f, "{}", guard.source)?;
             writeln!(
                 f,
-                "{:<44} | {:<24} | {}",
-                guard.source, guard.symbolic, guard.provenance
+                "    symbols: {}    from: {}",
+                guard.symbolic, guard.provenance
             )?;
         }
         Ok(())

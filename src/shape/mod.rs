@@ -542,7 +542,11 @@ impl ShapeEnv {
     }
 
     fn push_event(&mut self, event: ShapeEvent) {
-        self.events.push((self.node_cursor, event));
+        // An op asking the same question twice (e.g. once per spatial dim) shows once.
+        let entry = (self.node_cursor, event);
+        if self.events.last() != Some(&entry) {
+            self.events.push(entry);
+        }
     }
 }
 

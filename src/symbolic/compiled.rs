@@ -9,7 +9,7 @@
 //! and never panics: every operation is checked and a missing slot is `None`.
 
 use super::eval::{py_floor_div, py_mod};
-use super::{Atom, CmpOp, Expr, Rel};
+use super::{Atom, AtomKind, AtomView, CmpOp, Expr, Rel};
 
 /// Stack slots kept on the machine stack during `eval`. The depth of a program grows by
 /// about two per nesting level of `//`, `%`, `Min`, `Max` (the pending left operand plus
@@ -143,20 +143,19 @@ fn emit_expr(expr: &Expr, program: &mut Vec<Op>) {
 }
 
 fn emit_atom(atom: &Atom, program: &mut Vec<Op>) {
-    let Some((_, a, b)) = atom.binary() else {
-        if let Atom::Sym(sym) = atom {
-            program.push(Op::Load(sym.index()));
+    match atom.view() {
+        AtomView::Sym(sym) => program.push(Op::Load(sym.index())),
+        AtomView::Binary(kind, a, b) => {
+            emit_expr(a, program);
+            emit_expr(b, program);
+            program.push(match kind {
+                AtomKind::FloorDiv => Op::FloorDiv,
+                AtomKind::Mod => Op::Mod,
+                AtomKind::Min => Op::Min,
+                AtomKind::Max => Op::Max,
+            });
         }
-        return;
-    };
-    emit_expr(a, program);
-    emit_expr(b, program);
-    program.push(match atom {
-        Atom::FloorDiv(..) => Op::FloorDiv,
-        Atom::Mod(..) => Op::Mod,
-        Atom::Min(..) => Op::Min,
-        _ => Op::Max,
-    });
+    }
 }
 
 /// Simulates the stack height over the program and returns its maximum.

@@ -88,6 +88,11 @@ fn pseudo_random(candidates: &[Vec<i64>]) -> impl Iterator<Item = Vec<usize>> + 
     })
 }
 
+/// Samples stay within this magnitude so that evaluating a formula (products, small powers)
+/// cannot overflow and turn a true equivalence into a spurious `None` mismatch; range ends
+/// beyond it are not sampled.
+const MAX_SAMPLE_MAGNITUDE: i64 = 1 << 20;
+
 /// Up to `limit` values from `range`, most telling first: the range ends and their
 /// neighbours (where off-by-one and parity differences show), small values, then a spread
 /// of larger ones including powers of two and their neighbours.
@@ -109,7 +114,7 @@ fn sample_values(range: ValueRange, limit: usize) -> Vec<i64> {
     let mut seen = BTreeSet::new();
     ordered
         .into_iter()
-        .filter(|v| range.contains(*v) && seen.insert(*v))
+        .filter(|v| range.contains(*v) && v.abs() <= MAX_SAMPLE_MAGNITUDE && seen.insert(*v))
         .take(limit)
         .collect()
 }

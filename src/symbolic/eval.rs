@@ -74,6 +74,14 @@ pub(super) fn py_mod(a: i64, b: i64) -> Option<i64> {
     }
 }
 
+/// Greatest common divisor (`gcd(0, 0) == 0`), for the common-factor rules.
+pub(super) fn gcd(mut x: u64, mut y: u64) -> u64 {
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    x
+}
+
 impl Expr {
     /// Evaluates with `lookup` giving each symbol's value.
     pub(super) fn eval_with(&self, lookup: &dyn Fn(Sym) -> Option<i64>) -> Option<i64> {

@@ -122,15 +122,21 @@ impl AtomKind {
     }
 }
 
+/// An atom seen as either a symbol or an operation over two arguments, so code that treats
+/// all four operations alike needs one match arm for them.
+enum AtomView<'a> {
+    Sym(Sym),
+    Binary(AtomKind, &'a Expr, &'a Expr),
+}
+
 impl Atom {
-    /// The operation and its two arguments, or `None` for a symbol.
-    fn binary(&self) -> Option<(AtomKind, &Expr, &Expr)> {
+    fn view(&self) -> AtomView<'_> {
         match self {
-            Atom::Sym(_) => None,
-            Atom::FloorDiv(a, b) => Some((AtomKind::FloorDiv, a, b)),
-            Atom::Mod(a, b) => Some((AtomKind::Mod, a, b)),
-            Atom::Min(a, b) => Some((AtomKind::Min, a, b)),
-            Atom::Max(a, b) => Some((AtomKind::Max, a, b)),
+            Atom::Sym(sym) => AtomView::Sym(*sym),
+            Atom::FloorDiv(a, b) => AtomView::Binary(AtomKind::FloorDiv, a, b),
+            Atom::Mod(a, b) => AtomView::Binary(AtomKind::Mod, a, b),
+            Atom::Min(a, b) => AtomView::Binary(AtomKind::Min, a, b),
+            Atom::Max(a, b) => AtomView::Binary(AtomKind::Max, a, b),
         }
     }
 }
@@ -199,11 +205,16 @@ impl Expr {
     }
 
     /// `Min(self, rhs)`.
+    ///
+    /// Call it on a reference (`(&a).min(&b)` or `Expr::min(&a, &b)`): on an owned
+    /// receiver, method resolution picks `Ord::min` (`Expr` is `Ord` for sorting).
     pub fn min(&self, rhs: &Expr) -> Expr {
         Simplifier::plain().min(self, rhs)
     }
 
     /// `Max(self, rhs)`.
+    ///
+    /// Call it on a reference, as for [`Expr::min`] (owned receivers pick `Ord::max`).
     pub fn max(&self, rhs: &Expr) -> Expr {
         Simplifier::plain().max(self, rhs)
     }
@@ -243,15 +254,13 @@ impl Expr {
 
     fn collect_syms(&self, syms: &mut BTreeSet<Sym>) {
         for factor in self.terms.iter().flat_map(|term| &term.monomial) {
-            match &factor.atom {
-                Atom::Sym(sym) => {
-                    syms.insert(*sym);
+            match factor.atom.view() {
+                AtomView::Sym(sym) => {
+                    syms.insert(sym);
                 }
-                atom => {
-                    if let Some((_, a, b)) = atom.binary() {
-                        a.collect_syms(syms);
-                        b.collect_syms(syms);
-                    }
+                AtomView::Binary(_, a, b) => {
+                    a.collect_syms(syms);
+                    b.collect_syms(syms);
                 }
             }
         }
@@ -364,6 +373,21 @@ pub fn rule_names() -> Vec<&'static str> {
         .copied()
         .chain(rules::atom_rule_names())
         .collect()
+}
+
+/// Serialized as its maths-form text (`"(s0 - 3)//2 + 1"`), which parses back to the same
+/// canonical form; the overflow marker serializes as `"overflow"` and does not deserialize.
+impl serde::Serialize for Expr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Expr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 impl From<i64> for Expr {

@@ -1,6 +1,7 @@
 //! The arithmetic operators on [`Expr`], so shape code can write `(&len - 3) * 2 + 1`.
 //!
-//! In: expressions (owned or borrowed) and `i64` constants. Out: canonical expressions.
+//! In: expressions (owned or borrowed) and `i64` constants on either side. Out: canonical
+//! expressions.
 //!
 //! Invariant: each operator is the polynomial operation of the simplifier, so results are
 //! canonical, and overflowing coefficients give the overflow marker instead of panicking.
@@ -14,8 +15,8 @@ fn sub_poly(a: &Expr, b: &Expr) -> Expr {
     add_poly(a, &scale_poly(b, -1))
 }
 
-/// Implements `$trait` for every owned/borrowed pairing of `Expr` and for `i64` on the right,
-/// all delegating to `$poly(&Expr, &Expr)`.
+/// Implements `$trait` for every owned/borrowed pairing of `Expr`, and with an `i64` on
+/// either side (`2 * &len`, `len - 1`), all delegating to `$poly(&Expr, &Expr)`.
 macro_rules! binary_operator {
     ($trait:ident, $method:ident, $poly:ident) => {
         impl $trait<&Expr> for &Expr {
@@ -52,6 +53,18 @@ macro_rules! binary_operator {
             type Output = Expr;
             fn $method(self, rhs: i64) -> Expr {
                 $poly(&self, &Expr::int(rhs))
+            }
+        }
+        impl $trait<Expr> for i64 {
+            type Output = Expr;
+            fn $method(self, rhs: Expr) -> Expr {
+                $poly(&Expr::int(self), &rhs)
+            }
+        }
+        impl $trait<&Expr> for i64 {
+            type Output = Expr;
+            fn $method(self, rhs: &Expr) -> Expr {
+                $poly(&Expr::int(self), rhs)
             }
         }
     };

@@ -1,9 +1,10 @@
 //! Parsing expression text such as `(s0 - 1)//2 + 1`, e.g. a learner's typed answer.
 //!
 //! In: text with integers, symbols `s<digits>`, `+ - * // % **`, unary minus, parentheses
-//! and `Min(a, b)`/`Max(a, b)` (also `min`/`max`); whitespace is ignored. Out: a [`RawExpr`]
-//! tree as written (or, through `Expr: FromStr`, its canonical form), or a [`ParseError`]
-//! with the 1-based column and what was expected there.
+//! and `Min(a, b)`/`Max(a, b)` (also `min`/`max`); whitespace is ignored; relations add one
+//! of `== != < <= > >=`. Out: a [`RawExpr`] tree as written (or, through `Expr: FromStr`,
+//! its canonical form; through `Rel: FromStr`, a relation), or a [`ParseError`] with the
+//! 1-based column and what was expected there.
 //!
 //! Invariant: Python precedence and associativity — `**` binds tightest and to the right
 //! (and above unary minus on its left: `-s0**2` is `-(s0**2)`), then unary minus, then
@@ -11,7 +12,14 @@
 
 use std::str::FromStr;
 
-use super::{Expr, RawExpr, Sym};
+use super::{CmpOp, Expr, RawExpr, Rel, Sym};
+
+/// Longest accepted input. Typed answers and printed guards are far shorter; the cap bounds
+/// the recursion depth of simplifying a long left-nested sum (the browser's stack is small).
+const MAX_INPUT_CHARS: usize = 4096;
+
+/// Deepest accepted nesting of parentheses, calls and unary minus, for the same reason.
+const MAX_NESTING: usize = 64;
 
 /// The largest exponent accepted after `**`; shape formulas use squares and cubes, and a
 /// cap keeps the expansion of `(a + b)**n` small.
@@ -42,6 +50,7 @@ enum Token {
     LParen,
     RParen,
     Comma,
+    Cmp(CmpOp),
     End,
 }
 
@@ -59,6 +68,7 @@ impl Token {
             Token::LParen => "`(`".into(),
             Token::RParen => "`)`".into(),
             Token::Comma => "`,`".into(),
+            Token::Cmp(op) => format!("`{op}`"),
             Token::End => "end of input".into(),
         }
     }
@@ -67,6 +77,13 @@ impl Token {
 /// Splits `text` into tokens with their 1-based columns; the last token is `End`.
 fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ParseError> {
     let chars: Vec<char> = text.chars().collect();
+    if chars.len() > MAX_INPUT_CHARS {
+        return Err(ParseError {
+            column: MAX_INPUT_CHARS + 1,
+            expected: format!("at most {MAX_INPUT_CHARS} characters"),
+            found: format!("{} characters", chars.len()),
+        });
+    }
     let mut tokens = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -106,6 +123,24 @@ fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ParseError> {
             '(' => (Token::LParen, 1),
             ')' => (Token::RParen, 1),
             ',' => (Token::Comma, 1),
+            '=' | '!' | '<' | '>' => {
+                let followed_by_equals = chars.get(i + 1) == Some(&'=');
+                match (c, followed_by_equals) {
+                    ('=', true) => (Token::Cmp(CmpOp::Eq), 2),
+                    ('!', true) => (Token::Cmp(CmpOp::Ne), 2),
+                    ('<', true) => (Token::Cmp(CmpOp::Le), 2),
+                    ('>', true) => (Token::Cmp(CmpOp::Ge), 2),
+                    ('<', false) => (Token::Cmp(CmpOp::Lt), 1),
+                    ('>', false) => (Token::Cmp(CmpOp::Gt), 1),
+                    _ => {
+                        return Err(ParseError {
+                            column,
+                            expected: "`==` or `!=`".into(),
+                            found: format!("`{c}`"),
+                        });
+                    }
+                }
+            }
             other => {
                 let expected = if other == '/' {
                     "`//` (true division `/` is not an integer operation)"
@@ -129,9 +164,40 @@ fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ParseError> {
 struct Parser {
     tokens: Vec<(Token, usize)>,
     position: usize,
+    depth: usize,
 }
 
 impl Parser {
+    fn new(text: &str) -> Result<Parser, ParseError> {
+        Ok(Parser {
+            tokens: tokenize(text)?,
+            position: 0,
+            depth: 0,
+        })
+    }
+
+    /// Runs `inner` one nesting level deeper, refusing to go beyond `MAX_NESTING`.
+    fn nested<T>(
+        &mut self,
+        inner: impl FnOnce(&mut Parser) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.error(&format!("nesting at most {MAX_NESTING} deep")));
+        }
+        self.depth += 1;
+        let result = inner(self);
+        self.depth -= 1;
+        result
+    }
+
+    fn finish(&self) -> Result<(), ParseError> {
+        if *self.peek() == Token::End {
+            Ok(())
+        } else {
+            Err(self.error("an operator or the end of input"))
+        }
+    }
+
     fn peek(&self) -> &Token {
         &self.tokens[self.position].0
     }
@@ -208,7 +274,8 @@ impl Parser {
             self.advance();
             return Ok(RawExpr::Int(i64::MIN));
         }
-        Ok(RawExpr::Neg(Box::new(self.unary()?)))
+        let operand = self.nested(Parser::unary)?;
+        Ok(RawExpr::Neg(Box::new(operand)))
     }
 
     fn power(&mut self) -> Result<RawExpr, ParseError> {
@@ -218,7 +285,7 @@ impl Parser {
         }
         self.advance();
         let column = self.tokens[self.position].1;
-        let exponent = self.unary()?;
+        let exponent = self.nested(Parser::unary)?;
         let value = exponent.simplify().as_int();
         match value.and_then(|v| u32::try_from(v).ok()) {
             Some(exp) if exp <= MAX_EXPONENT => Ok(RawExpr::Pow(Box::new(base), exp)),
@@ -243,7 +310,7 @@ impl Parser {
             }
             Token::LParen => {
                 self.advance();
-                let inner = self.sum()?;
+                let inner = self.nested(Parser::sum)?;
                 self.expect(Token::RParen, "`)`")?;
                 Ok(inner)
             }
@@ -255,9 +322,9 @@ impl Parser {
                 };
                 self.advance();
                 self.expect(Token::LParen, "`(` after the function name")?;
-                let first = self.sum()?;
+                let first = self.nested(Parser::sum)?;
                 self.expect(Token::Comma, "`,` between the two arguments")?;
-                let second = self.sum()?;
+                let second = self.nested(Parser::sum)?;
                 self.expect(Token::RParen, "`)` after the second argument")?;
                 Ok(make(Box::new(first), Box::new(second)))
             }
@@ -284,14 +351,9 @@ impl FromStr for RawExpr {
     type Err = ParseError;
 
     fn from_str(text: &str) -> Result<RawExpr, ParseError> {
-        let mut parser = Parser {
-            tokens: tokenize(text)?,
-            position: 0,
-        };
+        let mut parser = Parser::new(text)?;
         let tree = parser.sum()?;
-        if *parser.peek() != Token::End {
-            return Err(parser.error("an operator or the end of input"));
-        }
+        parser.finish()?;
         Ok(tree)
     }
 }
@@ -301,5 +363,23 @@ impl FromStr for Expr {
 
     fn from_str(text: &str) -> Result<Expr, ParseError> {
         Ok(text.parse::<RawExpr>()?.simplify())
+    }
+}
+
+/// Parses `lhs op rhs` with `op` one of `== != < <= > >=`, e.g. a typed guard `s0 >= 2`.
+/// Both sides are simplified; the relation itself is kept as written.
+impl FromStr for Rel {
+    type Err = ParseError;
+
+    fn from_str(text: &str) -> Result<Rel, ParseError> {
+        let mut parser = Parser::new(text)?;
+        let lhs = parser.sum()?;
+        let Token::Cmp(op) = *parser.peek() else {
+            return Err(parser.error("a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`)"));
+        };
+        parser.advance();
+        let rhs = parser.sum()?;
+        parser.finish()?;
+        Ok(Rel::new(lhs.simplify(), op, rhs.simplify()))
     }
 }

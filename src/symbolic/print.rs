@@ -42,12 +42,35 @@ fn wrap((text, prec): (String, Prec), min: Prec) -> String {
     }
 }
 
-/// Terms in display order: higher degree first (as sympy prints), then canonical order.
-fn display_order(terms: &[Term]) -> Vec<&Term> {
+/// Terms in display order, as sympy prints: higher total degree first, then graded
+/// lexicographic (`s0**2 + 2*s0*s1 + s1**2`).
+pub(super) fn display_order(terms: &[Term]) -> Vec<&Term> {
     let degree = |term: &Term| term.monomial.iter().map(|f| u64::from(f.exp)).sum::<u64>();
     let mut ordered: Vec<&Term> = terms.iter().collect();
-    ordered.sort_by(|a, b| degree(b).cmp(&degree(a)).then_with(|| a.cmp(b)));
+    ordered.sort_by(|a, b| {
+        degree(b)
+            .cmp(&degree(a))
+            .then_with(|| lexicographic(&a.monomial, &b.monomial))
+            .then_with(|| a.cmp(b))
+    });
     ordered
+}
+
+/// Compares exponent vectors over the sorted atoms, larger exponent of the earliest atom
+/// first; a factor missing from one side counts as exponent 0.
+fn lexicographic(a: &[Factor], b: &[Factor]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let order = if x.atom != y.atom {
+            // The side holding the smaller atom has it at a positive exponent, the other at 0.
+            x.atom.cmp(&y.atom)
+        } else {
+            y.exp.cmp(&x.exp)
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    b.len().cmp(&a.len())
 }
 
 /// The maths form of `expr` and its precedence.
@@ -80,6 +103,9 @@ pub(super) fn maths(expr: &Expr) -> (String, Prec) {
                 out.push_str(" + ");
                 out.push_str(&body.text);
             }
+            // `- 9223372036854775808` would not parse back (the literal alone exceeds i64),
+            // so that one coefficient is added as a parenthesized negative instead.
+            (_, true) if term.coeff == i64::MIN => out.push_str(&format!(" + (-{})", body.text)),
             (_, true) => {
                 out.push_str(" - ");
                 out.push_str(&body.text);
@@ -88,6 +114,8 @@ pub(super) fn maths(expr: &Expr) -> (String, Prec) {
     }
     if expr.constant > 0 {
         out.push_str(&format!(" + {}", expr.constant));
+    } else if expr.constant == i64::MIN {
+        out.push_str(&format!(" + ({})", expr.constant));
     } else if expr.constant < 0 {
         out.push_str(&format!(" - {}", expr.constant.unsigned_abs()));
     }

@@ -74,6 +74,31 @@ impl RawExpr {
         (simplified, log)
     }
 
+    /// The node `self // rhs`.
+    pub fn floor_div(self, rhs: RawExpr) -> RawExpr {
+        RawExpr::binary(RawExpr::FloorDiv, self, rhs)
+    }
+
+    /// The node `self % rhs`.
+    pub fn modulo(self, rhs: RawExpr) -> RawExpr {
+        RawExpr::binary(RawExpr::Mod, self, rhs)
+    }
+
+    /// The node `Min(self, rhs)`.
+    pub fn min(self, rhs: RawExpr) -> RawExpr {
+        RawExpr::binary(RawExpr::Min, self, rhs)
+    }
+
+    /// The node `Max(self, rhs)`.
+    pub fn max(self, rhs: RawExpr) -> RawExpr {
+        RawExpr::binary(RawExpr::Max, self, rhs)
+    }
+
+    /// The node `self ** exp`.
+    pub fn pow(self, exp: u32) -> RawExpr {
+        RawExpr::Pow(Box::new(self), exp)
+    }
+
     fn binary(make: fn(Box<RawExpr>, Box<RawExpr>) -> RawExpr, a: RawExpr, b: RawExpr) -> RawExpr {
         make(Box::new(a), Box::new(b))
     }
@@ -146,6 +171,36 @@ impl From<&Expr> for RawExpr {
             tree = RawExpr::binary(RawExpr::Add, tree, product);
         }
         tree
+    }
+}
+
+/// `a + b` etc. on trees build nodes without simplifying, so shape code can record a
+/// formula as written and show its derivation with [`RawExpr::simplify_with_log`].
+macro_rules! raw_operator {
+    ($trait:ident, $method:ident, $variant:ident) => {
+        impl std::ops::$trait for RawExpr {
+            type Output = RawExpr;
+            fn $method(self, rhs: RawExpr) -> RawExpr {
+                RawExpr::binary(RawExpr::$variant, self, rhs)
+            }
+        }
+        impl std::ops::$trait<i64> for RawExpr {
+            type Output = RawExpr;
+            fn $method(self, rhs: i64) -> RawExpr {
+                RawExpr::binary(RawExpr::$variant, self, RawExpr::Int(rhs))
+            }
+        }
+    };
+}
+
+raw_operator!(Add, add, Add);
+raw_operator!(Sub, sub, Sub);
+raw_operator!(Mul, mul, Mul);
+
+impl std::ops::Neg for RawExpr {
+    type Output = RawExpr;
+    fn neg(self) -> RawExpr {
+        RawExpr::Neg(Box::new(self))
     }
 }
 

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use super::eval::gcd;
 use super::range::expr_bounds;
 use super::simplify::{add_poly, from_parts, parts, scale_poly};
 use super::{Bindings, Expr, Sym, ValueRange};
@@ -90,7 +91,9 @@ impl fmt::Display for CmpOp {
 }
 
 /// `lhs op rhs`, e.g. the guard `s0 >= 2`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Rel {
     /// Left side.
     pub lhs: Expr,
@@ -239,13 +242,6 @@ fn ceil_div(a: i64, g: i64) -> i64 {
     } else {
         quotient + 1
     }
-}
-
-fn gcd(mut x: u64, mut y: u64) -> u64 {
-    while y != 0 {
-        (x, y) = (y, x % y);
-    }
-    x
 }
 
 impl fmt::Display for Rel {

@@ -10,10 +10,10 @@
 //! result is strictly smaller than its input, so the driver terminates. The maths of each
 //! rule is in the comment above it.
 
-use super::eval::{py_floor_div, py_mod};
+use super::eval::{gcd, py_floor_div, py_mod};
 use super::range;
-use super::simplify::{Simplifier, add_poly, from_parts, parts, scale_poly};
-use super::{Atom, AtomKind, Expr, Factor};
+use super::simplify::{Simplifier, add_poly, from_parts, parts, scale_poly, term_expr};
+use super::{Atom, AtomKind, AtomView, Expr, Factor};
 
 /// A rule: its kebab-case name and the function that tries it.
 pub(super) struct NamedRule {
@@ -130,9 +130,10 @@ fn floordiv_split(s: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
     Some(s.add(&quotient, &rest_quotient))
 }
 
-// (g*x) // (g*y) = x // y for g > 0: the same rational number, so the same floor.
+// (f*x) // (f*y) = x // y for a common factor f != 0 (a constant gcd and/or shared atoms):
+// the same rational number, so the same floor (f = 0 only where the original is undefined).
 fn floordiv_gcd(s: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
-    let (x, y) = divide_common_factor(a, b)?;
+    let (x, y, _) = divide_common_factor(a, b)?;
     Some(s.floor_div(&x, &y))
 }
 
@@ -202,12 +203,11 @@ fn mod_split(s: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
     (reduced != *a).then(|| s.modulo(&reduced, b))
 }
 
-// (g*x) % (g*y) = g * (x % y) for g > 0.
+// (f*x) % (f*y) = f * (x % y) for a common factor f != 0: f*x - f*y*floor(x/y).
 fn mod_gcd(s: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
-    let g = common_factor(a, b)?;
-    let (x, y) = divide_common_factor(a, b)?;
+    let (x, y, factor) = divide_common_factor(a, b)?;
     let remainder = s.modulo(&x, &y);
-    Some(s.mul(&Expr::int(g), &remainder))
+    Some(s.mul(&factor, &remainder))
 }
 
 // Min(a, b) with both constants: the smaller.
@@ -262,7 +262,9 @@ fn max_absorb(_: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
 /// For `outer(x, inner)`: when `inner` is the same operation over `x`, `inner` already is the
 /// answer; when it is the dual operation over `x`, `x` is.
 fn absorb(x: &Expr, inner: &Expr, outer: AtomKind) -> Option<Expr> {
-    let (kind, p, q) = inner.as_atom()?.binary()?;
+    let AtomView::Binary(kind, p, q) = inner.as_atom()?.view() else {
+        return None;
+    };
     if p != x && q != x {
         return None;
     }
@@ -375,24 +377,47 @@ fn split_divisible(a: &Expr, b: &Expr) -> Option<(Expr, Expr)> {
     Some((quotient, from_parts(rest)))
 }
 
-/// The gcd (> 1) of every coefficient and constant of `a` and `b`.
-fn common_factor(a: &Expr, b: &Expr) -> Option<i64> {
+/// The greatest common factor `g * monomial` of every summand of `a` and `b`: `g` the gcd
+/// of the coefficients (and constants), `monomial` the atoms every summand shares at their
+/// smallest exponent. `None` when it is just 1 (or `b` is 0).
+fn common_factor(a: &Expr, b: &Expr) -> Option<(i64, Vec<Factor>)> {
+    if b.is_zero() {
+        return None;
+    }
     let g = parts(a)
         .chain(parts(b))
         .fold(0u64, |g, (_, coeff)| gcd(g, coeff.unsigned_abs()));
-    i64::try_from(g).ok().filter(|g| *g > 1)
-}
-
-/// `(a / g, b / g)` for `g = common_factor(a, b)`.
-fn divide_common_factor(a: &Expr, b: &Expr) -> Option<(Expr, Expr)> {
-    let g = common_factor(a, b)?;
-    let divide = |e: &Expr| from_parts(parts(e).map(|(m, c)| (m, c / g)));
-    Some((divide(a), divide(b)))
-}
-
-fn gcd(mut x: u64, mut y: u64) -> u64 {
-    while y != 0 {
-        (x, y) = (y, x % y);
+    let g = i64::try_from(g).ok()?;
+    let mut shared: Option<Vec<Factor>> = None;
+    for (monomial, _) in parts(a).chain(parts(b)) {
+        shared = Some(match shared {
+            None => monomial.to_vec(),
+            Some(common) => common
+                .into_iter()
+                .filter_map(|factor| {
+                    let other = monomial.iter().find(|f| f.atom == factor.atom)?;
+                    Some(Factor {
+                        exp: factor.exp.min(other.exp),
+                        atom: factor.atom,
+                    })
+                })
+                .collect(),
+        });
     }
-    x
+    let shared = shared.unwrap_or_default();
+    (g > 1 || !shared.is_empty()).then_some((g, shared))
+}
+
+/// `(a / f, b / f)` for the common factor `f` of `a` and `b`, and `f` itself.
+fn divide_common_factor(a: &Expr, b: &Expr) -> Option<(Expr, Expr, Expr)> {
+    let (g, monomial) = common_factor(a, b)?;
+    let divisor = Divisor::Term(&monomial, g);
+    let divide = |e: &Expr| -> Option<Expr> {
+        let quotients: Option<Vec<(Vec<Factor>, i64)>> =
+            parts(e).map(|(m, c)| divide_part(m, c, &divisor)).collect();
+        Some(from_parts(
+            quotients?.iter().map(|(m, c)| (m.as_slice(), *c)),
+        ))
+    };
+    Some((divide(a)?, divide(b)?, term_expr(&monomial, g)))
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use super::print;
 use super::range::{self, Interval};
 use super::rules;
-use super::{Atom, AtomKind, Expr, Factor, Rewrite, Sym, Term, ValueRange};
+use super::{Atom, AtomKind, AtomView, Expr, Factor, Rewrite, Sym, Term, ValueRange};
 
 /// How many whole-tree passes `simplify_fixpoint` makes before giving up. One pass already
 /// reaches the fixed point (see the invariant); the second only confirms it, so the cap is a
@@ -23,15 +23,25 @@ const MAX_PASSES: usize = 8;
 
 /// The rules the polynomial operations and the rebuild log, besides the atom rules.
 pub(super) const POLYNOMIAL_RULES: &[&str] = &[
+    // x + 0 = x (also x - 0).
     "add-zero",
+    // c1 op c2 evaluated, e.g. (x + 2) + 3 = x + 5, 2*3 = 6.
     "fold-constants",
+    // a*m + b*m = (a + b)*m for the same monomial m.
     "collect-like-terms",
+    // x * 0 = 0.
     "mul-zero",
+    // x * 1 = x.
     "mul-one",
+    // a*(b + c) = a*b + a*c, and (a + b)**n expanded.
     "distribute",
+    // x**a * x**b = x**(a + b).
     "collect-powers",
+    // x**0 = 1 (Python agrees for x = 0).
     "pow-zero",
+    // x**1 = x.
     "pow-one",
+    // s = v when the range of s is [v, v] (only under `simplify_in`).
     "sym-singleton",
 ];
 
@@ -235,28 +245,26 @@ impl<'a> Simplifier<'a> {
     }
 
     fn rebuild_atom(&mut self, atom: &Atom, replace: &dyn Fn(Sym) -> Option<Expr>) -> Expr {
-        match atom {
-            Atom::Sym(sym) => {
-                if let Some(value) = replace(*sym) {
-                    return value;
-                }
-                let symbol = Expr::sym(*sym);
-                match self.range_of(*sym).is_singleton() {
-                    Some(value) => {
-                        let constant = Expr::int(value);
-                        // A symbol whose range holds one value is that value.
-                        self.record("sym-singleton", || symbol.to_string(), &constant);
-                        constant
-                    }
-                    None => symbol,
-                }
-            }
-            Atom::FloorDiv(a, b) | Atom::Mod(a, b) | Atom::Min(a, b) | Atom::Max(a, b) => {
+        let sym = match atom.view() {
+            AtomView::Binary(kind, a, b) => {
                 let a = self.rebuild(a, replace);
                 let b = self.rebuild(b, replace);
-                let (kind, _, _) = atom.binary().expect("a non-symbol atom is binary");
-                self.reduce(kind, &a, &b)
+                return self.reduce(kind, &a, &b);
             }
+            AtomView::Sym(sym) => sym,
+        };
+        if let Some(value) = replace(sym) {
+            return value;
+        }
+        let symbol = Expr::sym(sym);
+        match self.range_of(sym).is_singleton() {
+            Some(value) => {
+                let constant = Expr::int(value);
+                // A symbol whose range holds one value is that value.
+                self.record("sym-singleton", || symbol.to_string(), &constant);
+                constant
+            }
+            None => symbol,
         }
     }
 
@@ -466,8 +474,9 @@ pub(super) fn term_expr(monomial: &[Factor], coeff: i64) -> Expr {
 fn merge_monomials(x: &[Factor], y: &[Factor]) -> Option<Vec<Factor>> {
     let mut merged: Vec<Factor> = Vec::with_capacity(x.len() + y.len());
     let (mut i, mut j) = (0, 0);
-    while i < x.len() || j < y.len() {
+    loop {
         let factor = match (x.get(i), y.get(j)) {
+            (None, None) => break,
             (Some(p), Some(q)) if p.atom == q.atom => {
                 i += 1;
                 j += 1;
@@ -488,7 +497,6 @@ fn merge_monomials(x: &[Factor], y: &[Factor]) -> Option<Vec<Factor>> {
                 j += 1;
                 q.clone()
             }
-            (None, None) => unreachable!("loop condition"),
         };
         merged.push(factor);
     }

@@ -9,12 +9,13 @@
 //! the ranges prove that, and the floor helpers otherwise. Literals carry the `i` suffix so
 //! every subexpression is concretely `i32`.
 
-use super::print::Prec;
+use super::print::{Prec, display_order};
 use super::range::expr_bounds;
 use super::{Atom, Expr, Factor, Sym, Term, ValueRange};
 
-/// WGSL source of the `i32` floor-division and floor-modulo helpers that
-/// [`Expr::to_wgsl`] calls when an operand may be negative. Include it once per shader.
+/// WGSL source of the `i32` helpers [`Expr::to_wgsl`] may call: floor division and floor
+/// modulo for possibly-negative operands, and integer power for large exponents. Include it
+/// once per shader.
 pub const WGSL_HELPERS: &str = "\
 // Python-style floor division: rounds toward negative infinity (WGSL `/` truncates).
 fn floor_div_i32(a: i32, b: i32) -> i32 {
@@ -33,7 +34,20 @@ fn floor_mod_i32(a: i32, b: i32) -> i32 {
     }
     return r;
 }
+
+// Integer power by repeated multiplication (WGSL has no integer `pow`).
+fn pow_i32(base: i32, exp: u32) -> i32 {
+    var result = 1i;
+    for (var i = 0u; i < exp; i++) {
+        result *= base;
+    }
+    return result;
+}
 ";
+
+/// Powers up to this are written out as products; larger ones (which overflow `i32` for any
+/// base but 0 and ±1) call `pow_i32` so the text stays small.
+const MAX_EXPANDED_POWER: u32 = 4;
 
 /// WGSL precedence is Python's without `**`, so the same levels apply; `Prec::Power` is
 /// unused here.
@@ -76,7 +90,7 @@ impl Printer<'_> {
             return self.signed_term(term);
         }
         let mut out = String::new();
-        for (index, term) in expr.terms.iter().enumerate() {
+        for (index, term) in display_order(&expr.terms).into_iter().enumerate() {
             let body = self.unsigned_term(term);
             match (index, term.coeff < 0) {
                 (0, false) => out.push_str(&body.0),
@@ -129,11 +143,15 @@ impl Printer<'_> {
         (pieces.join(" * "), Prec::Product)
     }
 
-    /// WGSL has no integer power, so `a**n` becomes `a * a * …`.
+    /// WGSL has no integer power: `a**n` becomes `a * a * …` up to `MAX_EXPANDED_POWER`
+    /// factors and a call to `pow_i32` beyond.
     fn factor(&self, factor: &Factor) -> (String, Prec) {
         let base = self.atom(&factor.atom);
         if factor.exp == 1 {
             return base;
+        }
+        if factor.exp > MAX_EXPANDED_POWER {
+            return (format!("pow_i32({}, {}u)", base.0, factor.exp), Prec::Atom);
         }
         let base = wrap(base, Prec::Atom);
         let copies: Vec<&str> = (0..factor.exp).map(|_| base.as_str()).collect();

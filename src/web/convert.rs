@@ -50,6 +50,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Frontend(FrontendError::Type { .. }) => "type",
         Error::Frontend(FrontendError::NoEntry { .. } | FrontendError::Empty) => "entry",
         Error::Frontend(FrontendError::Shape(_)) => "shape",
+        Error::Frontend(FrontendError::Assertion { .. }) => "assertion",
         Error::Input(_) => "input",
         Error::Eval(_) => "eval",
         Error::Call { .. } => "call",

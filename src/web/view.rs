@@ -75,7 +75,8 @@ fn input_views(inputs: &[(String, Vec<DimSpec>)]) -> Vec<InputView> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct GuardView {
-    /// `tensor`, `input_equality`, `recorded`, `range` or `dimension_marking`.
+    /// `tensor`, `aliasing`, `input_equality`, `stride`, `recorded`, `range` or
+    /// `dimension_marking`.
     kind: &'static str,
     /// PyTorch's source form (`2 <= L['x'].size()[0]`, `TENSOR_MATCH: …`).
     source: String,
@@ -92,13 +93,15 @@ pub(super) struct GuardView {
 fn kind_name(kind: GuardKind) -> &'static str {
     match kind {
         GuardKind::InputEquality => "input_equality",
+        GuardKind::Stride => "stride",
         GuardKind::Recorded => "recorded",
         GuardKind::Range => "range",
         GuardKind::DimensionMarking => "dimension_marking",
     }
 }
 
-/// The printed guards of an entry: one `tensor` guard per input, then the shape guards.
+/// The printed guards of an entry: one `tensor` guard per input, the aliasing guard when
+/// there are several inputs, then the shape guards (`GuardSet::source_lines`' order).
 pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
     let mut views: Vec<GuardView> = entry
         .guards
@@ -126,6 +129,18 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
             }
         })
         .collect();
+    if let Some(aliasing) = entry.guards.aliasing() {
+        views.push(GuardView {
+            kind: "aliasing",
+            source: aliasing,
+            reason: "tensor inputs alias".into(),
+            symbolic: "no two inputs share memory".into(),
+            provenance:
+                "NO_TENSOR_ALIASING: two or more tensor inputs (calls always pass distinct tensors)"
+                    .into(),
+            span: None,
+        });
+    }
     for guard in entry.guards.printed() {
         // The recorded guard's origin prints as its provenance; its span locates it.
         let span = entry
@@ -163,6 +178,9 @@ pub(super) fn guard_verdicts(
             .zip(dims)
             .all(|(expected, actual)| expected.is_none_or(|e| e == *actual));
         verdicts.push(rank_ok && sizes_ok);
+    }
+    if guards.aliasing().is_some() {
+        verdicts.push(true);
     }
     let shape = if ranks_match {
         guards.shape_verdicts(call, marked)

@@ -1,0 +1,186 @@
+//! A scenario: one model, one `torch.compile` wrapper and a list of calls, run through the
+//! real guard cache. Demos and every exercise kind are scenarios.
+//!
+//! In: Python source, the mode, the recompile limit, `mark_dynamic` marks applied to every
+//! call, and the calls' sizes. Out: the `CodeCache` after the calls (its events and entries),
+//! plus the Python text that shows the learner how the model is compiled and called.
+//! Invariant: nothing here decides an outcome; every hit, recompile, guard and shape is
+//! read from the cache.
+
+use crate::cache::{
+    CallEvent, CallMarks, CodeCache, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DimSpec, Entry,
+};
+use crate::guard::Failure;
+use crate::{CallShapes, DynamicMode, Error, MarkDynamic};
+
+/// A model, a wrapper and its calls.
+#[derive(Clone, Debug)]
+pub(crate) struct Scenario {
+    /// The model's Python source.
+    pub source: String,
+    /// `dynamic=`.
+    pub mode: DynamicMode,
+    /// `torch._dynamo.config.recompile_limit`.
+    pub limit: usize,
+    /// `torch._dynamo.mark_dynamic` calls made on every call's inputs.
+    pub marks: Vec<MarkDynamic>,
+    /// The calls, in order.
+    pub calls: Vec<CallShapes>,
+}
+
+impl Scenario {
+    /// A scenario with the default limit and no marks.
+    pub(crate) fn new(source: String, mode: DynamicMode, calls: Vec<CallShapes>) -> Scenario {
+        Scenario {
+            source,
+            mode,
+            limit: DEFAULT_RECOMPILE_LIMIT,
+            marks: Vec::new(),
+            calls,
+        }
+    }
+
+    /// Loads the model and makes every call.
+    pub(crate) fn run(&self) -> Result<CodeCache, Error> {
+        let mut cache = crate::load(&self.source, None)?;
+        for call in &self.calls {
+            self.call(&mut cache, call);
+        }
+        Ok(cache)
+    }
+
+    /// Makes one more call through this scenario's wrapper.
+    pub(crate) fn call(&self, cache: &mut CodeCache, call: &CallShapes) -> CallEvent {
+        let config = CompileConfig {
+            dynamic: self.mode,
+            recompile_limit: self.limit,
+        };
+        let marks = CallMarks {
+            dynamic: self.marks.clone(),
+            fixed: Vec::new(),
+        };
+        cache.call(0, &config, call, &marks, &|| 0.0).clone()
+    }
+
+    /// Per input of `call`, whether it carries a `mark_dynamic`.
+    pub(crate) fn marked(&self, call: &CallShapes) -> Vec<bool> {
+        call.inputs
+            .iter()
+            .map(|(name, _)| self.marks.iter().any(|m| &m.input == name))
+            .collect()
+    }
+
+    /// Whether `input`'s dim `dim` carries a `mark_dynamic`.
+    fn is_marked(&self, input: &str, dim: usize) -> bool {
+        self.marks.iter().any(|m| m.input == input && m.dim == dim)
+    }
+
+    /// The Python that compiles and calls the model, as the learner would write it; the
+    /// model's class (or function) is `entry`.
+    pub(crate) fn python(&self, entry: &str, is_module: bool) -> String {
+        let mut lines = Vec::new();
+        if self.limit != DEFAULT_RECOMPILE_LIMIT {
+            lines.push(format!(
+                "torch._dynamo.config.recompile_limit = {}",
+                self.limit
+            ));
+        }
+        let target = if is_module {
+            format!("{entry}()")
+        } else {
+            entry.to_string()
+        };
+        lines.push(format!(
+            "model = torch.compile({target}, dynamic={})",
+            self.mode
+        ));
+        for (number, call) in self.calls.iter().enumerate() {
+            let mut arguments = Vec::new();
+            for (name, dims) in &call.inputs {
+                let sizes: Vec<String> = dims.iter().map(i64::to_string).collect();
+                lines.push(format!("{name} = torch.randn({})", sizes.join(", ")));
+                for dim in 0..dims.len() {
+                    if self.is_marked(name, dim) {
+                        lines.push(format!("torch._dynamo.mark_dynamic({name}, {dim})"));
+                    }
+                }
+                arguments.push(name.clone());
+            }
+            lines.push(format!(
+                "model({})  # call {}",
+                arguments.join(", "),
+                number + 1
+            ));
+        }
+        lines.join("\n")
+    }
+}
+
+/// An entry's inputs as the learner reads them: `x=[s0, 64]`.
+pub(crate) fn inputs_text(entry: &Entry) -> String {
+    entry
+        .inputs
+        .iter()
+        .map(|(name, dims)| {
+            let dims: Vec<String> = dims.iter().map(dim_text).collect();
+            format!("{name}=[{}]", dims.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A static size or the symbol.
+pub(crate) fn dim_text(dim: &DimSpec) -> String {
+    match dim {
+        DimSpec::Static(value) => value.to_string(),
+        DimSpec::Dynamic { sym, .. } => sym.clone(),
+    }
+}
+
+/// The input dims that are symbolic in `entry`, as `(input, dim)`.
+pub(crate) fn dynamic_dims(entry: &Entry) -> Vec<(String, usize)> {
+    entry
+        .inputs
+        .iter()
+        .flat_map(|(name, dims)| {
+            dims.iter()
+                .enumerate()
+                .filter(|(_, d)| matches!(d, DimSpec::Dynamic { .. }))
+                .map(move |(dim, _)| (name.clone(), dim))
+        })
+        .collect()
+}
+
+/// One call with one input.
+pub(crate) fn call1(name: &str, dims: &[i64]) -> CallShapes {
+    CallShapes::new(vec![(name.to_string(), dims.to_vec())])
+}
+
+/// `mark_dynamic(input, dim)` without bounds.
+pub(crate) fn mark(input: &str, dim: usize) -> MarkDynamic {
+    MarkDynamic {
+        input: input.to_string(),
+        dim,
+        min: None,
+        max: None,
+    }
+}
+
+/// The first guard of `entry` that `call` fails, as an index into `source_lines()` (tensor
+/// guards first, then the printed shape guards); `None` when every guard passes.
+pub(crate) fn failing_line(entry: &Entry, call: &CallShapes, marked: &[bool]) -> Option<usize> {
+    match entry.guards.check(call, marked) {
+        Ok(()) => None,
+        Err(Failure::Rank { input, .. } | Failure::Size { input, .. }) => Some(input),
+        Err(Failure::Shape(index)) => {
+            let failed = &entry.guards.shape[index];
+            let position = entry
+                .guards
+                .printed()
+                .iter()
+                .position(|g| *g == failed)
+                .expect("every checked shape guard is printed");
+            Some(entry.guards.tensors.len() + position)
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The `tailor` command line as other tools use it: `run --json` prints exactly one JSON
+//! object with DESIGN.md §6's keys (extra keys allowed), `explain` prints the trace.
+
+use crate::models;
+use serde_json::{Value, json};
+use std::process::Command;
+
+const SIMPLENET_FILE: &str = "models/simplenet.py";
+
+/// Runs `tailor run … --json`, checks the §6 schema and returns the report.
+#[track_caller]
+fn run_json(args: &[&str]) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .arg("run")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{args:?} failed: {stderr}");
+    // `from_slice` rejects anything but one value (and whitespace) on stdout.
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {output:?}"));
+    check_schema(&report);
+    report
+}
+
+fn is_dim(dim: &Value) -> bool {
+    match dim {
+        Value::Number(n) => n.as_u64().is_some(),
+        Value::Object(o) => {
+            o["sym"].is_string()
+                && o["min"].as_i64().is_some()
+                && (o["max"].is_null() || o["max"].as_i64().is_some())
+        }
+        _ => false,
+    }
+}
+
+#[track_caller]
+fn check_schema(report: &Value) {
+    let compiles = report["compiles"].as_u64().expect("compiles is an integer");
+    let calls = report["calls"].as_array().expect("calls is an array");
+    let entries = report["entries"].as_array().expect("entries is an array");
+    assert_eq!(compiles as usize, entries.len(), "one entry per compile");
+    for call in calls {
+        let shapes = call["shapes"].as_object().expect("shapes is an object");
+        for dims in shapes.values() {
+            let dims = dims.as_array().expect("a shape is an array");
+            assert!(dims.iter().all(|d| d.as_u64().is_some()), "{dims:?}");
+        }
+        let action = call["action"].as_str().expect("action is a string");
+        assert!(
+            ["compile", "hit", "eager", "error"].contains(&action),
+            "{action}"
+        );
+        match action {
+            "compile" | "hit" => {
+                let entry = call["entry"].as_u64().expect("entry is an id");
+                assert!((entry as usize) < entries.len());
+            }
+            _ => assert!(call["entry"].is_null(), "{call}"),
+        }
+        if action == "error" {
+            assert!(call["error"].is_string(), "an error call says why: {call}");
+        }
+        let reasons = call["reasons"].as_array().expect("reasons is an array");
+        assert!(reasons.iter().all(Value::is_string), "{reasons:?}");
+    }
+    for entry in entries {
+        let inputs = entry["inputs"].as_object().expect("inputs is an object");
+        for dims in inputs.values() {
+            let dims = dims.as_array().expect("dims is an array");
+            assert!(dims.iter().all(is_dim), "{dims:?}");
+        }
+        let guards = entry["guards"].as_array().expect("guards is an array");
+        assert!(guards.iter().all(Value::is_string), "{guards:?}");
+    }
+}
+
+fn actions(report: &Value) -> Vec<&str> {
+    report["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["action"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn json_follows_the_design_example() {
+    let report = run_json(&[
+        SIMPLENET_FILE,
+        "--call",
+        "x=8,64",
+        "--call",
+        "x=16,64",
+        "--call",
+        "x=32,64",
+    ]);
+    assert_eq!(report["compiles"], 2);
+    assert_eq!(actions(&report), ["compile", "compile", "hit"]);
+    let calls = &report["calls"];
+    assert_eq!(calls[0]["shapes"], json!({"x": [8, 64]}));
+    assert_eq!(calls[0]["entry"], 0);
+    assert_eq!(calls[0]["reasons"], json!([]));
+    assert_eq!(calls[1]["entry"], 1);
+    assert_eq!(
+        calls[1]["reasons"],
+        json!(["tensor 'x' size mismatch at index 0. expected 8, actual 16"])
+    );
+    assert_eq!(calls[2]["entry"], 1);
+    assert_eq!(calls[2]["reasons"], json!([]));
+    let entries = &report["entries"];
+    assert_eq!(entries[0]["inputs"], json!({"x": [8, 64]}));
+    assert_eq!(
+        entries[1]["inputs"],
+        json!({"x": [{"sym": "s0", "min": 2, "max": null}, 64]})
+    );
+    let guards = entries[1]["guards"].as_array().unwrap();
+    assert!(
+        guards.contains(&json!("2 <= L['x'].size()[0]")),
+        "{guards:?}"
+    );
+}
+
+#[test]
+fn json_bounded_mark_has_a_max() {
+    let report = run_json(&[
+        SIMPLENET_FILE,
+        "--mark-dynamic",
+        "x:0:2:512",
+        "--call",
+        "x=8,64",
+    ]);
+    assert_eq!(
+        report["entries"][0]["inputs"]["x"],
+        json!([{"sym": "s0", "min": 2, "max": 512}, 64])
+    );
+    let guards = report["entries"][0]["guards"].as_array().unwrap();
+    assert!(guards.contains(&json!("2 <= L['x'].size()[0] <= 512")));
+}
+
+#[test]
+fn json_inf_max_is_null() {
+    let report = run_json(&[
+        SIMPLENET_FILE,
+        "--mark-dynamic",
+        "x:0:2:inf",
+        "--call",
+        "x=8,64",
+    ]);
+    assert_eq!(
+        report["entries"][0]["inputs"]["x"][0],
+        json!({"sym": "s0", "min": 2, "max": null})
+    );
+}
+
+#[test]
+fn json_dynamic_true_static_feature_dim_is_an_integer() {
+    let report = run_json(&[
+        SIMPLENET_FILE,
+        "--dynamic",
+        "true",
+        "--call",
+        "x=8,64",
+        "--call",
+        "x=3,64",
+    ]);
+    assert_eq!(actions(&report), ["compile", "hit"]);
+    assert_eq!(report["entries"][0]["inputs"]["x"][1], 64);
+    assert!(report["entries"][0]["inputs"]["x"][0].is_object());
+}
+
+#[test]
+fn json_eager_after_the_recompile_limit() {
+    let report = run_json(&[
+        SIMPLENET_FILE,
+        "--dynamic",
+        "false",
+        "--recompile-limit",
+        "2",
+        "--call",
+        "x=8,64",
+        "--call",
+        "x=16,64",
+        "--call",
+        "x=32,64",
+        "--call",
+        "x=8,64",
+    ]);
+    assert_eq!(report["compiles"], 2);
+    assert_eq!(actions(&report), ["compile", "compile", "eager", "hit"]);
+    let warning = report["calls"][2]["warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("hit config.recompile_limit (2)"),
+        "{warning}"
+    );
+}
+
+#[test]
+fn json_error_call_has_an_error_and_no_entry() {
+    let report = run_json(&[SIMPLENET_FILE, "--call", "x=8,32", "--call", "x=8,64"]);
+    assert_eq!(actions(&report), ["error", "compile"]);
+    assert_eq!(report["compiles"], 1);
+    let error = report["calls"][0]["error"].as_str().unwrap();
+    assert!(crate::mentions(error, "18:16"), "{error}");
+}
+
+#[test]
+fn json_two_inputs() {
+    let path = std::env::temp_dir().join(format!("tailor-it-{}-matmul.py", std::process::id()));
+    std::fs::write(&path, models::MATMUL).unwrap();
+    let report = run_json(&[
+        path.to_str().unwrap(),
+        "--call",
+        "a=8,16;b=16,4",
+        "--call",
+        "b=17,5;a=9,17",
+    ]);
+    assert_eq!(
+        report["calls"][0]["shapes"],
+        json!({"a": [8, 16], "b": [16, 4]})
+    );
+    assert_eq!(
+        report["calls"][1]["shapes"],
+        json!({"a": [9, 17], "b": [17, 5]})
+    );
+    assert_eq!(report["compiles"], 2);
+    let guards = report["entries"][1]["guards"].as_array().unwrap();
+    assert!(guards.contains(&json!("L['b'].size()[0] == L['a'].size()[1]")));
+}
+
+#[test]
+fn text_report_lists_calls_and_entries() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args([
+            "run",
+            SIMPLENET_FILE,
+            "--call",
+            "x=8,64",
+            "--call",
+            "x=16,64",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    for needle in [
+        "compile",
+        "tensor 'x' size mismatch at index 0. expected 8, actual 16",
+        "compiles: 2",
+        "2 <= L['x'].size()[0]",
+    ] {
+        assert!(
+            stdout.contains(needle),
+            "{needle:?} missing from:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn explain_prints_the_library_trace() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args([
+            "explain",
+            SIMPLENET_FILE,
+            "--input",
+            "x=8,64",
+            "--dynamic",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let options = tailor::Options {
+        config: tailor::CompileConfig {
+            dynamic: tailor::DynamicMode::True,
+            ..tailor::CompileConfig::default()
+        },
+        ..tailor::Options::default()
+    };
+    let trace = tailor::explain(models::SIMPLENET, "x=8,64", &options).unwrap();
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), trace.to_string());
+}
+
+#[test]
+fn help_exits_zero_with_usage() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("tailor run FILE"));
+}

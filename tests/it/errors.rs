@@ -1,0 +1,467 @@
+//! Bad input: every failure is an error that names what went wrong and where (line:col,
+//! input, dim), never a panic. Library errors go through `check_model_error`, command-line
+//! errors through `check_cli_error`.
+
+use crate::models;
+use std::path::PathBuf;
+use std::process::Command;
+use tailor::{Action, CallMarks, CompileConfig, DynamicMode, MarkDynamic, spec};
+
+/// Loads `model` and calls it once with `shapes`; the error (from loading or from the call)
+/// must mention every needle. A failed call adds no entry, and a following good call (if
+/// given) still compiles.
+#[track_caller]
+fn check_model_error(
+    model: &str,
+    shapes: &str,
+    marks: &CallMarks,
+    needles: &[&str],
+    then: Option<&str>,
+) {
+    let message = match tailor::load(model, None) {
+        Err(err) => err.to_string(),
+        Ok(mut cache) => {
+            let names = cache.entry_point().inputs.clone();
+            let call = spec::parse_shapes(shapes, &names).unwrap();
+            let config = CompileConfig::default();
+            let event = cache.call(0, &config, &call, marks, &|| 0.0).clone();
+            assert_eq!(event.action, Action::Error, "{event:?}");
+            assert_eq!(event.entry, None);
+            assert_eq!(cache.compiles(), 0, "a failed compile adds no entry");
+            assert!(cache.entries().is_empty());
+            if let Some(good) = then {
+                let call = spec::parse_shapes(good, &names).unwrap();
+                let next = cache.call(0, &config, &call, &CallMarks::default(), &|| 0.0);
+                assert_eq!(next.action, Action::Compile, "{next:?}");
+                assert_eq!(cache.compiles(), 1);
+            }
+            event.error.expect("an error event carries its message")
+        }
+    };
+    for needle in needles {
+        assert!(
+            crate::mentions(&message, needle),
+            "error {message:?} does not mention {needle:?}"
+        );
+    }
+}
+
+/// A path under the system temp dir holding `bytes`, unique to this test.
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("tailor-it-{}-{name}", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Runs the CLI; it must exit non-zero without panicking, and stderr must mention every
+/// needle.
+#[track_caller]
+fn check_cli_error(args: &[&str], needles: &[&str]) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "exit 0 for {args:?}; stderr: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "panic for {args:?}: {stderr}");
+    assert!(
+        stderr.contains("error"),
+        "no error message for {args:?}: {stderr}"
+    );
+    for needle in needles {
+        assert!(
+            crate::mentions(&stderr, needle),
+            "stderr for {args:?} does not mention {needle:?}: {stderr}"
+        );
+    }
+}
+
+fn no_marks() -> CallMarks {
+    CallMarks::default()
+}
+
+fn mark_dynamic(input: &str, dim: usize, range: Option<(i64, i64)>) -> CallMarks {
+    CallMarks {
+        dynamic: vec![MarkDynamic {
+            input: input.into(),
+            dim,
+            min: range.map(|r| r.0),
+            max: range.map(|r| r.1),
+        }],
+        fixed: Vec::new(),
+    }
+}
+
+const SIMPLENET_FILE: &str = "models/simplenet.py";
+
+// ---- the model ----
+
+#[test]
+fn syntax_error_names_line_and_column() {
+    let source = "import torch\n\n\ndef f(x):\n    return x +\n";
+    check_model_error(source, "x=4", &no_marks(), &["syntax error", "5:15"], None);
+}
+
+#[test]
+fn syntax_error_on_the_command_line_shows_the_line() {
+    let path = temp_file(
+        "syntax.py",
+        b"import torch\n\n\ndef f(x):\n    return x +\n",
+    );
+    let path = path.to_str().unwrap();
+    check_cli_error(
+        &["run", path, "--call", "x=4"],
+        &["syntax error", "5:15", "return x +"],
+    );
+}
+
+#[test]
+fn non_utf8_file_is_rejected() {
+    let path = temp_file(
+        "latin1.py",
+        b"import torch\n\n\ndef f(x):\n    return x + 1  # caf\xe9\n",
+    );
+    let path = path.to_str().unwrap();
+    check_cli_error(&["run", path, "--call", "x=4"], &["UTF-8", path]);
+}
+
+#[test]
+fn missing_file_is_named() {
+    check_cli_error(
+        &["run", "no/such/model.py", "--call", "x=4"],
+        &["no/such/model.py"],
+    );
+}
+
+#[test]
+fn while_loop_is_unsupported() {
+    let source =
+        "import torch\n\n\ndef f(x):\n    while x.shape[0] > 2:\n        x = x[1:]\n    return x\n";
+    check_model_error(source, "x=4", &no_marks(), &["while", "5:5"], None);
+}
+
+#[test]
+fn nonzero_is_unsupported() {
+    let source = "import torch\n\n\ndef f(x):\n    return torch.nonzero(x)\n";
+    check_model_error(source, "x=4", &no_marks(), &["torch.nonzero", "5:12"], None);
+}
+
+#[test]
+fn linear_with_one_argument_names_the_missing_one() {
+    let source = models::LINEAR_64_32.replace("nn.Linear(64, 32)", "nn.Linear(64)");
+    check_model_error(
+        &source,
+        "x=8,64",
+        &no_marks(),
+        &["out_features", "8:19"],
+        None,
+    );
+}
+
+#[test]
+fn wrong_feature_size_is_a_call_error_and_later_calls_compile() {
+    check_model_error(
+        models::SIMPLENET,
+        "x=8,32",
+        &no_marks(),
+        &["32", "64", "18:16"],
+        Some("x=8,64"),
+    );
+}
+
+#[test]
+fn mark_dynamic_on_a_dim_the_linear_pins_is_a_constraint_violation() {
+    check_model_error(
+        models::SIMPLENET,
+        "x=8,64",
+        &mark_dynamic("x", 1, None),
+        &[
+            "ConstraintViolationError",
+            "You marked L['x'].size()[1] as dynamic but your code specialized it to be a constant (64)",
+        ],
+        Some("x=8,64"),
+    );
+}
+
+#[test]
+fn mark_dynamic_on_a_dim_a_branch_specializes_is_a_constraint_violation() {
+    check_model_error(
+        models::SPECIALIZE,
+        "x=10",
+        &mark_dynamic("x", 0, None),
+        &[
+            "ConstraintViolationError",
+            "L['x'].size()[0]",
+            "constant (10)",
+        ],
+        Some("x=10"),
+    );
+}
+
+#[test]
+fn marked_input_outside_its_declared_range() {
+    check_model_error(
+        models::ADD_ONE,
+        "x=600",
+        &mark_dynamic("x", 0, Some((2, 512))),
+        &["600 not in range [2, 512]"],
+        Some("x=600"),
+    );
+}
+
+#[test]
+fn explain_reports_a_call_error() {
+    let err = tailor::explain(models::SIMPLENET, "x=8,32", &tailor::Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(crate::mentions(&err, "18:16"), "{err}");
+    let err = tailor::explain_text("def f(x):\n    return x +\n", "x=4").unwrap_err();
+    assert!(crate::mentions(&err, "2:15"), "{err}");
+}
+
+// ---- sizes ----
+
+#[test]
+fn zero_size_compiles_and_is_specialized() {
+    for dynamic in [DynamicMode::Auto, DynamicMode::True, DynamicMode::False] {
+        let mut cache = tailor::load(models::SIMPLENET, None).unwrap();
+        let call = spec::parse_shapes("x=0,64", &cache.entry_point().inputs).unwrap();
+        let config = CompileConfig {
+            dynamic,
+            ..CompileConfig::default()
+        };
+        let event = cache.call(0, &config, &call, &no_marks(), &|| 0.0);
+        assert_eq!(event.action, Action::Compile, "{dynamic:?}: {event:?}");
+        let guards = cache.entries()[0].guards.source_lines();
+        assert!(
+            guards[0].contains("size=[0, 64]"),
+            "{dynamic:?}: {guards:?}"
+        );
+    }
+}
+
+#[test]
+fn zero_size_runs_on_the_command_line() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(["run", SIMPLENET_FILE, "--call", "x=0,64", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["calls"][0]["action"], "compile");
+    assert_eq!(
+        report["entries"][0]["inputs"]["x"],
+        serde_json::json!([0, 64])
+    );
+}
+
+#[test]
+fn negative_size_is_rejected() {
+    check_cli_error(
+        &["run", SIMPLENET_FILE, "--call", "x=-1,64"],
+        &["x=-1,64", "-1"],
+    );
+}
+
+#[test]
+fn huge_size_is_rejected_naming_the_input() {
+    check_cli_error(
+        &["run", SIMPLENET_FILE, "--call", "x=10000000000,64"],
+        &["'x'", "10000000000"],
+    );
+}
+
+#[test]
+fn size_past_i64_is_rejected() {
+    check_cli_error(
+        &["run", SIMPLENET_FILE, "--call", "x=99999999999999999999,64"],
+        &["99999999999999999999"],
+    );
+}
+
+#[test]
+fn huge_size_compiles_symbolically_without_panicking() {
+    // The compiler itself never allocates the tensor: only the CLI's CPU run refuses it.
+    for dynamic in [DynamicMode::Auto, DynamicMode::True] {
+        let options = tailor::Options {
+            config: CompileConfig {
+                dynamic,
+                ..CompileConfig::default()
+            },
+            ..tailor::Options::default()
+        };
+        let trace = tailor::explain(models::SIMPLENET, "x=10000000000,64", &options);
+        assert!(trace.is_ok(), "{dynamic:?}: {trace:?}");
+    }
+}
+
+// ---- the command line ----
+
+#[test]
+fn unknown_flag() {
+    check_cli_error(
+        &["run", SIMPLENET_FILE, "--bogus", "--call", "x=8,64"],
+        &["--bogus"],
+    );
+}
+
+#[test]
+fn missing_call() {
+    check_cli_error(&["run", SIMPLENET_FILE], &["--call"]);
+}
+
+#[test]
+fn missing_input_for_explain() {
+    check_cli_error(&["explain", SIMPLENET_FILE], &["--input"]);
+}
+
+#[test]
+fn unknown_command() {
+    check_cli_error(&["compile", SIMPLENET_FILE], &["compile"]);
+}
+
+#[test]
+fn bad_dynamic_mode() {
+    check_cli_error(
+        &[
+            "run",
+            SIMPLENET_FILE,
+            "--dynamic",
+            "maybe",
+            "--call",
+            "x=8,64",
+        ],
+        &["maybe"],
+    );
+}
+
+#[test]
+fn bad_recompile_limit() {
+    check_cli_error(
+        &[
+            "run",
+            SIMPLENET_FILE,
+            "--recompile-limit",
+            "-1",
+            "--call",
+            "x=8,64",
+        ],
+        &["--recompile-limit", "-1"],
+    );
+}
+
+#[test]
+fn size_that_is_not_a_number() {
+    check_cli_error(
+        &["run", SIMPLENET_FILE, "--call", "x=8,a"],
+        &["x=8,a", "'a'"],
+    );
+}
+
+#[test]
+fn shapes_without_a_name() {
+    check_cli_error(&["run", SIMPLENET_FILE, "--call", "8,64"], &["8,64"]);
+}
+
+#[test]
+fn unknown_input_name() {
+    check_cli_error(&["run", SIMPLENET_FILE, "--call", "y=8,64"], &["'y'", "x"]);
+}
+
+#[test]
+fn missing_input() {
+    let path = temp_file("two_inputs.py", models::ADD_XY.as_bytes());
+    let path = path.to_str().unwrap();
+    check_cli_error(&["run", path, "--call", "x=3"], &["'y'"]);
+}
+
+#[test]
+fn mark_on_a_dim_past_the_rank() {
+    check_cli_error(
+        &[
+            "run",
+            SIMPLENET_FILE,
+            "--mark-dynamic",
+            "x:2",
+            "--call",
+            "x=8,64",
+        ],
+        &["'x'", "dim 2"],
+    );
+}
+
+#[test]
+fn mark_static_on_a_dim_past_the_rank() {
+    check_cli_error(
+        &[
+            "run",
+            SIMPLENET_FILE,
+            "--mark-static",
+            "x:5",
+            "--call",
+            "x=8,64",
+        ],
+        &["'x'", "dim 5"],
+    );
+}
+
+#[test]
+fn malformed_mark() {
+    check_cli_error(
+        &[
+            "run",
+            SIMPLENET_FILE,
+            "--mark-dynamic",
+            "x",
+            "--call",
+            "x=8,64",
+        ],
+        &["mark", "'x'"],
+    );
+}
+
+#[test]
+fn mark_with_max_below_min() {
+    check_cli_error(
+        &[
+            "run",
+            SIMPLENET_FILE,
+            "--mark-dynamic",
+            "x:0:512:2",
+            "--call",
+            "x=8,64",
+        ],
+        &["x:0:512:2", "MAX"],
+    );
+}
+
+#[test]
+fn mark_on_an_unknown_input() {
+    check_cli_error(
+        &[
+            "run",
+            SIMPLENET_FILE,
+            "--mark-dynamic",
+            "z:0",
+            "--call",
+            "x=8,64",
+        ],
+        &["'z'"],
+    );
+}
+
+#[test]
+fn flag_without_its_value() {
+    check_cli_error(&["run", SIMPLENET_FILE, "--call"], &["--call"]);
+}
+
+#[test]
+fn unknown_entry() {
+    check_cli_error(
+        &["run", SIMPLENET_FILE, "--entry", "Nope", "--call", "x=8,64"],
+        &["Nope"],
+    );
+}
