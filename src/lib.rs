@@ -14,6 +14,8 @@ pub mod error;
 pub mod frontend;
 pub mod graph;
 pub mod guard;
+pub mod lower;
+pub mod runtime;
 pub mod shape;
 pub mod spec;
 pub mod symbolic;
@@ -61,7 +63,9 @@ pub fn explain(source: &str, input_shapes: &str, options: &Options) -> Result<Tr
             Ok(Trace::of_entry(&cache, entry))
         }
         _ => Err(Error::Call {
-            message: event.error.unwrap_or_else(|| "the call did not compile".into()),
+            message: event
+                .error
+                .unwrap_or_else(|| "the call did not compile".into()),
             span: event.error_span,
         }),
     }

@@ -298,7 +298,10 @@ impl GuardSet {
         let ranges = |s: Sym| env.range(s);
         let mut seen = Vec::new();
         for recorded in env.guards() {
-            let (lhs, rhs) = (env.replace(&recorded.rel.lhs), env.replace(&recorded.rel.rhs));
+            let (lhs, rhs) = (
+                env.replace(&recorded.rel.lhs),
+                env.replace(&recorded.rel.rhs),
+            );
             let rel = Rel::new(lhs, recorded.rel.op, rhs);
             let canonical = rel.simplify();
             if canonical.decide_by_ranges(&ranges) == Some(true) || seen.contains(&canonical) {

@@ -409,7 +409,10 @@ impl ShapeEnv {
         if let Some(known) = canonical.decide_by_ranges(&|s| self.range(s)) {
             let decided = if known { asked } else { asked.negate() };
             let rel = decided.to_string();
-            self.push_event(ShapeEvent::Implied { rel, origin: origin.clone() });
+            self.push_event(ShapeEvent::Implied {
+                rel,
+                origin: origin.clone(),
+            });
             return known;
         }
         // A question an earlier guard already answered needs no second guard.
@@ -425,8 +428,14 @@ impl ShapeEnv {
         let truth = canonical.eval(&self.hints()).unwrap_or(false);
         let recorded = if truth { asked } else { asked.negate() };
         let rel = recorded.to_string();
-        self.push_event(ShapeEvent::Guard { rel, origin: origin.clone() });
-        self.guards.push(ShapeGuard { rel: recorded.clone(), origin: origin.clone() });
+        self.push_event(ShapeEvent::Guard {
+            rel,
+            origin: origin.clone(),
+        });
+        self.guards.push(ShapeGuard {
+            rel: recorded.clone(),
+            origin: origin.clone(),
+        });
         self.learn(&recorded.simplify(), origin);
         truth
     }

@@ -1,0 +1,3 @@
+//! The integration tests: one binary (matklad's habit), one module per area.
+
+mod kernels;
