@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod codegen;
 pub mod error;
 pub mod frontend;
 pub mod graph;

@@ -8,6 +8,7 @@
 //! accept; a kernel reads only buffers written by earlier kernels or given by the caller,
 //! and never reads the buffer it writes.
 
+use super::index::ceil_div;
 use crate::graph::{BinaryOp, NodeId, PoolKind, UnaryOp};
 use crate::symbolic::{Expr, Sym, ValueRange};
 use std::collections::{BTreeMap, BTreeSet};
@@ -509,6 +510,33 @@ impl Kernel {
             Some(size) => size.range,
             None => shape(sym),
         }
+    }
+
+    /// `expr` with derived sizes replaced by their values over shape symbols.
+    pub fn expand_sizes(&self, expr: &Expr) -> Expr {
+        self.sizes.iter().rev().fold(expr.clone(), |acc, size| {
+            acc.substitute(size.sym, &size.value)
+        })
+    }
+
+    /// This kernel with its matrix product computed by `strategy` (the benchmark compares
+    /// tiled and naive code); other kernels are returned unchanged.
+    pub fn with_strategy(&self, strategy: GemmStrategy) -> Kernel {
+        let mut kernel = self.clone();
+        if let Body::Gemm(gemm) = &mut kernel.body {
+            gemm.strategy = strategy;
+            let workgroups = match strategy {
+                GemmStrategy::Tiled => {
+                    &gemm.batch * ceil_div(&gemm.m, TILE_M) * ceil_div(&gemm.n, TILE_N)
+                }
+                GemmStrategy::Naive => ceil_div(
+                    &(&gemm.batch * &gemm.m * &gemm.n),
+                    i64::from(SMALL_WORKGROUP),
+                ),
+            };
+            kernel.workgroups = self.expand_sizes(&workgroups);
+        }
+        kernel
     }
 
     /// The display and WGSL name of a kernel-local symbol (index variable or size).

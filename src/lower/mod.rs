@@ -491,11 +491,7 @@ impl Builder<'_> {
             Body::Gemm(_) | Body::Rows(_) => SMALL_WORKGROUP,
         };
         let output = self.result_buffer(group.tail());
-        // The host evaluates the dispatch formula, so it is written over shape symbols only.
-        let workgroups = self.sizes.iter().rev().fold(workgroups, |acc, size| {
-            acc.substitute(size.sym, &size.value)
-        });
-        self.kernels.push(Kernel {
+        let mut kernel = Kernel {
             id,
             name,
             nodes: group.members.clone(),
@@ -506,7 +502,10 @@ impl Builder<'_> {
             sizes: self.sizes.clone(),
             workgroup_size,
             workgroups,
-        });
+        };
+        // The host evaluates the dispatch formula, so it is written over shape symbols only.
+        kernel.workgroups = kernel.expand_sizes(&kernel.workgroups);
+        self.kernels.push(kernel);
     }
 
     fn build_group(&mut self, group: &Group) -> Result<(), LowerError> {

@@ -7,6 +7,7 @@
 //! (a bias added after the dot product instead of before it, BatchNorm folded into conv
 //! weights), which moves results by a few ulps.
 
+use crate::models::{self, sizes};
 use expect_test::expect;
 use tailor::cache::DynamicMode;
 use tailor::graph::{self, Graph, Tensor};
@@ -84,43 +85,26 @@ pub fn assert_close(what: &str, actual: &[Tensor], expected: &[Tensor], toleranc
     }
 }
 
-/// Parses `8,64;3` style size lists: one list per input.
-pub fn sizes(text: &str) -> Vec<Vec<usize>> {
-    text.split(';')
-        .map(|input| {
-            input
-                .split(',')
-                .map(|d| d.trim().parse().expect("a size"))
-                .collect()
-        })
-        .collect()
-}
-
-/// `x=8,64;y=3` for a model with inputs `names`.
-pub fn spec_of(names: &[&str], text: &str) -> String {
-    names
-        .iter()
-        .zip(text.split(';'))
-        .map(|(n, dims)| format!("{n}={dims}"))
-        .collect::<Vec<_>>()
-        .join(";")
-}
-
-/// Compiles `source` for each size list in `cases` (under `dynamic=True`) and compares the
+/// Compiles the model for each of its cases (under `dynamic=True`) and compares the
 /// interpreter with the reference at those sizes; then compiles one dynamic entry at the
 /// first case and runs it at every case whose sizes it accepts.
 #[track_caller]
-fn check(source: &str, names: &[&str], cases: &[&str]) {
-    for (n, case) in cases.iter().enumerate() {
-        let compiled = compile(source, &spec_of(names, case), DynamicMode::True);
+fn check(name: &str) {
+    let model = models::get(name);
+    for (n, case) in model.cases.iter().enumerate() {
+        let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
         let inputs = inputs(&sizes(case), n as u64);
         let actual = runtime::cpu::run(&compiled.schedule, &inputs)
             .unwrap_or_else(|e| panic!("{case}: {e}\n{}", compiled.schedule));
         let expected = reference(&compiled.graph, &inputs);
         assert_close(case, &actual, &expected, CPU_TOLERANCE);
     }
-    let shared = compile(source, &spec_of(names, cases[0]), DynamicMode::True);
-    for case in cases {
+    let shared = compile(
+        &model.source,
+        &model.spec(model.cases[0]),
+        DynamicMode::True,
+    );
+    for case in model.cases {
         let inputs = inputs(&sizes(case), 7);
         let Ok(actual) = runtime::cpu::run(&shared.schedule, &inputs) else {
             continue; // a specialised size (1, or a static dim) this entry does not accept
@@ -135,112 +119,44 @@ fn check(source: &str, names: &[&str], cases: &[&str]) {
     }
 }
 
-const PRELUDE: &str = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n";
-
-fn module(init: &str, forward: &str) -> String {
-    format!(
-        "{PRELUDE}\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n{}\n    def forward(self, x):\n{}\n",
-        indent(if init.is_empty() { "pass" } else { init }),
-        indent(forward)
-    )
-}
-
-fn function(params: &str, body: &str) -> String {
-    format!("{PRELUDE}\ndef f({params}):\n{}\n", indent(body))
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("        {l}\n")).collect()
-}
-
-/// The sizes every op is checked at: 1, 3, 7, 64, 127, 513, and non-square shapes.
-const ROWS: &[&str] = &["8,64", "1,64", "3,64", "7,64", "64,64", "127,64", "513,64"];
-
 #[test]
 fn linear_with_bias_and_relu_is_one_kernel() {
-    let source = module(
-        "self.fc = nn.Linear(64, 37)",
-        "return torch.relu(self.fc(x))",
-    );
-    check(&source, &["x"], ROWS);
-    let compiled = compile(&source, "x=8,64", DynamicMode::True);
+    check("linear_relu");
+    let model = models::get("linear_relu");
+    let compiled = compile(&model.source, "x=8,64", DynamicMode::True);
     assert_eq!(compiled.schedule.kernels.len(), 1);
 }
 
 #[test]
 fn linear_without_bias_over_three_dims() {
-    let source = module(
-        "self.fc = nn.Linear(7, 5, bias=False)",
-        "return self.fc(x) * 2 + 1",
-    );
-    check(&source, &["x"], &["2,3,7", "1,1,7", "3,127,7", "5,64,7"]);
+    check("linear_3d_no_bias");
 }
 
 #[test]
 fn matmul_broadcasts_batch_and_vectors() {
-    let source = function("a, b", "return a @ b");
-    check(
-        &source,
-        &["a", "b"],
-        &[
-            "3,7,5;5,9",
-            "2,1,7,5;3,5,9",
-            "7;7,3",
-            "4,7;7",
-            "64,127;127,33",
-            "1,513;513,3",
-        ],
-    );
+    check("matmul_broadcast");
 }
 
 #[test]
 fn matmul_of_transposed_views_reads_in_place() {
-    let source = function("a, b", "return a.transpose(0, 1) @ b.t() - 0.5");
-    check(
-        &source,
-        &["a", "b"],
-        &["5,3;7,5", "64,127;33,64", "3,1;2,3"],
-    );
+    check("matmul_transposed_views");
 }
 
 #[test]
 fn conv1d_with_padding_and_dilation() {
-    let source = module(
-        "self.conv = nn.Conv1d(3, 6, kernel_size=3, stride=2, padding=2, dilation=2)",
-        "return F.silu(self.conv(x))",
-    );
-    check(
-        &source,
-        &["x"],
-        &["2,3,16", "1,3,7", "3,3,64", "2,3,127", "1,3,513"],
-    );
+    check("conv1d_dilated");
 }
 
 #[test]
 fn conv2d_non_square_without_bias() {
-    let source = module(
-        "self.conv = nn.Conv2d(2, 5, kernel_size=(3, 2), stride=(1, 2), padding=(1, 0), bias=False)",
-        "return self.conv(x)",
-    );
-    check(
-        &source,
-        &["x"],
-        &["2,2,7,9", "1,2,3,4", "1,2,64,33", "1,2,20,127"],
-    );
+    check("conv2d_no_bias");
 }
 
 #[test]
 fn batch_norm_folds_into_the_conv() {
-    let source = module(
-        "self.conv = nn.Conv2d(3, 4, 3, padding=1)\nself.bn = nn.BatchNorm2d(4)",
-        "return torch.relu(self.bn(self.conv(x)))",
-    );
-    check(
-        &source,
-        &["x"],
-        &["1,3,8,8", "2,3,7,5", "1,3,64,64", "1,3,3,127"],
-    );
-    let compiled = compile(&source, "x=1,3,8,8", DynamicMode::True);
+    check("conv_batch_norm");
+    let model = models::get("conv_batch_norm");
+    let compiled = compile(&model.source, "x=1,3,8,8", DynamicMode::True);
     assert_eq!(compiled.schedule.kernels.len(), 1);
     assert!(
         compiled
@@ -252,152 +168,86 @@ fn batch_norm_folds_into_the_conv() {
 
 #[test]
 fn batch_norm_after_linear_is_an_epilogue() {
-    let source = module(
-        "self.fc = nn.Linear(6, 4)\nself.bn = nn.BatchNorm1d(4)",
-        "return self.bn(self.fc(x))",
-    );
-    check(&source, &["x"], &["8,6", "1,6", "3,6", "127,6"]);
+    check("linear_batch_norm");
 }
 
 #[test]
 fn layer_norm_then_softmax_and_reductions() {
-    let source = module(
-        "self.norm = nn.LayerNorm(64)",
-        "z = F.softmax(self.norm(x) * 3, dim=-1)\nreturn z.sum(dim=1, keepdim=True), z.mean(dim=0), x.amax(dim=-1)",
-    );
-    check(&source, &["x"], ROWS);
+    check("layer_norm_softmax");
 }
 
 #[test]
 fn softmax_and_reductions_of_any_size() {
-    let source = function(
-        "x",
-        "return F.softmax(x, dim=-1), x.sum(dim=0), x.mean(dim=1, keepdim=True), x.amax(dim=0)",
-    );
-    check(
-        &source,
-        &["x"],
-        &["4,6", "1,5", "3,7", "64,64", "7,127", "2,513"],
-    );
+    check("reductions");
 }
 
 #[test]
 fn softmax_over_a_middle_dim() {
-    let source = function(
-        "x",
-        "return torch.softmax(x, dim=1) + x.sum(dim=2, keepdim=True), x.sum(dim=(0, 2))",
-    );
-    check(&source, &["x"], &["2,5,3", "3,7,4", "2,127,3"]);
+    check("softmax_middle_dim");
 }
 
 #[test]
 fn layer_norm_module_over_two_dims() {
-    let source = module("self.norm = nn.LayerNorm((3, 4))", "return self.norm(x)");
-    check(&source, &["x"], &["5,3,4", "1,3,4", "127,3,4"]);
+    check("layer_norm_2d");
 }
 
 #[test]
 fn pooling_with_padding() {
-    let source = module(
-        "self.pool = nn.MaxPool2d(3, stride=2, padding=1)\nself.avg = nn.AvgPool2d(2)",
-        "return self.pool(x), self.avg(x)",
-    );
-    check(
-        &source,
-        &["x"],
-        &["1,2,8,8", "2,3,7,9", "1,1,64,33", "1,1,3,127"],
-    );
+    check("pooling");
 }
 
 #[test]
 fn views_slices_and_cat() {
-    let source = function(
-        "x",
-        "a = x[:, 1:]\nb = x[..., 0]\nc = x.reshape(-1)\nd = torch.cat([x, x * 2], dim=1)\nreturn a.flatten(), b + 1, c, d, x.permute(1, 0)",
-    );
-    check(&source, &["x"], &["4,6", "3,7", "64,64", "7,127", "2,513"]);
+    check("views_and_cat");
 }
 
 #[test]
 fn elementwise_functions_and_scalars() {
-    let source = function(
-        "x, y",
-        "u = F.gelu(x) + torch.sigmoid(y) * torch.tanh(x)\nv = 2 - torch.exp(-x) / torch.sqrt(x * x + 1)\nreturn u, v / x.shape[1], F.silu(v) + y",
-    );
-    check(
-        &source,
-        &["x", "y"],
-        &["4,6;6", "1,1;1", "3,7;7", "64,127;127", "513,3;3"],
-    );
+    check("elementwise");
 }
 
 #[test]
 fn embedding_lookup() {
-    let source = module("self.emb = nn.Embedding(10, 4)", "return self.emb(x) * 2");
-    check(&source, &["x"], &["3,5", "1,1", "7,2", "64,3"]);
+    check("embedding");
 }
 
 #[test]
 fn returning_an_input_copies_it() {
-    let source = function("x, y", "return x, y.t()");
-    check(&source, &["x", "y"], &["3,4;5,6", "1,2;3,1"]);
-}
-
-fn preset(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/models/{name}.py", env!("CARGO_MANIFEST_DIR")))
-        .expect("the preset exists")
+    check("returned_input");
 }
 
 #[test]
 fn simplenet_preset() {
-    check(
-        &preset("simplenet"),
-        &["x"],
-        &["8,64", "1,64", "3,64", "7,64", "64,64", "127,64", "513,64"],
-    );
+    check("simplenet");
 }
 
 #[test]
 fn bert_block_preset() {
-    check(
-        &preset("bert_block"),
-        &["x"],
-        &[
-            "2,8,64", "1,1,64", "1,3,64", "2,7,64", "1,64,64", "1,127,64",
-        ],
-    );
+    check("bert_block");
 }
 
 #[test]
 fn yolo_stack_preset() {
-    check(
-        &preset("yolo_stack"),
-        &["image"],
-        &["1,3,32,32", "1,3,7,7", "2,3,33,47", "1,3,64,64"],
-    );
+    check("yolo_stack");
 }
 
 #[test]
 fn conv1d_preset() {
-    check(
-        &preset("conv1d"),
-        &["x"],
-        &["2,4,16", "1,4,1", "3,4,7", "2,4,127", "1,4,513"],
-    );
+    check("conv1d");
 }
 
 #[test]
 fn add_one_preset() {
-    check(
-        &preset("add_one"),
-        &["x"],
-        &["3,5", "1,1", "7,3", "64,127", "513,2"],
-    );
+    check("add_one");
 }
 
 #[test]
 fn simplenet_schedule_text() {
-    let compiled = compile(&preset("simplenet"), "x=8,64", DynamicMode::True);
+    let compiled = compile(
+        &models::get("simplenet").source,
+        "x=8,64",
+        DynamicMode::True,
+    );
     expect![[r#"
         kernels (2):
           k0_linear_relu: linear + relu
