@@ -8,6 +8,8 @@
 //! call whose sizes contradict the schedule is an error here, before any kernel runs.
 
 pub mod cpu;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 
 use crate::graph::Tensor;
 use crate::lower::Schedule;
