@@ -27,6 +27,16 @@ pub enum Error {
     /// Running the CPU reference.
     #[error(transparent)]
     Eval(#[from] EvalError),
+    /// Lowering a graph to kernels.
+    #[error(transparent)]
+    Lower(#[from] crate::lower::LowerError),
+    /// Running kernels (either runtime's checks of a call).
+    #[error(transparent)]
+    Run(#[from] crate::runtime::RunError),
+    /// The wgpu runtime.
+    #[cfg(feature = "gpu")]
+    #[error(transparent)]
+    Gpu(#[from] crate::runtime::gpu::GpuError),
     /// A call whose compilation failed (the message says what and where).
     #[error("{message}")]
     Call {

@@ -10,11 +10,14 @@
 
 pub mod bench;
 pub mod cache;
+pub mod codegen;
 pub mod error;
 pub mod frontend;
 pub mod graph;
 pub mod guard;
+pub mod lower;
 pub mod quiz;
+pub mod runtime;
 pub mod shape;
 pub mod spec;
 pub mod symbolic;

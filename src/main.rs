@@ -2,18 +2,20 @@
 //! `explain` one compilation step by step (DESIGN.md §6; other tools parse `run --json`).
 //!
 //! Input: a model file and flags. Output: a report on stdout (text or one JSON object),
-//! errors on stderr with a non-zero exit. Everything runs on the CPU reference for now.
+//! errors on stderr with a non-zero exit. `run` executes the compiled kernels on the GPU
+//! (wgpu) or the CPU kernel interpreter; `--check` compares them with the CPU reference.
 
 use std::process::ExitCode;
 use std::time::Instant;
 use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DimSpec, DynamicMode};
 use tailor::graph::{self, Tensor};
+use tailor::lower;
 use tailor::{CallShapes, Error, spec};
 
 const USAGE: &str = "usage:
   tailor run FILE [--entry NAME] [--dynamic auto|true|false] [--mark-dynamic INPUT:DIM[:MIN:MAX]]...
              [--mark-static INPUT:DIM]... [--recompile-limit N] [--device auto|gpu|cpu]
-             --call SHAPES [--call SHAPES]... [--json]
+             --call SHAPES [--call SHAPES]... [--json] [--check]
   tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
   tailor bench [--json] [--rounds N]
 SHAPES = NAME=D,D,...[;NAME=D,...]   e.g. x=8,64  or  a=8,16;b=16,4";
@@ -29,6 +31,7 @@ struct Cli {
     calls: Vec<String>,
     json: bool,
     device: String,
+    check: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Cli, String> {
@@ -52,6 +55,7 @@ fn parse_args(args: &[String]) -> Result<Cli, String> {
         calls: Vec::new(),
         json: false,
         device: "auto".into(),
+        check: false,
     };
     while let Some(arg) = iter.next() {
         let mut value = |flag: &str| {
@@ -80,6 +84,7 @@ fn parse_args(args: &[String]) -> Result<Cli, String> {
             "--call" if cli.command == "run" => cli.calls.push(value(arg)?),
             "--input" if cli.command == "explain" => cli.calls.push(value(arg)?),
             "--json" if cli.command == "run" => cli.json = true,
+            "--check" if cli.command == "run" => cli.check = true,
             flag if flag.starts_with("--") => {
                 return Err(format!("unknown flag '{flag}' for '{}'", cli.command));
             }
@@ -258,19 +263,20 @@ fn run(cli: &Cli, source: &str) -> Result<(String, Option<Error>), Error> {
     }
     let start = Instant::now();
     let clock = || start.elapsed().as_secs_f64() * 1e3;
+    let mut runner = Runner::new(&cli.device, cli.check)?;
     let mut results = Vec::new();
     for (index, call) in calls.iter().enumerate() {
         let event = cache.call(0, &cli.config, call, &marks, &clock).clone();
         let outputs = match event.action {
-            Action::Error => Ok(vec![]),
-            _ => run_reference(&cache, event.entry, call, index as u64),
+            Action::Error => Ok(CallOutput::default()),
+            _ => runner.execute(&cache, event.entry, call, index as u64),
         };
         results.push((event, outputs));
     }
     let report = if cli.json {
-        json_report(&cache, &results)
+        json_report(&cache, &runner, &results)
     } else {
-        text_report(cli, &cache, &results)
+        text_report(cli, &cache, &runner, &results)
     };
     // An error in the program itself (not in one call's sizes) fails the whole run.
     let failure = results
@@ -284,46 +290,171 @@ fn run(cli: &Cli, source: &str) -> Result<(String, Option<Error>), Error> {
     Ok((report, failure))
 }
 
-/// Runs a call on the CPU reference: the entry's graph, or an uncached static capture for
-/// an eager call.
-fn run_reference(
-    cache: &CodeCache,
-    entry: Option<usize>,
-    call: &CallShapes,
-    seed: u64,
-) -> Result<Vec<Tensor>, Error> {
-    let eager;
-    let graph = match entry.and_then(|id| cache.entry(id)) {
-        Some(entry) => &entry.graph,
-        None => {
-            eager = cache.eager_graph(call)?;
-            &eager
-        }
-    };
-    let mut bindings = tailor::symbolic::Bindings::new();
-    for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
-        for (expr, &value) in graph.shape(id).iter().zip(dims) {
-            if let Some(sym) = expr.as_sym() {
-                bindings.set(sym, value);
-            }
-        }
-    }
-    let shapes: Vec<(String, Vec<usize>)> = call
-        .inputs
-        .iter()
-        .map(|(n, d)| (n.clone(), d.iter().map(|&v| v as usize).collect()))
-        .collect();
-    let inputs = graph::random_inputs(&shapes, seed);
-    Ok(graph::eval(graph, &bindings, &inputs)?)
+/// Where the compiled kernels run.
+enum Device {
+    /// The kernel interpreter (`runtime::cpu`).
+    Cpu,
+    /// The wgpu runtime.
+    #[cfg(feature = "gpu")]
+    Gpu(Box<tailor::runtime::gpu::Gpu>),
 }
 
-type CallResult = (tailor::CallEvent, Result<Vec<Tensor>, Error>);
+/// What one call returned.
+#[derive(Default)]
+struct CallOutput {
+    tensors: Vec<Tensor>,
+    /// With `--check`: the largest difference from the CPU reference.
+    max_abs_err: Option<f32>,
+}
+
+/// Runs calls on a device, keeping each entry's lowered program.
+struct Runner {
+    device: Device,
+    check: bool,
+    schedules: std::collections::HashMap<usize, lower::Schedule>,
+    #[cfg(feature = "gpu")]
+    programs: std::collections::HashMap<usize, tailor::runtime::gpu::Program>,
+}
+
+impl Runner {
+    /// `choice` is `auto` (the GPU when an adapter exists), `gpu` or `cpu`.
+    fn new(choice: &str, check: bool) -> Result<Runner, Error> {
+        let device = match choice {
+            "cpu" => Device::Cpu,
+            #[cfg(feature = "gpu")]
+            _ => {
+                let start = Instant::now();
+                let clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
+                match pollster::block_on(tailor::runtime::gpu::Gpu::new(clock)) {
+                    Ok(gpu) => Device::Gpu(Box::new(gpu)),
+                    Err(_) if choice == "auto" => Device::Cpu,
+                    Err(err) => return Err(err.into()),
+                }
+            }
+            #[cfg(not(feature = "gpu"))]
+            "gpu" => {
+                return Err(Error::Call {
+                    message: "--device gpu: this build has no GPU runtime (feature 'gpu')".into(),
+                    span: None,
+                });
+            }
+            #[cfg(not(feature = "gpu"))]
+            _ => Device::Cpu,
+        };
+        Ok(Runner {
+            device,
+            check,
+            schedules: Default::default(),
+            #[cfg(feature = "gpu")]
+            programs: Default::default(),
+        })
+    }
+
+    /// `gpu` or `cpu`.
+    fn device_name(&self) -> &'static str {
+        match self.device {
+            Device::Cpu => "cpu",
+            #[cfg(feature = "gpu")]
+            Device::Gpu(_) => "gpu",
+        }
+    }
+
+    /// The adapter's name and backend, on the GPU.
+    fn adapter(&self) -> Option<(String, String)> {
+        match &self.device {
+            Device::Cpu => None,
+            #[cfg(feature = "gpu")]
+            Device::Gpu(gpu) => Some((gpu.adapter().name.clone(), gpu.adapter().backend.clone())),
+        }
+    }
+
+    /// Runs a call's kernels: the entry's (lowered once), or an uncached static capture's
+    /// for an eager call; with `--check`, also the CPU reference.
+    fn execute(
+        &mut self,
+        cache: &CodeCache,
+        entry: Option<usize>,
+        call: &CallShapes,
+        seed: u64,
+    ) -> Result<CallOutput, Error> {
+        let eager;
+        let (graph, key) = match entry.and_then(|id| cache.entry(id)) {
+            Some(entry) => (&entry.graph, Some(entry.id)),
+            None => {
+                eager = cache.eager_graph(call)?;
+                (&eager, None)
+            }
+        };
+        let ranges = |sym| match entry.and_then(|id| cache.entry(id)) {
+            Some(entry) => entry.env.range(sym),
+            None => tailor::symbolic::ValueRange::unbounded(),
+        };
+        let shapes: Vec<(String, Vec<usize>)> = call
+            .inputs
+            .iter()
+            .map(|(n, d)| (n.clone(), d.iter().map(|&v| v as usize).collect()))
+            .collect();
+        let inputs = graph::random_inputs(&shapes, seed);
+        let fresh;
+        let schedule = match key.and_then(|id| self.schedules.get(&id)) {
+            Some(schedule) => schedule,
+            None => {
+                fresh = lower::lower(graph, &ranges)?;
+                if let Some(id) = key {
+                    self.schedules.insert(id, fresh.clone());
+                }
+                &fresh
+            }
+        };
+        let tensors = match &mut self.device {
+            Device::Cpu => tailor::runtime::cpu::run(schedule, &inputs)?,
+            #[cfg(feature = "gpu")]
+            Device::Gpu(gpu) => {
+                use tailor::runtime::gpu::Program;
+                let mode = tailor::codegen::entry_mode(schedule);
+                let none = tailor::symbolic::Bindings::new();
+                let mut eager_program;
+                let program = match key {
+                    Some(id) => self
+                        .programs
+                        .entry(id)
+                        .or_insert_with(|| Program::new(schedule.clone(), mode, &none)),
+                    None => {
+                        eager_program = Program::new(schedule.clone(), mode, &none);
+                        &mut eager_program
+                    }
+                };
+                pollster::block_on(gpu.run(program, &inputs, false))?.outputs
+            }
+        };
+        let max_abs_err = if self.check {
+            let mut bindings = tailor::symbolic::Bindings::new();
+            for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
+                for (expr, &value) in graph.shape(id).iter().zip(dims) {
+                    if let Some(sym) = expr.as_sym() {
+                        bindings.set(sym, value);
+                    }
+                }
+            }
+            let expected = graph::eval(graph, &bindings, &inputs)?;
+            Some(tailor::runtime::max_abs_err(&tensors, &expected))
+        } else {
+            None
+        };
+        Ok(CallOutput {
+            tensors,
+            max_abs_err,
+        })
+    }
+}
+
+type CallResult = (tailor::CallEvent, Result<CallOutput, Error>);
 
 fn dims_json(dims: &[DimSpec]) -> serde_json::Value {
     serde_json::to_value(dims).expect("dim specs serialize")
 }
 
-fn json_report(cache: &CodeCache, results: &[CallResult]) -> String {
+fn json_report(cache: &CodeCache, runner: &Runner, results: &[CallResult]) -> String {
     let calls: Vec<serde_json::Value> = results
         .iter()
         .map(|(event, outputs)| {
@@ -347,8 +478,12 @@ fn json_report(cache: &CodeCache, results: &[CallResult]) -> String {
             }
             match outputs {
                 Ok(outputs) if event.action != Action::Error => {
-                    let shapes: Vec<&Vec<usize>> = outputs.iter().map(|t| &t.shape).collect();
+                    let shapes: Vec<&Vec<usize>> =
+                        outputs.tensors.iter().map(|t| &t.shape).collect();
                     fields.insert("output_shapes".into(), serde_json::json!(shapes));
+                    if let Some(err) = outputs.max_abs_err {
+                        fields.insert("max_abs_err".into(), serde_json::json!(err));
+                    }
                 }
                 Err(err) => {
                     fields.insert("error".into(), serde_json::json!(err.to_string()));
@@ -370,21 +505,25 @@ fn json_report(cache: &CodeCache, results: &[CallResult]) -> String {
             serde_json::json!({ "inputs": inputs, "guards": entry.guards.source_lines() })
         })
         .collect();
-    let report = serde_json::json!({
+    let mut report = serde_json::json!({
         "compiles": cache.compiles(),
-        "device": "cpu",
+        "device": runner.device_name(),
         "calls": calls,
         "entries": entries,
     });
+    if let Some((name, backend)) = runner.adapter() {
+        report["adapter"] = serde_json::json!({ "name": name, "backend": backend });
+    }
     format!("{report}\n")
 }
 
-fn text_report(cli: &Cli, cache: &CodeCache, results: &[CallResult]) -> String {
+fn text_report(cli: &Cli, cache: &CodeCache, runner: &Runner, results: &[CallResult]) -> String {
     let mut out = String::new();
-    if cli.device == "gpu" {
-        out.push_str(
-            "note: the GPU runtime is not built yet; every call ran on the CPU reference\n",
-        );
+    if cli.device != "auto" || cli.check {
+        let adapter = runner.adapter().map_or(String::new(), |(name, backend)| {
+            format!(" ({name}, {backend})")
+        });
+        out.push_str(&format!("device: {}{adapter}\n", runner.device_name()));
     }
     out.push_str(&format!(
         "{} (dynamic={})\n",
@@ -414,10 +553,16 @@ fn text_report(cli: &Cli, cache: &CodeCache, results: &[CallResult]) -> String {
             out.push_str(&format!("          error: {error}\n"));
         }
         match outputs {
-            Ok(tensors) if !tensors.is_empty() => {
-                let shapes: Vec<String> =
-                    tensors.iter().map(|t| format!("{:?}", t.shape)).collect();
-                out.push_str(&format!("          output {}\n", shapes.join(", ")));
+            Ok(outputs) if !outputs.tensors.is_empty() => {
+                let shapes: Vec<String> = outputs
+                    .tensors
+                    .iter()
+                    .map(|t| format!("{:?}", t.shape))
+                    .collect();
+                let check = outputs
+                    .max_abs_err
+                    .map_or(String::new(), |e| format!("  max_abs_err {e:.3e}"));
+                out.push_str(&format!("          output {}{check}\n", shapes.join(", ")));
             }
             Err(err) => out.push_str(&format!("          run error: {err}\n")),
             Ok(_) => {}

@@ -8,7 +8,7 @@
 mod eval;
 mod print;
 
-pub use eval::{EvalError, MAX_ELEMENTS, Tensor, eval, random_inputs};
+pub use eval::{EvalError, MAX_ELEMENTS, Tensor, erf, eval, random_inputs, seed_of};
 
 use crate::symbolic::Expr;
 use serde::Serialize;

@@ -3,9 +3,13 @@
 mod cli;
 mod conformance;
 mod errors;
+#[cfg(feature = "gpu")]
+mod gpu;
+mod kernels;
 mod leaf_guards;
 mod models;
 mod snapshots;
+mod wgsl;
 
 /// Whether `message` contains `needle`; a `LINE:COL` needle also matches the spelled-out
 /// `line LINE, col COL` form, so location checks do not depend on the span's print style.

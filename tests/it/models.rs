@@ -135,3 +135,258 @@ class SeqNet(nn.Module):
         scores = h @ h.transpose(1, 2)
         return scores.softmax(-1).mean(1)
 ";
+
+// ---- the kernel tests' programs, one per op family, with the sizes they are checked at ----
+
+/// A program and the input sizes to check it at.
+pub struct Model {
+    /// A short name for messages.
+    pub name: &'static str,
+    /// Python source.
+    pub source: String,
+    /// Input names, in order.
+    pub inputs: &'static [&'static str],
+    /// Sizes per case: inputs separated by `;`, dims by `,` (e.g. `8,64;64`).
+    pub cases: &'static [&'static str],
+}
+
+impl Model {
+    /// `x=8,64;y=3` for case `case`.
+    pub fn spec(&self, case: &str) -> String {
+        self.inputs
+            .iter()
+            .zip(case.split(';'))
+            .map(|(n, dims)| format!("{n}={dims}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+}
+
+/// Parses `8,64;3` style size lists: one list per input.
+pub fn sizes(case: &str) -> Vec<Vec<usize>> {
+    case.split(';')
+        .map(|input| {
+            input
+                .split(',')
+                .map(|d| d.trim().parse().expect("a size"))
+                .collect()
+        })
+        .collect()
+}
+
+const PRELUDE: &str = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n";
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("        {l}\n")).collect()
+}
+
+fn module(init: &str, forward: &str) -> String {
+    format!(
+        "{PRELUDE}\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n{}\n    def forward(self, x):\n{}\n",
+        indent(init),
+        indent(forward)
+    )
+}
+
+fn function(params: &str, body: &str) -> String {
+    format!("{PRELUDE}\ndef f({params}):\n{}\n", indent(body))
+}
+
+fn preset(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/models/{name}.py", env!("CARGO_MANIFEST_DIR")))
+        .expect("the preset exists")
+}
+
+/// The sizes row-wise models are checked at.
+const ROWS: &[&str] = &["8,64", "1,64", "3,64", "7,64", "64,64", "127,64", "513,64"];
+
+/// Every model, op programs first, presets last.
+pub fn all() -> Vec<Model> {
+    vec![
+        Model {
+            name: "linear_relu",
+            source: module(
+                "self.fc = nn.Linear(64, 37)",
+                "return torch.relu(self.fc(x))",
+            ),
+            inputs: &["x"],
+            cases: ROWS,
+        },
+        Model {
+            name: "linear_3d_no_bias",
+            source: module(
+                "self.fc = nn.Linear(7, 5, bias=False)",
+                "return self.fc(x) * 2 + 1",
+            ),
+            inputs: &["x"],
+            cases: &["2,3,7", "1,1,7", "3,127,7", "5,64,7"],
+        },
+        Model {
+            name: "matmul_broadcast",
+            source: function("a, b", "return a @ b"),
+            inputs: &["a", "b"],
+            cases: &[
+                "3,7,5;5,9",
+                "2,1,7,5;3,5,9",
+                "7;7,3",
+                "4,7;7",
+                "64,127;127,33",
+                "1,513;513,3",
+            ],
+        },
+        Model {
+            name: "matmul_transposed_views",
+            source: function("a, b", "return a.transpose(0, 1) @ b.t() - 0.5"),
+            inputs: &["a", "b"],
+            cases: &["5,3;7,5", "64,127;33,64", "3,1;2,3"],
+        },
+        Model {
+            name: "conv1d_dilated",
+            source: module(
+                "self.conv = nn.Conv1d(3, 6, kernel_size=3, stride=2, padding=2, dilation=2)",
+                "return F.silu(self.conv(x))",
+            ),
+            inputs: &["x"],
+            cases: &["2,3,16", "1,3,7", "3,3,64", "2,3,127", "1,3,513"],
+        },
+        Model {
+            name: "conv2d_no_bias",
+            source: module(
+                "self.conv = nn.Conv2d(2, 5, kernel_size=(3, 2), stride=(1, 2), padding=(1, 0), bias=False)",
+                "return self.conv(x)",
+            ),
+            inputs: &["x"],
+            cases: &["2,2,7,9", "1,2,3,4", "1,2,64,33", "1,2,20,127"],
+        },
+        Model {
+            name: "conv_batch_norm",
+            source: module(
+                "self.conv = nn.Conv2d(3, 4, 3, padding=1)\nself.bn = nn.BatchNorm2d(4)",
+                "return torch.relu(self.bn(self.conv(x)))",
+            ),
+            inputs: &["x"],
+            cases: &["1,3,8,8", "2,3,7,5", "1,3,64,64", "1,3,3,127"],
+        },
+        Model {
+            name: "linear_batch_norm",
+            source: module(
+                "self.fc = nn.Linear(6, 4)\nself.bn = nn.BatchNorm1d(4)",
+                "return self.bn(self.fc(x))",
+            ),
+            inputs: &["x"],
+            cases: &["8,6", "1,6", "3,6", "127,6"],
+        },
+        Model {
+            name: "layer_norm_softmax",
+            source: module(
+                "self.norm = nn.LayerNorm(64)",
+                "z = F.softmax(self.norm(x) * 3, dim=-1)\nreturn z.sum(dim=1, keepdim=True), z.mean(dim=0), x.amax(dim=-1)",
+            ),
+            inputs: &["x"],
+            cases: ROWS,
+        },
+        Model {
+            name: "reductions",
+            source: function(
+                "x",
+                "return F.softmax(x, dim=-1), x.sum(dim=0), x.mean(dim=1, keepdim=True), x.amax(dim=0)",
+            ),
+            inputs: &["x"],
+            cases: &["4,6", "1,5", "3,7", "64,64", "7,127", "2,513"],
+        },
+        Model {
+            name: "softmax_middle_dim",
+            source: function(
+                "x",
+                "return torch.softmax(x, dim=1) + x.sum(dim=2, keepdim=True), x.sum(dim=(0, 2))",
+            ),
+            inputs: &["x"],
+            cases: &["2,5,3", "3,7,4", "2,127,3"],
+        },
+        Model {
+            name: "layer_norm_2d",
+            source: module("self.norm = nn.LayerNorm((3, 4))", "return self.norm(x)"),
+            inputs: &["x"],
+            cases: &["5,3,4", "1,3,4", "127,3,4"],
+        },
+        Model {
+            name: "pooling",
+            source: module(
+                "self.pool = nn.MaxPool2d(3, stride=2, padding=1)\nself.avg = nn.AvgPool2d(2)",
+                "return self.pool(x), self.avg(x)",
+            ),
+            inputs: &["x"],
+            cases: &["1,2,8,8", "2,3,7,9", "1,1,64,33", "1,1,3,127"],
+        },
+        Model {
+            name: "views_and_cat",
+            source: function(
+                "x",
+                "a = x[:, 1:]\nb = x[..., 0]\nc = x.reshape(-1)\nd = torch.cat([x, x * 2], dim=1)\nreturn a.flatten(), b + 1, c, d, x.permute(1, 0)",
+            ),
+            inputs: &["x"],
+            cases: &["4,6", "3,7", "64,64", "7,127", "2,513"],
+        },
+        Model {
+            name: "elementwise",
+            source: function(
+                "x, y",
+                "u = F.gelu(x) + torch.sigmoid(y) * torch.tanh(x)\nv = 2 - torch.exp(-x) / torch.sqrt(x * x + 1)\nreturn u, v / x.shape[1], F.silu(v) + y",
+            ),
+            inputs: &["x", "y"],
+            cases: &["4,6;6", "1,1;1", "3,7;7", "64,127;127", "513,3;3"],
+        },
+        Model {
+            name: "embedding",
+            source: module("self.emb = nn.Embedding(10, 4)", "return self.emb(x) * 2"),
+            inputs: &["x"],
+            cases: &["3,5", "1,1", "7,2", "64,3"],
+        },
+        Model {
+            name: "returned_input",
+            source: function("x, y", "return x, y.t()"),
+            inputs: &["x", "y"],
+            cases: &["3,4;5,6", "1,2;3,1"],
+        },
+        Model {
+            name: "simplenet",
+            source: preset("simplenet"),
+            inputs: &["x"],
+            cases: &["8,64", "1,64", "3,64", "7,64", "64,64", "127,64", "513,64"],
+        },
+        Model {
+            name: "bert_block",
+            source: preset("bert_block"),
+            inputs: &["x"],
+            cases: &[
+                "2,8,64", "1,1,64", "1,3,64", "2,7,64", "1,64,64", "1,127,64",
+            ],
+        },
+        Model {
+            name: "yolo_stack",
+            source: preset("yolo_stack"),
+            inputs: &["image"],
+            cases: &["1,3,32,32", "1,3,7,7", "2,3,33,47", "1,3,64,64"],
+        },
+        Model {
+            name: "conv1d",
+            source: preset("conv1d"),
+            inputs: &["x"],
+            cases: &["2,4,16", "1,4,1", "3,4,7", "2,4,127", "1,4,513"],
+        },
+        Model {
+            name: "add_one",
+            source: preset("add_one"),
+            inputs: &["x"],
+            cases: &["3,5", "1,1", "7,3", "64,127", "513,2"],
+        },
+    ]
+}
+
+/// The model called `name`.
+pub fn get(name: &str) -> Model {
+    all()
+        .into_iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("no model {name}"))
+}

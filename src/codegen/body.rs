@@ -1,0 +1,393 @@
+//! The WGSL `main` of each kernel body: map, tiled or naive matrix product, row
+//! reduction, pooling.
+//!
+//! In: a `Writer` for one kernel. Out: module-scope workgroup arrays, helper functions that
+//! touch them, and `fn main`. Invariants: every `workgroupBarrier` sits in control flow
+//! that is uniform across the workgroup (loop bounds and early returns depend only on
+//! sizes and the workgroup id); the workgroup id is linear, `wid.x + wid.y * nwg.x`, so
+//! the host may split a large dispatch over two grid dimensions, and threads past the end
+//! return early; bounds checks are emitted unless static sizes prove them redundant.
+
+use super::value::Writer;
+use crate::graph::PoolKind;
+use crate::lower::{
+    Body, Gemm, GemmStrategy, MAP_WORKGROUP, Pool, RowOp, Rows, SMALL_WORKGROUP, TILE_K, TILE_M,
+    TILE_N, Value,
+};
+use crate::symbolic::Expr;
+use std::fmt::Write;
+
+/// Largest workgroup count a single grid dimension takes (WebGPU's default limit).
+const MAX_GRID_DIM: i64 = 65_535;
+
+/// The most negative finite f32, the identity of `max` (WGSL may assume no infinities).
+const LOWEST: &str = "-3.40282347e38f";
+
+pub fn emit(w: &Writer<'_>) -> String {
+    match &w.kernel.body {
+        Body::Map { len, value, store } => map(w, len, value, store),
+        Body::Gemm(gemm) => match gemm.strategy {
+            GemmStrategy::Tiled => tiled(w, gemm),
+            GemmStrategy::Naive => naive(w, gemm),
+        },
+        Body::Rows(rows) => row_reduction(w, rows),
+        Body::Pool(pool) => pooling(w, pool),
+    }
+}
+
+/// `@compute` attributes and the signature of `main`.
+fn header(threads: u32) -> String {
+    format!(
+        "@compute @workgroup_size({threads})
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {{
+"
+    )
+}
+
+/// Sizes, the linear workgroup id, and the early return of workgroups past the end
+/// (dropped when static sizes make the grid exact).
+fn prologue(w: &Writer<'_>, threads: u32) -> String {
+    let mut text = header(threads);
+    text.push_str(&w.size_lets());
+    text.push_str(&w.define("WORKGROUPS", &w.kernel.workgroups));
+    text.push_str("    let wg = i32(wid.x + wid.y * nwg.x);\n");
+    let exact = w
+        .static_int(&w.kernel.workgroups)
+        .is_some_and(|n| n <= MAX_GRID_DIM);
+    if !exact {
+        text.push_str("    if (wg >= WORKGROUPS) {\n        return;\n    }\n");
+    }
+    text
+}
+
+/// Whether static sizes make `expr` a multiple of `per` (so its bounds check is redundant).
+fn divides(w: &Writer<'_>, expr: &Expr, per: i64) -> bool {
+    w.static_int(expr).is_some_and(|v| v % per == 0)
+}
+
+fn store(w: &Writer<'_>, indent: &str, store: &Expr, value: &Value, acc: &str) -> String {
+    format!(
+        "{indent}{}[{}] = {};\n",
+        w.schedule.buffer(w.kernel.output).name,
+        w.expr(store),
+        w.value(value, acc)
+    )
+}
+
+fn map(w: &Writer<'_>, len: &Expr, value: &Value, at: &Expr) -> String {
+    let mut text = prologue(w, MAP_WORKGROUP);
+    text.push_str(&w.define("LEN", len));
+    let _ = writeln!(text, "    let gid = wg * {MAP_WORKGROUP}i + i32(lid);");
+    if !divides(w, len, i64::from(MAP_WORKGROUP)) {
+        text.push_str("    if (gid >= LEN) {\n        return;\n    }\n");
+    }
+    text.push_str(&store(w, "    ", at, value, "0.0f"));
+    text.push_str("}\n");
+    text
+}
+
+fn define_gemm_sizes(w: &Writer<'_>, gemm: &Gemm) -> String {
+    [
+        ("BATCH", &gemm.batch),
+        ("M", &gemm.m),
+        ("N", &gemm.n),
+        ("K", &gemm.k),
+    ]
+    .iter()
+    .map(|(name, expr)| w.define(name, expr))
+    .collect()
+}
+
+/// `TILE_M x TILE_N` outputs per workgroup; each of the 64 threads owns a 4x4 block, and
+/// the operands pass through workgroup memory `TILE_K` deep.
+fn tiled(w: &Writer<'_>, gemm: &Gemm) -> String {
+    let (check_m, check_n, check_k) = (
+        !divides(w, &gemm.m, TILE_M),
+        !divides(w, &gemm.n, TILE_N),
+        !divides(w, &gemm.k, TILE_K),
+    );
+    let guard = |conditions: &[(bool, &str)]| {
+        let active: Vec<&str> = conditions
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, c)| *c)
+            .collect();
+        active.join(" && ")
+    };
+    let load = |name: &str, value: &Value, condition: String| {
+        let value = w.value(value, "0.0f");
+        if condition.is_empty() {
+            format!("                {name}[e] = {value};\n")
+        } else {
+            format!(
+                "                var v = 0.0f;\n                if ({condition}) {{\n                    v = {value};\n                }}\n                {name}[e] = v;\n"
+            )
+        }
+    };
+    let a_guard = guard(&[(check_m, "row < M"), (check_k, "kk < K")]);
+    let b_guard = guard(&[(check_k, "kk < K"), (check_n, "col < N")]);
+    let out_guard = guard(&[(check_m, "row < M"), (check_n, "col < N")]);
+    let (tile_a, tile_b) = (TILE_M * TILE_K, TILE_K * TILE_N);
+    let per_thread = tile_a / i64::from(SMALL_WORKGROUP);
+    let threads_n = TILE_N / 4;
+    let mut text = format!(
+        "var<workgroup> tile_a: array<f32, {tile_a}>; // {TILE_M} rows x {TILE_K}
+var<workgroup> tile_b: array<f32, {tile_b}>; // {TILE_K} x {TILE_N} columns
+
+"
+    );
+    text.push_str(&prologue(w, SMALL_WORKGROUP));
+    text.push_str(&define_gemm_sizes(w, gemm));
+    let _ = write!(
+        text,
+        "    let tiles_n = (N + {n1}i) / {TILE_N}i;
+    let tiles = ((M + {m1}i) / {TILE_M}i) * tiles_n;
+    let bat = wg / tiles;
+    let row0 = ((wg % tiles) / tiles_n) * {TILE_M}i;
+    let col0 = (wg % tiles_n) * {TILE_N}i;
+    let ty = i32(lid) / {threads_n}i;
+    let tx = i32(lid) % {threads_n}i;
+    var acc: array<vec4<f32>, 4>;
+    for (var k0 = 0i; k0 < K; k0 += {TILE_K}i) {{
+        for (var l = 0i; l < {per_thread}i; l++) {{
+            let e = l * {SMALL_WORKGROUP}i + i32(lid);
+            {{
+                let row = row0 + e / {TILE_K}i;
+                let kk = k0 + e % {TILE_K}i;
+{a}            }}
+            {{
+                let kk = k0 + e / {TILE_N}i;
+                let col = col0 + e % {TILE_N}i;
+{b}            }}
+        }}
+        workgroupBarrier();
+        for (var p = 0i; p < {TILE_K}i; p++) {{
+            let b = vec4<f32>(
+                tile_b[p * {TILE_N}i + tx * 4i],
+                tile_b[p * {TILE_N}i + tx * 4i + 1i],
+                tile_b[p * {TILE_N}i + tx * 4i + 2i],
+                tile_b[p * {TILE_N}i + tx * 4i + 3i],
+            );
+            for (var r = 0i; r < 4i; r++) {{
+                acc[r] += tile_a[(ty * 4i + r) * {TILE_K}i + p] * b;
+            }}
+        }}
+        workgroupBarrier();
+    }}
+    for (var r = 0i; r < 4i; r++) {{
+        let row = row0 + ty * 4i + r;
+        for (var c = 0i; c < 4i; c++) {{
+            let col = col0 + tx * 4i + c;
+            let sum = acc[r][c];
+",
+        n1 = TILE_N - 1,
+        m1 = TILE_M - 1,
+        a = load("tile_a", &gemm.a, a_guard),
+        b = load("tile_b", &gemm.b, b_guard),
+    );
+    let write = store(w, "                ", &gemm.store, &gemm.epilogue, "sum");
+    if out_guard.is_empty() {
+        text.push_str(&write.replacen("                ", "            ", 1));
+    } else {
+        let _ = write!(
+            text,
+            "            if ({out_guard}) {{\n{write}            }}\n"
+        );
+    }
+    text.push_str("        }\n    }\n}\n");
+    text
+}
+
+/// One thread per output element, reading its row and column straight from memory.
+fn naive(w: &Writer<'_>, gemm: &Gemm) -> String {
+    let mut text = prologue(w, SMALL_WORKGROUP);
+    text.push_str(&define_gemm_sizes(w, gemm));
+    let _ = write!(
+        text,
+        "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
+    if (gid >= BATCH * M * N) {{
+        return;
+    }}
+    let bat = gid / (M * N);
+    let row = (gid % (M * N)) / N;
+    let col = gid % N;
+    var sum = 0.0f;
+    for (var kk = 0i; kk < K; kk++) {{
+        sum += {a} * {b};
+    }}
+",
+        a = w.value(&gemm.a, "0.0f"),
+        b = w.value(&gemm.b, "0.0f"),
+    );
+    text.push_str(&store(w, "    ", &gemm.store, &gemm.epilogue, "sum"));
+    text.push_str("}\n");
+    text
+}
+
+/// A tree reduction over the workgroup's 64 partial results (uniform control flow).
+fn reduce_helpers() -> String {
+    let half = SMALL_WORKGROUP / 2;
+    let mut text = format!("var<workgroup> partial: array<f32, {SMALL_WORKGROUP}>;\n");
+    for (name, combine) in [
+        ("sum", "partial[lane] + partial[lane + s]"),
+        ("max", "max(partial[lane], partial[lane + s])"),
+    ] {
+        let _ = write!(
+            text,
+            "
+// The workgroup's {name} of each thread's `v`, returned to every thread.
+fn workgroup_{name}(v: f32, lane: i32) -> f32 {{
+    partial[lane] = v;
+    workgroupBarrier();
+    for (var s = {half}i; s > 0i; s = s / 2i) {{
+        if (lane < s) {{
+            partial[lane] = {combine};
+        }}
+        workgroupBarrier();
+    }}
+    let total = partial[0];
+    workgroupBarrier();
+    return total;
+}}
+"
+        );
+    }
+    text.push('\n');
+    text
+}
+
+/// One workgroup per row; strided passes over the row, combined by `workgroup_sum/max`.
+fn row_reduction(w: &Writer<'_>, rows: &Rows) -> String {
+    let mut text = reduce_helpers();
+    text.push_str(&prologue(w, SMALL_WORKGROUP));
+    text.push_str(&w.define("ROWS", &rows.rows));
+    text.push_str(&w.define("LEN", &rows.len));
+    text.push_str("    let row = wg;\n    let lane = i32(lid);\n");
+    let x = w.value(&rows.input, "0.0f");
+    // One strided pass: `var {acc} = {init}; … {acc} = {update};` over this thread's share.
+    let pass = |acc: &str, init: &str, update: &str| {
+        format!(
+            "    var {acc} = {init};
+    for (var e = lane; e < LEN; e += {SMALL_WORKGROUP}i) {{
+        let x = {x};
+        {acc} = {update};
+    }}
+"
+        )
+    };
+    let write_each = |value: &str| {
+        format!(
+            "    for (var e = lane; e < LEN; e += {SMALL_WORKGROUP}i) {{
+        let x = {x};
+        let y = {value};
+{}    }}
+",
+            store(w, "        ", &rows.store, &rows.epilogue, "y")
+        )
+    };
+    let write_once = |value: &str| {
+        format!(
+            "    if (lane == 0i) {{
+        let y = {value};
+{}    }}
+",
+            store(w, "        ", &rows.store, &rows.epilogue, "y")
+        )
+    };
+    match rows.op {
+        RowOp::Sum | RowOp::Mean => {
+            text.push_str(&pass("part", "0.0f", "part + x"));
+            text.push_str("    let total = workgroup_sum(part, lane);\n");
+            let value = if rows.op == RowOp::Mean {
+                "total / f32(LEN)"
+            } else {
+                "total"
+            };
+            text.push_str(&write_once(value));
+        }
+        RowOp::Max => {
+            text.push_str(&pass("part", LOWEST, "max(part, x)"));
+            text.push_str("    let total = workgroup_max(part, lane);\n");
+            text.push_str(&write_once("total"));
+        }
+        RowOp::Softmax => {
+            text.push_str(&pass("part_max", LOWEST, "max(part_max, x)"));
+            text.push_str("    let top = workgroup_max(part_max, lane);\n");
+            text.push_str(&pass("part_sum", "0.0f", "part_sum + exp(x - top)"));
+            text.push_str("    let total = workgroup_sum(part_sum, lane);\n");
+            text.push_str(&write_each("exp(x - top) / total"));
+        }
+        RowOp::LayerNorm { eps } => {
+            text.push_str(&pass("part_sum", "0.0f", "part_sum + x"));
+            text.push_str("    let mean = workgroup_sum(part_sum, lane) / f32(LEN);\n");
+            text.push_str(&pass(
+                "part_var",
+                "0.0f",
+                "part_var + (x - mean) * (x - mean)",
+            ));
+            let _ = writeln!(
+                text,
+                "    let inv = 1.0f / sqrt(workgroup_sum(part_var, lane) / f32(LEN) + {});",
+                super::value::float_literal(eps)
+            );
+            text.push_str(&write_each("(x - mean) * inv"));
+        }
+    }
+    text.push_str("}\n");
+    text
+}
+
+fn pooling(w: &Writer<'_>, pool: &Pool) -> String {
+    let mut text = prologue(w, MAP_WORKGROUP);
+    text.push_str(&w.define("LEN", &pool.len));
+    let _ = writeln!(text, "    let gid = wg * {MAP_WORKGROUP}i + i32(lid);");
+    if !divides(w, &pool.len, i64::from(MAP_WORKGROUP)) {
+        text.push_str("    if (gid >= LEN) {\n        return;\n    }\n");
+    }
+    let (init, update) = match pool.kind {
+        PoolKind::Max => (LOWEST, "max(acc, x)"),
+        PoolKind::Avg => ("0.0f", "acc + x"),
+    };
+    let inside: Vec<String> = pool
+        .inside
+        .iter()
+        .map(|b| format!("inside({}, {})", w.expr(&b.expr), w.expr(&b.limit)))
+        .collect();
+    let (open, close) = if inside.is_empty() {
+        (String::new(), String::new())
+    } else {
+        (
+            format!("            if ({}) {{\n    ", inside.join(" && ")),
+            "            }\n".to_string(),
+        )
+    };
+    let _ = write!(
+        text,
+        "    var acc = {init};
+    for (var ky = 0i; ky < {kh}i; ky++) {{
+        for (var kx = 0i; kx < {kw}i; kx++) {{
+{open}            let x = {x};
+{open_pad}            acc = {update};
+{close}        }}
+    }}
+",
+        kh = pool.window[0],
+        kw = pool.window[1],
+        x = w.value(&pool.value, "0.0f"),
+        open_pad = if inside.is_empty() { "" } else { "    " },
+    );
+    if pool.kind == PoolKind::Avg {
+        let _ = writeln!(
+            text,
+            "    acc = acc / {}.0f;",
+            pool.window[0] * pool.window[1]
+        );
+    }
+    text.push_str(&store(w, "    ", &pool.store, &pool.epilogue, "acc"));
+    text.push_str("}\n");
+    text
+}

@@ -1,0 +1,202 @@
+//! Codegen: one lowered `Kernel` to WGSL source, with sizes passed one of three ways.
+//!
+//! In: a schedule, one of its kernels and a [`Specialization`]. Out: a [`Wgsl`] — the
+//! source, its resource bindings, and which symbols the host must supply (as override
+//! constants or in the `dims` uniform). The three ways to pass sizes:
+//!
+//! - **static**: every size is a number baked into the source (`const M: i32 = 8i;`), the
+//!   index formulas are folded to constants, and bounds checks disappear where the sizes
+//!   divide the tile — the fastest code, but one shader (and one compile) per shape;
+//! - **override**: sizes are WGSL `override` constants (`override s0: i32;`) — one module,
+//!   specialised by the driver at pipeline creation, so one pipeline per shape;
+//! - **dynamic**: every shape symbol the kernel uses is a field of one uniform struct
+//!   (`dims.s0`) — one pipeline serves every shape; the host computes the dispatch size.
+//!
+//! Invariant: if `lower` returned `Ok`, emission cannot fail, and the text is valid WGSL
+//! (every string is checked with naga in the tests). Identifiers are stable: buffers by
+//! their schedule names (`in0`, `p_layers_0_weight`, `t1`, `out0`), index variables by
+//! name (`gid`, `row`, `col`, `kk`), derived sizes `z0`, shape symbols `s0` / `dims.s0`.
+
+mod body;
+mod value;
+
+use crate::lower::{BufferId, Kernel, Schedule};
+use crate::symbolic::{Bindings, Expr, Sym, WGSL_HELPERS};
+use std::fmt::Write;
+
+/// How sizes reach a kernel (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Sizes baked into the source as constants.
+    Static,
+    /// Sizes as WGSL `override` constants, fixed at pipeline creation.
+    Override,
+    /// Sizes in a uniform buffer, read at run time.
+    Dynamic,
+}
+
+impl Mode {
+    /// All three, in the order the page compares them.
+    pub const ALL: [Mode; 3] = [Mode::Static, Mode::Override, Mode::Dynamic];
+
+    /// `static`, `override` or `dynamic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Static => "static",
+            Mode::Override => "override",
+            Mode::Dynamic => "dynamic",
+        }
+    }
+}
+
+/// A mode plus, for static code, the sizes to bake in.
+#[derive(Clone, Copy, Debug)]
+pub enum Specialization<'a> {
+    /// Bake these symbol values into the source.
+    Static(&'a Bindings),
+    /// Leave sizes to override constants.
+    Override,
+    /// Read sizes from the `dims` uniform.
+    Dynamic,
+}
+
+impl Specialization<'_> {
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        match self {
+            Specialization::Static(_) => Mode::Static,
+            Specialization::Override => Mode::Override,
+            Specialization::Dynamic => Mode::Dynamic,
+        }
+    }
+}
+
+/// One resource of a kernel, in binding order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// A storage buffer read by the kernel.
+    Read(BufferId),
+    /// The storage buffer the kernel writes.
+    Write(BufferId),
+    /// The `dims` uniform (dynamic mode, when the kernel uses any symbol).
+    Dims,
+}
+
+/// The WGSL of one kernel and what the host must bind and supply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wgsl {
+    /// The kernel's name (the entry point is always `main`).
+    pub kernel: String,
+    /// How sizes are passed.
+    pub mode: Mode,
+    /// The source.
+    pub source: String,
+    /// `@binding(i)` is `resources[i]`, all in `@group(0)`.
+    pub resources: Vec<Resource>,
+    /// Symbols the host supplies: override constants (`override` mode) or the fields of
+    /// the `dims` uniform, in order, as `i32` (`dynamic` mode). Empty for static code.
+    pub symbols: Vec<Sym>,
+}
+
+/// Emits the WGSL of `kernel` (of `schedule`) for `spec`.
+pub fn emit_wgsl(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) -> Wgsl {
+    let mode = spec.mode();
+    let symbols = match mode {
+        Mode::Static => Vec::new(),
+        Mode::Override | Mode::Dynamic => kernel.shape_syms(),
+    };
+    let mut resources: Vec<Resource> = kernel
+        .reads()
+        .into_iter()
+        .filter(|&id| id != kernel.output)
+        .map(Resource::Read)
+        .collect();
+    resources.push(Resource::Write(kernel.output));
+    if mode == Mode::Dynamic && !symbols.is_empty() {
+        resources.push(Resource::Dims);
+    }
+    let writer = value::Writer::new(schedule, kernel, spec);
+    let body = body::emit(&writer);
+    let mut source = format!(
+        "// {}: {} ({} sizes)\n",
+        kernel.name,
+        kernel.node_names.join(" + "),
+        mode.name()
+    );
+    if mode == Mode::Dynamic && !symbols.is_empty() {
+        source.push_str("\nstruct Dims {\n");
+        for sym in &symbols {
+            let _ = writeln!(source, "    {sym}: i32,");
+        }
+        source.push_str("}\n");
+    }
+    source.push('\n');
+    for (binding, resource) in resources.iter().enumerate() {
+        let declaration = match resource {
+            Resource::Read(id) => format!(
+                "var<storage, read> {}: array<f32>",
+                schedule.buffer(*id).name
+            ),
+            Resource::Write(id) => format!(
+                "var<storage, read_write> {}: array<f32>",
+                schedule.buffer(*id).name
+            ),
+            Resource::Dims => "var<uniform> dims: Dims".to_string(),
+        };
+        let _ = writeln!(source, "@group(0) @binding({binding}) {declaration};");
+    }
+    if mode == Mode::Override {
+        source.push('\n');
+        for sym in &symbols {
+            let _ = writeln!(source, "override {sym}: i32;");
+        }
+    }
+    if !writer.consts.borrow().is_empty() {
+        source.push('\n');
+        for (name, value) in writer.consts.borrow().iter() {
+            let _ = writeln!(source, "const {name}: i32 = {value};");
+        }
+    }
+    for helper in value::helpers(&body) {
+        source.push('\n');
+        source.push_str(helper);
+    }
+    if body.contains("floor_div_i32") || body.contains("floor_mod_i32") {
+        source.push('\n');
+        source.push_str(WGSL_HELPERS);
+    }
+    source.push('\n');
+    source.push_str(&body);
+    Wgsl {
+        kernel: kernel.name.clone(),
+        mode,
+        source,
+        resources,
+        symbols,
+    }
+}
+
+/// The mode a cache entry runs in: static when its schedule has no shape symbol left (a
+/// static entry), dynamic otherwise (one pipeline for every size the guards accept).
+pub fn entry_mode(schedule: &Schedule) -> Mode {
+    if schedule.shape_syms().is_empty() {
+        Mode::Static
+    } else {
+        Mode::Dynamic
+    }
+}
+
+/// Emits every kernel of `schedule` for `spec`, in launch order.
+pub fn emit_schedule(schedule: &Schedule, spec: &Specialization<'_>) -> Vec<Wgsl> {
+    schedule
+        .kernels
+        .iter()
+        .map(|kernel| emit_wgsl(schedule, kernel, spec))
+        .collect()
+}
+
+/// The value of `expr` in static code, when every symbol in it is bound.
+fn static_value(expr: &Expr, bindings: &Bindings) -> Option<i64> {
+    expr.eval(bindings)
+}

@@ -1,0 +1,229 @@
+//! WGSL for the pieces of a kernel: size expressions, named sizes, and per-element values.
+//!
+//! In: a kernel and its specialization. Out: WGSL expression text — `i32` for sizes and
+//! offsets, `f32` for values — and the helper functions the text calls. Invariant: a size
+//! prints as a literal (static), through `override` names (`s0`) or through the uniform
+//! (`dims.s0`); index variables and derived sizes always print by name.
+
+use super::{Mode, Specialization, static_value};
+use crate::graph::{BinaryOp, UnaryOp};
+use crate::lower::{Kernel, Schedule, Value};
+use crate::symbolic::{Bindings, Expr, Sym};
+use std::cell::RefCell;
+
+/// Prints expressions and values of one kernel.
+pub struct Writer<'a> {
+    /// The schedule (buffer names, symbol ranges).
+    pub schedule: &'a Schedule,
+    /// The kernel.
+    pub kernel: &'a Kernel,
+    mode: Mode,
+    /// Static mode: shape symbols and derived sizes with their values.
+    values: Bindings,
+    /// Static mode: module-scope `const` declarations collected while writing.
+    pub consts: RefCell<Vec<(String, String)>>,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(schedule: &'a Schedule, kernel: &'a Kernel, spec: &Specialization<'_>) -> Self {
+        let mut values = Bindings::new();
+        if let Specialization::Static(bindings) = spec {
+            values = (*bindings).clone();
+            for size in &kernel.sizes {
+                if let Some(v) = static_value(&size.value, &values) {
+                    values.set(size.sym, v);
+                }
+            }
+        }
+        Writer {
+            schedule,
+            kernel,
+            mode: spec.mode(),
+            values,
+            consts: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn ranges(&self) -> impl Fn(Sym) -> crate::symbolic::ValueRange + '_ {
+        |sym| self.kernel.range(sym, &|s| self.schedule.range(s))
+    }
+
+    /// The value of a size in static code.
+    pub fn static_int(&self, expr: &Expr) -> Option<i64> {
+        match self.mode {
+            Mode::Static => static_value(expr, &self.values),
+            Mode::Override | Mode::Dynamic => None,
+        }
+    }
+
+    /// An `i32` WGSL expression for `expr`.
+    pub fn expr(&self, expr: &Expr) -> String {
+        let ranges = self.ranges();
+        let expr = match self.mode {
+            Mode::Static => {
+                let mut folded = expr.clone();
+                for sym in expr.free_syms() {
+                    if let Some(v) = self.values.get(sym) {
+                        folded = folded.substitute(sym, &Expr::int(v));
+                    }
+                }
+                folded.simplify_in(&ranges)
+            }
+            Mode::Override | Mode::Dynamic => expr.clone(),
+        };
+        let name = |sym: Sym| match self.kernel.local_name(sym) {
+            Some(local) => local,
+            None if self.mode == Mode::Dynamic => format!("dims.{sym}"),
+            None => sym.to_string(),
+        };
+        expr.to_wgsl(&name, &ranges)
+    }
+
+    /// Lets for the derived sizes (`let z0 = …;`), needed outside static code.
+    pub fn size_lets(&self) -> String {
+        if self.mode == Mode::Static {
+            return String::new();
+        }
+        self.kernel
+            .sizes
+            .iter()
+            .map(|size| format!("    let {} = {};\n", size.name, self.expr(&size.value)))
+            .collect()
+    }
+
+    /// Defines a named size: a module `const` in static code (returns no text), else a
+    /// `let` at the top of `main` (returned).
+    pub fn define(&self, name: &str, expr: &Expr) -> String {
+        match self.mode {
+            Mode::Static => {
+                self.consts
+                    .borrow_mut()
+                    .push((name.to_string(), self.expr(expr)));
+                String::new()
+            }
+            Mode::Override | Mode::Dynamic => format!("    let {name} = {};\n", self.expr(expr)),
+        }
+    }
+
+    /// An `f32` WGSL expression for `value`, with `acc` naming the accumulator.
+    pub fn value(&self, value: &Value, acc: &str) -> String {
+        match value {
+            Value::Acc => acc.to_string(),
+            Value::Literal(v) => float_literal(*v),
+            Value::Size(expr) => format!("f32({})", self.expr(expr)),
+            Value::Load(load) => {
+                let read = format!(
+                    "{}[{}]",
+                    self.schedule.buffer(load.buffer).name,
+                    self.expr(&load.offset_elems)
+                );
+                if load.mask.is_empty() {
+                    return read;
+                }
+                let conditions: Vec<String> = load
+                    .mask
+                    .iter()
+                    .map(|b| format!("inside({}, {})", self.expr(&b.expr), self.expr(&b.limit)))
+                    .collect();
+                format!("select(0.0f, {read}, {})", conditions.join(" && "))
+            }
+            Value::Embed {
+                index,
+                table,
+                rows,
+                width,
+                col,
+            } => format!(
+                "{}[(i32(abs({})) % {}) * {} + {}]",
+                self.schedule.buffer(*table).name,
+                self.value(index, acc),
+                self.expr(rows),
+                self.expr(width),
+                self.expr(col)
+            ),
+            Value::Unary(op, inner) => {
+                let x = self.value(inner, acc);
+                match op {
+                    UnaryOp::Relu => format!("max({x}, 0.0f)"),
+                    UnaryOp::Gelu => format!("gelu_erf({x})"),
+                    UnaryOp::Silu => format!("silu({x})"),
+                    UnaryOp::Sigmoid => format!("sigmoid({x})"),
+                    // Clamped: tanh(±15) is ±1 in f32, and some drivers overflow beyond.
+                    UnaryOp::Tanh => format!("tanh(clamp({x}, -15.0f, 15.0f))"),
+                    UnaryOp::Neg => format!("-({x})"),
+                    UnaryOp::Exp => format!("exp({x})"),
+                    UnaryOp::Sqrt => format!("sqrt({x})"),
+                }
+            }
+            Value::Binary(op, lhs, rhs) => {
+                let symbol = match op {
+                    BinaryOp::Add => "+",
+                    BinaryOp::Sub => "-",
+                    BinaryOp::Mul => "*",
+                    BinaryOp::Div => "/",
+                };
+                format!(
+                    "({} {symbol} {})",
+                    self.value(lhs, acc),
+                    self.value(rhs, acc)
+                )
+            }
+        }
+    }
+}
+
+/// A WGSL `f32` literal; infinities and NaN by their bits (WGSL has no literal for them).
+pub fn float_literal(v: f32) -> String {
+    if v.is_finite() {
+        format!("{v:?}f")
+    } else {
+        format!("bitcast<f32>({:#010x}u)", v.to_bits())
+    }
+}
+
+/// Helper functions called by `body`, in a fixed order.
+pub fn helpers(body: &str) -> Vec<&'static str> {
+    HELPERS
+        .iter()
+        .filter(|(name, _)| body.contains(&format!("{name}(")))
+        .map(|(_, source)| *source)
+        .collect()
+}
+
+const HELPERS: [(&str, &str); 4] = [
+    (
+        "gelu_erf",
+        "// GELU in nn.GELU's default erf form; erf by Abramowitz & Stegun 7.1.26, as the CPU
+// reference computes it.
+fn gelu_erf(v: f32) -> f32 {
+    let x = v / 1.41421356f;
+    let t = 1.0f / (1.0f + 0.3275911f * abs(x));
+    let poly = t * (0.2548296f + t * (-0.28449674f + t * (1.4214137f + t * (-1.4531521f + t * 1.0614054f))));
+    let erf_abs = 1.0f - poly * exp(-x * x);
+    return 0.5f * v * (1.0f + select(-erf_abs, erf_abs, x >= 0.0f));
+}
+",
+    ),
+    (
+        "silu",
+        "fn silu(v: f32) -> f32 {
+    return v / (1.0f + exp(-v));
+}
+",
+    ),
+    (
+        "sigmoid",
+        "fn sigmoid(v: f32) -> f32 {
+    return 1.0f / (1.0f + exp(-v));
+}
+",
+    ),
+    (
+        "inside",
+        "// Whether index i lies in [0, n): reads outside are zero padding.
+fn inside(i: i32, n: i32) -> bool {
+    return i >= 0i && i < n;
+}
+",
+    ),
+];

@@ -1,0 +1,629 @@
+//! The kernel IR: what lowering produces and what codegen and both runtimes consume.
+//!
+//! In: nothing (plain data, built by `lower`). Out: a `Schedule` — buffers, kernels in
+//! launch order, and the memory plan — with one `Display` form that the trace, the tests
+//! and the page show. Invariant: every size, offset and dispatch count is a symbolic
+//! `Expr` over the graph's shape symbols and the kernel's own index variables (symbols
+//! from `Schedule::first_index_sym` on), so one `Schedule` serves every binding its guards
+//! accept; a kernel reads only buffers written by earlier kernels or given by the caller,
+//! and never reads the buffer it writes.
+
+use super::index::ceil_div;
+use crate::graph::{BinaryOp, NodeId, PoolKind, UnaryOp};
+use crate::symbolic::{Expr, Sym, ValueRange};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Index of a buffer in `Schedule::buffers`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BufferId(pub u32);
+
+impl BufferId {
+    /// Position in `Schedule::buffers`.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a buffer holds and who fills it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Role {
+    /// The caller's tensor argument number `n` (WGSL name `in{n}`).
+    Input(usize),
+    /// Parameter values known at compile time (WGSL name `p_<path>`).
+    Param(Arc<[f32]>),
+    /// Returned tensor number `n` (WGSL name `out{n}`).
+    Output(usize),
+    /// Scratch memory shared by temporaries whose lifetimes do not overlap (`t{n}`).
+    Temp,
+}
+
+/// One physical buffer of f32 elements.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buffer {
+    /// Its WGSL identifier: `in0`, `p_layers_0_weight`, `out0`, `t1`.
+    pub name: String,
+    /// What it holds.
+    pub role: Role,
+    /// Length in elements (for a temporary: the largest tenant).
+    pub len_elems: Expr,
+}
+
+/// `0 <= expr < limit`: the condition under which a masked load reads memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bound {
+    /// The index being checked.
+    pub expr: Expr,
+    /// Its exclusive upper limit.
+    pub limit: Expr,
+}
+
+/// A read of one element; reads outside any `mask` bound give 0 (zero padding).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Load {
+    /// Buffer read.
+    pub buffer: BufferId,
+    /// Element offset: index arithmetic over the kernel's index variables.
+    pub offset_elems: Expr,
+    /// Conditions for the read to happen (empty: always).
+    pub mask: Vec<Bound>,
+}
+
+/// A scalar f32 expression evaluated per element: loads, constants and elementwise ops.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// The kernel's accumulated result at this element (matmul sum, reduction, …).
+    Acc,
+    /// A constant.
+    Literal(f32),
+    /// A symbolic size used as a number (`x / x.shape[1]`).
+    Size(Expr),
+    /// A buffer element.
+    Load(Load),
+    /// `table[(trunc(|index|) mod rows) * width + col]`: an embedding row lookup.
+    Embed {
+        /// The float holding the row number.
+        index: Box<Value>,
+        /// The table.
+        table: BufferId,
+        /// Rows in the table.
+        rows: Expr,
+        /// Row length.
+        width: Expr,
+        /// Column read.
+        col: Expr,
+    },
+    /// An elementwise function.
+    Unary(UnaryOp, Box<Value>),
+    /// Elementwise arithmetic.
+    Binary(BinaryOp, Box<Value>, Box<Value>),
+}
+
+impl Value {
+    /// Calls `f` on every load, embedding table included (as a load at offset 0).
+    pub fn visit_loads(&self, f: &mut dyn FnMut(&Load)) {
+        match self {
+            Value::Acc | Value::Literal(_) | Value::Size(_) => {}
+            Value::Load(load) => f(load),
+            Value::Embed { index, table, .. } => {
+                index.visit_loads(f);
+                f(&Load {
+                    buffer: *table,
+                    offset_elems: Expr::int(0),
+                    mask: Vec::new(),
+                });
+            }
+            Value::Unary(_, inner) => inner.visit_loads(f),
+            Value::Binary(_, lhs, rhs) => {
+                lhs.visit_loads(f);
+                rhs.visit_loads(f);
+            }
+        }
+    }
+
+    /// Rewrites every buffer id with `f` (used by the memory plan).
+    pub fn map_buffers(&mut self, f: &dyn Fn(BufferId) -> BufferId) {
+        match self {
+            Value::Acc | Value::Literal(_) | Value::Size(_) => {}
+            Value::Load(load) => load.buffer = f(load.buffer),
+            Value::Embed { index, table, .. } => {
+                index.map_buffers(f);
+                *table = f(*table);
+            }
+            Value::Unary(_, inner) => inner.map_buffers(f),
+            Value::Binary(_, lhs, rhs) => {
+                lhs.map_buffers(f);
+                rhs.map_buffers(f);
+            }
+        }
+    }
+
+    /// Calls `f` on every size expression inside the value.
+    pub fn visit_exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Value::Acc | Value::Literal(_) => {}
+            Value::Size(expr) => f(expr),
+            Value::Load(load) => {
+                f(&load.offset_elems);
+                for bound in &load.mask {
+                    f(&bound.expr);
+                    f(&bound.limit);
+                }
+            }
+            Value::Embed {
+                index,
+                rows,
+                width,
+                col,
+                ..
+            } => {
+                index.visit_exprs(f);
+                f(rows);
+                f(width);
+                f(col);
+            }
+            Value::Unary(_, inner) => inner.visit_exprs(f),
+            Value::Binary(_, lhs, rhs) => {
+                lhs.visit_exprs(f);
+                rhs.visit_exprs(f);
+            }
+        }
+    }
+
+    /// Replaces `Acc` by `acc` (composes an epilogue with the value it finishes).
+    pub fn substitute_acc(&self, acc: &Value) -> Value {
+        match self {
+            Value::Acc => acc.clone(),
+            Value::Unary(op, inner) => Value::Unary(*op, Box::new(inner.substitute_acc(acc))),
+            Value::Binary(op, lhs, rhs) => Value::Binary(
+                *op,
+                Box::new(lhs.substitute_acc(acc)),
+                Box::new(rhs.substitute_acc(acc)),
+            ),
+            Value::Embed {
+                index,
+                table,
+                rows,
+                width,
+                col,
+            } => Value::Embed {
+                index: Box::new(index.substitute_acc(acc)),
+                table: *table,
+                rows: rows.clone(),
+                width: width.clone(),
+                col: col.clone(),
+            },
+            other => other.clone(),
+        }
+    }
+}
+
+/// How a matrix product is tiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GemmStrategy {
+    /// `TILE_M x TILE_N` outputs per workgroup of 64 threads (4x4 each), operands staged
+    /// through workgroup memory `TILE_K` columns at a time.
+    Tiled,
+    /// One thread per output element reading its row and column from global memory (the
+    /// baseline the benchmark compares against).
+    Naive,
+}
+
+/// Output rows per tiled workgroup.
+pub const TILE_M: i64 = 32;
+/// Output columns per tiled workgroup.
+pub const TILE_N: i64 = 32;
+/// Reduction depth staged per step.
+pub const TILE_K: i64 = 16;
+/// Threads per workgroup for tiled and naive products and for row reductions.
+pub const SMALL_WORKGROUP: u32 = 64;
+/// Threads per workgroup for elementwise (map) and pooling kernels.
+pub const MAP_WORKGROUP: u32 = 256;
+
+/// `out[store(bat,row,col)] = epilogue(sum over kk of a(bat,row,kk) * b(bat,kk,col))`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gemm {
+    /// Tiled or naive.
+    pub strategy: GemmStrategy,
+    /// Independent products (broadcast batch dims flattened).
+    pub batch: Expr,
+    /// Rows of the result.
+    pub m: Expr,
+    /// Columns of the result.
+    pub n: Expr,
+    /// Reduction length.
+    pub k: Expr,
+    /// Left operand over `bat, row, kk`.
+    pub a: Value,
+    /// Right operand over `bat, kk, col`.
+    pub b: Value,
+    /// The fused epilogue over `Acc` and `bat, row, col`.
+    pub epilogue: Value,
+    /// Output offset over `bat, row, col`.
+    pub store: Expr,
+}
+
+/// What a row reduction computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RowOp {
+    /// One output per row: the sum.
+    Sum,
+    /// One output per row: the mean.
+    Mean,
+    /// One output per row: the maximum.
+    Max,
+    /// One output per element: `exp(x - max) / sum(exp(x - max))`.
+    Softmax,
+    /// One output per element: `(x - mean) / sqrt(var + eps)` (affine part in the epilogue).
+    LayerNorm {
+        /// Added to the variance.
+        eps: f32,
+    },
+}
+
+impl RowOp {
+    /// Whether each row produces one value (else one per element).
+    pub fn is_reduction(self) -> bool {
+        matches!(self, RowOp::Sum | RowOp::Mean | RowOp::Max)
+    }
+
+    /// Its display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowOp::Sum => "sum",
+            RowOp::Mean => "mean",
+            RowOp::Max => "max",
+            RowOp::Softmax => "softmax",
+            RowOp::LayerNorm { .. } => "layer_norm",
+        }
+    }
+}
+
+/// One workgroup per row, reducing `len` elements with a tree in workgroup memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rows {
+    /// Which reduction.
+    pub op: RowOp,
+    /// Number of rows.
+    pub rows: Expr,
+    /// Elements per row.
+    pub len: Expr,
+    /// The element read over `row, e`.
+    pub input: Value,
+    /// Epilogue over `Acc` and `row` (reductions) or `row, e` (softmax, layer norm).
+    pub epilogue: Value,
+    /// Output offset over the same variables.
+    pub store: Expr,
+}
+
+/// Window reduction (pooling): one thread per output element `gid`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pool {
+    /// Max or average.
+    pub kind: PoolKind,
+    /// Output elements.
+    pub len: Expr,
+    /// Window height and width.
+    pub window: [i64; 2],
+    /// The input element over `gid, ky, kx`.
+    pub value: Value,
+    /// Where that element lies inside the input (else it is padding).
+    pub inside: Vec<Bound>,
+    /// Epilogue over `Acc` and `gid`.
+    pub epilogue: Value,
+    /// Output offset over `gid`.
+    pub store: Expr,
+}
+
+/// The computation a kernel performs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    /// One thread per output element `gid < len`: `out[store] = value`.
+    Map {
+        /// Number of elements.
+        len: Expr,
+        /// The element over `gid`.
+        value: Value,
+        /// Output offset over `gid`.
+        store: Expr,
+    },
+    /// A (batched) matrix product with a fused epilogue.
+    Gemm(Box<Gemm>),
+    /// A row-wise reduction with a fused epilogue.
+    Rows(Rows),
+    /// Pooling with a fused epilogue.
+    Pool(Pool),
+}
+
+impl Body {
+    /// Names of the index variables, in symbol order.
+    pub fn var_names(&self) -> &'static [&'static str] {
+        match self {
+            Body::Map { .. } => &["gid"],
+            Body::Gemm(_) => &["bat", "row", "col", "kk"],
+            Body::Rows(_) => &["row", "e"],
+            Body::Pool(_) => &["gid", "ky", "kx"],
+        }
+    }
+
+    /// Calls `f` on every value of the body.
+    pub fn visit_values(&self, f: &mut dyn FnMut(&Value)) {
+        match self {
+            Body::Map { value, .. } => f(value),
+            Body::Gemm(gemm) => {
+                f(&gemm.a);
+                f(&gemm.b);
+                f(&gemm.epilogue);
+            }
+            Body::Rows(rows) => {
+                f(&rows.input);
+                f(&rows.epilogue);
+            }
+            Body::Pool(pool) => {
+                f(&pool.value);
+                f(&pool.epilogue);
+            }
+        }
+    }
+
+    /// Calls `f` on every value of the body, mutably.
+    pub fn visit_values_mut(&mut self, f: &mut dyn FnMut(&mut Value)) {
+        match self {
+            Body::Map { value, .. } => f(value),
+            Body::Gemm(gemm) => {
+                f(&mut gemm.a);
+                f(&mut gemm.b);
+                f(&mut gemm.epilogue);
+            }
+            Body::Rows(rows) => {
+                f(&mut rows.input);
+                f(&mut rows.epilogue);
+            }
+            Body::Pool(pool) => {
+                f(&mut pool.value);
+                f(&mut pool.epilogue);
+            }
+        }
+    }
+
+    /// Calls `f` on every expression of the body: sizes, offsets, masks.
+    pub fn visit_exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Body::Map { len, store, .. } => {
+                f(len);
+                f(store);
+            }
+            Body::Gemm(gemm) => {
+                for expr in [&gemm.batch, &gemm.m, &gemm.n, &gemm.k, &gemm.store] {
+                    f(expr);
+                }
+            }
+            Body::Rows(rows) => {
+                f(&rows.rows);
+                f(&rows.len);
+                f(&rows.store);
+            }
+            Body::Pool(pool) => {
+                f(&pool.len);
+                f(&pool.store);
+                for bound in &pool.inside {
+                    f(&bound.expr);
+                    f(&bound.limit);
+                }
+            }
+        }
+        self.visit_values(&mut |value| value.visit_exprs(f));
+    }
+}
+
+/// An index variable of a kernel: a symbol bound per thread (or per loop step).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexVar {
+    /// The symbol standing for it in offsets.
+    pub sym: Sym,
+    /// Its WGSL and display name (`gid`, `row`, `kk`, …).
+    pub name: &'static str,
+    /// Values it takes: `[0, extent - 1]`, as far as the shape ranges tell.
+    pub range: ValueRange,
+}
+
+/// The most index variables a kernel has; derived sizes are numbered after them.
+pub const MAX_VARS: usize = 4;
+
+/// A compound size used by a kernel, such as `(s1 - 1)//2 + 1`, named once (`z0`) so
+/// index formulas stay short; each thread computes it once from the shape symbols.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SizeVar {
+    /// The symbol standing for it in the kernel's formulas.
+    pub sym: Sym,
+    /// Its WGSL and display name (`z0`, `z1`, …).
+    pub name: String,
+    /// Its value over the shape symbols.
+    pub value: Expr,
+    /// Its range under the shape symbols' ranges.
+    pub range: ValueRange,
+}
+
+/// One GPU program: a fusion group of graph nodes computed in one dispatch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// Position in the schedule (`k0`, `k1`, …).
+    pub id: usize,
+    /// `k{id}_` plus the fused nodes' names, e.g. `k0_linear_relu`.
+    pub name: String,
+    /// Graph nodes computed here: the root, then the fused elementwise chain.
+    pub nodes: Vec<NodeId>,
+    /// Their names, for display.
+    pub node_names: Vec<String>,
+    /// What it computes.
+    pub body: Body,
+    /// The buffer it writes.
+    pub output: BufferId,
+    /// Its index variables, in symbol order.
+    pub vars: Vec<IndexVar>,
+    /// Its derived sizes, each defined over shape symbols only.
+    pub sizes: Vec<SizeVar>,
+    /// Threads per workgroup.
+    pub workgroup_size: u32,
+    /// The dispatch formula: how many workgroups to launch.
+    pub workgroups: Expr,
+}
+
+impl Kernel {
+    /// Buffers read, ascending, without repeats.
+    pub fn reads(&self) -> Vec<BufferId> {
+        let mut reads = BTreeSet::new();
+        self.body.visit_values(&mut |value| {
+            value.visit_loads(&mut |load| {
+                reads.insert(load.buffer);
+            })
+        });
+        reads.into_iter().collect()
+    }
+
+    /// The shape symbols the kernel depends on, ascending (the fields of its `dims` uniform).
+    pub fn shape_syms(&self) -> Vec<Sym> {
+        let local: BTreeSet<Sym> = self
+            .vars
+            .iter()
+            .map(|v| v.sym)
+            .chain(self.sizes.iter().map(|s| s.sym))
+            .collect();
+        let mut syms = BTreeSet::new();
+        let mut add = |expr: &Expr| syms.extend(expr.free_syms());
+        self.body.visit_exprs(&mut add);
+        add(&self.workgroups);
+        for size in &self.sizes {
+            add(&size.value);
+        }
+        syms.retain(|sym| !local.contains(sym));
+        syms.into_iter().collect()
+    }
+
+    /// The range of a symbol in this kernel: an index variable, a derived size, or (via
+    /// `shape`) a shape symbol.
+    pub fn range(&self, sym: Sym, shape: &dyn Fn(Sym) -> ValueRange) -> ValueRange {
+        if let Some(var) = self.vars.iter().find(|v| v.sym == sym) {
+            return var.range;
+        }
+        match self.sizes.iter().find(|s| s.sym == sym) {
+            Some(size) => size.range,
+            None => shape(sym),
+        }
+    }
+
+    /// `expr` with derived sizes replaced by their values over shape symbols.
+    pub fn expand_sizes(&self, expr: &Expr) -> Expr {
+        self.sizes.iter().rev().fold(expr.clone(), |acc, size| {
+            acc.substitute(size.sym, &size.value)
+        })
+    }
+
+    /// This kernel with its matrix product computed by `strategy` (the benchmark compares
+    /// tiled and naive code); other kernels are returned unchanged.
+    pub fn with_strategy(&self, strategy: GemmStrategy) -> Kernel {
+        let mut kernel = self.clone();
+        if let Body::Gemm(gemm) = &mut kernel.body {
+            gemm.strategy = strategy;
+            let workgroups = match strategy {
+                GemmStrategy::Tiled => {
+                    &gemm.batch * ceil_div(&gemm.m, TILE_M) * ceil_div(&gemm.n, TILE_N)
+                }
+                GemmStrategy::Naive => ceil_div(
+                    &(&gemm.batch * &gemm.m * &gemm.n),
+                    i64::from(SMALL_WORKGROUP),
+                ),
+            };
+            kernel.workgroups = self.expand_sizes(&workgroups);
+        }
+        kernel
+    }
+
+    /// The display and WGSL name of a kernel-local symbol (index variable or size).
+    pub fn local_name(&self, sym: Sym) -> Option<String> {
+        self.vars
+            .iter()
+            .find(|v| v.sym == sym)
+            .map(|v| v.name.to_string())
+            .or_else(|| {
+                self.sizes
+                    .iter()
+                    .find(|s| s.sym == sym)
+                    .map(|s| s.name.clone())
+            })
+    }
+}
+
+/// Where a materialised graph tensor lives and for how long.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    /// The graph node whose value is stored.
+    pub node: NodeId,
+    /// Its name, for display.
+    pub node_name: String,
+    /// The buffer holding it.
+    pub buffer: BufferId,
+    /// Its length in elements.
+    pub len_elems: Expr,
+    /// The kernel that writes it first.
+    pub first_kernel: usize,
+    /// The last kernel that reads it (`None`: read only by the caller).
+    pub last_kernel: Option<usize>,
+}
+
+/// The lowered program: buffers, kernels in launch order, and the memory plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    /// Every buffer: inputs, parameters, outputs, temporaries.
+    pub buffers: Vec<Buffer>,
+    /// Kernels in launch order.
+    pub kernels: Vec<Kernel>,
+    /// The buffer of each graph input, in order.
+    pub inputs: Vec<BufferId>,
+    /// Symbolic shape of each graph input (the runtime binds symbols from them).
+    pub input_shapes: Vec<Vec<Expr>>,
+    /// The buffer of each returned tensor, in order.
+    pub outputs: Vec<BufferId>,
+    /// Symbolic shape of each returned tensor.
+    pub output_shapes: Vec<Vec<Expr>>,
+    /// Where each materialised tensor lives (the liveness-based memory plan).
+    pub placements: Vec<Placement>,
+    /// Ranges of the shape symbols (guards hold them; codegen relies on them).
+    pub ranges: BTreeMap<Sym, ValueRange>,
+    /// Index variables are `Sym(first_index_sym + i)`; every shape symbol is below it.
+    pub first_index_sym: u32,
+    /// What lowering decided and why (fusions, folds), for the trace.
+    pub notes: Vec<String>,
+}
+
+impl Schedule {
+    /// The buffer with this id.
+    pub fn buffer(&self, id: BufferId) -> &Buffer {
+        &self.buffers[id.index()]
+    }
+
+    /// The range of a shape symbol (unbounded when unknown).
+    pub fn range(&self, sym: Sym) -> ValueRange {
+        self.ranges
+            .get(&sym)
+            .copied()
+            .unwrap_or_else(ValueRange::unbounded)
+    }
+
+    /// Ranges of shape symbols and, for `kernel`, of its local symbols.
+    pub fn ranges_in<'a>(&'a self, kernel: &'a Kernel) -> impl Fn(Sym) -> ValueRange + 'a {
+        move |sym| kernel.range(sym, &|s| self.range(s))
+    }
+
+    /// Every shape symbol the schedule depends on.
+    pub fn shape_syms(&self) -> Vec<Sym> {
+        let mut syms = BTreeSet::new();
+        for kernel in &self.kernels {
+            syms.extend(kernel.shape_syms());
+        }
+        for buffer in &self.buffers {
+            syms.extend(buffer.len_elems.free_syms());
+        }
+        syms.into_iter().collect()
+    }
+}

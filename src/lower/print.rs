@@ -1,0 +1,244 @@
+//! The schedule's one text form: kernels with their fusion groups, index formulas and
+//! dispatch, then the memory plan. The trace, the tests and the page show this text.
+//!
+//! In: a `Schedule`. Out: lines such as
+//! `t0[128*row + col] = relu(acc + p_layers_0_bias[col])`. Invariant: deterministic — it
+//! depends only on the schedule, index variables print by name, never as raw symbols.
+
+use super::kernel::{Body, Kernel, Load, Role, RowOp, Schedule, Value};
+use crate::graph::{BinaryOp, PoolKind, UnaryOp};
+use crate::symbolic::{Expr, Sym};
+use std::fmt::{self, Write};
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "kernels ({}):", self.kernels.len())?;
+        for kernel in &self.kernels {
+            write_kernel(f, self, kernel)?;
+        }
+        writeln!(f, "memory plan:")?;
+        for (id, buffer) in self.buffers.iter().enumerate() {
+            let holds = match &buffer.role {
+                Role::Input(n) => format!("input {n}"),
+                Role::Param(_) => "parameter".to_string(),
+                Role::Output(n) => format!("output {n}"),
+                Role::Temp => "temporary".to_string(),
+            };
+            writeln!(
+                f,
+                "  {:<24} {:<10} {} elements",
+                buffer.name, holds, buffer.len_elems
+            )?;
+            for placement in self.placements.iter().filter(|p| p.buffer.index() == id) {
+                let until = placement
+                    .last_kernel
+                    .map_or("the caller".to_string(), |k| format!("k{k}"));
+                writeln!(
+                    f,
+                    "      holds %{} from k{} until {until}",
+                    placement.node_name, placement.first_kernel
+                )?;
+            }
+        }
+        if !self.notes.is_empty() {
+            writeln!(f, "notes:")?;
+            for note in &self.notes {
+                writeln!(f, "  {note}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_kernel(f: &mut fmt::Formatter<'_>, schedule: &Schedule, kernel: &Kernel) -> fmt::Result {
+    let p = Printer { schedule, kernel };
+    writeln!(f, "  {}: {}", kernel.name, kernel.node_names.join(" + "))?;
+    for size in &kernel.sizes {
+        writeln!(f, "    let {} = {}", size.name, size.value)?;
+    }
+    let out = &schedule.buffer(kernel.output).name;
+    match &kernel.body {
+        Body::Map { len, value, store } => {
+            writeln!(f, "    map over gid < {}", p.expr(len))?;
+            writeln!(f, "    {out}[{}] = {}", p.expr(store), p.value(value))?;
+        }
+        Body::Gemm(gemm) => {
+            writeln!(
+                f,
+                "    gemm ({:?}) batch {}, m {}, n {}, k {}",
+                gemm.strategy,
+                p.expr(&gemm.batch),
+                p.expr(&gemm.m),
+                p.expr(&gemm.n),
+                p.expr(&gemm.k)
+            )?;
+            writeln!(f, "    a = {}", p.value(&gemm.a))?;
+            writeln!(f, "    b = {}", p.value(&gemm.b))?;
+            writeln!(
+                f,
+                "    {out}[{}] = {}   (acc = sum over kk of a * b)",
+                p.expr(&gemm.store),
+                p.value(&gemm.epilogue)
+            )?;
+        }
+        Body::Rows(rows) => {
+            writeln!(
+                f,
+                "    {} over e < {} for each row < {}",
+                rows.op.name(),
+                p.expr(&rows.len),
+                p.expr(&rows.rows)
+            )?;
+            writeln!(f, "    x = {}", p.value(&rows.input))?;
+            let acc = match rows.op {
+                RowOp::Sum => "sum of x".to_string(),
+                RowOp::Mean => "mean of x".to_string(),
+                RowOp::Max => "max of x".to_string(),
+                RowOp::Softmax => "exp(x - max) / sum exp(x - max)".to_string(),
+                RowOp::LayerNorm { eps } => format!("(x - mean) / sqrt(var + {eps:?})"),
+            };
+            writeln!(
+                f,
+                "    {out}[{}] = {}   (acc = {acc})",
+                p.expr(&rows.store),
+                p.value(&rows.epilogue)
+            )?;
+        }
+        Body::Pool(pool) => {
+            let kind = match pool.kind {
+                PoolKind::Max => "max",
+                PoolKind::Avg => "avg",
+            };
+            writeln!(
+                f,
+                "    {kind} pool {}x{} over gid < {}",
+                pool.window[0],
+                pool.window[1],
+                p.expr(&pool.len)
+            )?;
+            let mut inside = String::new();
+            for bound in &pool.inside {
+                let _ = write!(
+                    inside,
+                    ", 0 <= {} < {}",
+                    p.expr(&bound.expr),
+                    p.expr(&bound.limit)
+                );
+            }
+            writeln!(f, "    x = {}{inside}", p.value(&pool.value))?;
+            writeln!(
+                f,
+                "    {out}[{}] = {}",
+                p.expr(&pool.store),
+                p.value(&pool.epilogue)
+            )?;
+        }
+    }
+    writeln!(
+        f,
+        "    dispatch {} workgroups x {} threads",
+        kernel.workgroups, kernel.workgroup_size
+    )
+}
+
+struct Printer<'a> {
+    schedule: &'a Schedule,
+    kernel: &'a Kernel,
+}
+
+impl Printer<'_> {
+    /// The maths form with index variables by name.
+    fn expr(&self, expr: &Expr) -> String {
+        rename_syms(&expr.to_string(), &|n| self.kernel.local_name(Sym(n)))
+    }
+
+    fn load(&self, load: &Load) -> String {
+        let mut text = format!(
+            "{}[{}]",
+            self.schedule.buffer(load.buffer).name,
+            self.expr(&load.offset_elems)
+        );
+        if !load.mask.is_empty() {
+            let conditions: Vec<String> = load
+                .mask
+                .iter()
+                .map(|b| format!("0 <= {} < {}", self.expr(&b.expr), self.expr(&b.limit)))
+                .collect();
+            text = format!("({text} if {} else 0)", conditions.join(" and "));
+        }
+        text
+    }
+
+    fn value(&self, value: &Value) -> String {
+        match value {
+            Value::Acc => "acc".to_string(),
+            Value::Literal(v) => format!("{v:?}"),
+            Value::Size(expr) => format!("float({})", self.expr(expr)),
+            Value::Load(load) => self.load(load),
+            Value::Embed {
+                index,
+                table,
+                rows,
+                width,
+                col,
+            } => format!(
+                "{}[(int(|{}|) % {}) * {} + {}]",
+                self.schedule.buffer(*table).name,
+                self.value(index),
+                self.expr(rows),
+                self.expr(width),
+                self.expr(col)
+            ),
+            Value::Unary(UnaryOp::Neg, inner) => format!("-{}", self.operand(inner)),
+            Value::Unary(op, inner) => format!("{}({})", op.name(), self.value(inner)),
+            Value::Binary(op, lhs, rhs) => {
+                let symbol = match op {
+                    BinaryOp::Add => "+",
+                    BinaryOp::Sub => "-",
+                    BinaryOp::Mul => "*",
+                    BinaryOp::Div => "/",
+                };
+                format!("{} {symbol} {}", self.operand(lhs), self.operand(rhs))
+            }
+        }
+    }
+
+    /// A value as an operand: parenthesised when it is itself a binary operation.
+    fn operand(&self, value: &Value) -> String {
+        match value {
+            Value::Binary(..) => format!("({})", self.value(value)),
+            _ => self.value(value),
+        }
+    }
+}
+
+/// Replaces each symbol token `sN` of `text` for which `name(N)` gives a name.
+pub(crate) fn rename_syms(text: &str, name: &dyn Fn(u32) -> Option<String>) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_token =
+            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if starts_token && bytes[i] == b's' {
+            let digits = bytes[i + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let end = i + 1 + digits;
+            let ends_token =
+                end >= bytes.len() || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_');
+            if digits > 0 && ends_token {
+                if let Some(replacement) = text[i + 1..end].parse().ok().and_then(name) {
+                    out.push_str(&replacement);
+                    i = end;
+                    continue;
+                }
+            }
+        }
+        let ch = text[i..].chars().next().expect("i is on a char boundary");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}

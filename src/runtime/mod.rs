@@ -1,0 +1,180 @@
+//! Running a `Schedule`: what the kernel interpreter (`cpu`) and the wgpu runtime (`gpu`)
+//! share.
+//!
+//! In: a schedule and one call's input tensors. Out: the symbol values of the call (bound
+//! from the inputs' sizes and checked against every symbolic input dim), the concrete
+//! length of every buffer and the workgroup count of every kernel. Invariant: both runtimes
+//! size buffers and dispatches from `bind` alone, so they agree on what a call means; a
+//! call whose sizes contradict the schedule is an error here, before any kernel runs.
+
+pub mod cpu;
+#[cfg(feature = "gpu")]
+pub mod gpu;
+
+use crate::graph::Tensor;
+use crate::lower::Schedule;
+use crate::symbolic::{Bindings, Expr};
+
+/// Why a schedule could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// The caller passed too few or too many tensors.
+    #[error("expected {expected} input tensors, got {actual}")]
+    InputCount {
+        /// Inputs of the schedule.
+        expected: usize,
+        /// Tensors passed.
+        actual: usize,
+    },
+    /// A tensor's sizes do not fit the schedule's symbolic input shape.
+    #[error("input {input}: shape {actual:?} does not match {expected}")]
+    InputShape {
+        /// Input position.
+        input: usize,
+        /// The symbolic shape, printed.
+        expected: String,
+        /// The sizes passed.
+        actual: Vec<usize>,
+    },
+    /// A size formula has no value for this call (overflow, or a symbol not bound).
+    #[error("cannot evaluate {what} = {expr} for these inputs")]
+    Size {
+        /// Which size.
+        what: String,
+        /// The formula.
+        expr: String,
+    },
+    /// A kernel addressed memory outside a buffer: a lowering bug, reported, not a crash.
+    #[error("{kernel}: element {offset} of {buffer} is outside its {len_elems} elements")]
+    OutOfBounds {
+        /// The kernel.
+        kernel: String,
+        /// The buffer.
+        buffer: String,
+        /// The offset computed.
+        offset: i64,
+        /// The buffer's length.
+        len_elems: usize,
+    },
+}
+
+/// The concrete sizes of one call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sizes {
+    /// Each shape symbol's value.
+    pub bindings: Bindings,
+    /// The same values indexed by symbol number (what compiled evaluators read).
+    pub slots: Vec<i64>,
+    /// Elements of each buffer.
+    pub buffer_lens: Vec<usize>,
+    /// Workgroups of each kernel.
+    pub workgroups: Vec<u64>,
+}
+
+/// Binds the schedule's symbols from the input sizes and evaluates every size.
+pub fn bind(schedule: &Schedule, inputs: &[Vec<usize>]) -> Result<Sizes, RunError> {
+    if inputs.len() != schedule.input_shapes.len() {
+        return Err(RunError::InputCount {
+            expected: schedule.input_shapes.len(),
+            actual: inputs.len(),
+        });
+    }
+    let mismatch = |input: usize| RunError::InputShape {
+        input,
+        expected: crate::graph::shape_to_string(&schedule.input_shapes[input]),
+        actual: inputs[input].clone(),
+    };
+    let mut bindings = Bindings::new();
+    for (input, (shape, sizes)) in schedule.input_shapes.iter().zip(inputs).enumerate() {
+        if shape.len() != sizes.len() {
+            return Err(mismatch(input));
+        }
+        for (dim, &size) in shape.iter().zip(sizes) {
+            if let Some(sym) = dim.as_sym() {
+                bindings.set(sym, size as i64);
+            }
+        }
+    }
+    for (input, (shape, sizes)) in schedule.input_shapes.iter().zip(inputs).enumerate() {
+        for (dim, &size) in shape.iter().zip(sizes) {
+            if dim.eval(&bindings) != Some(size as i64) {
+                return Err(mismatch(input));
+            }
+        }
+    }
+    let eval = |what: &str, expr: &Expr| {
+        expr.eval(&bindings)
+            .filter(|v| *v >= 0)
+            .ok_or_else(|| RunError::Size {
+                what: what.to_string(),
+                expr: expr.to_string(),
+            })
+    };
+    let buffer_lens = schedule
+        .buffers
+        .iter()
+        .map(|b| eval(&b.name, &b.len_elems).map(|v| v as usize))
+        .collect::<Result<_, _>>()?;
+    let workgroups = schedule
+        .kernels
+        .iter()
+        .map(|k| eval(&format!("{} workgroups", k.name), &k.workgroups).map(|v| v as u64))
+        .collect::<Result<_, _>>()?;
+    let mut slots = vec![0; schedule.first_index_sym as usize];
+    for (sym, value) in bindings.iter() {
+        if let Some(slot) = slots.get_mut(sym.index()) {
+            *slot = value;
+        }
+    }
+    Ok(Sizes {
+        bindings,
+        slots,
+        buffer_lens,
+        workgroups,
+    })
+}
+
+/// The largest absolute difference between two lists of tensors (infinite when their
+/// shapes differ, NaN-aware: a NaN on either side counts as infinite).
+pub fn max_abs_err(actual: &[Tensor], expected: &[Tensor]) -> f32 {
+    if actual.len() != expected.len() {
+        return f32::INFINITY;
+    }
+    let mut worst = 0.0f32;
+    for (a, e) in actual.iter().zip(expected) {
+        if a.shape != e.shape {
+            return f32::INFINITY;
+        }
+        for (x, y) in a.data.iter().zip(&e.data) {
+            let diff = (x - y).abs();
+            worst = if diff.is_nan() {
+                f32::INFINITY
+            } else {
+                worst.max(diff)
+            };
+        }
+    }
+    worst
+}
+
+/// Shapes of the call's outputs.
+pub fn output_shapes(schedule: &Schedule, sizes: &Sizes) -> Result<Vec<Vec<usize>>, RunError> {
+    schedule
+        .output_shapes
+        .iter()
+        .map(|shape| {
+            shape
+                .iter()
+                .map(|dim| {
+                    dim.eval(&sizes.bindings)
+                        .filter(|v| *v >= 0)
+                        .map(|v| v as usize)
+                        .ok_or_else(|| RunError::Size {
+                            what: "output dim".into(),
+                            expr: dim.to_string(),
+                        })
+                })
+                .collect()
+        })
+        .collect()
+}

@@ -1,0 +1,301 @@
+//! The same programs on the GPU: wgpu on the native adapter (lavapipe on CI, any GPU
+//! elsewhere) against the graph reference, for every model and size in `models.rs`, with
+//! sizes passed all three ways. Without an adapter each test prints a note and passes;
+//! CI installs lavapipe (`mesa-vulkan-drivers`), so there they run.
+//!
+//! Tolerance: every element within `2e-3 * max(1, |reference|)` — GPUs reassociate the
+//! reductions (tree sums), fuse multiply-adds and approximate `exp`/`tanh`.
+
+use crate::kernels::{assert_close, compile, inputs, reference};
+use crate::models::{self, sizes};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+use tailor::cache::DynamicMode;
+use tailor::codegen::Mode;
+use tailor::runtime::gpu::{Gpu, GpuError, Program};
+
+/// Relative tolerance of GPU results against the reference.
+pub const GPU_TOLERANCE: f32 = 2e-3;
+
+/// Opens a GPU runtime on the native adapter; `Err` says why there is none.
+pub fn open() -> Result<Gpu, GpuError> {
+    let start = Instant::now();
+    pollster::block_on(Gpu::new(Box::new(move || {
+        start.elapsed().as_secs_f64() * 1e3
+    })))
+}
+
+/// The one runtime the tests share (a CPU driver runs one test's kernels at a time best,
+/// and its pipeline cache then serves them all), or `None` after printing a note when
+/// there is no adapter.
+fn with_gpu(test: impl FnOnce(&mut Gpu)) {
+    static GPU: OnceLock<Result<Mutex<Gpu>, GpuError>> = OnceLock::new();
+    match GPU.get_or_init(|| open().map(Mutex::new)) {
+        Ok(gpu) => test(&mut gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+        Err(GpuError::NoAdapter(why)) => println!("note: no GPU adapter ({why}); skipped"),
+        Err(other) => panic!("the adapter exists but failed: {other}"),
+    }
+}
+
+/// Runs every case of `name` on the GPU with dynamic sizes, and its first two cases with
+/// static and override sizes too (each of those is a pipeline per shape, and pipeline
+/// creation is the slow part on a CPU driver), comparing with the reference.
+fn check(name: &str) {
+    with_gpu(|gpu| check_on(gpu, name));
+}
+
+fn check_on(gpu: &mut Gpu, name: &str) {
+    let model = models::get(name);
+    for (n, case) in model.cases.iter().enumerate() {
+        let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
+        let inputs = inputs(&sizes(case), n as u64);
+        let expected = reference(&compiled.graph, &inputs);
+        let bound = tailor::runtime::bind(&compiled.schedule, &sizes(case)).expect("binds");
+        let modes: &[Mode] = if n < 2 { &Mode::ALL } else { &[Mode::Dynamic] };
+        for &mode in modes {
+            let mut program = Program::new(compiled.schedule.clone(), mode, &bound.bindings);
+            let run = pollster::block_on(gpu.run(&mut program, &inputs, false))
+                .unwrap_or_else(|e| panic!("{name} {case} {}: {e}", mode.name()));
+            assert_close(
+                &format!("{name} {case} on {} ({})", gpu.adapter().name, mode.name()),
+                &run.outputs,
+                &expected,
+                GPU_TOLERANCE,
+            );
+        }
+    }
+}
+
+#[test]
+fn linear_relu_on_the_gpu() {
+    check("linear_relu");
+}
+
+#[test]
+fn linear_3d_no_bias_on_the_gpu() {
+    check("linear_3d_no_bias");
+}
+
+#[test]
+fn matmul_broadcast_on_the_gpu() {
+    check("matmul_broadcast");
+}
+
+#[test]
+fn matmul_transposed_views_on_the_gpu() {
+    check("matmul_transposed_views");
+}
+
+#[test]
+fn conv1d_dilated_on_the_gpu() {
+    check("conv1d_dilated");
+}
+
+#[test]
+fn conv2d_no_bias_on_the_gpu() {
+    check("conv2d_no_bias");
+}
+
+#[test]
+fn conv_batch_norm_on_the_gpu() {
+    check("conv_batch_norm");
+}
+
+#[test]
+fn linear_batch_norm_on_the_gpu() {
+    check("linear_batch_norm");
+}
+
+#[test]
+fn layer_norm_softmax_on_the_gpu() {
+    check("layer_norm_softmax");
+}
+
+#[test]
+fn reductions_on_the_gpu() {
+    check("reductions");
+}
+
+#[test]
+fn softmax_middle_dim_on_the_gpu() {
+    check("softmax_middle_dim");
+}
+
+#[test]
+fn layer_norm_2d_on_the_gpu() {
+    check("layer_norm_2d");
+}
+
+#[test]
+fn pooling_on_the_gpu() {
+    check("pooling");
+}
+
+#[test]
+fn views_and_cat_on_the_gpu() {
+    check("views_and_cat");
+}
+
+#[test]
+fn elementwise_on_the_gpu() {
+    check("elementwise");
+}
+
+#[test]
+fn embedding_on_the_gpu() {
+    check("embedding");
+}
+
+#[test]
+fn returned_input_on_the_gpu() {
+    check("returned_input");
+}
+
+#[test]
+fn simplenet_on_the_gpu() {
+    check("simplenet");
+}
+
+#[test]
+fn bert_block_on_the_gpu() {
+    check("bert_block");
+}
+
+#[test]
+fn yolo_stack_on_the_gpu() {
+    check("yolo_stack");
+}
+
+#[test]
+fn conv1d_on_the_gpu() {
+    check("conv1d");
+}
+
+#[test]
+fn add_one_on_the_gpu() {
+    check("add_one");
+}
+
+/// Compiles `source` dynamically at `spec` and makes a program in `mode`.
+fn program(model: &str, spec: &str, mode: Mode) -> Program {
+    let compiled = compile(&models::get(model).source, spec, DynamicMode::True);
+    Program::new(compiled.schedule, mode, &Default::default())
+}
+
+#[test]
+fn dynamic_code_is_one_pipeline_for_every_size() {
+    with_gpu(|gpu| {
+        let mut program = program("simplenet", "x=8,64", Mode::Dynamic);
+        let before = gpu.stats().pipelines_created;
+        for batch in [8, 16, 3, 100] {
+            let inputs = inputs(&[vec![batch, 64]], 1);
+            pollster::block_on(gpu.run(&mut program, &inputs, false)).expect("runs");
+        }
+        let created = gpu.stats().pipelines_created - before;
+        assert!(created <= 2, "{created} pipelines for one dynamic program");
+    });
+}
+
+#[test]
+fn a_grid_beyond_65535_workgroups_is_split() {
+    with_gpu(|gpu| {
+        // One workgroup per row: 70 000 rows need a two-dimensional grid.
+        let compiled = compile(
+            &models::get("reductions").source,
+            "x=70000,2",
+            DynamicMode::True,
+        );
+        let inputs = inputs(&[vec![70_000, 2]], 3);
+        let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+        let run = pollster::block_on(gpu.run(&mut program, &inputs, false)).expect("runs");
+        assert_close(
+            "70000 rows",
+            &run.outputs,
+            &reference(&compiled.graph, &inputs),
+            GPU_TOLERANCE,
+        );
+    });
+}
+
+#[test]
+fn limits_are_checked_before_dispatch_and_name_the_kernel() {
+    let Ok(mut gpu) = open() else { return };
+    gpu.limits_mut().max_storage_buffer_binding_size = 1024;
+    let mut program = program("simplenet", "x=8,64", Mode::Dynamic);
+    let error = pollster::block_on(gpu.run(&mut program, &inputs(&[vec![8, 64]], 1), false))
+        .expect_err("2 KiB of input exceeds a 1 KiB binding");
+    assert_eq!(
+        error.to_string(),
+        "k0_linear_relu: needs 2048 but the adapter's maxStorageBufferBindingSize is 1024"
+    );
+}
+
+#[test]
+fn a_lost_device_is_recreated_and_the_call_goes_on() {
+    let Ok(mut gpu) = open() else { return };
+    let mut program = program("simplenet", "x=8,64", Mode::Dynamic);
+    let inputs = inputs(&[vec![8, 64]], 1);
+    let before = pollster::block_on(gpu.run(&mut program, &inputs, false)).expect("runs");
+    gpu.destroy_device();
+    let after = pollster::block_on(gpu.run(&mut program, &inputs, false)).expect("recovers");
+    assert_eq!(before.outputs, after.outputs);
+    assert_eq!(gpu.stats().devices_recreated, 1);
+}
+
+#[test]
+fn kernels_are_timed() {
+    with_gpu(|gpu| {
+        let mut program = program("bert_block", "x=2,8,64", Mode::Dynamic);
+        let run = pollster::block_on(gpu.run(&mut program, &inputs(&[vec![2, 8, 64]], 1), true))
+            .expect("runs");
+        assert_eq!(run.kernel_ms.len(), program.schedule().kernels.len());
+        assert!(run.kernel_ms.iter().all(|(_, ms)| *ms >= 0.0));
+    });
+}
+
+#[test]
+fn every_preset_is_within_tolerance_through_the_cli() {
+    if let Err(why) = open() {
+        println!("note: no GPU adapter ({why}); skipped");
+        return;
+    }
+    let presets = [
+        ("simplenet", ["x=8,64", "x=16,64", "x=513,64"]),
+        ("bert_block", ["x=2,8,64", "x=2,16,64", "x=1,127,64"]),
+        (
+            "yolo_stack",
+            ["image=1,3,64,64", "image=1,3,96,96", "image=1,3,127,127"],
+        ),
+        ("conv1d", ["x=2,4,16", "x=2,4,33", "x=1,4,513"]),
+        ("add_one", ["x=3,5", "x=7,9", "x=64,127"]),
+    ];
+    for (preset, calls) in presets {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tailor"));
+        command.args([
+            "run",
+            &format!("{}/models/{preset}.py", env!("CARGO_MANIFEST_DIR")),
+        ]);
+        for call in calls {
+            command.args(["--call", call]);
+        }
+        let output = command
+            .args(["--device", "gpu", "--check", "--json"])
+            .output()
+            .expect("tailor runs");
+        assert!(
+            output.status.success(),
+            "{preset}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        assert_eq!(report["device"], "gpu");
+        for call in report["calls"].as_array().expect("calls") {
+            let err = call["max_abs_err"].as_f64().expect("checked");
+            assert!(
+                err <= f64::from(GPU_TOLERANCE),
+                "{preset} {}: max_abs_err {err}",
+                call["shapes"]
+            );
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Lowering and fusion, checked numerically without a GPU: the kernel interpreter
+//! (`runtime::cpu`, which runs the fused kernels, shared buffers and all) against the graph
+//! reference (`graph::eval`), for every op and every preset model.
+//!
+//! Tolerance: every element within `1e-4 * max(1, |reference|)`. The interpreter sums in
+//! the same order as the reference except where fusion or folding changes the arithmetic
+//! (a bias added after the dot product instead of before it, BatchNorm folded into conv
+//! weights), which moves results by a few ulps.
+
+use crate::models::{self, sizes};
+use expect_test::expect;
+use tailor::cache::DynamicMode;
+use tailor::graph::{self, Graph, Tensor};
+use tailor::lower::{self, Schedule};
+use tailor::symbolic::Bindings;
+use tailor::{CallMarks, CompileConfig, runtime, spec};
+
+/// Relative tolerance of the kernel interpreter against the reference.
+pub const CPU_TOLERANCE: f32 = 1e-4;
+
+/// A compiled cache entry and its schedule.
+pub struct Compiled {
+    /// The entry's graph (the reference runs it).
+    pub graph: Graph,
+    /// Its lowering.
+    pub schedule: Schedule,
+}
+
+/// Compiles `source` once for `shapes` (`x=8,64`) under `dynamic`, and lowers the entry.
+pub fn compile(source: &str, shapes: &str, dynamic: DynamicMode) -> Compiled {
+    let mut cache = tailor::load(source, None).expect("the model loads");
+    let call = spec::parse_shapes(shapes, &cache.entry_point().inputs).expect("shapes parse");
+    let config = CompileConfig {
+        dynamic,
+        ..CompileConfig::default()
+    };
+    let event = cache.call(0, &config, &call, &CallMarks::default(), &|| 0.0);
+    let id = event
+        .entry
+        .unwrap_or_else(|| panic!("compiles: {:?}", event.error));
+    let entry = cache.entry(id).expect("the entry exists");
+    let schedule = lower::lower(&entry.graph, &|sym| entry.env.range(sym)).expect("lowers");
+    Compiled {
+        graph: entry.graph.clone(),
+        schedule,
+    }
+}
+
+/// Seeded inputs for a call with these sizes (one list per graph input).
+pub fn inputs(shapes: &[Vec<usize>], seed: u64) -> Vec<Tensor> {
+    let named: Vec<(String, Vec<usize>)> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("input{i}"), s.clone()))
+        .collect();
+    graph::random_inputs(&named, seed)
+}
+
+/// The reference result of `graph` on `inputs`.
+pub fn reference(graph: &Graph, inputs: &[Tensor]) -> Vec<Tensor> {
+    let mut bindings = Bindings::new();
+    for (&id, tensor) in graph.inputs.iter().zip(inputs) {
+        for (dim, &size) in graph.shape(id).iter().zip(&tensor.shape) {
+            if let Some(sym) = dim.as_sym() {
+                bindings.set(sym, size as i64);
+            }
+        }
+    }
+    graph::eval(graph, &bindings, inputs).expect("the reference runs")
+}
+
+/// Panics unless every element of `actual` is within `tolerance * max(1, |expected|)`.
+#[track_caller]
+pub fn assert_close(what: &str, actual: &[Tensor], expected: &[Tensor], tolerance: f32) {
+    assert_eq!(actual.len(), expected.len(), "{what}: number of outputs");
+    for (a, e) in actual.iter().zip(expected) {
+        assert_eq!(a.shape, e.shape, "{what}: output shape");
+        for (i, (x, y)) in a.data.iter().zip(&e.data).enumerate() {
+            let limit = tolerance * y.abs().max(1.0);
+            assert!(
+                (x - y).abs() <= limit,
+                "{what}: element {i} is {x}, the reference says {y} (tolerance {limit})"
+            );
+        }
+    }
+}
+
+/// Compiles the model for each of its cases (under `dynamic=True`) and compares the
+/// interpreter with the reference at those sizes; then compiles one dynamic entry at the
+/// first case and runs it at every case whose sizes it accepts.
+#[track_caller]
+fn check(name: &str) {
+    let model = models::get(name);
+    for (n, case) in model.cases.iter().enumerate() {
+        let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
+        let inputs = inputs(&sizes(case), n as u64);
+        let actual = runtime::cpu::run(&compiled.schedule, &inputs)
+            .unwrap_or_else(|e| panic!("{case}: {e}\n{}", compiled.schedule));
+        let expected = reference(&compiled.graph, &inputs);
+        assert_close(case, &actual, &expected, CPU_TOLERANCE);
+    }
+    let shared = compile(
+        &model.source,
+        &model.spec(model.cases[0]),
+        DynamicMode::True,
+    );
+    for case in model.cases {
+        let inputs = inputs(&sizes(case), 7);
+        let Ok(actual) = runtime::cpu::run(&shared.schedule, &inputs) else {
+            continue; // a specialised size (1, or a static dim) this entry does not accept
+        };
+        let expected = reference(&shared.graph, &inputs);
+        assert_close(
+            &format!("shared entry at {case}"),
+            &actual,
+            &expected,
+            CPU_TOLERANCE,
+        );
+    }
+}
+
+#[test]
+fn linear_with_bias_and_relu_is_one_kernel() {
+    check("linear_relu");
+    let model = models::get("linear_relu");
+    let compiled = compile(&model.source, "x=8,64", DynamicMode::True);
+    assert_eq!(compiled.schedule.kernels.len(), 1);
+}
+
+#[test]
+fn linear_without_bias_over_three_dims() {
+    check("linear_3d_no_bias");
+}
+
+#[test]
+fn matmul_broadcasts_batch_and_vectors() {
+    check("matmul_broadcast");
+}
+
+#[test]
+fn matmul_of_transposed_views_reads_in_place() {
+    check("matmul_transposed_views");
+}
+
+#[test]
+fn conv1d_with_padding_and_dilation() {
+    check("conv1d_dilated");
+}
+
+#[test]
+fn conv2d_non_square_without_bias() {
+    check("conv2d_no_bias");
+}
+
+#[test]
+fn batch_norm_folds_into_the_conv() {
+    check("conv_batch_norm");
+    let model = models::get("conv_batch_norm");
+    let compiled = compile(&model.source, "x=1,3,8,8", DynamicMode::True);
+    assert_eq!(compiled.schedule.kernels.len(), 1);
+    assert!(
+        compiled
+            .schedule
+            .to_string()
+            .contains("folded batch_norm into")
+    );
+}
+
+#[test]
+fn batch_norm_after_linear_is_an_epilogue() {
+    check("linear_batch_norm");
+}
+
+#[test]
+fn layer_norm_then_softmax_and_reductions() {
+    check("layer_norm_softmax");
+}
+
+#[test]
+fn softmax_and_reductions_of_any_size() {
+    check("reductions");
+}
+
+#[test]
+fn softmax_over_a_middle_dim() {
+    check("softmax_middle_dim");
+}
+
+#[test]
+fn layer_norm_module_over_two_dims() {
+    check("layer_norm_2d");
+}
+
+#[test]
+fn pooling_with_padding() {
+    check("pooling");
+}
+
+#[test]
+fn views_slices_and_cat() {
+    check("views_and_cat");
+}
+
+#[test]
+fn elementwise_functions_and_scalars() {
+    check("elementwise");
+}
+
+#[test]
+fn embedding_lookup() {
+    check("embedding");
+}
+
+#[test]
+fn returning_an_input_copies_it() {
+    check("returned_input");
+}
+
+#[test]
+fn simplenet_preset() {
+    check("simplenet");
+}
+
+#[test]
+fn bert_block_preset() {
+    check("bert_block");
+}
+
+#[test]
+fn yolo_stack_preset() {
+    check("yolo_stack");
+}
+
+#[test]
+fn conv1d_preset() {
+    check("conv1d");
+}
+
+#[test]
+fn add_one_preset() {
+    check("add_one");
+}
+
+#[test]
+fn simplenet_schedule_text() {
+    let compiled = compile(
+        &models::get("simplenet").source,
+        "x=8,64",
+        DynamicMode::True,
+    );
+    expect![[r#"
+        kernels (2):
+          k0_linear_relu: linear + relu
+            gemm (Tiled) batch 1, m s0, n 128, k 64
+            a = in0[64*row + kk]
+            b = p_layers_0_weight[64*col + kk]
+            t0[128*row + col] = relu(acc + p_layers_0_bias[col])   (acc = sum over kk of a * b)
+            dispatch 4*((s0 + 31)//32) workgroups x 64 threads
+          k1_linear_1: linear_1
+            gemm (Tiled) batch 1, m s0, n 64, k 128
+            a = t0[128*row + kk]
+            b = p_layers_2_weight[128*col + kk]
+            out0[64*row + col] = acc + p_layers_2_bias[col]   (acc = sum over kk of a * b)
+            dispatch 2*((s0 + 31)//32) workgroups x 64 threads
+        memory plan:
+          in0                      input 0    64*s0 elements
+          p_layers_0_weight        parameter  8192 elements
+          p_layers_0_bias          parameter  128 elements
+          p_layers_2_weight        parameter  8192 elements
+          p_layers_2_bias          parameter  64 elements
+          out0                     output 0   64*s0 elements
+              holds %linear_1 from k1 until the caller
+          t0                       temporary  128*s0 elements
+              holds %relu from k0 until k1
+        notes:
+          fused relu into linear
+    "#]]
+    .assert_eq(&compiled.schedule.to_string());
+}
