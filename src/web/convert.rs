@@ -53,6 +53,9 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Frontend(FrontendError::Assertion { .. }) => "assertion",
         Error::Input(_) => "input",
         Error::Eval(_) => "eval",
+        Error::Lower(_) => "lower",
+        Error::Run(_) => "run",
+        Error::Gpu(_) => "gpu",
         Error::Call { .. } => "call",
     }
 }
