@@ -55,6 +55,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Eval(_) => "eval",
         Error::Lower(_) => "lower",
         Error::Run(_) => "run",
+        #[cfg(feature = "gpu")]
         Error::Gpu(_) => "gpu",
         Error::Call { .. } => "call",
     }
