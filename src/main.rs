@@ -165,7 +165,47 @@ fn main() -> ExitCode {
     }
 }
 
-/// `tailor bench`: medians of the compiler's own timings, as text or one JSON object.
+/// Adds the GPU figures to `metrics` when an adapter exists; returns the adapter as JSON.
+#[cfg(feature = "gpu")]
+fn gpu_bench(
+    start: Instant,
+    rounds: usize,
+    metrics: &mut std::collections::BTreeMap<String, f64>,
+) -> Result<serde_json::Value, ExitCode> {
+    let clock = || start.elapsed().as_secs_f64() * 1e3;
+    let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
+    let mut gpu = match pollster::block_on(tailor::runtime::gpu::Gpu::new(gpu_clock)) {
+        Ok(gpu) => gpu,
+        Err(err) => {
+            eprintln!("note: {err}; only the compiler's figures are reported");
+            return Ok(serde_json::json!({ "name": "none (CPU only)", "backend": "cpu" }));
+        }
+    };
+    let adapter = serde_json::json!({
+        "name": gpu.adapter().name,
+        "backend": gpu.adapter().backend,
+    });
+    match pollster::block_on(tailor::bench::run_gpu(&mut gpu, &clock, rounds, metrics)) {
+        Ok(()) => Ok(adapter),
+        Err(err) => {
+            eprintln!("error: GPU benchmark failed: {err}");
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// Without the GPU runtime only the compiler's figures exist.
+#[cfg(not(feature = "gpu"))]
+fn gpu_bench(
+    _start: Instant,
+    _rounds: usize,
+    _metrics: &mut std::collections::BTreeMap<String, f64>,
+) -> Result<serde_json::Value, ExitCode> {
+    Ok(serde_json::json!({ "name": "none (built without the gpu feature)", "backend": "cpu" }))
+}
+
+/// `tailor bench`: medians of the compiler's and the kernels' timings, as text or one
+/// JSON object.
 fn bench(args: &[String]) -> ExitCode {
     let mut json = false;
     let mut rounds = 21;
@@ -188,17 +228,24 @@ fn bench(args: &[String]) -> ExitCode {
     }
     let start = Instant::now();
     let clock = || start.elapsed().as_secs_f64() * 1e3;
-    let report = tailor::bench::run(&clock, rounds);
+    let mut report = tailor::bench::run(&clock, rounds);
+    let adapter = match gpu_bench(start, rounds, &mut report.metrics) {
+        Ok(adapter) => adapter,
+        Err(code) => return code,
+    };
     if json {
-        let adapter = serde_json::json!({ "name": "CPU reference", "backend": "cpu" });
         println!(
             "{}",
             serde_json::json!({ "adapter": adapter, "metrics": report.metrics })
         );
     } else {
-        println!("tailor bench ({rounds} rounds, medians; CPU reference)");
+        println!(
+            "tailor bench ({rounds} rounds, medians; adapter: {} on {})",
+            adapter["name"].as_str().unwrap_or_default(),
+            adapter["backend"].as_str().unwrap_or_default()
+        );
         for (name, value) in &report.metrics {
-            println!("  {name:<28} {value:>12.3}");
+            println!("  {name:<34} {value:>12.3}");
         }
     }
     ExitCode::SUCCESS

@@ -340,6 +340,15 @@ impl Gpu {
         }
     }
 
+    /// Drops every cached pipeline and pooled buffer (programs re-upload their parameters),
+    /// so the next calls pay full price again — what a fresh process would pay.
+    pub fn clear_cache(&mut self) {
+        self.pipelines.clear();
+        self.pool = Pool::default();
+        self.param_bytes = 0;
+        self.generation += 1;
+    }
+
     /// The limits calls are checked against; lowering them simulates a smaller device.
     pub fn limits_mut(&mut self) -> &mut wgpu::Limits {
         &mut self.limits
