@@ -166,7 +166,7 @@ fn main() -> ExitCode {
 }
 
 /// Adds the GPU figures to `metrics` when an adapter exists; returns the adapter as JSON.
-#[cfg(feature = "gpu")]
+#[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
 fn gpu_bench(
     start: Instant,
     rounds: usize,
@@ -195,7 +195,7 @@ fn gpu_bench(
 }
 
 /// Without the GPU runtime only the compiler's figures exist.
-#[cfg(not(feature = "gpu"))]
+#[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
 fn gpu_bench(
     _start: Instant,
     _rounds: usize,
@@ -326,7 +326,7 @@ enum Device {
     /// The kernel interpreter (`runtime::cpu`).
     Cpu,
     /// The wgpu runtime.
-    #[cfg(feature = "gpu")]
+    #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
     Gpu(Box<tailor::runtime::gpu::Gpu>),
 }
 
@@ -343,7 +343,7 @@ struct Runner {
     device: Device,
     check: bool,
     schedules: std::collections::HashMap<usize, lower::Schedule>,
-    #[cfg(feature = "gpu")]
+    #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
     programs: std::collections::HashMap<usize, tailor::runtime::gpu::Program>,
 }
 
@@ -352,7 +352,7 @@ impl Runner {
     fn new(choice: &str, check: bool) -> Result<Runner, Error> {
         let device = match choice {
             "cpu" => Device::Cpu,
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             _ => {
                 let start = Instant::now();
                 let clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
@@ -362,21 +362,21 @@ impl Runner {
                     Err(err) => return Err(err.into()),
                 }
             }
-            #[cfg(not(feature = "gpu"))]
+            #[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
             "gpu" => {
                 return Err(Error::Call {
                     message: "--device gpu: this build has no GPU runtime (feature 'gpu')".into(),
                     span: None,
                 });
             }
-            #[cfg(not(feature = "gpu"))]
+            #[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
             _ => Device::Cpu,
         };
         Ok(Runner {
             device,
             check,
             schedules: Default::default(),
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             programs: Default::default(),
         })
     }
@@ -385,7 +385,7 @@ impl Runner {
     fn device_name(&self) -> &'static str {
         match self.device {
             Device::Cpu => "cpu",
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             Device::Gpu(_) => "gpu",
         }
     }
@@ -394,7 +394,7 @@ impl Runner {
     fn adapter(&self) -> Option<(String, String)> {
         match &self.device {
             Device::Cpu => None,
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             Device::Gpu(gpu) => Some((gpu.adapter().name.clone(), gpu.adapter().backend.clone())),
         }
     }
@@ -439,7 +439,7 @@ impl Runner {
         };
         let tensors = match &mut self.device {
             Device::Cpu => tailor::runtime::cpu::run(schedule, &inputs)?,
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             Device::Gpu(gpu) => {
                 use tailor::runtime::gpu::Program;
                 let mode = tailor::codegen::entry_mode(schedule);

@@ -20,8 +20,9 @@ use std::fmt::Write;
 /// Largest workgroup count a single grid dimension takes (WebGPU's default limit).
 const MAX_GRID_DIM: i64 = 65_535;
 
-/// The most negative finite f32, the identity of `max` (WGSL may assume no infinities).
-const LOWEST: &str = "-3.40282347e38f";
+/// Near the most negative finite f32: the identity of `max` (WGSL may assume no infinities,
+/// and Tint rejects a literal that rounds beyond the f32 range, such as -3.40282347e38).
+const LOWEST: &str = "-3.4028234e38f";
 
 pub fn emit(w: &Writer<'_>) -> String {
     match &w.kernel.body {
