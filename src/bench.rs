@@ -1,11 +1,11 @@
 //! Benchmarks of the compiler and its kernels, reported as medians (`tailor bench`).
 //!
 //! Input: a clock in milliseconds (injected: the CLI uses `Instant`, the page
-//! `performance.now()`) and, for the GPU figures, a [`Gpu`]. Output: named metrics such as
-//! `compile_us.simplenet` or `steady_us.simplenet_b8.dynamic`. Invariant: nothing here
-//! asserts a speed; figures are reported, and compared as ratios. Every GPU figure
-//! includes what a caller pays (upload, dispatch, read-back), except `matmul_gflops.*`,
-//! which times the kernel alone.
+//! `performance.now()`) and, for the GPU figures, a `runtime::gpu::Gpu`. Output: named
+//! metrics such as `compile_us.simplenet` or `steady_us.simplenet_b8.dynamic`.
+//! Invariant: nothing here asserts a speed; figures are reported, and compared as ratios.
+//! Every GPU figure includes what a caller pays (upload, dispatch, read-back), except
+//! `matmul_gflops.*`, which times the kernel alone.
 
 use crate::cache::{Clock, CompileConfig, DynamicMode};
 use crate::guard::CallShapes;
