@@ -37,7 +37,13 @@ step "install tools (only what is missing)" bash scripts/install-tools.sh
 step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy (native, all targets)" cargo clippy --all-targets -- -D warnings
 step "cargo clippy (wasm32 lib)" cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
-step "cargo test" cargo test
+step "cargo clippy (wasm32 browser tests)" \
+  cargo clippy --target wasm32-unknown-unknown --test web -- -D warnings
+step "cargo clippy (library without the gpu feature)" \
+  cargo clippy --lib --no-default-features -- -D warnings
+step "cargo test (GPU tests on the native adapter: lavapipe here)" cargo test
+step "kernels in headless Chromium (wasm-bindgen-test, WebGPU)" \
+  cargo test --target wasm32-unknown-unknown --test web
 step "trunk build --release (offline)" trunk build --release
 # Informative only (never fails): is WebGPU available in the test Chromium?
 step "WebGPU probe in headless Chromium" node tests/e2e/webgpu-probe.mjs

@@ -170,7 +170,47 @@ fn main() -> ExitCode {
     }
 }
 
-/// `tailor bench`: medians of the compiler's own timings, as text or one JSON object.
+/// Adds the GPU figures to `metrics` when an adapter exists; returns the adapter as JSON.
+#[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
+fn gpu_bench(
+    start: Instant,
+    rounds: usize,
+    metrics: &mut std::collections::BTreeMap<String, f64>,
+) -> Result<serde_json::Value, ExitCode> {
+    let clock = || start.elapsed().as_secs_f64() * 1e3;
+    let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
+    let mut gpu = match pollster::block_on(tailor::runtime::gpu::Gpu::new(gpu_clock)) {
+        Ok(gpu) => gpu,
+        Err(err) => {
+            eprintln!("note: {err}; only the compiler's figures are reported");
+            return Ok(serde_json::json!({ "name": "none (CPU only)", "backend": "cpu" }));
+        }
+    };
+    let adapter = serde_json::json!({
+        "name": gpu.adapter().name,
+        "backend": gpu.adapter().backend,
+    });
+    match pollster::block_on(tailor::bench::run_gpu(&mut gpu, &clock, rounds, metrics)) {
+        Ok(()) => Ok(adapter),
+        Err(err) => {
+            eprintln!("error: GPU benchmark failed: {err}");
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// Without the GPU runtime only the compiler's figures exist.
+#[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
+fn gpu_bench(
+    _start: Instant,
+    _rounds: usize,
+    _metrics: &mut std::collections::BTreeMap<String, f64>,
+) -> Result<serde_json::Value, ExitCode> {
+    Ok(serde_json::json!({ "name": "none (built without the gpu feature)", "backend": "cpu" }))
+}
+
+/// `tailor bench`: medians of the compiler's and the kernels' timings, as text or one
+/// JSON object.
 fn bench(args: &[String]) -> ExitCode {
     let mut json = false;
     let mut rounds = 21;
@@ -193,17 +233,24 @@ fn bench(args: &[String]) -> ExitCode {
     }
     let start = Instant::now();
     let clock = || start.elapsed().as_secs_f64() * 1e3;
-    let report = tailor::bench::run(&clock, rounds);
+    let mut report = tailor::bench::run(&clock, rounds);
+    let adapter = match gpu_bench(start, rounds, &mut report.metrics) {
+        Ok(adapter) => adapter,
+        Err(code) => return code,
+    };
     if json {
-        let adapter = serde_json::json!({ "name": "CPU reference", "backend": "cpu" });
         println!(
             "{}",
             serde_json::json!({ "adapter": adapter, "metrics": report.metrics })
         );
     } else {
-        println!("tailor bench ({rounds} rounds, medians; CPU reference)");
+        println!(
+            "tailor bench ({rounds} rounds, medians; adapter: {} on {})",
+            adapter["name"].as_str().unwrap_or_default(),
+            adapter["backend"].as_str().unwrap_or_default()
+        );
         for (name, value) in &report.metrics {
-            println!("  {name:<28} {value:>12.3}");
+            println!("  {name:<34} {value:>12.3}");
         }
     }
     ExitCode::SUCCESS
@@ -295,7 +342,7 @@ enum Device {
     /// The kernel interpreter (`runtime::cpu`).
     Cpu,
     /// The wgpu runtime.
-    #[cfg(feature = "gpu")]
+    #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
     Gpu(Box<tailor::runtime::gpu::Gpu>),
 }
 
@@ -312,7 +359,7 @@ struct Runner {
     device: Device,
     check: bool,
     schedules: std::collections::HashMap<usize, lower::Schedule>,
-    #[cfg(feature = "gpu")]
+    #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
     programs: std::collections::HashMap<usize, tailor::runtime::gpu::Program>,
 }
 
@@ -321,7 +368,7 @@ impl Runner {
     fn new(choice: &str, check: bool) -> Result<Runner, Error> {
         let device = match choice {
             "cpu" => Device::Cpu,
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             _ => {
                 let start = Instant::now();
                 let clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
@@ -331,21 +378,21 @@ impl Runner {
                     Err(err) => return Err(err.into()),
                 }
             }
-            #[cfg(not(feature = "gpu"))]
+            #[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
             "gpu" => {
                 return Err(Error::Call {
                     message: "--device gpu: this build has no GPU runtime (feature 'gpu')".into(),
                     span: None,
                 });
             }
-            #[cfg(not(feature = "gpu"))]
+            #[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
             _ => Device::Cpu,
         };
         Ok(Runner {
             device,
             check,
             schedules: Default::default(),
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             programs: Default::default(),
         })
     }
@@ -354,7 +401,7 @@ impl Runner {
     fn device_name(&self) -> &'static str {
         match self.device {
             Device::Cpu => "cpu",
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             Device::Gpu(_) => "gpu",
         }
     }
@@ -363,7 +410,7 @@ impl Runner {
     fn adapter(&self) -> Option<(String, String)> {
         match &self.device {
             Device::Cpu => None,
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             Device::Gpu(gpu) => Some((gpu.adapter().name.clone(), gpu.adapter().backend.clone())),
         }
     }
@@ -408,7 +455,7 @@ impl Runner {
         };
         let tensors = match &mut self.device {
             Device::Cpu => tailor::runtime::cpu::run(schedule, &inputs)?,
-            #[cfg(feature = "gpu")]
+            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
             Device::Gpu(gpu) => {
                 use tailor::runtime::gpu::Program;
                 let mode = tailor::codegen::entry_mode(schedule);

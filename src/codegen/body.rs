@@ -20,8 +20,9 @@ use std::fmt::Write;
 /// Largest workgroup count a single grid dimension takes (WebGPU's default limit).
 const MAX_GRID_DIM: i64 = 65_535;
 
-/// The most negative finite f32, the identity of `max` (WGSL may assume no infinities).
-const LOWEST: &str = "-3.40282347e38f";
+/// Near the most negative finite f32: the identity of `max` (WGSL may assume no infinities,
+/// and Tint rejects a literal that rounds beyond the f32 range, such as -3.40282347e38).
+const LOWEST: &str = "-3.4028234e38f";
 
 pub fn emit(w: &Writer<'_>) -> String {
     match &w.kernel.body {
@@ -118,25 +119,28 @@ fn tiled(w: &Writer<'_>, gemm: &Gemm) -> String {
             .collect();
         active.join(" && ")
     };
-    let load = |name: &str, value: &Value, condition: String| {
+    // `slot` is the `vec4` and component an element goes to in a transposed or plain tile.
+    let load = |slot: &str, value: &Value, condition: String| {
         let value = w.value(value, "0.0f");
         if condition.is_empty() {
-            format!("                {name}[e] = {value};\n")
+            format!("                {slot} = {value};\n")
         } else {
             format!(
-                "                var v = 0.0f;\n                if ({condition}) {{\n                    v = {value};\n                }}\n                {name}[e] = v;\n"
+                "                var v = 0.0f;\n                if ({condition}) {{\n                    v = {value};\n                }}\n                {slot} = v;\n"
             )
         }
     };
     let a_guard = guard(&[(check_m, "row < M"), (check_k, "kk < K")]);
     let b_guard = guard(&[(check_k, "kk < K"), (check_n, "col < N")]);
     let out_guard = guard(&[(check_m, "row < M"), (check_n, "col < N")]);
-    let (tile_a, tile_b) = (TILE_M * TILE_K, TILE_K * TILE_N);
-    let per_thread = tile_a / i64::from(SMALL_WORKGROUP);
-    let threads_n = TILE_N / 4;
+    let (vecs_m, vecs_n) = (TILE_M / 4, TILE_N / 4);
+    let (tile_a, tile_b) = (TILE_K * vecs_m, TILE_K * vecs_n);
+    let per_thread = TILE_M * TILE_K / i64::from(SMALL_WORKGROUP);
     let mut text = format!(
-        "var<workgroup> tile_a: array<f32, {tile_a}>; // {TILE_M} rows x {TILE_K}
-var<workgroup> tile_b: array<f32, {tile_b}>; // {TILE_K} x {TILE_N} columns
+        "// Both tiles are stored k-major as vec4s: tile_a[p * {vecs_m} + i] holds rows 4i..4i+3 of
+// column p of the A tile, tile_b[p * {vecs_n} + j] columns 4j..4j+3 of row p of the B tile.
+var<workgroup> tile_a: array<vec4<f32>, {tile_a}>;
+var<workgroup> tile_b: array<vec4<f32>, {tile_b}>;
 
 "
     );
@@ -149,35 +153,40 @@ var<workgroup> tile_b: array<f32, {tile_b}>; // {TILE_K} x {TILE_N} columns
     let bat = wg / tiles;
     let row0 = ((wg % tiles) / tiles_n) * {TILE_M}i;
     let col0 = (wg % tiles_n) * {TILE_N}i;
-    let ty = i32(lid) / {threads_n}i;
-    let tx = i32(lid) % {threads_n}i;
-    var acc: array<vec4<f32>, 4>;
+    let ty = i32(lid) / {vecs_n}i;
+    let tx = i32(lid) % {vecs_n}i;
+    var acc0 = vec4<f32>();
+    var acc1 = vec4<f32>();
+    var acc2 = vec4<f32>();
+    var acc3 = vec4<f32>();
     for (var k0 = 0i; k0 < K; k0 += {TILE_K}i) {{
         for (var l = 0i; l < {per_thread}i; l++) {{
             let e = l * {SMALL_WORKGROUP}i + i32(lid);
             {{
-                let row = row0 + e / {TILE_K}i;
-                let kk = k0 + e % {TILE_K}i;
+                let r = e / {TILE_K}i;
+                let p = e % {TILE_K}i;
+                let row = row0 + r;
+                let kk = k0 + p;
 {a}            }}
             {{
-                let kk = k0 + e / {TILE_N}i;
-                let col = col0 + e % {TILE_N}i;
+                let p = e / {TILE_N}i;
+                let c = e % {TILE_N}i;
+                let kk = k0 + p;
+                let col = col0 + c;
 {b}            }}
         }}
         workgroupBarrier();
         for (var p = 0i; p < {TILE_K}i; p++) {{
-            let b = vec4<f32>(
-                tile_b[p * {TILE_N}i + tx * 4i],
-                tile_b[p * {TILE_N}i + tx * 4i + 1i],
-                tile_b[p * {TILE_N}i + tx * 4i + 2i],
-                tile_b[p * {TILE_N}i + tx * 4i + 3i],
-            );
-            for (var r = 0i; r < 4i; r++) {{
-                acc[r] += tile_a[(ty * 4i + r) * {TILE_K}i + p] * b;
-            }}
+            let a = tile_a[p * {vecs_m}i + ty];
+            let b = tile_b[p * {vecs_n}i + tx];
+            acc0 += a.x * b;
+            acc1 += a.y * b;
+            acc2 += a.z * b;
+            acc3 += a.w * b;
         }}
         workgroupBarrier();
     }}
+    let acc = array<vec4<f32>, 4>(acc0, acc1, acc2, acc3);
     for (var r = 0i; r < 4i; r++) {{
         let row = row0 + ty * 4i + r;
         for (var c = 0i; c < 4i; c++) {{
@@ -186,8 +195,16 @@ var<workgroup> tile_b: array<f32, {tile_b}>; // {TILE_K} x {TILE_N} columns
 ",
         n1 = TILE_N - 1,
         m1 = TILE_M - 1,
-        a = load("tile_a", &gemm.a, a_guard),
-        b = load("tile_b", &gemm.b, b_guard),
+        a = load(
+            &format!("tile_a[p * {vecs_m}i + r / 4i][r % 4i]"),
+            &gemm.a,
+            a_guard
+        ),
+        b = load(
+            &format!("tile_b[p * {vecs_n}i + c / 4i][c % 4i]"),
+            &gemm.b,
+            b_guard
+        ),
     );
     let write = store(w, "                ", &gemm.store, &gemm.epilogue, "sum");
     if out_guard.is_empty() {

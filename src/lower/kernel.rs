@@ -214,7 +214,7 @@ pub const TILE_M: i64 = 32;
 /// Output columns per tiled workgroup.
 pub const TILE_N: i64 = 32;
 /// Reduction depth staged per step.
-pub const TILE_K: i64 = 16;
+pub const TILE_K: i64 = 32;
 /// Threads per workgroup for tiled and naive products and for row reductions.
 pub const SMALL_WORKGROUP: u32 = 64;
 /// Threads per workgroup for elementwise (map) and pooling kernels.

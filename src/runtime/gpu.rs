@@ -39,7 +39,7 @@ pub enum GpuError {
     /// An allocation failed on the device.
     #[error("out of GPU memory while running {kernel}")]
     OutOfMemory {
-        /// The program or kernel being run.
+        /// The kernels of the call, in launch order.
         kernel: String,
     },
     /// A call needs more than a device limit allows.
@@ -338,6 +338,15 @@ impl Gpu {
             bytes_held: self.pool.bytes + self.param_bytes,
             ..self.stats
         }
+    }
+
+    /// Drops every cached pipeline and pooled buffer (programs re-upload their parameters),
+    /// so the next calls pay full price again — what a fresh process would pay.
+    pub fn clear_cache(&mut self) {
+        self.pipelines.clear();
+        self.pool = Pool::default();
+        self.param_bytes = 0;
+        self.generation += 1;
     }
 
     /// The limits calls are checked against; lowering them simulates a smaller device.
@@ -766,25 +775,20 @@ impl Gpu {
         // browser resolves them.
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
         if let Some(error) = rejected.await {
+            let kernels: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
             return Err(GpuError::Rejected {
-                what: format!(
-                    "a call of {}",
-                    program.wgsl.first().map_or("?", |w| w.kernel.as_str())
-                ),
+                what: format!("a call of {}", kernels.join(", ")),
                 message: error.to_string(),
             });
         }
         if oom.await.is_some() {
+            let kernels: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
             return Err(GpuError::OutOfMemory {
-                kernel: program
-                    .wgsl
-                    .first()
-                    .map_or(String::new(), |w| w.kernel.clone()),
+                kernel: kernels.join(", "),
             });
         }
-        let mut mapped = Vec::with_capacity(reads.len());
         for read in reads {
-            mapped.push(read.await.map_err(|e| GpuError::ReadBack(e.to_string()))?);
+            read.await.map_err(|e| GpuError::ReadBack(e.to_string()))?;
         }
         let mut outputs = Vec::with_capacity(staging.len());
         for ((target, bytes), shape) in staging.iter().zip(out_shapes) {

@@ -7,8 +7,10 @@
 
 override s0: i32;
 
-var<workgroup> tile_a: array<f32, 512>; // 32 rows x 16
-var<workgroup> tile_b: array<f32, 512>; // 16 x 32 columns
+// Both tiles are stored k-major as vec4s: tile_a[p * 8 + i] holds rows 4i..4i+3 of
+// column p of the A tile, tile_b[p * 8 + j] columns 4j..4j+3 of row p of the B tile.
+var<workgroup> tile_a: array<vec4<f32>, 256>;
+var<workgroup> tile_b: array<vec4<f32>, 256>;
 
 @compute @workgroup_size(64)
 fn main(
@@ -32,43 +34,48 @@ fn main(
     let col0 = (wg % tiles_n) * 32i;
     let ty = i32(lid) / 8i;
     let tx = i32(lid) % 8i;
-    var acc: array<vec4<f32>, 4>;
-    for (var k0 = 0i; k0 < K; k0 += 16i) {
-        for (var l = 0i; l < 8i; l++) {
+    var acc0 = vec4<f32>();
+    var acc1 = vec4<f32>();
+    var acc2 = vec4<f32>();
+    var acc3 = vec4<f32>();
+    for (var k0 = 0i; k0 < K; k0 += 32i) {
+        for (var l = 0i; l < 16i; l++) {
             let e = l * 64i + i32(lid);
             {
-                let row = row0 + e / 16i;
-                let kk = k0 + e % 16i;
+                let r = e / 32i;
+                let p = e % 32i;
+                let row = row0 + r;
+                let kk = k0 + p;
                 var v = 0.0f;
                 if (row < M && kk < K) {
                     v = t0[128i * row + kk];
                 }
-                tile_a[e] = v;
+                tile_a[p * 8i + r / 4i][r % 4i] = v;
             }
             {
-                let kk = k0 + e / 32i;
-                let col = col0 + e % 32i;
+                let p = e / 32i;
+                let c = e % 32i;
+                let kk = k0 + p;
+                let col = col0 + c;
                 var v = 0.0f;
                 if (kk < K && col < N) {
                     v = p_layers_2_weight[128i * col + kk];
                 }
-                tile_b[e] = v;
+                tile_b[p * 8i + c / 4i][c % 4i] = v;
             }
         }
         workgroupBarrier();
-        for (var p = 0i; p < 16i; p++) {
-            let b = vec4<f32>(
-                tile_b[p * 32i + tx * 4i],
-                tile_b[p * 32i + tx * 4i + 1i],
-                tile_b[p * 32i + tx * 4i + 2i],
-                tile_b[p * 32i + tx * 4i + 3i],
-            );
-            for (var r = 0i; r < 4i; r++) {
-                acc[r] += tile_a[(ty * 4i + r) * 16i + p] * b;
-            }
+        for (var p = 0i; p < 32i; p++) {
+            let a = tile_a[p * 8i + ty];
+            let b = tile_b[p * 8i + tx];
+            acc0 += a.x * b;
+            acc1 += a.y * b;
+            acc2 += a.z * b;
+            acc3 += a.w * b;
         }
         workgroupBarrier();
     }
+    let acc = array<vec4<f32>, 4>(acc0, acc1, acc2, acc3);
     for (var r = 0i; r < 4i; r++) {
         let row = row0 + ty * 4i + r;
         for (var c = 0i; c < 4i; c++) {

@@ -1,0 +1,141 @@
+//! The kernels in a browser: the same schedules and WGSL as the native tests, run through
+//! WebGPU in headless Chromium (`wasm-bindgen-test`; `.cargo/config.toml` makes
+//! wasm-bindgen-test-runner the wasm32 runner and `webdriver.json` gives Chromium its
+//! WebGPU flags). Each result is compared with the CPU reference, computed in the same
+//! wasm module, within `2e-3 * max(1, |reference|)`. Read-back is awaited, never blocked on.
+//!
+//! ```text
+//! cargo test --target wasm32-unknown-unknown --test web
+//! ```
+#![cfg(all(target_arch = "wasm32", feature = "gpu"))]
+
+use tailor::cache::DynamicMode;
+use tailor::codegen::Mode;
+use tailor::graph::{self, Tensor};
+use tailor::lower;
+use tailor::runtime::gpu::{Gpu, Program};
+use tailor::symbolic::Bindings;
+use tailor::{CallMarks, CallShapes, CompileConfig};
+use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const TOLERANCE: f32 = 2e-3;
+
+/// Compiles `source` with `dynamic=True` for `shapes`, runs it on WebGPU in `mode` and
+/// checks the result against the reference.
+async fn check(gpu: &mut Gpu, source: &str, shapes: &[(&str, Vec<usize>)], mode: Mode) {
+    let mut cache = tailor::load(source, None).expect("the model loads");
+    let call = CallShapes::new(
+        shapes
+            .iter()
+            .map(|(n, s)| (n.to_string(), s.iter().map(|&d| d as i64).collect()))
+            .collect(),
+    );
+    let config = CompileConfig {
+        dynamic: DynamicMode::True,
+        ..CompileConfig::default()
+    };
+    let id = cache
+        .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
+        .entry
+        .expect("compiles");
+    let entry = cache.entry(id).expect("the entry exists");
+    let schedule = lower::lower(&entry.graph, &|s| entry.env.range(s)).expect("lowers");
+    let named: Vec<(String, Vec<usize>)> = shapes
+        .iter()
+        .map(|(n, s)| (n.to_string(), s.clone()))
+        .collect();
+    let inputs = graph::random_inputs(&named, 1);
+    let bindings: Bindings = tailor::runtime::bind(
+        &schedule,
+        &inputs.iter().map(|t| t.shape.clone()).collect::<Vec<_>>(),
+    )
+    .expect("binds")
+    .bindings;
+    let expected = graph::eval(&entry.graph, &bindings, &inputs).expect("the reference runs");
+    let mut program = Program::new(schedule, mode, &bindings);
+    let run = gpu
+        .run(&mut program, &inputs, false)
+        .await
+        .expect("runs on WebGPU");
+    assert_close(&run.outputs, &expected);
+}
+
+fn assert_close(actual: &[Tensor], expected: &[Tensor]) {
+    assert_eq!(actual.len(), expected.len());
+    for (a, e) in actual.iter().zip(expected) {
+        assert_eq!(a.shape, e.shape);
+        for (x, y) in a.data.iter().zip(&e.data) {
+            assert!((x - y).abs() <= TOLERANCE * y.abs().max(1.0), "{x} vs {y}");
+        }
+    }
+}
+
+async fn gpu() -> Gpu {
+    let gpu = Gpu::new(Box::new(js_sys::Date::now))
+        .await
+        .expect("headless Chromium offers a WebGPU adapter");
+    let adapter = gpu.adapter();
+    console_log!("WebGPU adapter: {} ({})", adapter.name, adapter.backend);
+    gpu
+}
+
+fn preset(name: &str) -> &'static str {
+    match name {
+        "simplenet" => include_str!("../models/simplenet.py"),
+        "bert_block" => include_str!("../models/bert_block.py"),
+        "yolo_stack" => include_str!("../models/yolo_stack.py"),
+        "conv1d" => include_str!("../models/conv1d.py"),
+        _ => include_str!("../models/add_one.py"),
+    }
+}
+
+#[wasm_bindgen_test]
+async fn simplenet_in_all_three_modes() {
+    let mut gpu = gpu().await;
+    for mode in Mode::ALL {
+        for batch in [1, 7, 64] {
+            check(
+                &mut gpu,
+                preset("simplenet"),
+                &[("x", vec![batch, 64])],
+                mode,
+            )
+            .await;
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn presets_with_dynamic_sizes() {
+    let mut gpu = gpu().await;
+    check(
+        &mut gpu,
+        preset("bert_block"),
+        &[("x", vec![2, 7, 64])],
+        Mode::Dynamic,
+    )
+    .await;
+    check(
+        &mut gpu,
+        preset("yolo_stack"),
+        &[("image", vec![1, 3, 33, 47])],
+        Mode::Dynamic,
+    )
+    .await;
+    check(
+        &mut gpu,
+        preset("conv1d"),
+        &[("x", vec![3, 4, 127])],
+        Mode::Dynamic,
+    )
+    .await;
+    check(
+        &mut gpu,
+        preset("add_one"),
+        &[("x", vec![3, 513])],
+        Mode::Static,
+    )
+    .await;
+}
