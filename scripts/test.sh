@@ -44,6 +44,8 @@ step "cargo clippy (library without the gpu feature)" \
 step "cargo test (GPU tests on the native adapter: lavapipe here)" cargo test
 step "kernels in headless Chromium (wasm-bindgen-test, WebGPU)" \
   cargo test --target wasm32-unknown-unknown --test web
+step "JS API in headless Chromium (wasm-bindgen-test)" \
+  cargo test --target wasm32-unknown-unknown --test web_api
 step "trunk build --release (offline)" trunk build --release
 # Informative only (never fails): is WebGPU available in the test Chromium?
 step "WebGPU probe in headless Chromium" node tests/e2e/webgpu-probe.mjs
