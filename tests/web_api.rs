@@ -1,6 +1,7 @@
 //! The wasm JS API, run in a headless browser by `wasm-bindgen-test` (wasm32 only):
-//! `Tailor.create`, `compile`, `call`, `wrap`, `trace` and the errors, seen from Rust as a
-//! page sees them from JS.
+//! `Tailor.create`, `compile`, `call`, `wrap`, `trace`, the kernel views and runs, and the
+//! errors, seen from Rust as a page sees them from JS. Calls run on WebGPU when the browser
+//! offers it and on the CPU kernel interpreter otherwise; both must match the reference.
 //!
 //! Run: `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 //! cargo test --target wasm32-unknown-unknown --test web_api` (with `CHROMEDRIVER` set).
@@ -25,7 +26,7 @@ fn options(dynamic: &str) -> JsValue {
 }
 
 async fn call(model: &Model, shapes: &str) -> Result<JsValue, JsValue> {
-    JsFuture::from(model.call(shapes.into())).await
+    JsFuture::from(model.call(shapes.into(), JsValue::UNDEFINED)).await
 }
 
 async fn actions(model: &Model, batches: &[i64]) -> Vec<String> {
@@ -140,4 +141,78 @@ async fn trace_lists_nodes_events_and_guards() {
         get(&check, "outcome").as_string().as_deref(),
         Some("recompile")
     );
+}
+
+fn object(pairs: &[(&str, JsValue)]) -> JsValue {
+    let object = js_sys::Object::new();
+    for (key, value) in pairs {
+        Reflect::set(&object, &(*key).into(), value).expect("an object");
+    }
+    object.into()
+}
+
+fn max_abs_err(result: &JsValue) -> f64 {
+    get(result, "maxAbsErr")
+        .as_f64()
+        .expect("maxAbsErr is a number")
+}
+
+#[wasm_bindgen_test]
+async fn checked_calls_match_the_reference_on_either_device() {
+    for device in ["auto", "cpu"] {
+        let tailor = Tailor::create(object(&[("device", device.into())]))
+            .await
+            .expect("created");
+        if device == "cpu" {
+            assert_eq!(tailor.device(), "cpu");
+        }
+        let model = tailor
+            .compile(tailor::SIMPLENET_SOURCE, options("true"))
+            .expect("SimpleNet compiles");
+        for batch in [8, 3, 64] {
+            let result = JsFuture::from(model.call(
+                format!("x={batch},64").into(),
+                object(&[("check", true.into())]),
+            ))
+            .await
+            .expect("the call runs");
+            assert_eq!(get(&result, "device").as_string(), Some(tailor.device()));
+            assert!(max_abs_err(&result) < 1e-3, "batch {batch} on {device}");
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_compilation_shows_its_kernels_and_runs_every_mode() {
+    let model = simplenet("true").await;
+    let compilation = model.trace("x=8,64".into()).expect("SimpleNet traces");
+    let schedule = compilation.schedule().expect("SimpleNet lowers");
+    assert_eq!(
+        get(&schedule, "entryMode").as_string().as_deref(),
+        Some("dynamic")
+    );
+    let kernels = Array::from(&get(&schedule, "kernels"));
+    assert_eq!(
+        get(&kernels.get(0), "name").as_string().as_deref(),
+        Some("k0_linear_relu")
+    );
+    for (mode, marker) in [
+        ("static", "const"),
+        ("override", "override s0"),
+        ("dynamic", "dims.s0"),
+    ] {
+        let wgsl = Array::from(&compilation.wgsl(mode.into()).expect("emits"));
+        let source = get(&wgsl.get(0), "source").as_string().expect("source");
+        assert!(source.contains(marker), "{mode}: {source}");
+        let run = compilation.run(object(&[
+            ("mode", mode.into()),
+            ("shapes", "x=16,64".into()),
+        ]));
+        let result = JsFuture::from(run).await.expect("runs");
+        assert!(max_abs_err(&result) < 1e-3, "{mode}");
+    }
+    let error = JsFuture::from(compilation.run(object(&[("shapes", "x=1,64".into())])))
+        .await
+        .expect_err("batch 1 fails the guard 2 <= s0");
+    assert_eq!(get(&error, "kind").as_string().as_deref(), Some("call"));
 }

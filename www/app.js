@@ -11,9 +11,11 @@
 // All text reaches the DOM through text nodes, never `innerHTML`: the source and the
 // compiler's messages are user data.
 
+import { setupBench } from "./js/bench.js";
 import { fill, formatMs, h, scrollWithin } from "./js/dom.js";
 import { language, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
 import { renderGraph } from "./js/graph.js";
+import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
 import { setupLab } from "./js/lab.js";
 import { setupWidgets } from "./js/widgets.js";
 
@@ -58,6 +60,12 @@ const ctx = {
   compilation: null,
   view: null,
   runResult: null,
+  /** The compilation whose run stage is running now (js/kernels.js). */
+  runPending: null,
+  /** The compilation's schedule view, read once per compile (js/kernels.js). */
+  schedule: null,
+  /** The WGSL stage's chosen mode; null: the entry's own. */
+  wgslMode: null,
   steps: [],
   step: 0,
   instance: 0,
@@ -331,13 +339,12 @@ async function compile({ step = 0, keepError = false } = {}) {
   const started = performance.now();
   ctx.model?.free();
   ctx.compilation?.free();
-  ctx.model = ctx.compilation = ctx.view = ctx.runResult = null;
+  ctx.model = ctx.compilation = ctx.view = ctx.runResult = ctx.schedule = null;
   try {
     await guarded(async () => {
       ctx.model = ctx.tailor.compile(ui.editor.value, currentOptions());
       ctx.compilation = ctx.model.trace(ui.shapes.value.trim());
       ctx.view = ctx.compilation.view;
-      ctx.runResult = await ctx.compilation.run().catch((error) => ({ error: asError(error) }));
     });
   } catch (error) {
     ctx.compilation?.free();
@@ -423,7 +430,7 @@ function renderStep() {
   ui.explain.textContent = node ? t("explain.shapes", node.name, step.index, step.count) : t("explain." + step.stage);
   renderStageList(step.stage);
   const marked = new Set();
-  const text = { program: "program", symbols: "symbols", graph: "graph", shapes: "shapes", guards: "guards" }[step.stage];
+  const text = { program: "program", symbols: "symbols", graph: "graph", shapes: "shapes", guards: "guards", fusion: "kernels", wgsl: "kernels" }[step.stage];
   ui.traceDetails.hidden = !text;
   ui.trace.textContent = text ? stageText(text) : "";
   switch (step.stage) {
@@ -454,14 +461,26 @@ function renderStep() {
       for (const guard of view.guards) if (guard.span) marked.add(guard.span.line);
       break;
     case "fusion":
+      ui.graphFigure.hidden = false;
+      ui.kernels.hidden = false;
+      drawGraph(() => true, null);
+      colourGroups(ctx, ui.graph);
+      renderFusion(ctx, ui.kernels);
+      for (const line of kernelLines(ctx)) marked.add(line);
+      break;
     case "wgsl":
       ui.kernels.hidden = false;
-      renderKernels(step.stage);
+      renderWgsl(ctx, ui.kernels);
       break;
-    case "run":
+    case "run": {
       ui.run.hidden = false;
-      renderRun();
+      const rerun = () => {
+        if (ctx.steps[ctx.step]?.stage === "run") renderRun(ctx, ui.run, rerun);
+      };
+      ensureRun(ctx, rerun);
+      renderRun(ctx, ui.run, rerun);
       break;
+    }
   }
   renderSource(marked);
 }
@@ -545,47 +564,20 @@ function renderGuards(guards, list, verdicts = null) {
 }
 ctx.renderGuards = renderGuards;
 
-function renderKernels(stage) {
-  // Once the kernels stage lands, the library's trace carries a `kernels` stage (fusion
-  // groups, memory plan, WGSL): show it as the compiler prints it.
-  const printed = stageText("kernels");
-  if (printed) {
-    fill(ui.kernels, h("pre", { class: "trace kernels-text", tabindex: 0 }, printed));
-    return;
-  }
-  const parts = [h("p", { class: "note" }, t("kernels.coming")), h("p", {}, t(`kernels.${stage}`))];
-  if (stage === "wgsl") {
-    parts.push(h("fieldset", { class: "emit-modes", disabled: true },
-      h("legend", {}, "WGSL"),
-      ...["static", "override", "dynamic"].map((mode) =>
-        h("label", { class: "inline" }, h("input", { type: "radio", name: "emit-mode", value: mode, checked: mode === "static" }), ` ${t("kernels.mode." + mode)}`))));
-  }
-  fill(ui.kernels, ...parts);
-}
-
-function renderRun() {
-  const result = ctx.runResult;
-  if (!result) return fill(ui.run);
-  if (result.error) return fill(ui.run, h("p", { class: "error" }, t("run.failed") + result.error.message));
-  const outputs = result.outputs.map((output, i) => {
-    const first = Array.from(output.data.slice(0, 6), (v) => v.toFixed(4)).join(", ");
-    return h("li", {}, h("code", {}, t("run.output", i, output.shape.join(", "))), h("div", { class: "hint" }, `${t("run.first")}: ${first}${output.data.length > 6 ? ", …" : ""}`));
-  });
-  fill(ui.run,
-    h("h4", {}, t("run.cpu")),
-    h("ol", { class: "outputs" }, ...outputs),
-    h("p", {}, t("run.time", formatMs(result.ms.run))),
-    h("p", { class: "note" }, t("run.gpu")));
-}
-
 // ---------------------------------------------------------------------------------------
 // Language, banner, wiring
 
 function renderBanner() {
   const webgpu = ctx.tailor?.webgpu;
   if (!webgpu) return;
-  ui.banner.dataset.state = webgpu.available ? "cpu-fallback" : "no-webgpu";
-  fill(ui.banner, webgpu.available ? t("webgpu.available", webgpu.adapter) : t("webgpu.missing", webgpu.reason));
+  const state = webgpu.used ? "gpu" : webgpu.available ? "cpu-fallback" : "no-webgpu";
+  ui.banner.dataset.state = state;
+  const text = {
+    gpu: () => t("webgpu.used", webgpu.adapter),
+    "cpu-fallback": () => t("webgpu.unused", webgpu.adapter, webgpu.reason),
+    "no-webgpu": () => t("webgpu.missing", webgpu.reason),
+  }[state]();
+  fill(ui.banner, text);
 }
 
 function applyLanguage(lang) {
@@ -691,6 +683,7 @@ async function main() {
   wire();
   setupLab(ctx);
   setupWidgets(ctx);
+  setupBench(ctx);
   for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.compile, ui.share]) control.disabled = false;
   await compile({ step });
   // A handle for learners in the console, and for tests of the recovery path.

@@ -1,19 +1,32 @@
-//! `Compilation`: one compilation kept for the step-through and the guard widget.
+//! `Compilation`: one compilation kept for the step-through, the guard widget and the
+//! benchmark.
 //!
 //! Input: source, a wrapper's settings and the first call's sizes. Output: the view of
 //! every stage (graph with spans, shape events per node, symbols, guards with provenance,
-//! the library's trace text), guard verdicts for other sizes, and a CPU reference run.
-//! Invariant: it owns a cache of its own, so inspecting never changes a model's entries.
+//! the library's trace text, the lowered schedule, WGSL in each mode), guard verdicts for
+//! other sizes, and runs of its kernels on the device checked against the CPU reference.
+//! Invariant: it owns a cache of its own, so inspecting never changes a model's entries;
+//! a run in flight owns what it uses, so freeing the compilation never breaks it.
 
-use super::convert::{call_inputs, from_error, js_error, set, tensors_to_js, to_js};
-use super::model::run_reference;
+use super::convert::{call_inputs, from_error, js_error, to_js};
+use super::device::{Device, Kernels};
+use super::kernels;
 use super::view;
 use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
+use crate::codegen::Mode;
 use crate::guard::CallShapes;
+use crate::lower::{LowerError, Schedule};
 use crate::spec;
-use js_sys::Promise;
+use crate::symbolic::Bindings;
+use js_sys::{Promise, Reflect};
 use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+
+/// Kernels of one mode and, for static code, the sizes baked in (`x=8,64`; empty otherwise).
+type KernelKey = (Mode, String);
 
 /// A single compiled entry and the cache that holds it.
 #[wasm_bindgen]
@@ -21,6 +34,11 @@ pub struct Compilation {
     cache: CodeCache,
     call: CallShapes,
     marks: CallMarks,
+    device: Rc<Device>,
+    /// The entry lowered for the ranges its guards promise.
+    schedule: Result<Schedule, LowerError>,
+    /// Kernels built by `run`, kept so that later runs measure the steady state.
+    kernels: Rc<RefCell<HashMap<KernelKey, Kernels>>>,
 }
 
 impl Compilation {
@@ -30,6 +48,7 @@ impl Compilation {
         config: &CompileConfig,
         marks: &CallMarks,
         shapes: &JsValue,
+        device: Rc<Device>,
     ) -> Result<Compilation, JsValue> {
         let mut cache = crate::load(source, entry).map_err(|err| from_error(&err))?;
         let (call, _) = call_inputs(shapes, &cache.entry_point().inputs)?;
@@ -42,10 +61,15 @@ impl Compilation {
                 .unwrap_or_else(|| "the call did not compile".into());
             return Err(js_error("compile", &message, event.error_span));
         }
+        let entry = &cache.entries_mru()[0];
+        let schedule = crate::lower::lower(&entry.graph, &|sym| entry.env.range(sym));
         Ok(Compilation {
             cache,
             call,
             marks: marks.clone(),
+            device,
+            schedule,
+            kernels: Rc::new(RefCell::new(HashMap::new())),
         })
     }
 
@@ -61,6 +85,177 @@ impl Compilation {
             .map(|name| self.marks.dynamic.iter().any(|m| &m.input == name))
             .collect()
     }
+
+    fn lowered(&self) -> Result<&Schedule, JsValue> {
+        self.schedule
+            .as_ref()
+            .map_err(|err| from_error(&err.clone().into()))
+    }
+
+    /// The symbol values of `call` in the schedule (what static code bakes in).
+    fn bindings(schedule: &Schedule, call: &CallShapes) -> Result<Bindings, JsValue> {
+        let sizes: Vec<Vec<usize>> = call
+            .inputs
+            .iter()
+            .map(|(_, dims)| dims.iter().map(|&d| d as usize).collect())
+            .collect();
+        crate::runtime::bind(schedule, &sizes)
+            .map(|sizes| sizes.bindings)
+            .map_err(|err| from_error(&err.into()))
+    }
+
+    /// `options.mode` as a `Mode`, defaulting to the entry's own.
+    fn mode_option(schedule: &Schedule, value: &JsValue) -> Result<Mode, JsValue> {
+        match value.as_string() {
+            None => Ok(crate::codegen::entry_mode(schedule)),
+            Some(name) => kernels::parse_mode(&name).ok_or_else(|| {
+                super::convert::bad_argument(format!(
+                    "mode: expected 'static', 'override' or 'dynamic', got '{name}'"
+                ))
+            }),
+        }
+    }
+
+    /// The synchronous half of `run`: the call, its inputs, the reference, the kernels.
+    fn start_run(&self, options: &JsValue) -> Result<PendingRun, JsValue> {
+        let schedule = self.lowered()?;
+        let get = |key: &str| {
+            if options.is_object() {
+                Reflect::get(options, &key.into()).unwrap_or(JsValue::UNDEFINED)
+            } else {
+                JsValue::UNDEFINED
+            }
+        };
+        let mode = Self::mode_option(schedule, &get("mode"))?;
+        let shapes = get("shapes");
+        let call = if shapes.is_undefined() || shapes.is_null() {
+            self.call.clone()
+        } else {
+            let (call, _) = call_inputs(&shapes, &self.cache.entry_point().inputs)?;
+            call
+        };
+        let guards = &self.entry().guards;
+        if let Err(failure) = guards.check(&call, &self.marked()) {
+            return Err(js_error(
+                "call",
+                &format!(
+                    "{} fails this entry's guards ({}); a model call would compile another entry",
+                    call.to_spec(),
+                    guards.reason(&failure)
+                ),
+                None,
+            ));
+        }
+        let check = get("check").as_bool().unwrap_or(true);
+        let timing = get("timing").is_truthy();
+        let inputs = kernels::inputs(&call, vec![None; call.inputs.len()], 0);
+        let started = super::now_ms();
+        let expected = if check {
+            Some(
+                kernels::reference(&self.entry().graph, &call, &inputs)
+                    .map_err(|err| from_error(&err))?,
+            )
+        } else {
+            None
+        };
+        let reference_ms = super::now_ms() - started;
+        let key = match mode {
+            Mode::Static => (mode, call.to_spec()),
+            _ => (mode, String::new()),
+        };
+        let kept = self.kernels.borrow_mut().remove(&key);
+        let (kernels, emit_ms) = match kept {
+            Some(kernels) => (kernels, 0.0),
+            None => {
+                let started = super::now_ms();
+                let bindings = Self::bindings(schedule, &call)?;
+                let kernels = self.device.kernels(schedule.clone(), mode, &bindings);
+                (kernels, super::now_ms() - started)
+            }
+        };
+        Ok(PendingRun {
+            key,
+            shapes: call.to_spec(),
+            kernels,
+            emit_ms,
+            inputs,
+            expected,
+            reference_ms,
+            timing,
+        })
+    }
+}
+
+/// A run whose kernels are ready to go to the device.
+struct PendingRun {
+    key: KernelKey,
+    shapes: String,
+    kernels: Kernels,
+    /// Emitting the WGSL (0 when kept from an earlier run), in ms.
+    emit_ms: f64,
+    inputs: Vec<crate::graph::Tensor>,
+    expected: Option<Vec<crate::graph::Tensor>>,
+    reference_ms: f64,
+    timing: bool,
+}
+
+/// What `run` reports besides the outputs.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunView {
+    /// `static`, `override` or `dynamic`.
+    mode: &'static str,
+    /// The sizes run.
+    shapes: String,
+    ms: RunTimes,
+    /// Output shapes of the CPU reference (when checked).
+    reference_shapes: Option<Vec<Vec<usize>>>,
+}
+
+#[derive(Serialize)]
+struct RunTimes {
+    /// Upload, kernels, read-back.
+    run: f64,
+    /// WGSL emission, parameter upload, pipeline creation (0 in the steady state).
+    build: f64,
+    /// The CPU reference (`graph::eval`), when checked.
+    reference: f64,
+}
+
+/// Runs the kernels, keeps them for the next run, and builds the result object.
+async fn finish_run(
+    device: Rc<Device>,
+    store: Rc<RefCell<HashMap<KernelKey, Kernels>>>,
+    pending: PendingRun,
+) -> Result<JsValue, JsValue> {
+    let PendingRun {
+        key,
+        shapes,
+        mut kernels,
+        emit_ms,
+        inputs,
+        expected,
+        reference_ms,
+        timing,
+    } = pending;
+    let ran = device.run(&mut kernels, &inputs, timing).await;
+    let mode = key.0;
+    store.borrow_mut().insert(key, kernels);
+    let ran = ran.map_err(|err| from_error(&err))?;
+    let result = to_js(&RunView {
+        mode: mode.name(),
+        shapes,
+        ms: RunTimes {
+            run: ran.run_ms,
+            build: emit_ms + ran.build_ms,
+            reference: reference_ms,
+        },
+        reference_shapes: expected
+            .as_ref()
+            .map(|tensors| tensors.iter().map(|t| t.shape.clone()).collect()),
+    });
+    kernels::set_run_fields(&result, &device, &ran, expected.as_deref());
+    Ok(result)
 }
 
 /// The verdicts for one call: per printed guard, and what the cache would do.
@@ -116,29 +311,40 @@ impl Compilation {
         }))
     }
 
-    /// Runs the entry on the CPU reference for the sizes it was compiled for (seeded random
-    /// inputs). Resolves to `{ outputs: [{ shape, data }], ms: { run }, device: 'cpu' }`.
-    pub fn run(&self) -> Promise {
-        let started = super::now_ms();
-        let outputs = run_reference(
-            &self.cache,
-            Some(self.entry().id),
-            &self.call,
-            vec![None; self.call.inputs.len()],
-            0,
-        );
-        let run_ms = super::now_ms() - started;
-        match outputs {
-            Ok(outputs) => {
-                let result = js_sys::Object::new();
-                set(&result, "outputs", &tensors_to_js(&outputs));
-                let ms = js_sys::Object::new();
-                set(&ms, "run", &JsValue::from(run_ms));
-                set(&result, "ms", &ms);
-                set(&result, "device", &JsValue::from_str("cpu"));
-                Promise::resolve(&JsValue::from(result))
-            }
-            Err(err) => Promise::reject(&from_error(&err)),
+    /// The entry's lowered schedule: `{ entryMode: 'static' | 'dynamic', kernels: [{ id, name,
+    /// nodes, nodeNames, kind, text, workgroups, workgroupSize, reads, writes, symbols }],
+    /// buffers: [{ name, role, lenElems, tenants: [{ node, from, until }] }], notes, text }`.
+    /// Throws a `TailorError` of kind `lower` when the graph has no kernels.
+    #[wasm_bindgen(getter)]
+    pub fn schedule(&self) -> Result<JsValue, JsValue> {
+        Ok(to_js(&kernels::schedule_view(self.lowered()?)))
+    }
+
+    /// Every kernel's WGSL in `mode` (`'static'`, `'override'`, `'dynamic'`; default: the
+    /// mode the entry runs in): `[{ kernel, mode, source, symbols, bindings: [{ binding,
+    /// access, name }] }]`. Static code bakes in the sizes this compilation was made for.
+    pub fn wgsl(&self, mode: JsValue) -> Result<JsValue, JsValue> {
+        let schedule = self.lowered()?;
+        let mode = Self::mode_option(schedule, &mode)?;
+        let bindings = Self::bindings(schedule, &self.call)?;
+        Ok(to_js(&kernels::wgsl_views(schedule, mode, &bindings)))
+    }
+
+    /// Runs the entry's kernels on the device (WebGPU, or the CPU kernel interpreter) with
+    /// seeded random inputs. `options`: `{ mode?: 'static' | 'override' | 'dynamic' (default:
+    /// the entry's), shapes?: 'x=16,64' (default: the compiled sizes; they must pass the
+    /// entry's guards), check?: true (compare with the CPU reference), timing?: false
+    /// (per-kernel times) }`. Kernels are kept per mode (and per size for static code), so a
+    /// second run measures the steady state. Resolves to `{ outputs, device, mode, shapes,
+    /// ms: { run, build, reference }, referenceShapes, maxAbsErr, kernelMs?, timing? }`.
+    pub fn run(&self, options: JsValue) -> Promise {
+        match self.start_run(&options) {
+            Ok(pending) => wasm_bindgen_futures::future_to_promise(finish_run(
+                Rc::clone(&self.device),
+                Rc::clone(&self.kernels),
+                pending,
+            )),
+            Err(error) => Promise::reject(&error),
         }
     }
 }

@@ -2,22 +2,26 @@
 //!
 //! Input: calls from JS (sizes with optional data), through one or more wrappers that share
 //! a cache (`model.wrap(options)`, the material's `model_dynamic` / `model_static`). Output:
-//! per call the action, the entry, PyTorch's failure reasons, the outputs of the CPU
-//! reference and the time of each phase; the entries with their guards. Invariant: every
-//! wrapper of one model sees the same entries and the same recompile limit, as in PyTorch
-//! (pytorch-semantics.md §12), and a failed call adds no entry.
+//! per call the action, the entry, PyTorch's failure reasons, the outputs of the entry's
+//! kernels run on the device (optionally checked against the CPU reference) and the time of
+//! each phase; the entries with their guards. Invariants: every wrapper of one model sees
+//! the same entries and the same recompile limit, as in PyTorch (pytorch-semantics.md §12),
+//! and a failed call adds no entry; an entry is lowered once and keeps its kernels; the
+//! guards and the compile happen before `call` returns, only the run is awaited.
 
 use super::compilation::Compilation;
 use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
-use super::view;
+use super::device::{Device, Kernels};
+use super::kernels;
+use super::view::{self, CallTimes};
 use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
-use crate::error::Error;
-use crate::graph::{self, Tensor};
+use crate::graph;
 use crate::guard::CallShapes;
 use crate::spec;
-use crate::symbolic::Bindings;
+use crate::symbolic::ValueRange;
 use js_sys::Promise;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -29,8 +33,12 @@ pub(super) struct Shared {
     pub entry: Option<String>,
     /// The guard cache.
     pub cache: CodeCache,
-    /// Time of the reference run of each call in `cache.events` (0 for errors).
-    pub run_ms: Vec<f64>,
+    /// Each entry's kernels, by entry id (absent while one of its calls runs them).
+    pub kernels: HashMap<usize, Kernels>,
+    /// Building and run time of each call in `cache.events` (0 for errors).
+    pub times: Vec<CallTimes>,
+    /// Bumped by `reset`: a run that finishes after it records nothing.
+    pub generation: u64,
     /// How many wrappers exist (the next one's index).
     pub wrappers: usize,
 }
@@ -39,14 +47,43 @@ pub(super) struct Shared {
 #[wasm_bindgen]
 pub struct Model {
     shared: Rc<RefCell<Shared>>,
+    device: Rc<Device>,
     wrapper: usize,
     config: CompileConfig,
     marks: CallMarks,
 }
 
+/// A call whose guards and compilation are done and whose kernels are about to run.
+struct Pending {
+    index: usize,
+    generation: u64,
+    /// The entry whose kernels run (`None`: an eager call's own kernels, then dropped).
+    entry: Option<usize>,
+    kernels: Kernels,
+    /// Lowering and WGSL emission for this call, in ms.
+    build_ms: f64,
+    inputs: Vec<graph::Tensor>,
+    /// The CPU reference's outputs, with `check`.
+    expected: Option<Vec<graph::Tensor>>,
+    timing: bool,
+}
+
+/// `call`'s options: `{ check?: false, timing?: false }`.
+fn call_options(options: &JsValue) -> (bool, bool) {
+    let flag = |key: &str| {
+        options.is_object()
+            && js_sys::Reflect::get(options, &key.into()).is_ok_and(|v| v.is_truthy())
+    };
+    (flag("check"), flag("timing"))
+}
+
 impl Model {
     /// The first wrapper of a freshly loaded model.
-    pub(super) fn new(source: &str, options: &JsValue) -> Result<Model, JsValue> {
+    pub(super) fn new(
+        source: &str,
+        options: &JsValue,
+        device: Rc<Device>,
+    ) -> Result<Model, JsValue> {
         let entry = convert::entry_option(options)?;
         let cache = crate::load(source, entry.as_deref()).map_err(|err| from_error(&err))?;
         let parsed = convert::compile_options(options, &cache.entry_point().inputs)?;
@@ -55,9 +92,12 @@ impl Model {
                 source: source.to_string(),
                 entry,
                 cache,
-                run_ms: Vec::new(),
+                kernels: HashMap::new(),
+                times: Vec::new(),
+                generation: 0,
                 wrappers: 1,
             })),
+            device,
             wrapper: 0,
             config: parsed.config,
             marks: parsed.marks,
@@ -68,8 +108,9 @@ impl Model {
         self.shared.borrow().cache.entry_point().inputs.clone()
     }
 
-    /// Runs one call and returns its result object, or the error to throw.
-    fn call_now(&self, inputs: &JsValue) -> Result<JsValue, JsValue> {
+    /// The synchronous half of a call: guards, compilation, lowering, the reference.
+    fn start_call(&self, inputs: &JsValue, options: &JsValue) -> Result<Pending, JsValue> {
+        let (check, timing) = call_options(options);
         let names = self.input_names();
         let (call, data) = call_inputs(inputs, &names)?;
         spec::check_marks(&call, &self.marks.dynamic, &self.marks.fixed)
@@ -87,23 +128,98 @@ impl Model {
                 &super::now_ms,
             )
             .clone();
+        shared.times.push(CallTimes::default());
         if event.action == Action::Error {
-            shared.run_ms.push(0.0);
-            let record = view::call_view(index, &event, 0.0);
+            let record = view::call_view(index, &event, CallTimes::default());
             let message = event.error.clone().unwrap_or_default();
             let error = js_error("compile", &message, event.error_span);
             set(&error, "call", &to_js(&record));
             return Err(error);
         }
-        let started = super::now_ms();
-        let outputs = run_reference(&shared.cache, event.entry, &call, data, index as u64);
-        let run_ms = super::now_ms() - started;
-        shared.run_ms.push(run_ms);
-        let outputs = outputs.map_err(|err| from_error(&err))?;
-        let result = to_js(&view::call_view(index, &event, run_ms));
-        set(&result, "outputs", &convert::tensors_to_js(&outputs));
-        Ok(result)
+        let kept = event.entry.and_then(|id| shared.kernels.remove(&id));
+        let eager;
+        let (graph, ranges): (_, Box<dyn Fn(_) -> ValueRange>) =
+            match event.entry.and_then(|id| shared.cache.entry(id)) {
+                Some(entry) => (&entry.graph, Box::new(|sym| entry.env.range(sym))),
+                None => {
+                    eager = shared
+                        .cache
+                        .eager_graph(&call)
+                        .map_err(|err| from_error(&err.into()))?;
+                    (&eager, Box::new(|_| ValueRange::unbounded()))
+                }
+            };
+        let inputs = kernels::inputs(&call, data, index as u64);
+        let expected = if check {
+            Some(kernels::reference(graph, &call, &inputs).map_err(|err| from_error(&err))?)
+        } else {
+            None
+        };
+        let (kernels, build_ms) = match kept {
+            Some(kernels) => (kernels, 0.0),
+            None => {
+                let started = super::now_ms();
+                let kernels = kernels::build(&self.device, graph, &*ranges)
+                    .map_err(|err| from_error(&err))?;
+                (kernels, super::now_ms() - started)
+            }
+        };
+        Ok(Pending {
+            index,
+            generation: shared.generation,
+            entry: event.entry,
+            kernels,
+            build_ms,
+            inputs,
+            expected,
+            timing,
+        })
     }
+}
+
+/// Runs a started call's kernels, gives them back to their entry, records the times and
+/// resolves to the call's result object.
+async fn finish_call(
+    shared: Rc<RefCell<Shared>>,
+    device: Rc<Device>,
+    pending: Pending,
+) -> Result<JsValue, JsValue> {
+    let Pending {
+        index,
+        generation,
+        entry,
+        mut kernels,
+        build_ms,
+        inputs,
+        expected,
+        timing,
+    } = pending;
+    let ran = device.run(&mut kernels, &inputs, timing).await;
+    let mut shared = shared.borrow_mut();
+    let current = shared.generation == generation;
+    if current {
+        if let Some(id) = entry {
+            shared.kernels.insert(id, kernels);
+        }
+    }
+    let ran = ran.map_err(|err| from_error(&err))?;
+    let times = CallTimes {
+        build: build_ms + ran.build_ms,
+        run: ran.run_ms,
+    };
+    if current {
+        shared.times[index] = times;
+    }
+    let event = shared
+        .cache
+        .events
+        .get(index)
+        .filter(|_| current)
+        .cloned()
+        .ok_or_else(|| js_error("call", "the model was reset while this call ran", None))?;
+    let result = to_js(&view::call_view(index, &event, times));
+    kernels::set_run_fields(&result, &device, &ran, expected.as_deref());
+    Ok(result)
 }
 
 /// Refuses calls whose inputs the CPU reference could not hold, before any work.
@@ -126,54 +242,22 @@ fn check_size(call: &CallShapes) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// Runs a call on the CPU reference: its entry's graph, or (eager) an uncached capture.
-pub(super) fn run_reference(
-    cache: &CodeCache,
-    entry: Option<usize>,
-    call: &CallShapes,
-    data: convert::InputData,
-    seed: u64,
-) -> Result<Vec<Tensor>, Error> {
-    let eager;
-    let graph = match entry.and_then(|id| cache.entry(id)) {
-        Some(entry) => &entry.graph,
-        None => {
-            eager = cache.eager_graph(call)?;
-            &eager
-        }
-    };
-    let mut bindings = Bindings::new();
-    for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
-        for (expr, &value) in graph.shape(id).iter().zip(dims) {
-            if let Some(sym) = expr.as_sym() {
-                bindings.set(sym, value);
-            }
-        }
-    }
-    let shapes: Vec<(String, Vec<usize>)> = call
-        .inputs
-        .iter()
-        .map(|(n, d)| (n.clone(), d.iter().map(|&v| v as usize).collect()))
-        .collect();
-    let mut tensors = graph::random_inputs(&shapes, seed);
-    for (tensor, values) in tensors.iter_mut().zip(data) {
-        if let Some(values) = values {
-            tensor.data = values;
-        }
-    }
-    Ok(graph::eval(graph, &bindings, &tensors)?)
-}
-
 #[wasm_bindgen]
 impl Model {
     /// Calls the compiled model. `inputs` is `{ x: { shape: [8, 64], data?: Float32Array } }`
-    /// (missing data is seeded random) or a string such as `'x=8,64'`. Resolves to
-    /// `{ outputs: [{ shape, data }], action, entry, reasons, warning, ms: { guard, compile,
-    /// run }, index, shapes }`; rejects with a `TailorError` whose `call` is the record of a
-    /// call that failed to compile.
-    pub fn call(&self, inputs: JsValue) -> Promise {
-        match self.call_now(&inputs) {
-            Ok(result) => Promise::resolve(&result),
+    /// (missing data is seeded random) or a string such as `'x=8,64'`; `options` is
+    /// `{ check?: false, timing?: false }`. The entry's kernels run on the device (WebGPU or
+    /// the CPU kernel interpreter) and are read back. Resolves to `{ outputs: [{ shape, data
+    /// }], action, entry, reasons, warning, ms: { guard, compile, run, build }, index, shapes,
+    /// device, maxAbsErr? (with check), kernelMs?, timing? (with timing) }`; rejects with a
+    /// `TailorError` whose `call` is the record of a call that failed to compile.
+    pub fn call(&self, inputs: JsValue, options: JsValue) -> Promise {
+        match self.start_call(&inputs, &options) {
+            Ok(pending) => wasm_bindgen_futures::future_to_promise(finish_call(
+                Rc::clone(&self.shared),
+                Rc::clone(&self.device),
+                pending,
+            )),
             Err(error) => Promise::reject(&error),
         }
     }
@@ -190,6 +274,7 @@ impl Model {
         };
         Ok(Model {
             shared: Rc::clone(&self.shared),
+            device: Rc::clone(&self.device),
             wrapper,
             config: parsed.config,
             marks: parsed.marks,
@@ -238,9 +323,9 @@ impl Model {
             .cache
             .events
             .iter()
-            .zip(&shared.run_ms)
+            .zip(&shared.times)
             .enumerate()
-            .map(|(i, (event, &run_ms))| view::call_view(i, event, run_ms))
+            .map(|(i, (event, &times))| view::call_view(i, event, times))
             .collect();
         to_js(&views)
     }
@@ -257,7 +342,9 @@ impl Model {
         let cache =
             crate::load(&shared.source, shared.entry.as_deref()).map_err(|err| from_error(&err))?;
         shared.cache = cache;
-        shared.run_ms.clear();
+        shared.kernels.clear();
+        shared.times.clear();
+        shared.generation += 1;
         Ok(())
     }
 
@@ -274,6 +361,7 @@ impl Model {
             &self.config,
             &self.marks,
             &shapes,
+            Rc::clone(&self.device),
         )
     }
 

@@ -254,9 +254,24 @@ pub(super) struct ReasonView {
 /// Milliseconds spent in each phase of a call.
 #[derive(Serialize)]
 pub(super) struct TimingView {
+    /// Checking the entries' guards.
     guard: f64,
+    /// Capture, guards and, for a compile, building its kernels (`build`).
     compile: f64,
+    /// Uploading the inputs, running the kernels and reading the outputs back; for a call
+    /// that is not a compile (eager), building its kernels too.
     run: f64,
+    /// Lowering, WGSL emission, parameter upload and pipeline creation.
+    build: f64,
+}
+
+/// What a call spent on its kernels, in ms, as the device measured it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct CallTimes {
+    /// Building the kernels (0 when the entry already had them).
+    pub build: f64,
+    /// Running them.
+    pub run: f64,
 }
 
 /// What a call did.
@@ -285,7 +300,8 @@ pub(super) struct CallView {
     ms: TimingView,
 }
 
-pub(super) fn call_view(index: usize, event: &CallEvent, run_ms: f64) -> CallView {
+pub(super) fn call_view(index: usize, event: &CallEvent, times: CallTimes) -> CallView {
+    let compiled = event.action == crate::cache::Action::Compile;
     let shapes = crate::guard::CallShapes::new(event.shapes.clone()).to_spec();
     CallView {
         index,
@@ -306,8 +322,9 @@ pub(super) fn call_view(index: usize, event: &CallEvent, run_ms: f64) -> CallVie
         warning: event.warning.clone(),
         ms: TimingView {
             guard: event.guard_ms,
-            compile: event.compile_ms,
-            run: run_ms,
+            compile: event.compile_ms + if compiled { times.build } else { 0.0 },
+            run: times.run + if compiled { 0.0 } else { times.build },
+            build: times.build,
         },
     }
 }

@@ -61,10 +61,21 @@ test("every stage can be stepped through with the buttons and the arrow keys", a
     if (stage === "fusion" || stage === "wgsl") {
       assert.ok(await page.getByTestId("kernels-view").isVisible());
       assert.match(await page.getByTestId("kernels-view").textContent(), /k0_linear_relu/);
-      if (stage === "wgsl") await shot(page, "05-stage-wgsl", page.locator("#steps"));
+    }
+    if (stage === "fusion") {
+      assert.equal(await page.locator('[data-testid="kernels-view"] .kernel-card').count(), 2, "linear+relu, linear");
+      assert.equal(await page.locator('[data-testid="graph-view"] .node.grouped').count(), 3, "nodes coloured by kernel");
+      await shot(page, "05-stage-fusion", page.locator("#steps"));
+    }
+    if (stage === "wgsl") {
+      assert.equal(await page.getByTestId("kernels-view").getAttribute("data-mode"), "static", "a static entry runs static kernels");
+      assert.ok((await page.locator('[data-testid="kernels-view"] .wgsl-source .tok-keyword').count()) > 0, "highlighted");
+      await shot(page, "05-stage-wgsl", page.locator("#steps"));
     }
     if (stage === "run") {
+      await page.waitForSelector('[data-testid="run-result"][data-state="done"]', { timeout: 120_000 });
       assert.match(await page.getByTestId("run-result").textContent(), /\[8, 64\]/);
+      assert.equal(await page.getByTestId("run-result").getAttribute("data-check"), "pass");
       await shot(page, "06-stage-run", page.locator("#steps"));
     }
     if (await next.isDisabled()) break;
@@ -145,7 +156,10 @@ test("without WebGPU the page says so and still compiles and runs", async () => 
     const banner = await other.page.getByTestId("webgpu-status").textContent();
     assert.match(banner, /没有可用的 WebGPU/);
     await other.page.locator(".stage-pill").nth(7).click();
+    await other.page.waitForSelector('[data-testid="run-result"][data-state="done"]', { timeout: 60_000 });
+    assert.equal(await other.page.getByTestId("run-result").getAttribute("data-device"), "cpu");
     assert.match(await other.page.getByTestId("run-result").textContent(), /\[8, 64\]/);
+    assert.match(await other.page.getByTestId("run-result").textContent(), /CPU 内核解释器/);
     await shot(other.page, "23-no-webgpu", other.page.locator(".page-header"));
     assert.deepEqual(other.errors, []);
   } finally {

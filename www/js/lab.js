@@ -171,7 +171,8 @@ export function setupLab(ctx) {
     const entries = model.entries();
     fill(ui.events, ...calls.map(renderCall));
     fill(ui.entries, ...(entries.length ? entries.map(renderEntry) : [h("li", { class: "hint" }, t("lab.noEntries"))]));
-    fill(ui.chart, renderTimeline(calls, barLabel, { simulate: ui.simulate.checked }));
+    const device = ctx.tailor.device === "gpu" ? t("lab.runsOnGpu", ctx.tailor.webgpu.adapter) : t("lab.runsOnCpu");
+    fill(ui.chart, renderTimeline(calls, barLabel, { simulate: ui.simulate.checked }), h("p", { class: "hint" }, device));
     const warning = calls.find((c) => c.warning)?.warning;
     const limit = model.recompileLimit;
     fill(ui.limit,

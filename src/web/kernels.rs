@@ -1,0 +1,313 @@
+//! The kernel half of the JS API: lowering an entry for the device, running it against the
+//! CPU reference, and the views of its fusion groups, memory plan and WGSL.
+//!
+//! In: an entry's graph (or an eager capture), one call's sizes and data, a [`Device`].
+//! Out: [`Kernels`] to keep per entry, the reference outputs (`graph::eval`, the oracle),
+//! the largest difference between the two, and camelCase views for the page. Invariant:
+//! every text here is the compiler's own (`Schedule`'s `Display`, `emit_wgsl`); the page
+//! never re-derives a kernel, a size or a binding.
+
+use super::convert::{InputData, set, tensors_to_js, to_js};
+use super::device::{Device, Kernels, Ran};
+use crate::codegen::{self, Mode, Resource, Specialization};
+use crate::error::Error;
+use crate::graph::{self, Graph, Tensor};
+use crate::guard::CallShapes;
+use crate::lower::{self, Body, Role, Schedule};
+use crate::symbolic::{Bindings, Sym, ValueRange};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// Lowers `graph` for the ranges its guards promise and prepares it for `device`, in the
+/// entry's own mode: static kernels for a static entry, dynamic kernels for a dynamic one.
+pub(super) fn build(
+    device: &Device,
+    graph: &Graph,
+    ranges: &dyn Fn(Sym) -> ValueRange,
+) -> Result<Kernels, Error> {
+    let schedule = lower::lower(graph, ranges)?;
+    let mode = codegen::entry_mode(&schedule);
+    Ok(device.kernels(schedule, mode, &Bindings::new()))
+}
+
+/// The inputs of a call: the data a page passed, else seeded random values.
+pub(super) fn inputs(call: &CallShapes, data: InputData, seed: u64) -> Vec<Tensor> {
+    let shapes: Vec<(String, Vec<usize>)> = call
+        .inputs
+        .iter()
+        .map(|(n, d)| (n.clone(), d.iter().map(|&v| v as usize).collect()))
+        .collect();
+    let mut tensors = graph::random_inputs(&shapes, seed);
+    for (tensor, values) in tensors.iter_mut().zip(data) {
+        if let Some(values) = values {
+            tensor.data = values;
+        }
+    }
+    tensors
+}
+
+/// The CPU reference (`graph::eval`, op by op) of `graph` on `inputs`.
+pub(super) fn reference(
+    graph: &Graph,
+    call: &CallShapes,
+    inputs: &[Tensor],
+) -> Result<Vec<Tensor>, Error> {
+    let mut bindings = Bindings::new();
+    for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
+        for (expr, &value) in graph.shape(id).iter().zip(dims) {
+            if let Some(sym) = expr.as_sym() {
+                bindings.set(sym, value);
+            }
+        }
+    }
+    Ok(graph::eval(graph, &bindings, inputs)?)
+}
+
+/// The mode named `name` (`static`, `override`, `dynamic`).
+pub(super) fn parse_mode(name: &str) -> Option<Mode> {
+    Mode::ALL.into_iter().find(|mode| mode.name() == name)
+}
+
+/// Sets what a run adds to a result object: `outputs`, `device`, `maxAbsErr` (when checked
+/// against `expected`) and `kernelMs` / `timing` (when per-kernel times were measured).
+pub(super) fn set_run_fields(
+    result: &JsValue,
+    device: &Device,
+    ran: &Ran,
+    expected: Option<&[Tensor]>,
+) {
+    set(result, "outputs", &tensors_to_js(&ran.outputs));
+    set(result, "device", &JsValue::from_str(device.name()));
+    if let Some(expected) = expected {
+        let err = crate::runtime::max_abs_err(&ran.outputs, expected);
+        // JSON has no infinity: a shape mismatch or a NaN reads as `null`.
+        let err = if err.is_finite() {
+            JsValue::from(err)
+        } else {
+            JsValue::NULL
+        };
+        set(result, "maxAbsErr", &err);
+    }
+    if !ran.kernel_ms.is_empty() {
+        let times: Vec<KernelTime> = ran
+            .kernel_ms
+            .iter()
+            .map(|(kernel, ms)| KernelTime {
+                kernel: kernel.clone(),
+                ms: *ms,
+            })
+            .collect();
+        set(result, "kernelMs", &to_js(&times));
+        set(result, "timing", &JsValue::from_str(&ran.timing));
+    }
+}
+
+/// One kernel's measured time.
+#[derive(Serialize)]
+struct KernelTime {
+    kernel: String,
+    ms: f64,
+}
+
+/// One kernel of a schedule: what it fuses, its printed body and its dispatch.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct KernelView {
+    id: usize,
+    /// `k0_linear_relu`.
+    name: String,
+    /// Graph node ids computed here: the root, then the fused elementwise chain.
+    nodes: Vec<usize>,
+    /// Their names.
+    node_names: Vec<String>,
+    /// `map`, `gemm`, `rows` or `pool`.
+    kind: &'static str,
+    /// The kernel's lines of the schedule's text form (sizes, body, dispatch).
+    text: String,
+    /// The dispatch formula (workgroups).
+    workgroups: String,
+    /// Threads per workgroup.
+    workgroup_size: u32,
+    /// Buffers read.
+    reads: Vec<String>,
+    /// The buffer written.
+    writes: String,
+    /// Shape symbols the kernel depends on.
+    symbols: Vec<String>,
+}
+
+/// One tenant of a buffer in the memory plan.
+#[derive(Serialize)]
+pub(super) struct TenantView {
+    /// The graph node whose value it holds.
+    node: String,
+    /// The kernel that writes it.
+    from: usize,
+    /// The last kernel that reads it (`null`: the caller).
+    until: Option<usize>,
+}
+
+/// One buffer of the memory plan.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct BufferView {
+    name: String,
+    /// `input`, `param`, `output` or `temporary`.
+    role: &'static str,
+    /// Length in elements (symbolic).
+    len_elems: String,
+    /// The values it holds over time (a temporary may hold several).
+    tenants: Vec<TenantView>,
+}
+
+/// The lowered schedule of an entry.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ScheduleView {
+    /// `static` or `dynamic`: the mode the entry's kernels run in.
+    entry_mode: &'static str,
+    kernels: Vec<KernelView>,
+    buffers: Vec<BufferView>,
+    /// What lowering decided and why (fusions, folds).
+    notes: Vec<String>,
+    /// The whole text form, as the trace prints it.
+    text: String,
+}
+
+/// The lines of each kernel in the schedule's text form (its header excluded).
+fn kernel_lines(printed: &str, name: &str) -> String {
+    let header = format!("  {name}: ");
+    let lines: Vec<&str> = printed.lines().collect();
+    let Some(start) = lines.iter().position(|line| line.starts_with(&header)) else {
+        return String::new();
+    };
+    lines[start + 1..]
+        .iter()
+        .take_while(|line| line.starts_with("    "))
+        .map(|line| &line[4..])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub(super) fn schedule_view(schedule: &Schedule) -> ScheduleView {
+    let printed = schedule.to_string();
+    let name = |id: lower::BufferId| schedule.buffer(id).name.clone();
+    ScheduleView {
+        entry_mode: codegen::entry_mode(schedule).name(),
+        kernels: schedule
+            .kernels
+            .iter()
+            .map(|kernel| KernelView {
+                id: kernel.id,
+                name: kernel.name.clone(),
+                nodes: kernel.nodes.iter().map(|n| n.index()).collect(),
+                node_names: kernel.node_names.clone(),
+                kind: match kernel.body {
+                    Body::Map { .. } => "map",
+                    Body::Gemm(_) => "gemm",
+                    Body::Rows(_) => "rows",
+                    Body::Pool(_) => "pool",
+                },
+                text: kernel_lines(&printed, &kernel.name),
+                workgroups: kernel.workgroups.to_string(),
+                workgroup_size: kernel.workgroup_size,
+                reads: kernel
+                    .reads()
+                    .into_iter()
+                    .filter(|&id| id != kernel.output)
+                    .map(name)
+                    .collect(),
+                writes: name(kernel.output),
+                symbols: kernel.shape_syms().iter().map(Sym::to_string).collect(),
+            })
+            .collect(),
+        buffers: schedule
+            .buffers
+            .iter()
+            .enumerate()
+            .map(|(id, buffer)| BufferView {
+                name: buffer.name.clone(),
+                role: match buffer.role {
+                    Role::Input(_) => "input",
+                    Role::Param(_) => "param",
+                    Role::Output(_) => "output",
+                    Role::Temp => "temporary",
+                },
+                len_elems: buffer.len_elems.to_string(),
+                tenants: schedule
+                    .placements
+                    .iter()
+                    .filter(|p| p.buffer.index() == id)
+                    .map(|p| TenantView {
+                        node: p.node_name.clone(),
+                        from: p.first_kernel,
+                        until: p.last_kernel,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        notes: schedule.notes.clone(),
+        text: printed,
+    }
+}
+
+/// One resource binding of a kernel.
+#[derive(Serialize)]
+pub(super) struct BindingView {
+    binding: usize,
+    /// `read`, `read_write` or `uniform`.
+    access: &'static str,
+    /// The WGSL name (`in0`, `p_layers_0_weight`, `dims`).
+    name: String,
+}
+
+/// The WGSL of one kernel in one mode.
+#[derive(Serialize)]
+pub(super) struct WgslView {
+    kernel: String,
+    mode: &'static str,
+    source: String,
+    /// Symbols the host supplies (override constants or `dims` fields), in order.
+    symbols: Vec<String>,
+    bindings: Vec<BindingView>,
+}
+
+/// Every kernel's WGSL in `mode`; static code bakes in `bindings`.
+pub(super) fn wgsl_views(schedule: &Schedule, mode: Mode, bindings: &Bindings) -> Vec<WgslView> {
+    let spec = match mode {
+        Mode::Static => Specialization::Static(bindings),
+        Mode::Override => Specialization::Override,
+        Mode::Dynamic => Specialization::Dynamic,
+    };
+    codegen::emit_schedule(schedule, &spec)
+        .into_iter()
+        .map(|wgsl| WgslView {
+            kernel: wgsl.kernel,
+            mode: wgsl.mode.name(),
+            symbols: wgsl.symbols.iter().map(Sym::to_string).collect(),
+            bindings: wgsl
+                .resources
+                .iter()
+                .enumerate()
+                .map(|(binding, resource)| match resource {
+                    Resource::Read(id) => BindingView {
+                        binding,
+                        access: "read",
+                        name: schedule.buffer(*id).name.clone(),
+                    },
+                    Resource::Write(id) => BindingView {
+                        binding,
+                        access: "read_write",
+                        name: schedule.buffer(*id).name.clone(),
+                    },
+                    Resource::Dims => BindingView {
+                        binding,
+                        access: "uniform",
+                        name: "dims".into(),
+                    },
+                })
+                .collect(),
+            source: wgsl.source,
+        })
+        .collect()
+}

@@ -1,0 +1,272 @@
+// The benchmark view: the material's demo (SimpleNet; warm-up 8, 8, then batches
+// 8, 16, 32, 16, 8, 64, 16, 8 three times each) under dynamic=False and dynamic=True, each
+// from a cold kernel cache, with T_total = T_compile + Σ T_run + Σ T_recompile from the
+// measured calls; then the three kernel specialisations (static / override / dynamic WGSL)
+// compared per shape in the steady state. Everything goes through the JS API (model.call,
+// compilation.run), one awaited call at a time, so the page keeps painting. Without WebGPU
+// the same runs use the CPU kernel interpreter, and the view says GPU timings are missing.
+
+import { fill, formatMs, h, m, s, yieldToBrowser } from "./dom.js";
+import { t } from "./i18n.js";
+import { MODES } from "./kernels.js";
+
+const WARM_UP = [8, 8];
+const BATCHES = [8, 16, 32, 16, 8, 64, 16, 8];
+const RUNS_PER_BATCH = 3;
+const SHAPES = [8, 16, 32, 64];
+const STEADY_RUNS = 10;
+
+const $ = (id) => document.getElementById(id);
+const modeName = (dynamic) => `dynamic=${dynamic === "true" ? "True" : "False"}`;
+
+/** The demo under one policy, from a cold kernel cache: per call, action and times. */
+async function demo(ctx, dynamic, alive) {
+  await ctx.tailor.clearKernelCache();
+  const model = ctx.tailor.compile(ctx.presets[0].source, { dynamic });
+  try {
+    const plan = [...WARM_UP.map((b) => [b, false]), ...BATCHES.flatMap((b) => Array(RUNS_PER_BATCH).fill([b, true]))];
+    const calls = [];
+    for (const [batch, measured] of plan) {
+      if (!alive()) return null;
+      const r = await model.call(`x=${batch},64`);
+      calls.push({ batch, measured, action: r.action, ms: r.ms });
+      await yieldToBrowser();
+    }
+    return summarise(dynamic, calls);
+  } finally {
+    model.free();
+  }
+}
+
+function summarise(dynamic, calls) {
+  const compiles = calls.filter((c) => c.action === "compile");
+  const cost = (c) => c.ms.guard + c.ms.compile + c.ms.run;
+  const first = compiles[0]?.ms.compile ?? 0;
+  const recompile = compiles.slice(1).reduce((sum, c) => sum + c.ms.compile, 0);
+  const run = calls.reduce((sum, c) => sum + c.ms.guard + c.ms.run, 0);
+  return {
+    dynamic,
+    calls,
+    compiles: compiles.length,
+    first,
+    recompile,
+    run,
+    total: first + recompile + run,
+    measured: calls.filter((c) => c.measured).reduce((sum, c) => sum + cost(c), 0),
+  };
+}
+
+/** The mean of the middle of `samples` (the slowest and fastest fifth dropped). */
+function trimmedMean(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const cut = Math.floor(sorted.length / 5);
+  const middle = sorted.slice(cut, sorted.length - cut);
+  return middle.reduce((sum, v) => sum + v, 0) / middle.length;
+}
+
+/** Steady-state time per call of each specialisation (one mode on the CPU) at each shape. */
+async function specialisations(ctx, alive, progress) {
+  // Cold, so that each mode's first build pays for its pipelines.
+  await ctx.tailor.clearKernelCache();
+  const model = ctx.tailor.compile(ctx.presets[0].source, { dynamic: "true" });
+  const compilation = model.trace("x=8,64");
+  const modes = ctx.tailor.device === "gpu" ? MODES : ["dynamic"];
+  try {
+    const rows = [];
+    for (const batch of SHAPES) {
+      const row = { batch, modes: {} };
+      for (const mode of modes) {
+        if (!alive()) return null;
+        const options = { mode, shapes: `x=${batch},64` };
+        const first = await compilation.run({ ...options, check: true });
+        const samples = [];
+        for (let i = 0; i < STEADY_RUNS; i++) {
+          samples.push((await compilation.run({ ...options, check: false })).ms.run);
+          await yieldToBrowser();
+        }
+        row.modes[mode] = { build: first.ms.build, steady: trimmedMean(samples), maxAbsErr: first.maxAbsErr };
+        progress();
+      }
+      rows.push(row);
+    }
+    return { modes, rows };
+  } finally {
+    compilation.free();
+    model.free();
+  }
+}
+
+/** Horizontal stacked bars, one per policy: T_compile, Σ T_recompile, Σ T_run. */
+function totalsChart(results) {
+  const parts = [["first", "part-compile"], ["recompile", "part-recompile"], ["run", "part-run"]];
+  const width = 640;
+  const left = 120;
+  const barH = 28;
+  const height = 24 + results.length * (barH + 16);
+  const top = Math.max(...results.map((r) => r.total)) || 1;
+  const x = (ms) => ((width - left - 90) * ms) / top;
+  const svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, class: "bench-svg totals" },
+    s("title", {}, t("bench.totalsTitle")));
+  results.forEach((r, i) => {
+    const y = 12 + i * (barH + 16);
+    const bar = s("g", { class: "bench-bar", dataset: { dynamic: r.dynamic } },
+      s("text", { x: left - 8, y: y + barH / 2 + 4, "text-anchor": "end", class: "axis" }, modeName(r.dynamic)));
+    let offset = left;
+    for (const [key, cls] of parts) {
+      const w = x(r[key]);
+      if (w <= 0) continue;
+      bar.append(s("rect", { x: offset, y, width: Math.max(1, w), height: barH, class: cls },
+        s("title", {}, `${t(`bench.part.${key}`)}: ${formatMs(r[key])}`)));
+      offset += w;
+    }
+    bar.append(s("text", { x: offset + 6, y: y + barH / 2 + 4, class: "axis value" }, formatMs(r.total)));
+    svg.append(bar);
+  });
+  const legend = h("ul", { class: "legend" },
+    ...parts.map(([key, cls]) => h("li", {}, h("span", { class: `swatch ${cls}` }), t(`bench.part.${key}`))));
+  return h("div", {}, h("div", { class: "chart-scroll" }, svg), legend);
+}
+
+/** `T_total = a + b + c = d ms` with the measured numbers, as MathML. */
+function formula(r) {
+  const num = (ms) => m("mn", {}, ms.toFixed(2));
+  const term = (sub) => m("msub", {}, m("mi", {}, "T"), m("mtext", {}, sub));
+  return m("math", { display: "block", class: "formula filled", "aria-label": `T total ${r.total.toFixed(2)} ms` },
+    m("mrow", {}, term("total"), m("mo", {}, "="), num(r.first), m("mo", {}, "+"), num(r.run), m("mo", {}, "+"),
+      num(r.recompile), m("mo", {}, "="), num(r.total), m("mtext", {}, "\u2009ms")));
+}
+
+/** Grouped vertical bars: per shape, the steady time of each specialisation. */
+function specialisationChart(result) {
+  const groupW = result.modes.length * 26 + 24;
+  const left = 68;
+  const height = 220;
+  const plot = height - 56;
+  const width = left + result.rows.length * groupW + 12;
+  const top = Math.max(...result.rows.flatMap((row) => Object.values(row.modes).map((v) => v.steady))) || 1;
+  const y = (ms) => 16 + plot * (1 - ms / top);
+  const svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, class: "bench-svg specialisations" },
+    s("title", {}, t("bench.specTitle")));
+  for (const value of [0, top / 2, top]) {
+    svg.append(s("line", { x1: left - 4, x2: width - 8, y1: y(value), y2: y(value), class: "grid" }),
+      s("text", { x: left - 8, y: y(value) + 4, "text-anchor": "end", class: "axis" }, formatMs(value)));
+  }
+  result.rows.forEach((row, i) => {
+    const x0 = left + i * groupW + 12;
+    const group = s("g", { class: "bench-group", dataset: { batch: row.batch } });
+    result.modes.forEach((mode, k) => {
+      const v = row.modes[mode];
+      group.append(s("rect", { x: x0 + k * 26, y: y(v.steady), width: 22, height: Math.max(1, y(0) - y(v.steady)), class: `spec-${mode}`, dataset: { mode } },
+        s("title", {}, `x=${row.batch},64 ${mode}: ${formatMs(v.steady)}`)));
+    });
+    group.append(s("text", { x: x0 + (result.modes.length * 26) / 2 - 2, y: height - 22, "text-anchor": "middle", class: "axis" }, `B=${row.batch}`));
+    svg.append(group);
+  });
+  const legend = h("ul", { class: "legend" },
+    ...result.modes.map((mode) => h("li", {}, h("span", { class: `swatch spec-${mode}` }), result.modes.length === 1 ? t("bench.cpuSeries") : mode)));
+  return h("div", {}, h("div", { class: "chart-scroll" }, svg), legend);
+}
+
+export function setupBench(ctx) {
+  const ui = {
+    run: $("bench-run"),
+    status: $("bench-status"),
+    device: $("bench-device"),
+    chart: $("bench-chart"),
+    totals: $("bench-totals"),
+    spec: $("bench-specialisations"),
+  };
+  let last = null;
+  let running = false;
+  let generation = 0;
+
+  function renderDevice() {
+    const gpu = ctx.tailor?.device === "gpu";
+    const webgpu = ctx.tailor?.webgpu;
+    ui.device.dataset.device = gpu ? "gpu" : "cpu";
+    fill(ui.device, gpu ? t("bench.onGpu", webgpu?.adapter ?? "WebGPU") : t("bench.onCpu", webgpu?.reason ?? ""));
+    ui.device.classList.toggle("note", !gpu);
+  }
+
+  function render() {
+    renderDevice();
+    if (!last) {
+      fill(ui.chart, h("p", { class: "hint" }, t("bench.empty")));
+      fill(ui.totals);
+      fill(ui.spec);
+      return;
+    }
+    const [fixed, dynamic] = last.demo;
+    const rows = last.demo.map((r) => h("tr", { dataset: { dynamic: r.dynamic } },
+      h("th", { scope: "row" }, modeName(r.dynamic)),
+      h("td", {}, String(r.compiles)), h("td", {}, formatMs(r.first)), h("td", {}, formatMs(r.recompile)),
+      h("td", {}, formatMs(r.run)), h("td", {}, formatMs(r.total)), h("td", {}, formatMs(r.measured))));
+    fill(ui.chart, totalsChart(last.demo));
+    fill(ui.totals,
+      h("div", { class: "table-scroll" }, h("table", { class: "compare" },
+        h("thead", {}, h("tr", {}, ...["compare.mode", "compare.compiles", "compare.first", "compare.recompile", "compare.run", "compare.total", "bench.measured"].map((key) => h("th", { scope: "col" }, t(key))))),
+        h("tbody", {}, ...rows))),
+      ...last.demo.flatMap((r) => [h("p", { class: "formula-label" }, modeName(r.dynamic)), formula(r)]),
+      h("p", { class: "bench-ratio" }, t("bench.ratio", (fixed.measured / Math.max(dynamic.measured, 1e-9)).toFixed(2), (fixed.total / Math.max(dynamic.total, 1e-9)).toFixed(2))));
+    const spec = last.spec;
+    const series = spec.modes.length === 1 ? ["cpu"] : spec.modes;
+    const head = ["bench.shape", ...series.flatMap((name) => [`bench.steady.${name}`, `bench.build.${name}`]), "bench.err"];
+    const specRows = spec.rows.map((row) => h("tr", { dataset: { batch: row.batch } },
+      h("th", { scope: "row" }, h("code", {}, `x=${row.batch},64`)),
+      ...spec.modes.flatMap((mode) => [h("td", {}, formatMs(row.modes[mode].steady)), h("td", {}, formatMs(row.modes[mode].build))]),
+      h("td", {}, h("code", {}, Math.max(...spec.modes.map((mode) => row.modes[mode].maxAbsErr ?? Infinity)).toExponential(1)))));
+    fill(ui.spec,
+      specialisationChart(spec),
+      h("div", { class: "table-scroll" }, h("table", { class: "compare" },
+        h("thead", {}, h("tr", {}, ...head.map((key) => h("th", { scope: "col" }, t(key))))),
+        h("tbody", {}, ...specRows))),
+      h("p", { class: "hint" }, t(spec.modes.length === 1 ? "bench.specCpu" : "bench.specNote", STEADY_RUNS)));
+  }
+
+  async function run() {
+    if (running || !ctx.tailor) return;
+    running = true;
+    ui.run.disabled = true;
+    const mine = ++generation;
+    const alive = () => mine === generation;
+    const started = performance.now();
+    try {
+      await ctx.guarded(async () => {
+        const results = [];
+        for (const dynamic of ["false", "true"]) {
+          ui.status.textContent = t("bench.runningDemo", modeName(dynamic));
+          const result = await demo(ctx, dynamic, alive);
+          if (!result) return;
+          results.push(result);
+        }
+        let done = 0;
+        const total = SHAPES.length * (ctx.tailor.device === "gpu" ? MODES.length : 1);
+        ui.status.textContent = t("bench.runningSpec", 0, total);
+        const spec = await specialisations(ctx, alive, () => {
+          done += 1;
+          ui.status.textContent = t("bench.runningSpec", done, total);
+        });
+        if (!spec) return;
+        last = { demo: results, spec };
+        ui.status.textContent = t("bench.done", formatMs(performance.now() - started));
+      });
+    } catch (error) {
+      ui.status.textContent = error?.message ?? String(error);
+    } finally {
+      running = false;
+      ui.run.disabled = false;
+      // Counts finished runs on <section id="bench" data-runs>, so tests can wait for one.
+      const section = $("bench");
+      section.dataset.runs = String(Number(section.dataset.runs ?? 0) + 1);
+    }
+    render();
+  }
+
+  ui.run.addEventListener("click", run);
+  ui.run.disabled = false;
+  ctx.onRestart.push(() => {
+    generation += 1;
+  });
+  ctx.rerender.push(render);
+  render();
+}

@@ -1,0 +1,245 @@
+// The step-through's kernel stages, from the compilation's own data (`Compilation.schedule`,
+// `.wgsl(mode)`, `.run(options)`): the fusion groups and memory plan, the WGSL of each kernel
+// (syntax highlighted; a switch re-emits it static / override / dynamic), and a run of the
+// entry's kernels on WebGPU (or the CPU kernel interpreter) checked against the CPU
+// reference. Highlighting builds spans from text nodes: the WGSL carries user identifiers.
+
+import { fill, formatMs, h } from "./dom.js";
+import { t } from "./i18n.js";
+
+export const MODES = ["static", "override", "dynamic"];
+
+// WGSL tokens worth a colour; everything else stays plain text.
+const TOKEN = new RegExp(
+  [
+    String.raw`(?<comment>\/\/[^\n]*)`,
+    String.raw`(?<attr>@[A-Za-z_]+)`,
+    String.raw`(?<keyword>\b(?:fn|let|var|const|override|struct|if|else|for|while|loop|return|break|continue|switch|case|default|select)\b)`,
+    String.raw`(?<type>\b(?:f32|i32|u32|bool|vec[234](?:[fiu])?|array|atomic|storage|uniform|workgroup|read_write|read)\b)`,
+    String.raw`(?<number>\b\d+(?:\.\d+)?(?:e[+-]?\d+)?[iuf]?\b)`,
+    String.raw`(?<call>\b[A-Za-z_][A-Za-z0-9_]*(?=\())`,
+  ].join("|"),
+  "g",
+);
+
+/** WGSL source as a `<code>` of coloured spans and plain text nodes. */
+export function highlightWgsl(source) {
+  const code = h("code", { class: "wgsl" });
+  let last = 0;
+  for (const match of source.matchAll(TOKEN)) {
+    if (match.index > last) code.append(source.slice(last, match.index));
+    const kind = Object.entries(match.groups).find(([, text]) => text !== undefined)[0];
+    code.append(h("span", { class: `tok-${kind}` }, match[0]));
+    last = match.index + match[0].length;
+  }
+  if (last < source.length) code.append(source.slice(last));
+  return code;
+}
+
+/** The schedule, or `{ error }` when the entry could not be lowered. */
+function schedule(ctx) {
+  if (!ctx.compilation) return null;
+  if (!ctx.schedule) {
+    try {
+      ctx.schedule = ctx.compilation.schedule;
+    } catch (error) {
+      ctx.schedule = { error: ctx.asError(error) };
+    }
+  }
+  return ctx.schedule;
+}
+export { schedule as kernelSchedule };
+
+const failed = (error) => h("p", { class: "error" }, `${t("kind." + error.kind)}: ${error.message}`);
+
+/** The fusion stage: one card per kernel, then the memory plan and lowering's notes. */
+export function renderFusion(ctx, container) {
+  const plan = schedule(ctx);
+  if (!plan) return fill(container);
+  if (plan.error) return fill(container, failed(plan.error));
+  const cards = plan.kernels.map((kernel) =>
+    h("li", { class: `kernel-card group-${kernel.id % 6}`, dataset: { kernel: kernel.id } },
+      h("div", { class: "kernel-head" },
+        h("span", { class: `swatch group-${kernel.id % 6}`, "aria-hidden": "true" }),
+        h("code", { class: "kernel-name" }, kernel.name),
+        h("span", { class: "badge" }, t(`fusion.kind.${kernel.kind}`))),
+      h("p", {}, t("fusion.fuses"), " ", ...kernel.nodeNames.flatMap((name, i) => [i ? " + " : "", h("code", {}, `%${name}`)])),
+      h("p", { class: "hint" }, t("fusion.io", kernel.reads.join(", "), kernel.writes)),
+      h("pre", { class: "trace kernel-body" }, kernel.text)));
+  const rows = plan.buffers.map((buffer) =>
+    h("tr", { dataset: { role: buffer.role } },
+      h("th", { scope: "row" }, h("code", {}, buffer.name)),
+      h("td", {}, t(`fusion.role.${buffer.role}`)),
+      h("td", {}, h("code", {}, buffer.lenElems)),
+      h("td", {}, ...buffer.tenants.flatMap((tenant, i) => [
+        i ? h("br") : null,
+        h("code", {}, `%${tenant.node}`), ` k${tenant.from} → ${tenant.until === null ? t("fusion.caller") : `k${tenant.until}`}`,
+      ]))));
+  fill(container,
+    h("p", {}, t("fusion.summary", plan.kernels.length, plan.entryMode)),
+    h("ol", { class: "kernel-cards" }, ...cards),
+    h("h4", {}, t("fusion.plan")),
+    h("div", { class: "table-scroll" }, h("table", { class: "compare memory-plan" },
+      h("thead", {}, h("tr", {}, ...["fusion.buffer", "fusion.holds", "fusion.elements", "fusion.tenants"].map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, ...rows))),
+    plan.notes.length ? h("h4", {}, t("fusion.notes")) : null,
+    plan.notes.length ? h("ul", { class: "notes" }, ...plan.notes.map((note) => h("li", {}, h("code", {}, note)))) : null);
+}
+
+/** Colours each graph node by the kernel that computes it (the fusion groups). */
+export function colourGroups(ctx, graph) {
+  const plan = schedule(ctx);
+  if (!plan || plan.error) return;
+  for (const kernel of plan.kernels) {
+    for (const node of kernel.nodes) {
+      const box = graph.querySelector(`[data-node="${node}"]`);
+      if (!box) continue;
+      box.classList.add("grouped", `group-${kernel.id % 6}`);
+      box.dataset.kernel = kernel.name;
+    }
+  }
+}
+
+/** Source lines of the nodes that kernels compute. */
+export function kernelLines(ctx) {
+  const plan = schedule(ctx);
+  const lines = new Set();
+  if (!plan || plan.error) return lines;
+  for (const kernel of plan.kernels) {
+    for (const id of kernel.nodes) {
+      const span = ctx.view.nodes[id]?.span;
+      if (span) lines.add(span.line);
+    }
+  }
+  return lines;
+}
+
+/** The WGSL stage: a mode switch, then each kernel's source in that mode. */
+export function renderWgsl(ctx, container) {
+  const plan = schedule(ctx);
+  if (!plan) return fill(container);
+  if (plan.error) return fill(container, failed(plan.error));
+  const mode = MODES.includes(ctx.wgslMode) ? ctx.wgslMode : plan.entryMode;
+  let kernels;
+  try {
+    kernels = ctx.compilation.wgsl(mode);
+  } catch (error) {
+    return fill(container, failed(ctx.asError(error)));
+  }
+  container.dataset.mode = mode;
+  const name = `emit-mode-${ctx.instance}`;
+  const switcher = h("fieldset", { class: "emit-modes", "aria-describedby": "emit-mode-help" },
+    h("legend", {}, t("wgsl.legend")),
+    ...MODES.map((value) =>
+      h("label", { class: "inline" },
+        h("input", {
+          type: "radio", name, value, checked: value === mode, "data-testid": `wgsl-mode-${value}`,
+          onchange: () => {
+            ctx.wgslMode = value;
+            renderWgsl(ctx, container);
+            container.querySelector(`input[value="${value}"]`)?.focus();
+          },
+        }),
+        ` ${t("kernels.mode." + value)}`,
+        value === plan.entryMode ? h("span", { class: "badge" }, t("wgsl.entryMode")) : null)));
+  const sections = kernels.map((wgsl) =>
+    h("section", { class: "wgsl-kernel", dataset: { kernel: wgsl.kernel } },
+      h("h5", {}, h("code", {}, wgsl.kernel)),
+      h("p", { class: "hint" },
+        t("wgsl.bindings"), " ",
+        ...wgsl.bindings.flatMap((b, i) => [i ? ", " : "", h("code", {}, `@binding(${b.binding}) ${b.name}`), ` (${b.access})`]),
+        wgsl.symbols.length ? h("br") : null,
+        wgsl.symbols.length ? t(`wgsl.symbols.${mode}`, wgsl.symbols.join(", ")) : null),
+      h("pre", { class: "trace wgsl-source", tabindex: 0 }, highlightWgsl(wgsl.source))));
+  const noSymbols = plan.kernels.every((kernel) => kernel.symbols.length === 0);
+  fill(container,
+    switcher,
+    h("p", { id: "emit-mode-help", class: "hint" }, t(`wgsl.about.${mode}`)),
+    noSymbols ? h("p", { class: "note" }, t("wgsl.staticEntry")) : null,
+    ...sections);
+}
+
+/** Starts the run stage's run once per compilation; `onDone` re-renders. */
+export function ensureRun(ctx, onDone) {
+  const compilation = ctx.compilation;
+  if (!compilation || ctx.runResult || ctx.runPending === compilation) return;
+  ctx.runPending = compilation;
+  runOnce(ctx, compilation).then(onDone);
+}
+
+async function runOnce(ctx, compilation) {
+  let result;
+  try {
+    result = await compilation.run({ check: true, timing: true });
+  } catch (error) {
+    result = { error: ctx.asError(error) };
+  }
+  if (ctx.compilation !== compilation) return;
+  ctx.runPending = null;
+  ctx.runResult = result;
+  ctx.runs = (ctx.runs ?? 0) + 1;
+}
+
+/** Runs the compilation's kernels again (the steady state: pipelines already exist). */
+export function runAgain(ctx, onDone) {
+  if (!ctx.compilation || ctx.runPending) return;
+  ctx.runResult = null;
+  ensureRun(ctx, onDone);
+  onDone();
+}
+
+/** The relative tolerance the page accepts (the GPU tests' `GPU_TOLERANCE`). */
+const TOLERANCE = 2e-3;
+
+/** The run stage: where it ran, outputs vs reference, max abs error, times. */
+export function renderRun(ctx, container, onDone) {
+  const result = ctx.runResult;
+  const webgpu = ctx.tailor?.webgpu;
+  const gpu = ctx.tailor?.device === "gpu";
+  const where = gpu
+    ? h("p", { class: "run-device gpu" }, t("run.onGpu", webgpu?.adapter ?? ctx.tailor.adapter?.name ?? "WebGPU"))
+    : h("p", { class: "run-device cpu note" }, t("run.onCpu", webgpu?.reason ?? ""));
+  container.dataset.device = ctx.tailor?.device ?? "cpu";
+  if (!result) {
+    container.dataset.state = "running";
+    return fill(container, where, h("p", { class: "hint" }, t(gpu ? "run.runningGpu" : "run.runningCpu")));
+  }
+  if (result.error) {
+    container.dataset.state = "error";
+    return fill(container, where, h("p", { class: "error" }, t("run.failed") + result.error.message));
+  }
+  container.dataset.state = "done";
+  let largest = 1;
+  for (const output of result.outputs) for (const value of output.data) largest = Math.max(largest, Math.abs(value));
+  const bound = TOLERANCE * largest;
+  const ok = result.maxAbsErr !== null && result.maxAbsErr <= bound;
+  container.dataset.check = ok ? "pass" : "fail";
+  const outputs = result.outputs.map((output, i) => {
+    const first = Array.from(output.data.slice(0, 6), (v) => v.toFixed(4)).join(", ");
+    const reference = result.referenceShapes?.[i] ?? [];
+    return h("tr", {},
+      h("th", { scope: "row" }, String(i)),
+      h("td", {}, h("code", {}, `[${output.shape.join(", ")}]`)),
+      h("td", {}, h("code", {}, `[${reference.join(", ")}]`)),
+      h("td", { class: "hint" }, `${first}${output.data.length > 6 ? ", …" : ""}`));
+  });
+  const kernelTimes = result.kernelMs?.length
+    ? h("details", { class: "kernel-times" },
+      h("summary", {}, t("run.kernelTimes", t(`run.timing.${result.timing}`))),
+      h("ul", {}, ...result.kernelMs.map((k) => h("li", {}, h("code", {}, k.kernel), ` ${formatMs(k.ms)}`))))
+    : null;
+  fill(container,
+    where,
+    h("div", { class: "table-scroll" }, h("table", { class: "compare outputs" },
+      h("thead", {}, h("tr", {}, ...["run.output", "run.shape", "run.referenceShape", "run.first"].map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, ...outputs))),
+    h("p", { class: `check ${ok ? "pass" : "fail"}` },
+      h("strong", {}, ok ? "✓ " : "✗ "),
+      t("run.maxAbsErr"), " ", h("code", { class: "max-abs-err" }, result.maxAbsErr === null ? "∞" : result.maxAbsErr.toExponential(2)),
+      ` ${t("run.tolerance", bound.toExponential(1))}`),
+    h("p", {}, gpu
+      ? t("run.times", formatMs(result.ms.run), formatMs(result.ms.build), formatMs(result.ms.reference))
+      : t("run.timesCpu", formatMs(result.ms.run), formatMs(result.ms.reference))),
+    kernelTimes,
+    h("button", { type: "button", class: "secondary", onclick: () => runAgain(ctx, onDone) }, t("run.again")));
+}
