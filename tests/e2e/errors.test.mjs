@@ -113,6 +113,8 @@ test("text that looks like markup stays text", async () => {
   await compileSource(page, source.replace("return x + s", "return x + 1"), "x=8");
   assert.equal(await shownError(page), null);
   assert.ok((await page.locator("#source-view").textContent()).includes(xss));
+  for (const stage of [5, 6, 7]) await page.locator(".stage-pill").nth(stage).click();
+  await page.waitForSelector('[data-testid="run-result"]:is([data-state="done"], [data-state="error"])', { timeout: 120_000 });
   await page.getByTestId("cache-sequence").fill(`x=8 ${name}=3`);
   await page.getByTestId("cache-run").click();
   await page.waitForFunction(() => /unknown input/.test(document.getElementById("lab-status").textContent));

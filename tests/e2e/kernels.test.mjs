@@ -49,6 +49,13 @@ async function runStage(p) {
 test("WebGPU is used when the browser has it, and the banner says so", async () => {
   const device = await page.evaluate(() => window.tailorPage.tailor.device);
   const banner = page.getByTestId("webgpu-status");
+  const asked = await page.evaluate(async () => {
+    const tailor = await window.tailorPage.bindings.Tailor.create({ device: "cpu" });
+    const device = tailor.device;
+    tailor.free();
+    return device;
+  });
+  assert.equal(asked, "cpu", "device: 'cpu' is honoured");
   if (webgpu) {
     assert.equal(device, "gpu");
     assert.equal(await banner.getAttribute("data-state"), "gpu");
@@ -185,6 +192,9 @@ test("without WebGPU the kernels run on the CPU interpreter and the benchmark sa
   try {
     const p = other.page;
     assert.equal(await p.evaluate(() => window.tailorPage.tailor.device), "cpu");
+    const refused = await p.evaluate(() =>
+      window.tailorPage.bindings.Tailor.create({ device: "gpu" }).then(() => "created", (error) => `${error.kind}: ${error.message}`));
+    assert.match(refused, /^device: device 'gpu': this browser has no WebGPU/);
     await pill(p, FUSION);
     assert.equal(await kernels(p).locator(".kernel-card").count(), 2);
     await pill(p, WGSL);

@@ -179,6 +179,12 @@ export function setupBench(ctx) {
   let last = null;
   let running = false;
   let generation = 0;
+  /** The status line as a function, so that it follows the language switch. */
+  let status = () => "";
+  const say = (text) => {
+    status = text;
+    ui.status.textContent = status();
+  };
 
   function renderDevice() {
     const gpu = ctx.tailor?.device === "gpu";
@@ -189,6 +195,7 @@ export function setupBench(ctx) {
   }
 
   function render() {
+    ui.status.textContent = status();
     renderDevice();
     if (!last) {
       fill(ui.chart, h("p", { class: "hint" }, t("bench.empty")));
@@ -234,24 +241,26 @@ export function setupBench(ctx) {
       await ctx.guarded(async () => {
         const results = [];
         for (const dynamic of ["false", "true"]) {
-          ui.status.textContent = t("bench.runningDemo", modeName(dynamic));
+          say(() => t("bench.runningDemo", modeName(dynamic)));
           const result = await demo(ctx, dynamic, alive);
           if (!result) return;
           results.push(result);
         }
         let done = 0;
         const total = SHAPES.length * (ctx.tailor.device === "gpu" ? MODES.length : 1);
-        ui.status.textContent = t("bench.runningSpec", 0, total);
+        say(() => t("bench.runningSpec", done, total));
         const spec = await specialisations(ctx, alive, () => {
           done += 1;
-          ui.status.textContent = t("bench.runningSpec", done, total);
+          say(() => t("bench.runningSpec", done, total));
         });
         if (!spec) return;
         last = { demo: results, spec };
-        ui.status.textContent = t("bench.done", formatMs(performance.now() - started));
+        const took = formatMs(performance.now() - started);
+        say(() => t("bench.done", took));
       });
     } catch (error) {
-      ui.status.textContent = error?.message ?? String(error);
+      const message = error?.message ?? String(error);
+      say(() => message);
     } finally {
       running = false;
       ui.run.disabled = false;

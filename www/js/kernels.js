@@ -23,7 +23,7 @@ const TOKEN = new RegExp(
 );
 
 /** WGSL source as a `<code>` of coloured spans and plain text nodes. */
-export function highlightWgsl(source) {
+function highlightWgsl(source) {
   const code = h("code", { class: "wgsl" });
   let last = 0;
   for (const match of source.matchAll(TOKEN)) {
@@ -48,7 +48,6 @@ function schedule(ctx) {
   }
   return ctx.schedule;
 }
-export { schedule as kernelSchedule };
 
 const failed = (error) => h("p", { class: "error" }, `${t("kind." + error.kind)}: ${error.message}`);
 
@@ -181,7 +180,7 @@ async function runOnce(ctx, compilation) {
 }
 
 /** Runs the compilation's kernels again (the steady state: pipelines already exist). */
-export function runAgain(ctx, onDone) {
+function runAgain(ctx, onDone) {
   if (!ctx.compilation || ctx.runPending) return;
   ctx.runResult = null;
   ensureRun(ctx, onDone);
