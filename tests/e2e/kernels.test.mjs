@@ -167,6 +167,33 @@ test("model.call runs the entry's kernels and checks them against the reference"
   assert.equal(results[1].ms.build, 0, "a hit reuses the entry's kernels");
 });
 
+test("every preset's kernels emit WGSL in each mode and match the reference", { timeout: 180_000 }, async () => {
+  const results = await page.evaluate(async () => {
+    const { tailor, bindings } = window.tailorPage;
+    const out = [];
+    for (const preset of bindings.Tailor.presets()) {
+      const model = tailor.compile(preset.source, { dynamic: "true" });
+      const c = model.trace(preset.shapes);
+      const kernels = c.schedule.kernels.length;
+      const emitted = ["static", "override", "dynamic"].map((mode) => c.wgsl(mode).length);
+      const r = await c.run({ check: true });
+      let largest = 1;
+      for (const output of r.outputs) for (const v of output.data) largest = Math.max(largest, Math.abs(v));
+      out.push({ id: preset.id, kernels, emitted, device: r.device, err: r.maxAbsErr, bound: 2e-3 * largest });
+      c.free();
+      model.free();
+    }
+    return out;
+  });
+  assert.equal(results.length, 5);
+  for (const r of results) {
+    assert.ok(r.kernels >= 1, r.id);
+    assert.deepEqual(r.emitted, [r.kernels, r.kernels, r.kernels], `${r.id}: WGSL per kernel in each mode`);
+    assert.equal(r.device, webgpu ? "gpu" : "cpu");
+    assert.ok(r.err !== null && r.err <= r.bound, `${r.id}: max abs err ${r.err} > ${r.bound}`);
+  }
+});
+
 test("the benchmark runs the material's demo and fills its charts", { timeout: BENCH_TIMEOUT_MS }, async () => {
   await page.locator("#bench").scrollIntoViewIfNeeded();
   await page.getByTestId("bench-run").click();
