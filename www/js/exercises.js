@@ -207,9 +207,18 @@ export function setupExercises(ctx, { progress, showLink }) {
   });
   for (const control of [ui.difficulty, ui.next, ui.share]) control.disabled = false;
 
+  /** Opens the exercise a link names (on load, or a link followed within the page). */
+  async function openShared(shared) {
+    await open(shared, { write: false });
+    ui.panel.scrollIntoView({ block: "start" });
+  }
   const shared = fromFragment(kinds);
-  open(shared ?? { kind: kinds[0], seed: randomSeed(), difficulty: "easy" }, { write: false }).then(() => {
-    if (shared) ui.panel.scrollIntoView({ block: "start" });
+  if (shared) openShared(shared);
+  else open({ kind: kinds[0], seed: randomSeed(), difficulty: "easy" }, { write: false });
+  window.addEventListener("hashchange", () => {
+    const next = fromFragment(kinds);
+    const same = next && current && next.kind === current.kind && next.seed === current.seed && next.difficulty === current.difficulty;
+    if (next && !same) openShared(next);
   });
 
   return {
