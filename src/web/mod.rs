@@ -10,6 +10,7 @@ mod compilation;
 mod convert;
 mod model;
 mod presets;
+mod quiz;
 mod view;
 
 pub use compilation::Compilation;
