@@ -1,7 +1,8 @@
 //! The wasm JS API, run in a headless browser by `wasm-bindgen-test` (wasm32 only):
-//! `Tailor.create`, `compile`, `call`, `wrap`, `trace`, the kernel views and runs, and the
-//! errors, seen from Rust as a page sees them from JS. Calls run on WebGPU when the browser
-//! offers it and on the CPU kernel interpreter otherwise; both must match the reference.
+//! `Tailor.create`, `compile`, `call`, `wrap`, `trace`, the kernel views and runs, the quiz
+//! and the errors, seen from Rust as a page sees them from JS. Calls run on WebGPU when the
+//! browser offers it and on the CPU kernel interpreter otherwise; both must match the
+//! reference.
 //!
 //! Run: `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 //! cargo test --target wasm32-unknown-unknown --test web_api` (with `CHROMEDRIVER` set).
@@ -215,4 +216,85 @@ async fn a_compilation_shows_its_kernels_and_runs_every_mode() {
         .await
         .expect_err("batch 1 fails the guard 2 <= s0");
     assert_eq!(get(&error, "kind").as_string().as_deref(), Some("call"));
+}
+
+fn quiz_error_message(result: Result<JsValue, JsValue>) -> String {
+    let error = result.expect_err("a quiz error");
+    assert_eq!(
+        get(&error, "name").as_string().as_deref(),
+        Some("TailorError")
+    );
+    assert_eq!(get(&error, "kind").as_string().as_deref(), Some("quiz"));
+    get(&error, "message").as_string().expect("a message")
+}
+
+#[wasm_bindgen_test]
+fn quiz_questions_and_checks_reach_js_in_camel_case() {
+    let questions = Array::from(&Tailor::quiz_questions());
+    assert_eq!(questions.length(), 14);
+    let first = questions.get(0);
+    assert_eq!(get(&first, "id").as_string().as_deref(), Some("q1"));
+    assert!(get(&get(&first, "factCheck"), "materialKey").is_object());
+    assert!(get(&first, "fact_check").is_undefined());
+
+    let selected = Array::of1(&"C".into());
+    let answer = Tailor::quiz_check("q1", selected.into()).expect("checked");
+    assert_eq!(get(&answer, "correct").as_bool(), Some(true));
+    let answer = Tailor::quiz_check("q1", "b".into()).expect("one id as a string");
+    assert_eq!(get(&answer, "correct").as_bool(), Some(false));
+
+    let message = quiz_error_message(Tailor::quiz_check("q99", Array::new().into()));
+    assert!(message.contains("unknown question 'q99'"), "{message}");
+    let message = quiz_error_message(Tailor::quiz_check("q1", JsValue::from(5)));
+    assert!(message.starts_with("selected:"), "{message}");
+
+    let runs = Array::from(&Tailor::demo_run("q1").expect("the demo runs"));
+    let compiles: Vec<f64> = runs
+        .iter()
+        .map(|run| get(&run, "compiles").as_f64().expect("a count"))
+        .collect();
+    assert_eq!(compiles, [2.0, 1.0, 3.0]);
+    let message = quiz_error_message(Tailor::demo_run("q9"));
+    assert!(message.contains("has no demo"), "{message}");
+}
+
+#[wasm_bindgen_test]
+fn exercises_generate_and_grade_through_js() {
+    for kind in Tailor::exercise_kinds() {
+        let exercise =
+            Tailor::exercise_generate(&kind, JsValue::from(7), "mid").expect("generated");
+        assert_eq!(get(&exercise, "kind").as_string(), Some(kind.clone()));
+        assert!(get(&exercise, "answerFormat").is_object());
+        assert!(get(&get(&exercise, "replay"), "calls").is_array());
+        let solution = Tailor::exercise_solve(&kind, "7".into(), "mid").expect("solved");
+        let grade =
+            Tailor::exercise_grade(&kind, JsValue::from(7), "mid", &solution).expect("graded");
+        assert_eq!(get(&grade, "correct").as_bool(), Some(true), "{kind}");
+    }
+    for seed in [
+        JsValue::from(-1),
+        JsValue::from(1.5),
+        JsValue::from(4_294_967_296.0),
+        "x".into(),
+        JsValue::NULL,
+    ] {
+        let message = quiz_error_message(Tailor::exercise_generate("output_shape", seed, "easy"));
+        assert!(message.starts_with("seed:"), "{message}");
+    }
+    let message = quiz_error_message(Tailor::exercise_generate(
+        "shapes",
+        JsValue::from(1),
+        "easy",
+    ));
+    assert!(
+        message.contains("unknown exercise kind 'shapes'"),
+        "{message}"
+    );
+    let message = quiz_error_message(Tailor::exercise_grade(
+        "output_shape",
+        JsValue::from(1),
+        "insane",
+        "[s0]",
+    ));
+    assert!(message.contains("unknown difficulty 'insane'"), "{message}");
 }

@@ -1,5 +1,6 @@
 // Page logic: loads the compiler (wasm) and drives the model editor and the step-through;
-// js/lab.js drives the guard cache lab, js/widgets.js the widget of each concept section.
+// js/lab.js drives the guard cache lab, js/widgets.js the widget of each concept section,
+// js/quiz.js the quiz and the generated exercises.
 // Everything goes through the same JS API other pages use (README, "The page"):
 // `Tailor.create`, `tailor.compile`, `model.trace`, `model.call`, …
 //
@@ -18,6 +19,7 @@ import { renderGraph } from "./js/graph.js";
 import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
 import { setupLab } from "./js/lab.js";
 import { setupWidgets } from "./js/widgets.js";
+import { setupQuiz } from "./js/quiz.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -74,6 +76,10 @@ const ctx = {
   onCompiled: [],
   /** Hooks that run when the module was re-initialised after a panic. */
   onRestart: [],
+  /** `torch._dynamo.config.recompile_limit` when a quiz scenario set one (else PyTorch's 8). */
+  recompileLimit: null,
+  /** More URL fragment parameters (the exercise on screen), kept by `writeFragment`. */
+  fragmentExtra: null,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -237,7 +243,9 @@ function currentOptions() {
       markStatic.push([input, dim]);
     }
   }
-  return { dynamic: ui.mode.value, markDynamic, markStatic };
+  const options = { dynamic: ui.mode.value, markDynamic, markStatic };
+  if (ctx.recompileLimit !== null) options.recompileLimit = ctx.recompileLimit;
+  return options;
 }
 ctx.currentOptions = currentOptions;
 
@@ -294,9 +302,12 @@ function writeFragment() {
     if (mark.kind === "static") marks.push(`${key}:static`);
   }
   if (marks.length) params.set("marks", marks.join(" "));
+  if (ctx.recompileLimit !== null) params.set("limit", String(ctx.recompileLimit));
   params.set("step", String(ctx.step));
+  for (const [key, value] of ctx.fragmentExtra ?? []) params.set(key, value);
   history.replaceState(null, "", `#${params}`);
 }
+ctx.writeFragment = writeFragment;
 
 /** Applies a fragment written by `writeFragment`; returns the step to open. */
 function readFragment() {
@@ -314,6 +325,8 @@ function readFragment() {
   }
   if (params.has("shapes")) ui.shapes.value = params.get("shapes");
   if (["auto", "true", "false"].includes(params.get("mode"))) ui.mode.value = params.get("mode");
+  const limit = Number(params.get("limit"));
+  ctx.recompileLimit = Number.isInteger(limit) && limit > 0 ? limit : null;
   const marks = new Map();
   for (const spec of (params.get("marks") ?? "").split(" ").filter(Boolean)) {
     const [input, dim, min = "", max = ""] = spec.split(":");
@@ -390,6 +403,16 @@ function go(step) {
   renderStep();
   writeFragment();
 }
+
+/** Opens the first (or last) step of `stage`, scrolls the step-through into view and moves the
+ * focus to the step's title ("show me" in the quiz). */
+function goStage(stage, { last = false } = {}) {
+  const indexes = ctx.steps.flatMap((s, i) => (s.stage === stage ? [i] : []));
+  if (indexes.length) go(last ? indexes.at(-1) : indexes[0]);
+  $("steps").scrollIntoView({ block: "start" });
+  ui.title.focus({ preventScroll: true });
+}
+ctx.goStage = goStage;
 
 /** Source lines, with `marked` lines highlighted and `errorLine` flagged. */
 function renderSource(marked = new Set(), errorLine = null) {
@@ -607,11 +630,31 @@ async function usePreset(id) {
   ui.preset.value = id;
   ui.editor.value = preset.source;
   ui.shapes.value = preset.shapes;
+  ctx.recompileLimit = null;
   renderMarks(new Map());
   for (const hook of ctx.onPreset) hook(preset);
   await compile();
 }
 ctx.usePreset = usePreset;
+
+/** Loads a quiz scenario (`{ source, mode, marks: [{ input, dim, min?, max? }], calls,
+ * recompileLimit }`) into the editor, its first call as the input shapes and all its calls
+ * into the lab, then compiles. */
+async function loadScenario({ source, mode, marks = [], calls, recompileLimit = null }) {
+  ui.editor.value = source;
+  ui.shapes.value = calls[0];
+  ui.mode.value = mode;
+  // PyTorch's default limit needs no setting (and no `limit=` in the URL).
+  ctx.recompileLimit = recompileLimit === null || recompileLimit === 8 ? null : recompileLimit;
+  renderMarks(new Map(marks.map((mark) =>
+    [`${mark.input}:${mark.dim}`, { kind: "dynamic", min: mark.min ?? "", max: mark.max ?? "" }])));
+  syncPresetSelect();
+  for (const hook of ctx.onScenario) hook(calls);
+  await compile();
+  writeFragment();
+}
+ctx.loadScenario = loadScenario;
+ctx.onScenario = [];
 
 function wire() {
   ui.form.addEventListener("submit", (event) => {
@@ -684,6 +727,7 @@ async function main() {
   setupLab(ctx);
   setupWidgets(ctx);
   setupBench(ctx);
+  setupQuiz(ctx);
   for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.compile, ui.share]) control.disabled = false;
   await compile({ step });
   // A handle for learners in the console, and for tests of the recovery path.

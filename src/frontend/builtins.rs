@@ -403,7 +403,13 @@ pub(crate) fn call(
         }
         "F.layer_norm" => {
             let x = arg(interp, &args, 0, "input", span)?;
-            let normalized = tuple_or_int(interp, &arg(interp, &args, 1, "normalized_shape", span)?, span)?;
+            // `F.layer_norm(x, (x.shape[-1],))` passes sizes, which may be symbolic.
+            let shape_arg = arg(interp, &args, 1, "normalized_shape", span)?;
+            let normalized: Vec<Expr> = match &shape_arg {
+                Value::Tuple(_) | Value::List(_) => shape_arg.items().unwrap_or_default().iter().map(Value::as_expr).collect::<Option<_>>(),
+                single => single.as_expr().map(|e| vec![e]),
+            }
+            .ok_or_else(|| interp.type_error(span, "normalized_shape must be an int or a tuple of sizes"))?;
             let weight = args.get(2, "weight").cloned().filter(|v| !matches!(v, Value::None));
             let bias = args.get(3, "bias").cloned().filter(|v| !matches!(v, Value::None));
             let eps = float_arg(interp, &args, 4, "eps", 1e-5, span)?;
@@ -785,8 +791,9 @@ pub(crate) fn apply_layer(
                 normalized_dims: shape.len(),
                 eps,
             };
+            let normalized: Vec<Expr> = shape.iter().map(|&n| Expr::int(n)).collect();
             interp.push_op(op, &inputs, span, |env, ctx, shapes| {
-                rules::layer_norm(env, ctx, &shapes[0], &shape)
+                rules::layer_norm(env, ctx, &shapes[0], &normalized)
             })
         }
         ModuleKind::Pool {

@@ -941,82 +941,10 @@ impl Builder<'_> {
         self.begin_kernel();
         let x_shape = self.shape(x);
         let out_shape = self.shape(root.id);
-        let rank = x_shape.len();
-        let (op, rows, len) = match &root.op {
-            Op::Reduce { kind, dims, .. } => {
-                let kept: Vec<Expr> = (0..rank)
-                    .filter(|d| !dims.contains(d))
-                    .map(|d| x_shape[d].clone())
-                    .collect();
-                let reduced: Vec<Expr> = dims.iter().map(|&d| x_shape[d].clone()).collect();
-                let op = match kind {
-                    graph::ReduceKind::Sum => RowOp::Sum,
-                    graph::ReduceKind::Mean => RowOp::Mean,
-                    graph::ReduceKind::Amax => RowOp::Max,
-                };
-                (op, numel(&kept), numel(&reduced))
-            }
-            Op::Softmax { dim } => {
-                let len = x_shape[*dim].clone();
-                (
-                    RowOp::Softmax,
-                    numel(&x_shape[..*dim]) * numel(&x_shape[dim + 1..]),
-                    len,
-                )
-            }
-            Op::LayerNorm {
-                normalized_dims,
-                eps,
-            } => {
-                let split = rank - normalized_dims;
-                (
-                    RowOp::LayerNorm { eps: *eps as f32 },
-                    numel(&x_shape[..split]),
-                    numel(&x_shape[split..]),
-                )
-            }
-            _ => unreachable!("build_rows is called for row ops"),
-        };
+        let (op, rows, len) = row_extents(&root.op, &x_shape);
         self.set_extents(&[rows.clone(), len.clone()]);
         let (row, e) = (self.var(0), self.var(1));
-        let in_index = match &root.op {
-            Op::Reduce { dims, .. } => {
-                let trailing = dims
-                    .iter()
-                    .enumerate()
-                    .all(|(i, &d)| d == rank - dims.len() + i);
-                if trailing {
-                    Index::flat(&x_shape, &row * &len + &e)
-                } else {
-                    let kept: Vec<Expr> = (0..rank)
-                        .filter(|d| !dims.contains(d))
-                        .map(|d| x_shape[d].clone())
-                        .collect();
-                    let reduced: Vec<Expr> = dims.iter().map(|&d| x_shape[d].clone()).collect();
-                    let (mut kept_idx, mut red_idx) = (
-                        unravel(&row, &kept).into_iter(),
-                        unravel(&e, &reduced).into_iter(),
-                    );
-                    let multi = (0..rank)
-                        .map(|d| {
-                            let source = if dims.contains(&d) {
-                                &mut red_idx
-                            } else {
-                                &mut kept_idx
-                            };
-                            source.next().expect("one index per dimension")
-                        })
-                        .collect();
-                    Index::multi(&x_shape, multi)
-                }
-            }
-            Op::Softmax { dim } => {
-                let inner = numel(&x_shape[dim + 1..]);
-                let flat = (row.floor_div(&inner) * &len + &e) * &inner + row.modulo(&inner);
-                Index::flat(&x_shape, flat)
-            }
-            _ => Index::flat(&x_shape, &row * &len + &e),
-        };
+        let in_index = row_index(&root.op, &x_shape, &row, &e, &len);
         let input = self.load(x, &in_index)?;
         let out_index = if op.is_reduction() {
             Index::flat(&out_shape, row.clone())
@@ -1048,6 +976,81 @@ impl Builder<'_> {
         self.finish(group, "", body, rows);
         Ok(())
     }
+}
+
+/// What a row op computes, its number of rows and the elements per row.
+fn row_extents(op: &Op, x_shape: &[Expr]) -> (RowOp, Expr, Expr) {
+    let rank = x_shape.len();
+    match op {
+        Op::Reduce { kind, dims, .. } => {
+            let (kept, reduced) = split_dims(x_shape, dims);
+            let op = match kind {
+                graph::ReduceKind::Sum => RowOp::Sum,
+                graph::ReduceKind::Mean => RowOp::Mean,
+                graph::ReduceKind::Amax => RowOp::Max,
+            };
+            (op, numel(&kept), numel(&reduced))
+        }
+        Op::Softmax { dim } => {
+            let rows = numel(&x_shape[..*dim]) * numel(&x_shape[dim + 1..]);
+            (RowOp::Softmax, rows, x_shape[*dim].clone())
+        }
+        Op::LayerNorm {
+            normalized_dims,
+            eps,
+        } => {
+            let split = rank - normalized_dims;
+            let op = RowOp::LayerNorm { eps: *eps as f32 };
+            (op, numel(&x_shape[..split]), numel(&x_shape[split..]))
+        }
+        _ => unreachable!("row ops only"),
+    }
+}
+
+/// The input position of element `e` of row `row`.
+fn row_index(op: &Op, x_shape: &[Expr], row: &Expr, e: &Expr, len: &Expr) -> Index {
+    let rank = x_shape.len();
+    match op {
+        Op::Reduce { dims, .. } => {
+            let trailing = dims
+                .iter()
+                .enumerate()
+                .all(|(i, &d)| d == rank - dims.len() + i);
+            if trailing {
+                return Index::flat(x_shape, row * len + e);
+            }
+            let (kept, reduced) = split_dims(x_shape, dims);
+            let mut kept_idx = unravel(row, &kept).into_iter();
+            let mut red_idx = unravel(e, &reduced).into_iter();
+            let multi = (0..rank)
+                .map(|d| {
+                    let source = if dims.contains(&d) {
+                        &mut red_idx
+                    } else {
+                        &mut kept_idx
+                    };
+                    source.next().expect("one index per dimension")
+                })
+                .collect();
+            Index::multi(x_shape, multi)
+        }
+        Op::Softmax { dim } => {
+            let inner = numel(&x_shape[dim + 1..]);
+            let flat = (row.floor_div(&inner) * len + e) * &inner + row.modulo(&inner);
+            Index::flat(x_shape, flat)
+        }
+        _ => Index::flat(x_shape, row * len + e),
+    }
+}
+
+/// The sizes of the kept and of the reduced dimensions.
+fn split_dims(shape: &[Expr], dims: &[usize]) -> (Vec<Expr>, Vec<Expr>) {
+    let kept = (0..shape.len())
+        .filter(|d| !dims.contains(d))
+        .map(|d| shape[d].clone())
+        .collect();
+    let reduced = dims.iter().map(|&d| shape[d].clone()).collect();
+    (kept, reduced)
 }
 
 /// A WGSL-safe identifier fragment: `layers.0.weight` → `layers_0_weight`.

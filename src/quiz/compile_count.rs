@@ -148,6 +148,7 @@ impl Puzzle for CompileCount {
             answer_format: self.format(),
             source: self.scenario.source.clone(),
             code: self.scenario.python(modelgen::CLASS, true),
+            replay: self.scenario.replay(),
             ..Body::default()
         }
     }

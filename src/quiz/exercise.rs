@@ -13,6 +13,7 @@ use super::{
     Difficulty, QuizError, Text, compile_count, guard_prediction, output_shape, spot_recompile,
     write_guard,
 };
+use crate::cache::{DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -112,6 +113,32 @@ pub struct EntryView {
     pub guards: Vec<String>,
 }
 
+/// How the exercise's model is compiled and called: the scenario the compiler ran, as data,
+/// so a page can replay it (the exercise's `code` shows the same as Python).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Replay {
+    /// `dynamic=`.
+    pub mode: DynamicMode,
+    /// `torch._dynamo.config.recompile_limit`.
+    pub recompile_limit: usize,
+    /// The `mark_dynamic` calls made on every call's inputs.
+    pub mark_dynamic: Vec<MarkDynamic>,
+    /// Every call's inputs, in order, as `x=8,64` (spot the recompile: calls 2 to N are what
+    /// the learner picks from).
+    pub calls: Vec<String>,
+}
+
+impl Default for Replay {
+    fn default() -> Replay {
+        Replay {
+            mode: DynamicMode::Auto,
+            recompile_limit: DEFAULT_RECOMPILE_LIMIT,
+            mark_dynamic: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+}
+
 /// A generated exercise, ready to show.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Exercise {
@@ -138,6 +165,8 @@ pub struct Exercise {
     /// Options to choose from (guard prediction: the first entry's guards; write the guard:
     /// real and made-up guards).
     pub choices: Vec<Choice>,
+    /// The model's mode, marks and calls, for replaying them.
+    pub replay: Replay,
     /// The page section that shows the concept (a [`super::links`] id).
     pub show_me: String,
 }
@@ -201,6 +230,7 @@ pub(super) struct Body {
     pub input: Option<String>,
     pub entries: Vec<EntryView>,
     pub choices: Vec<Choice>,
+    pub replay: Replay,
 }
 
 /// A generated exercise with what the compiler computed for it.
@@ -268,6 +298,7 @@ pub fn generate(kind: ExerciseKind, seed: u32, difficulty: Difficulty) -> Exerci
         input: body.input,
         entries: body.entries,
         choices: body.choices,
+        replay: body.replay,
         show_me: kind.show_me().to_string(),
     }
 }

@@ -190,6 +190,7 @@ impl Puzzle for GuardPrediction {
             answer_format: self.format(),
             source: self.scenario.source.clone(),
             code: self.scenario.python(modelgen::CLASS, true),
+            replay: self.scenario.replay(),
             entries: self.entries.clone(),
             choices: first
                 .guards

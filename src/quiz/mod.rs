@@ -30,7 +30,9 @@ mod write_guard;
 mod tests;
 
 pub use demo::{Demo, DemoOutcome, DemoRun, EntrySummary, model_source};
-pub use exercise::{Choice, EntryView, Exercise, ExerciseKind, Grade, generate, grade, solve};
+pub use exercise::{
+    Choice, EntryView, Exercise, ExerciseKind, Grade, Replay, generate, grade, solve,
+};
 pub use questions::{
     Answer, FactCheck, Link, Question, QuestionChoice, QuestionOption, Section, Verdict, check,
     links, question, questions,

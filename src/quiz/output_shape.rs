@@ -5,7 +5,7 @@
 //! shape in the compiled graph. Invariant: answers are compared by expression equivalence
 //! over the input symbols' ranges (`s0*2` and `2*s0` both pass), never as strings.
 
-use super::exercise::{Body, Grade, Puzzle};
+use super::exercise::{Body, Grade, Puzzle, Replay};
 use super::modelgen::{self, ShapeModel};
 use super::rng::Rng;
 use super::scenario::{Scenario, call1, inputs_text, mark};
@@ -20,6 +20,7 @@ use std::collections::BTreeSet;
 struct OutputShape {
     model: ShapeModel,
     code: String,
+    replay: Replay,
     input: String,
     expected: Vec<Expr>,
     /// Every input symbol with its range and its size at the compiled call.
@@ -59,6 +60,7 @@ pub(super) fn build(rng: &mut Rng, difficulty: Difficulty) -> Option<Box<dyn Puz
     }
     Some(Box::new(OutputShape {
         code: scenario.python(modelgen::CLASS, true),
+        replay: scenario.replay(),
         input: inputs_text(entry).replacen('=', ": ", 1),
         model,
         expected,
@@ -173,6 +175,7 @@ impl Puzzle for OutputShape {
             answer_format: self.format(),
             source: self.model.source.clone(),
             code: self.code.clone(),
+            replay: self.replay.clone(),
             input: Some(self.input.clone()),
             ..Body::default()
         }

@@ -7,6 +7,7 @@
 //! Invariant: nothing here decides an outcome; every hit, recompile, guard and shape is
 //! read from the cache.
 
+use super::exercise::Replay;
 use crate::cache::{
     CallEvent, CallMarks, CodeCache, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DimSpec, Entry,
 };
@@ -73,6 +74,16 @@ impl Scenario {
     /// Whether `input`'s dim `dim` carries a `mark_dynamic`.
     fn is_marked(&self, input: &str, dim: usize) -> bool {
         self.marks.iter().any(|m| m.input == input && m.dim == dim)
+    }
+
+    /// The same scenario as data, for a page that replays it.
+    pub(crate) fn replay(&self) -> Replay {
+        Replay {
+            mode: self.mode,
+            recompile_limit: self.limit,
+            mark_dynamic: self.marks.clone(),
+            calls: self.calls.iter().map(CallShapes::to_spec).collect(),
+        }
     }
 
     /// The Python that compiles and calls the model, as the learner would write it; the

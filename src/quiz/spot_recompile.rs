@@ -116,6 +116,7 @@ impl Puzzle for SpotRecompile {
             answer_format: self.format(),
             source: self.scenario.source.clone(),
             code: self.scenario.python(modelgen::CLASS, true),
+            replay: self.scenario.replay(),
             ..Body::default()
         }
     }

@@ -830,6 +830,39 @@ fn generation_is_deterministic_and_the_public_api_agrees() {
     }
 }
 
+/// The replay is the scenario the code shows: the same mode, limit, marks and calls.
+#[test]
+fn every_exercise_replays_the_calls_its_code_shows() {
+    for kind in ExerciseKind::ALL {
+        for_each_puzzle(kind, |seed, puzzle| {
+            let body = puzzle.body();
+            let replay = &body.replay;
+            let context = format!("{kind} seed {seed}");
+            let calls = body.code.matches("  # call ").count();
+            assert_eq!(replay.calls.len(), calls, "{context}");
+            assert!(
+                body.code.contains(&format!("dynamic={}", replay.mode)),
+                "{context}"
+            );
+            let limited = format!("recompile_limit = {}", replay.recompile_limit);
+            assert_eq!(
+                body.code.contains(&limited),
+                replay.recompile_limit != crate::cache::DEFAULT_RECOMPILE_LIMIT,
+                "{context}"
+            );
+            for mark in &replay.mark_dynamic {
+                let line = format!("torch._dynamo.mark_dynamic({}, {})", mark.input, mark.dim);
+                assert!(body.code.contains(&line), "{context}");
+            }
+            for input in replay.calls.iter().flat_map(|call| call.split(';')) {
+                let (name, sizes) = input.split_once('=').unwrap();
+                let line = format!("{name} = torch.randn({})", sizes.replace(',', ", "));
+                assert!(body.code.contains(&line), "{context}: {input}");
+            }
+        });
+    }
+}
+
 #[test]
 fn nearby_seeds_give_different_exercises() {
     for kind in ExerciseKind::ALL {

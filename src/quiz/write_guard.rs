@@ -210,6 +210,7 @@ impl Puzzle for WriteGuard {
             answer_format: self.format(),
             source: self.scenario.source.clone(),
             code: self.scenario.python(modelgen::CLASS, true),
+            replay: self.scenario.replay(),
             choices: self.options.iter().map(|(c, _)| c.clone()).collect(),
             ..Body::default()
         }

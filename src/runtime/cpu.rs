@@ -9,8 +9,8 @@
 
 use super::{RunError, Sizes, bind, output_shapes};
 use crate::graph::{BinaryOp, PoolKind, Tensor, UnaryOp, erf};
-use crate::lower::{Body, Kernel, MAX_VARS, Role, RowOp, Schedule, Value};
-use crate::symbolic::CompiledExpr;
+use crate::lower::{Body, Gemm, Kernel, MAX_VARS, Pool, Role, RowOp, Rows, Schedule, Value};
+use crate::symbolic::{CompiledExpr, Expr};
 
 /// Runs `schedule` on `inputs` (one tensor per graph input, in order).
 pub fn run(schedule: &Schedule, inputs: &[Tensor]) -> Result<Vec<Tensor>, RunError> {
@@ -227,108 +227,120 @@ fn store(frame: &Frame<'_>, out: &mut [f32], offset: i64, value: f32) -> Result<
 }
 
 fn execute(frame: &mut Frame<'_>, out: &mut [f32]) -> Result<(), RunError> {
-    let int = |frame: &Frame<'_>, expr| frame.int(&CompiledExpr::new(expr));
     match &frame.kernel.body {
-        Body::Map {
-            len,
-            value,
-            store: at,
-        } => {
-            let (value, at) = (compile(value), CompiledExpr::new(at));
-            for gid in 0..int(frame, len)? {
-                frame.set(0, gid);
-                let v = frame.eval(&value, 0.0)?;
-                store(frame, out, frame.int(&at)?, v)?;
-            }
-        }
-        Body::Gemm(gemm) => {
-            let (a, b, epilogue) = (compile(&gemm.a), compile(&gemm.b), compile(&gemm.epilogue));
-            let at = CompiledExpr::new(&gemm.store);
-            let [batch, m, n, k] = [&gemm.batch, &gemm.m, &gemm.n, &gemm.k].map(|e| int(frame, e));
-            let (batch, m, n, k) = (batch?, m?, n?, k?);
-            for bat in 0..batch {
-                frame.set(0, bat);
-                for row in 0..m {
-                    frame.set(1, row);
-                    for col in 0..n {
-                        frame.set(2, col);
-                        let mut acc = 0.0;
-                        for kk in 0..k {
-                            frame.set(3, kk);
-                            acc += frame.eval(&a, 0.0)? * frame.eval(&b, 0.0)?;
-                        }
-                        let v = frame.eval(&epilogue, acc)?;
-                        store(frame, out, frame.int(&at)?, v)?;
-                    }
-                }
-            }
-        }
-        Body::Rows(rows) => {
-            let (input, epilogue) = (compile(&rows.input), compile(&rows.epilogue));
-            let at = CompiledExpr::new(&rows.store);
-            let len = int(frame, &rows.len)?;
-            let mut xs = Vec::with_capacity(len as usize);
-            for row in 0..int(frame, &rows.rows)? {
-                frame.set(0, row);
-                xs.clear();
-                for e in 0..len {
-                    frame.set(1, e);
-                    xs.push(frame.eval(&input, 0.0)?);
-                }
-                if rows.op.is_reduction() {
-                    let acc = reduce(rows.op, &xs);
-                    let v = frame.eval(&epilogue, acc)?;
-                    store(frame, out, frame.int(&at)?, v)?;
-                    continue;
-                }
-                let normalised = normalise(rows.op, &xs);
-                for (e, acc) in normalised.into_iter().enumerate() {
-                    frame.set(1, e as i64);
-                    let v = frame.eval(&epilogue, acc)?;
-                    store(frame, out, frame.int(&at)?, v)?;
-                }
-            }
-        }
-        Body::Pool(pool) => {
-            let (value, epilogue) = (compile(&pool.value), compile(&pool.epilogue));
-            let at = CompiledExpr::new(&pool.store);
-            let inside: Vec<(CompiledExpr, CompiledExpr)> = pool
-                .inside
-                .iter()
-                .map(|b| (CompiledExpr::new(&b.expr), CompiledExpr::new(&b.limit)))
-                .collect();
-            for gid in 0..int(frame, &pool.len)? {
-                frame.set(0, gid);
-                let mut acc = match pool.kind {
-                    PoolKind::Max => f32::NEG_INFINITY,
-                    PoolKind::Avg => 0.0,
-                };
-                for ky in 0..pool.window[0] {
-                    frame.set(1, ky);
-                    for kx in 0..pool.window[1] {
-                        frame.set(2, kx);
-                        let mut is_inside = true;
-                        for (expr, limit) in &inside {
-                            let position = frame.int(expr)?;
-                            is_inside &= position >= 0 && position < frame.int(limit)?;
-                        }
-                        if !is_inside {
-                            continue;
-                        }
-                        let v = frame.eval(&value, 0.0)?;
-                        acc = match pool.kind {
-                            PoolKind::Max => acc.max(v),
-                            PoolKind::Avg => acc + v,
-                        };
-                    }
-                }
-                if pool.kind == PoolKind::Avg {
-                    acc /= (pool.window[0] * pool.window[1]) as f32;
+        Body::Map { len, value, store } => run_map(frame, out, len, value, store),
+        Body::Gemm(gemm) => run_gemm(frame, out, gemm),
+        Body::Rows(rows) => run_rows(frame, out, rows),
+        Body::Pool(pool) => run_pool(frame, out, pool),
+    }
+}
+
+fn run_map(
+    frame: &mut Frame<'_>,
+    out: &mut [f32],
+    len: &Expr,
+    value: &Value,
+    at: &Expr,
+) -> Result<(), RunError> {
+    let (value, at) = (compile(value), CompiledExpr::new(at));
+    for gid in 0..frame.int(&CompiledExpr::new(len))? {
+        frame.set(0, gid);
+        let v = frame.eval(&value, 0.0)?;
+        store(frame, out, frame.int(&at)?, v)?;
+    }
+    Ok(())
+}
+
+/// The product in plain loops, summing over `kk` in order as the tiled shader does.
+fn run_gemm(frame: &mut Frame<'_>, out: &mut [f32], gemm: &Gemm) -> Result<(), RunError> {
+    let (a, b, epilogue) = (compile(&gemm.a), compile(&gemm.b), compile(&gemm.epilogue));
+    let at = CompiledExpr::new(&gemm.store);
+    let size = |frame: &Frame<'_>, expr| frame.int(&CompiledExpr::new(expr));
+    let (batch, m) = (size(frame, &gemm.batch)?, size(frame, &gemm.m)?);
+    let (n, k) = (size(frame, &gemm.n)?, size(frame, &gemm.k)?);
+    for bat in 0..batch {
+        frame.set(0, bat);
+        for row in 0..m {
+            frame.set(1, row);
+            for col in 0..n {
+                frame.set(2, col);
+                let mut acc = 0.0;
+                for kk in 0..k {
+                    frame.set(3, kk);
+                    acc += frame.eval(&a, 0.0)? * frame.eval(&b, 0.0)?;
                 }
                 let v = frame.eval(&epilogue, acc)?;
                 store(frame, out, frame.int(&at)?, v)?;
             }
         }
+    }
+    Ok(())
+}
+
+fn run_rows(frame: &mut Frame<'_>, out: &mut [f32], rows: &Rows) -> Result<(), RunError> {
+    let (input, epilogue) = (compile(&rows.input), compile(&rows.epilogue));
+    let at = CompiledExpr::new(&rows.store);
+    let len = frame.int(&CompiledExpr::new(&rows.len))?;
+    let mut xs = Vec::with_capacity(len as usize);
+    for row in 0..frame.int(&CompiledExpr::new(&rows.rows))? {
+        frame.set(0, row);
+        xs.clear();
+        for e in 0..len {
+            frame.set(1, e);
+            xs.push(frame.eval(&input, 0.0)?);
+        }
+        if rows.op.is_reduction() {
+            let v = frame.eval(&epilogue, reduce(rows.op, &xs))?;
+            store(frame, out, frame.int(&at)?, v)?;
+            continue;
+        }
+        for (e, acc) in normalise(rows.op, &xs).into_iter().enumerate() {
+            frame.set(1, e as i64);
+            let v = frame.eval(&epilogue, acc)?;
+            store(frame, out, frame.int(&at)?, v)?;
+        }
+    }
+    Ok(())
+}
+
+fn run_pool(frame: &mut Frame<'_>, out: &mut [f32], pool: &Pool) -> Result<(), RunError> {
+    let (value, epilogue) = (compile(&pool.value), compile(&pool.epilogue));
+    let at = CompiledExpr::new(&pool.store);
+    let inside: Vec<(CompiledExpr, CompiledExpr)> = pool
+        .inside
+        .iter()
+        .map(|b| (CompiledExpr::new(&b.expr), CompiledExpr::new(&b.limit)))
+        .collect();
+    for gid in 0..frame.int(&CompiledExpr::new(&pool.len))? {
+        frame.set(0, gid);
+        let mut acc = match pool.kind {
+            PoolKind::Max => f32::NEG_INFINITY,
+            PoolKind::Avg => 0.0,
+        };
+        for ky in 0..pool.window[0] {
+            frame.set(1, ky);
+            for kx in 0..pool.window[1] {
+                frame.set(2, kx);
+                let mut is_inside = true;
+                for (expr, limit) in &inside {
+                    let position = frame.int(expr)?;
+                    is_inside &= position >= 0 && position < frame.int(limit)?;
+                }
+                if !is_inside {
+                    continue;
+                }
+                let v = frame.eval(&value, 0.0)?;
+                acc = match pool.kind {
+                    PoolKind::Max => acc.max(v),
+                    PoolKind::Avg => acc + v,
+                };
+            }
+        }
+        if pool.kind == PoolKind::Avg {
+            acc /= (pool.window[0] * pool.window[1]) as f32;
+        }
+        let v = frame.eval(&epilogue, acc)?;
+        store(frame, out, frame.int(&at)?, v)?;
     }
     Ok(())
 }

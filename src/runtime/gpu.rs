@@ -11,7 +11,7 @@
 //! dimension) checked before anything is dispatched, naming the kernel; nothing blocks on
 //! the web: read-back is a future, and native callers drive it with `device.poll`.
 
-use super::{RunError, bind, output_shapes};
+use super::{RunError, Sizes, bind, output_shapes};
 use crate::codegen::{self, Mode, Resource, Specialization, Wgsl};
 use crate::graph::Tensor;
 use crate::lower::{Role, Schedule};
@@ -581,28 +581,72 @@ impl Gpu {
         self.recover().await?;
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
         let sizes = bind(&program.schedule, &shapes)?;
-        if let Some(fixed) = &program.static_bindings {
-            for (sym, value) in sizes.bindings.iter() {
-                if fixed.get(sym).is_some_and(|v| v != value) {
-                    return Err(GpuError::StaticSizes {
-                        kernel: program
-                            .wgsl
-                            .first()
-                            .map_or(String::new(), |w| w.kernel.clone()),
-                        detail: format!(
-                            "{sym} = {value}, compiled for {}",
-                            fixed.get(sym).unwrap_or_default()
-                        ),
-                    });
-                }
-            }
-        }
+        check_static_sizes(program, &sizes)?;
         self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
         self.prepare(program).await?;
+        let pipelines = self.pipelines_for(program, &sizes).await?;
+        let mode = match (timing, self.summary.timestamps) {
+            (false, _) => Timing::Off,
+            (true, true) => Timing::Timestamps,
+            (true, false) => Timing::SubmitToDone,
+        };
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let rejected = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut held = Vec::new();
+        let buffers = self.upload(program, &sizes, inputs, &mut held);
+        let bind_groups = self.bind_groups(program, &sizes, &buffers, &pipelines, &mut held);
+        let (encoder, queries, mut kernel_ms) = self
+            .encode(program, &sizes, &pipelines, &bind_groups, mode)
+            .await;
+        let read = self.read_back(
+            encoder,
+            program,
+            &sizes,
+            &buffers,
+            queries.as_ref(),
+            &mut held,
+        );
+        let kernels = || {
+            let names: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
+            names.join(", ")
+        };
+        if let Some(error) = rejected.pop().await {
+            return Err(GpuError::Rejected {
+                what: format!("a call of {}", kernels()),
+                message: error.to_string(),
+            });
+        }
+        if oom.pop().await.is_some() {
+            return Err(GpuError::OutOfMemory { kernel: kernels() });
+        }
+        let (outputs, timestamps) = read.await?;
+        kernel_ms.extend(timestamps);
+        for buffer in held {
+            self.pool.release(buffer);
+        }
+        if let Some(message) = self.uncaptured.lock().expect("error lock").take() {
+            return Err(GpuError::Rejected {
+                what: format!("a call of {}", kernels()),
+                message,
+            });
+        }
+        Ok(GpuRun {
+            outputs,
+            kernel_ms,
+            timing: mode,
+        })
+    }
+
+    /// Each kernel's pipeline: prepared ones, or (override code) one per size binding.
+    async fn pipelines_for(
+        &mut self,
+        program: &Program,
+        sizes: &Sizes,
+    ) -> Result<Vec<Arc<wgpu::ComputePipeline>>, GpuError> {
+        let resident = program.resident.as_ref().expect("prepared");
         let mut pipelines = Vec::with_capacity(program.wgsl.len());
-        for k in 0..program.wgsl.len() {
-            let resident = program.resident.as_ref().expect("prepared");
-            pipelines.push(match &resident.pipelines[k] {
+        for (k, prepared) in resident.pipelines.iter().enumerate() {
+            pipelines.push(match prepared {
                 Some(pipeline) => pipeline.clone(),
                 None => {
                     let values: Vec<i64> = program.wgsl[k]
@@ -614,40 +658,51 @@ impl Gpu {
                 }
             });
         }
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let rejected = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let schedule = &program.schedule;
+        Ok(pipelines)
+    }
+
+    /// One device buffer per schedule buffer: parameters as uploaded, the rest from the
+    /// pool (pushed on `held`), inputs written.
+    fn upload(
+        &mut self,
+        program: &Program,
+        sizes: &Sizes,
+        inputs: &[Tensor],
+        held: &mut Vec<wgpu::Buffer>,
+    ) -> Vec<wgpu::Buffer> {
         let resident = program.resident.as_ref().expect("prepared");
-        let mut held: Vec<wgpu::Buffer> = Vec::new();
-        let buffers: Vec<wgpu::Buffer> = schedule
-            .buffers
-            .iter()
-            .enumerate()
-            .map(|(i, buffer)| match &buffer.role {
-                Role::Param(_) => resident.params[i].clone().expect("parameters are uploaded"),
-                role => {
-                    let bytes = (sizes.buffer_lens[i] * 4) as u64;
-                    let gpu_buffer = self.pool.acquire(&self.device, STORAGE, bytes);
-                    if let Role::Input(n) = role {
-                        self.queue.write_buffer(
-                            &gpu_buffer,
-                            0,
-                            bytemuck::cast_slice(&inputs[*n].data),
-                        );
-                    }
-                    held.push(gpu_buffer.clone());
-                    gpu_buffer
-                }
-            })
-            .collect();
-        let mut bind_groups = Vec::with_capacity(schedule.kernels.len());
-        for (kernel, (wgsl, pipeline)) in schedule
-            .kernels
-            .iter()
-            .zip(program.wgsl.iter().zip(&pipelines))
-        {
+        let mut buffers = Vec::with_capacity(program.schedule.buffers.len());
+        for (i, buffer) in program.schedule.buffers.iter().enumerate() {
+            if let Role::Param(_) = buffer.role {
+                buffers.push(resident.params[i].clone().expect("parameters are uploaded"));
+                continue;
+            }
+            let bytes = (sizes.buffer_lens[i] * 4) as u64;
+            let gpu_buffer = self.pool.acquire(&self.device, STORAGE, bytes);
+            if let Role::Input(n) = buffer.role {
+                let data = bytemuck::cast_slice(&inputs[n].data);
+                self.queue.write_buffer(&gpu_buffer, 0, data);
+            }
+            held.push(gpu_buffer.clone());
+            buffers.push(gpu_buffer);
+        }
+        buffers
+    }
+
+    /// Each kernel's bind group, with its `dims` uniform written where it has one.
+    fn bind_groups(
+        &mut self,
+        program: &Program,
+        sizes: &Sizes,
+        buffers: &[wgpu::Buffer],
+        pipelines: &[Arc<wgpu::ComputePipeline>],
+        held: &mut Vec<wgpu::Buffer>,
+    ) -> Vec<wgpu::BindGroup> {
+        let mut bind_groups = Vec::with_capacity(program.wgsl.len());
+        for (wgsl, pipeline) in program.wgsl.iter().zip(pipelines) {
             let mut uniform = None;
             if wgsl.resources.contains(&Resource::Dims) {
+                // A uniform struct of i32 fields, padded to 16 bytes.
                 let mut values: Vec<i32> = wgsl
                     .symbols
                     .iter()
@@ -655,9 +710,8 @@ impl Gpu {
                     .collect();
                 values.resize(values.len().div_ceil(4) * 4, 0);
                 let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
-                let gpu_buffer = self
-                    .pool
-                    .acquire(&self.device, usage, (values.len() * 4) as u64);
+                let bytes = (values.len() * 4) as u64;
+                let gpu_buffer = self.pool.acquire(&self.device, usage, bytes);
                 self.queue
                     .write_buffer(&gpu_buffer, 0, bytemuck::cast_slice(&values));
                 held.push(gpu_buffer.clone());
@@ -678,22 +732,30 @@ impl Gpu {
                 })
                 .collect();
             bind_groups.push(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(&kernel.name),
+                label: Some(&wgsl.kernel),
                 layout: &pipeline.get_bind_group_layout(0),
                 entries: &entries,
             }));
         }
+        bind_groups
+    }
+
+    /// Records one compute pass per kernel (a grid beyond 65,535 workgroups split over x
+    /// and y). Submit-to-done timing submits and waits after each pass and returns the times.
+    async fn encode(
+        &mut self,
+        program: &Program,
+        sizes: &Sizes,
+        pipelines: &[Arc<wgpu::ComputePipeline>],
+        bind_groups: &[wgpu::BindGroup],
+        mode: Timing,
+    ) -> (
+        wgpu::CommandEncoder,
+        Option<wgpu::QuerySet>,
+        Vec<(String, f64)>,
+    ) {
         let per_dim = u64::from(self.limits.max_compute_workgroups_per_dimension).min(MAX_GRID_DIM);
-        let grid = |workgroups: u64| {
-            let x = workgroups.min(per_dim);
-            (x as u32, workgroups.div_ceil(x.max(1)) as u32)
-        };
-        let mode = match (timing, self.summary.timestamps) {
-            (false, _) => Timing::Off,
-            (true, true) => Timing::Timestamps,
-            (true, false) => Timing::SubmitToDone,
-        };
-        let n_kernels = schedule.kernels.len() as u32;
+        let n_kernels = program.wgsl.len() as u32;
         let queries = (mode == Timing::Timestamps && n_kernels > 0).then(|| {
             self.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("kernel times"),
@@ -703,11 +765,11 @@ impl Gpu {
         });
         let mut kernel_ms = Vec::new();
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        for (k, kernel) in schedule.kernels.iter().enumerate() {
+        for (k, wgsl) in program.wgsl.iter().enumerate() {
             let workgroups = sizes.workgroups[k];
             if workgroups > 0 {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(&kernel.name),
+                    label: Some(&wgsl.kernel),
                     timestamp_writes: queries.as_ref().map(|query_set| {
                         wgpu::ComputePassTimestampWrites {
                             query_set,
@@ -718,125 +780,99 @@ impl Gpu {
                 });
                 pass.set_pipeline(&pipelines[k]);
                 pass.set_bind_group(0, &bind_groups[k], &[]);
-                let (x, y) = grid(workgroups);
-                pass.dispatch_workgroups(x, y, 1);
+                let x = workgroups.min(per_dim);
+                pass.dispatch_workgroups(x as u32, workgroups.div_ceil(x) as u32, 1);
             }
             if mode == Timing::SubmitToDone {
                 let started = (self.clock)();
-                let finished = std::mem::replace(
-                    &mut encoder,
-                    self.device.create_command_encoder(&Default::default()),
-                );
-                self.queue.submit([finished.finish()]);
+                let next = self.device.create_command_encoder(&Default::default());
+                self.queue
+                    .submit([std::mem::replace(&mut encoder, next).finish()]);
                 self.wait_idle().await;
-                kernel_ms.push((kernel.name.clone(), (self.clock)() - started));
+                kernel_ms.push((wgsl.kernel.clone(), (self.clock)() - started));
             }
         }
-        let out_shapes = output_shapes(schedule, &sizes)?;
-        let mut staging = Vec::new();
-        for (&id, shape) in schedule.outputs.iter().zip(&out_shapes) {
+        (encoder, queries, kernel_ms)
+    }
+
+    /// Copies the outputs (and resolved timestamps) to mappable buffers, submits, and
+    /// returns a future of the tensors and kernel times. Natively the mapping completes
+    /// here, by polling; on the web the browser completes it and the future waits.
+    fn read_back(
+        &mut self,
+        mut encoder: wgpu::CommandEncoder,
+        program: &Program,
+        sizes: &Sizes,
+        buffers: &[wgpu::Buffer],
+        queries: Option<&wgpu::QuerySet>,
+        held: &mut Vec<wgpu::Buffer>,
+    ) -> impl Future<Output = ReadBack> + use<> {
+        let schedule = &program.schedule;
+        let mappable = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let out_shapes = output_shapes(schedule, sizes);
+        let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
+        for (&id, shape) in schedule.outputs.iter().zip(out_shapes.iter().flatten()) {
             let bytes = (shape.iter().product::<usize>() * 4) as u64;
-            let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-            let target = self.pool.acquire(&self.device, usage, bytes);
+            let target = self.pool.acquire(&self.device, mappable, bytes);
             if bytes > 0 {
                 encoder.copy_buffer_to_buffer(&buffers[id.index()], 0, &target, 0, bytes);
             }
-            staging.push((target, bytes));
+            targets.push((target, bytes));
         }
-        let mut times = None;
-        if let Some(query_set) = &queries {
-            let bytes = u64::from(2 * n_kernels) * 8;
-            let resolve = self.pool.acquire(
-                &self.device,
-                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                bytes,
-            );
-            let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-            let target = self.pool.acquire(&self.device, usage, bytes);
-            encoder.resolve_query_set(query_set, 0..2 * n_kernels, &resolve, 0);
+        let n_queries = 2 * schedule.kernels.len() as u32;
+        if let Some(query_set) = queries {
+            let bytes = u64::from(n_queries) * 8;
+            let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
+            let resolve = self.pool.acquire(&self.device, usage, bytes);
+            let target = self.pool.acquire(&self.device, mappable, bytes);
+            encoder.resolve_query_set(query_set, 0..n_queries, &resolve, 0);
             encoder.copy_buffer_to_buffer(&resolve, 0, &target, 0, bytes);
             held.push(resolve);
-            times = Some((target, bytes));
+            targets.push((target, bytes));
         }
         self.queue.submit([encoder.finish()]);
-        let rejected = rejected.pop();
-        let oom = oom.pop();
-        let mut reads = Vec::new();
-        for (target, bytes) in staging.iter().chain(times.iter()) {
+        let mut signals = Vec::with_capacity(targets.len());
+        for (target, bytes) in &targets {
             let (signal, set) = Signal::new();
             if *bytes > 0 {
                 target.slice(..*bytes).map_async(wgpu::MapMode::Read, set);
             } else {
                 set(Ok(()));
             }
-            reads.push(signal);
+            signals.push(signal);
         }
-        // Natively this drives the callbacks; on the web it returns at once and the
-        // browser resolves them.
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
-        if let Some(error) = rejected.await {
-            let kernels: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
-            return Err(GpuError::Rejected {
-                what: format!("a call of {}", kernels.join(", ")),
-                message: error.to_string(),
-            });
-        }
-        if oom.await.is_some() {
-            let kernels: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
-            return Err(GpuError::OutOfMemory {
-                kernel: kernels.join(", "),
-            });
-        }
-        for read in reads {
-            read.await.map_err(|e| GpuError::ReadBack(e.to_string()))?;
-        }
-        let mut outputs = Vec::with_capacity(staging.len());
-        for ((target, bytes), shape) in staging.iter().zip(out_shapes) {
-            let data = if *bytes > 0 {
-                let view = target
-                    .slice(..*bytes)
-                    .get_mapped_range()
+        held.extend(targets.iter().map(|(target, _)| target.clone()));
+        let names: Vec<String> = schedule.kernels.iter().map(|k| k.name.clone()).collect();
+        let period_ns = f64::from(self.queue.get_timestamp_period());
+        let timed = queries.is_some();
+        async move {
+            for signal in signals {
+                signal
+                    .await
                     .map_err(|e| GpuError::ReadBack(e.to_string()))?;
-                let data = bytemuck::pod_collect_to_vec::<u8, f32>(&view);
-                drop(view);
-                target.unmap();
-                data
-            } else {
-                Vec::new()
-            };
-            outputs.push(Tensor { shape, data });
-        }
-        if let Some((target, bytes)) = &times {
-            let view = target
-                .slice(..*bytes)
-                .get_mapped_range()
-                .map_err(|e| GpuError::ReadBack(e.to_string()))?;
-            let ticks = bytemuck::pod_collect_to_vec::<u8, u64>(&view);
-            drop(view);
-            target.unmap();
-            let period_ns = f64::from(self.queue.get_timestamp_period());
-            for (k, kernel) in schedule.kernels.iter().enumerate() {
-                let elapsed = ticks[2 * k + 1].saturating_sub(ticks[2 * k]);
-                kernel_ms.push((kernel.name.clone(), elapsed as f64 * period_ns / 1e6));
             }
+            let mut mapped = targets
+                .iter()
+                .map(|(target, bytes)| read_mapped(target, *bytes));
+            let mut outputs = Vec::new();
+            for shape in out_shapes? {
+                let data = bytemuck::pod_collect_to_vec::<u8, f32>(
+                    &mapped.next().expect("one per output")?,
+                );
+                outputs.push(Tensor { shape, data });
+            }
+            let mut times = Vec::new();
+            if timed {
+                let bytes = mapped.next().expect("the timestamps")?;
+                let ticks = bytemuck::pod_collect_to_vec::<u8, u64>(&bytes);
+                for (k, name) in names.into_iter().enumerate() {
+                    let elapsed = ticks[2 * k + 1].saturating_sub(ticks[2 * k]);
+                    times.push((name, elapsed as f64 * period_ns / 1e6));
+                }
+            }
+            Ok((outputs, times))
         }
-        for (target, _) in staging.into_iter().chain(times) {
-            self.pool.release(target);
-        }
-        for buffer in held {
-            self.pool.release(buffer);
-        }
-        if let Some(message) = self.uncaptured.lock().expect("error lock").take() {
-            return Err(GpuError::Rejected {
-                what: "a call".into(),
-                message,
-            });
-        }
-        Ok(GpuRun {
-            outputs,
-            kernel_ms,
-            timing: mode,
-        })
     }
 
     /// Waits until the queue is idle (natively by polling, on the web by a callback).
@@ -846,6 +882,43 @@ impl Gpu {
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
         signal.await;
     }
+}
+
+/// The tensors and per-kernel times of a call, once read back.
+type ReadBack = Result<(Vec<Tensor>, Vec<(String, f64)>), GpuError>;
+
+/// The bytes of a mapped buffer's first `bytes`, unmapping it afterwards.
+fn read_mapped(target: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, GpuError> {
+    if bytes == 0 {
+        return Ok(Vec::new());
+    }
+    let view = target
+        .slice(..bytes)
+        .get_mapped_range()
+        .map_err(|e| GpuError::ReadBack(e.to_string()))?;
+    let data = view.to_vec();
+    drop(view);
+    target.unmap();
+    Ok(data)
+}
+
+/// A static program runs only at the sizes it was specialised for.
+fn check_static_sizes(program: &Program, sizes: &Sizes) -> Result<(), GpuError> {
+    let Some(fixed) = &program.static_bindings else {
+        return Ok(());
+    };
+    for (sym, value) in sizes.bindings.iter() {
+        if let Some(expected) = fixed.get(sym).filter(|&v| v != value) {
+            return Err(GpuError::StaticSizes {
+                kernel: program
+                    .wgsl
+                    .first()
+                    .map_or(String::new(), |w| w.kernel.clone()),
+                detail: format!("{sym} = {value}, compiled for {expected}"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Opens a device with the adapter's own limits and timestamp queries when offered.

@@ -311,9 +311,9 @@ pub fn layer_norm(
     env: &mut ShapeEnv,
     ctx: &OpCtx,
     x: &[Expr],
-    normalized: &[i64],
+    normalized: &[Expr],
 ) -> Result<Shape, ShapeError> {
-    let expected: Shape = normalized.iter().map(|&n| Expr::int(n)).collect();
+    let expected: Shape = normalized.to_vec();
     if x.len() < normalized.len() {
         return Err(ctx.mismatch(
             "input has fewer dimensions than normalized_shape".into(),

@@ -14,6 +14,7 @@ mod device;
 mod kernels;
 mod model;
 mod presets;
+mod quiz;
 mod view;
 
 pub use compilation::Compilation;

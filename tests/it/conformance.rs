@@ -1104,3 +1104,20 @@ fn mark_dynamic_with_a_range_is_strict_about_its_own_calls() {
         ..BASE
     });
 }
+
+#[test]
+fn layer_norm_over_a_symbolic_last_dim_compiles_once() {
+    // `F.layer_norm(x, (x.shape[-1],))` passes a SymInt as normalized_shape; PyTorch accepts it.
+    let source = "import torch.nn.functional as F\n\ndef f(x):\n    return F.layer_norm(x, (x.shape[-1],))\n";
+    let mut cache = tailor::load(source, None).unwrap();
+    let config = CompileConfig {
+        dynamic: DynamicMode::True,
+        ..CompileConfig::default()
+    };
+    for spec_text in ["x=4,16", "x=5,17"] {
+        let call = spec::parse_shapes(spec_text, &cache.entry_point().inputs).unwrap();
+        let event = cache.call(0, &config, &call, &CallMarks::default(), &|| 0.0);
+        assert_eq!(event.error, None);
+    }
+    assert_eq!(cache.compiles(), 1);
+}

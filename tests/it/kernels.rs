@@ -281,3 +281,30 @@ fn simplenet_schedule_text() {
     "#]]
     .assert_eq(&compiled.schedule.to_string());
 }
+
+#[test]
+fn the_trace_ends_with_the_kernels_stage() {
+    let options = tailor::Options {
+        config: CompileConfig {
+            dynamic: DynamicMode::True,
+            ..CompileConfig::default()
+        },
+        ..tailor::Options::default()
+    };
+    let trace = tailor::explain(&models::get("simplenet").source, "x=8,64", &options)
+        .expect("SimpleNet compiles");
+    let stage = trace.stages.last().expect("stages");
+    assert_eq!(stage.id, "kernels");
+    assert!(
+        stage
+            .text
+            .starts_with("kernels (2):\n  k0_linear_relu: linear + relu\n")
+    );
+    assert!(stage.text.contains("memory plan:"));
+    assert!(
+        stage
+            .text
+            .contains("// k1_linear_1: linear_1 (dynamic sizes)")
+    );
+    assert!(stage.text.contains("var<uniform> dims: Dims;"));
+}

@@ -35,10 +35,29 @@ export function m(tag, attrs, ...children) {
   return build(document.createElementNS(MATHML_NS, tag), attrs, children);
 }
 
+/**
+ * `{ zh, en }` as a `<span lang="zh">` / `<span lang="en">` pair: CSS shows the page's
+ * language, so the language switch needs no re-render.
+ */
+export function bi(text, tag = "span", attrs = {}) {
+  return [h(tag, { ...attrs, lang: "zh" }, text.zh), h(tag, { ...attrs, lang: "en" }, text.en)];
+}
+
 /** Replaces the children of `element`. */
 export function fill(element, ...children) {
   element.replaceChildren();
   return build(element, {}, children);
+}
+
+/** Submits `form` when Enter is pressed on one of its radios or checkboxes (text inputs do
+ * that natively). */
+export function enterSubmits(form) {
+  form.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || event.target?.tagName !== "INPUT") return;
+    if (!["radio", "checkbox"].includes(event.target.type)) return;
+    event.preventDefault();
+    form.requestSubmit();
+  });
 }
 
 /** Lets the browser paint and handle input before the next chunk of work. */

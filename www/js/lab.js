@@ -322,6 +322,13 @@ export function setupLab(ctx) {
         h("td", {}, formatMs(Math.max(...r.latencies)))))))));
   }
 
+  // The quiz's "show me": a scenario's calls become the sequence; then run or compare.
+  ctx.onScenario.push((calls) => {
+    ui.sequence.value = calls.join(" ");
+  });
+  ctx.runLab = () => run();
+  ctx.compareLab = () => compare();
+
   /** Loads a preset and a material sequence, then runs the lab (AI scenario buttons). */
   ctx.runScenario = async (presetId, sequenceId) => {
     await ctx.usePreset(presetId);
