@@ -89,7 +89,7 @@ fn main() {
                 }
                 graph::eval(&entry.graph, &bindings, &inputs).expect("the reference runs")
             });
-            worst = worst.max(runtime::max_abs_err(&run.outputs, expected));
+            worst = worst.max(runtime::executor::max_abs_err(&run.outputs, expected));
         }
         let stats = gpu.stats();
         println!(

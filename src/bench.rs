@@ -1,7 +1,8 @@
 //! Benchmarks of the compiler and its kernels, reported as medians (`tailor bench`).
 //!
 //! Input: a clock in milliseconds (injected: the CLI uses `Instant`, the page
-//! `performance.now()`) and, for the GPU figures, a `runtime::gpu::Gpu`. Output: named
+//! `performance.now()`) and, for the GPU figures, a GPU `Backend` that every run goes to
+//! through `runtime::executor`, as the CLI's and the page's calls do. Output: named
 //! metrics such as `compile_us.simplenet` or `steady_us.simplenet_b8.dynamic`.
 //! Invariant: nothing here asserts a speed; figures are reported, and compared as ratios.
 //! Every GPU figure includes what a caller pays (upload, dispatch, read-back), except
@@ -30,7 +31,7 @@ fn simplenet_call(batch: i64) -> CallShapes {
 }
 
 /// Capture → WGSL for SimpleNet at `x=8,64`: parse, construct, trace, produce guards,
-/// lower, emit every kernel.
+/// lower, emit every kernel (a compile through the guard cache does all of these).
 fn compile_us(clock: Clock<'_>, rounds: usize) -> f64 {
     let samples = (0..rounds)
         .map(|_| {
@@ -47,11 +48,7 @@ fn compile_us(clock: Clock<'_>, rounds: usize) -> f64 {
                 .entry
                 .expect("SimpleNet compiles");
             let entry = cache.entry(id).expect("the entry exists");
-            let schedule = crate::lower::lower(&entry.graph, &|s| entry.env.range(s))
-                .expect("SimpleNet lowers");
-            let none = crate::symbolic::Bindings::new();
-            let spec = crate::codegen::Specialization::Static(&none);
-            black_box(crate::codegen::emit_schedule(&schedule, &spec));
+            black_box(entry.compiled.schedule().expect("SimpleNet lowers"));
             (clock() - start) * 1e3
         })
         .collect();
@@ -105,19 +102,24 @@ pub fn run(clock: Clock<'_>, rounds: usize) -> BenchReport {
 }
 
 #[cfg(feature = "gpu")]
-pub use gpu::{DemoReport, demo, run_gpu};
+pub use gpu::{DemoReport, SharedClock, demo, run_gpu};
 
 #[cfg(feature = "gpu")]
 mod gpu {
     use super::{median, simplenet_call};
-    use crate::cache::{Action, Clock, CompileConfig, DynamicMode};
-    use crate::codegen::{self, Mode};
-    use crate::graph::{self, Tensor};
-    use crate::lower::{self, GemmStrategy, Schedule};
-    use crate::runtime::gpu::{Gpu, GpuError, Program};
-    use crate::symbolic::Bindings;
-    use crate::{CallMarks, CodeCache, SIMPLENET_SOURCE};
+    use crate::cache::{Action, CompileConfig, DynamicMode};
+    use crate::codegen::Mode;
+    use crate::compile::{self, CompileOptions};
+    use crate::error::Error;
+    use crate::graph;
+    use crate::lower::GemmStrategy;
+    use crate::runtime::executor::{self, Backend, Executor, KernelKey, RunOptions};
+    use crate::{CallMarks, CallShapes, SIMPLENET_SOURCE};
     use std::collections::BTreeMap;
+    use std::rc::Rc;
+
+    /// A clock in milliseconds that executors can keep.
+    pub type SharedClock = Rc<dyn Fn() -> f64>;
 
     /// The material's demo ("Python 演示"): two warm-up calls at batch 8, then batches
     /// 8, 16, 32, 16, 8, 64, 16, 8, three calls each.
@@ -151,34 +153,26 @@ mod gpu {
         }
     }
 
-    fn simplenet_inputs(batch: i64, seed: u64) -> Vec<Tensor> {
-        graph::random_inputs(&[("x".into(), vec![batch as usize, 64])], seed)
-    }
-
-    /// Lowers entry `id` of `cache` into a program in the entry's own mode.
-    fn entry_program(cache: &CodeCache, id: usize) -> Program {
-        let entry = cache.entry(id).expect("the entry exists");
-        let schedule =
-            lower::lower(&entry.graph, &|s| entry.env.range(s)).expect("SimpleNet lowers");
-        let mode = codegen::entry_mode(&schedule);
-        Program::new(schedule, mode, &Bindings::new())
+    /// Pipelines the GPU has created so far.
+    async fn pipelines_created(backend: &Backend) -> usize {
+        backend.stats().await.map_or(0, |s| s.pipelines_created)
     }
 
     /// Runs the demo sequence through the guard cache under `dynamic`, from a cold GPU
     /// cache; each compile includes lowering, WGSL and pipeline creation.
     pub async fn demo(
-        gpu: &mut Gpu,
-        clock: Clock<'_>,
+        backend: &Rc<Backend>,
+        clock: &SharedClock,
         dynamic: DynamicMode,
-    ) -> Result<DemoReport, GpuError> {
-        gpu.clear_cache();
-        let pipelines_before = gpu.stats().pipelines_created;
+    ) -> Result<DemoReport, Error> {
+        backend.clear_cache().await;
+        let pipelines_before = pipelines_created(backend).await;
         let config = CompileConfig {
             dynamic,
             ..CompileConfig::default()
         };
-        let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
-        let mut programs: BTreeMap<usize, Program> = BTreeMap::new();
+        let mut cache = crate::load(SIMPLENET_SOURCE, None)?;
+        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
         let mut report = DemoReport::default();
         let calls = DEMO_WARM_UP.iter().map(|&b| (b, false)).chain(
             DEMO_BATCHES
@@ -186,150 +180,140 @@ mod gpu {
                 .flat_map(|&b| std::iter::repeat_n((b, true), DEMO_RUNS)),
         );
         for (n, (batch, measured)) in calls.enumerate() {
-            let inputs = simplenet_inputs(batch, n as u64);
+            let call = simplenet_call(batch);
+            let inputs = executor::call_inputs(&call, Vec::new(), n as u64);
             let start = clock();
-            let event = cache.call(
-                0,
-                &config,
-                &simplenet_call(batch),
-                &CallMarks::default(),
-                clock,
-            );
-            let id = event.entry.expect("SimpleNet compiles");
-            let compiled = event.action == Action::Compile;
-            if compiled {
-                let mut program = entry_program(&cache, id);
-                gpu.prepare(&mut program).await?;
-                programs.insert(id, program);
-            }
-            let ran = clock();
-            let program = programs.get_mut(&id).expect("every entry has a program");
-            gpu.run(program, &inputs, false).await?;
+            let event = cache
+                .call(0, &config, &call, &CallMarks::default(), &**clock)
+                .clone();
+            let called = clock();
+            let job = executor.start_call(&cache, &event, &call, inputs, RunOptions::default())?;
+            let outcome = executor.execute(job).await?;
             let end = clock();
+            let compiled = event.action == Action::Compile;
+            // A compile is the capture, lowering and WGSL in `cache.call` plus the pipelines
+            // its first run builds; the rest of that run is running.
+            let compile_ms = (called - start) + outcome.build_ms;
             match (compiled, report.compiles) {
-                (true, 0) => report.compile_ms += ran - start,
-                (true, _) => report.recompile_ms += ran - start,
+                (true, 0) => report.compile_ms += compile_ms,
+                (true, _) => report.recompile_ms += compile_ms,
                 (false, _) => {}
             }
             report.compiles += usize::from(compiled);
-            report.run_ms += if compiled { end - ran } else { end - start };
+            report.run_ms += if compiled {
+                end - start - compile_ms
+            } else {
+                end - start
+            };
             if measured {
                 report.measured_ms += end - start;
             }
         }
-        report.pipelines = gpu.stats().pipelines_created - pipelines_before;
+        report.pipelines = pipelines_created(backend).await - pipelines_before;
         Ok(report)
     }
 
-    /// SimpleNet's dynamic schedule (lowered once at batch 8).
-    fn simplenet_dynamic() -> Schedule {
-        let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+    /// Compiles `source` once for `call` under `dynamic` and returns the cache holding it.
+    fn compiled_cache(
+        source: &str,
+        call: &CallShapes,
+        dynamic: DynamicMode,
+    ) -> Result<crate::CodeCache, Error> {
+        let mut cache = crate::load(source, None)?;
         let config = CompileConfig {
-            dynamic: DynamicMode::True,
+            dynamic,
             ..CompileConfig::default()
         };
-        let id = cache
-            .call(
-                0,
-                &config,
-                &simplenet_call(8),
-                &CallMarks::default(),
-                &|| 0.0,
-            )
-            .entry
-            .expect("SimpleNet compiles");
-        let entry = cache.entry(id).expect("the entry exists");
-        lower::lower(&entry.graph, &|s| entry.env.range(s)).expect("SimpleNet lowers")
+        let event = cache.call(0, &config, call, &CallMarks::default(), &|| 0.0);
+        match &event.error {
+            Some(message) => Err(Error::Call {
+                message: message.clone(),
+                span: event.error_span,
+            }),
+            None => Ok(cache),
+        }
     }
 
-    /// `a @ b` for `a: [256, 1024]`, `b: [1024, 1024]`, static, with the product `strategy`.
-    fn matmul_program(strategy: GemmStrategy) -> Program {
-        let source = "import torch\n\ndef f(a, b):\n    return a @ b\n";
-        let mut cache = crate::load(source, None).expect("the matmul loads");
-        let call = crate::CallShapes::new(vec![
-            ("a".into(), vec![256, 1024]),
-            ("b".into(), vec![1024, 1024]),
-        ]);
-        let config = CompileConfig {
-            dynamic: DynamicMode::False,
-            ..CompileConfig::default()
-        };
-        let id = cache
-            .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
-            .entry
-            .expect("the matmul compiles");
-        let entry = cache.entry(id).expect("the entry exists");
-        let mut schedule =
-            lower::lower(&entry.graph, &|s| entry.env.range(s)).expect("the matmul lowers");
-        schedule.kernels = schedule
-            .kernels
-            .iter()
-            .map(|k| k.with_strategy(strategy))
-            .collect();
-        Program::new(schedule, Mode::Static, &Bindings::new())
-    }
-
-    /// Adds the GPU metrics to `metrics`: pipeline creation, steady-state calls in each
-    /// mode, tiled and naive matmul throughput, and the demo's total time per policy.
-    pub async fn run_gpu(
-        gpu: &mut Gpu,
-        clock: Clock<'_>,
+    /// Pipeline creation of SimpleNet's first compile, from a cold GPU cache, ms.
+    async fn pipeline_ms(
+        backend: &Rc<Backend>,
+        clock: &SharedClock,
         rounds: usize,
-        metrics: &mut BTreeMap<String, f64>,
-    ) -> Result<(), GpuError> {
-        let rounds = rounds.max(1);
-
+    ) -> Result<f64, Error> {
         let mut samples = Vec::new();
         for _ in 0..rounds.min(5) {
-            gpu.clear_cache();
-            let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
-            let id = cache
+            backend.clear_cache().await;
+            let call = simplenet_call(8);
+            let mut cache = crate::load(SIMPLENET_SOURCE, None)?;
+            let event = cache
                 .call(
                     0,
                     &CompileConfig::default(),
-                    &simplenet_call(8),
+                    &call,
                     &CallMarks::default(),
                     &|| 0.0,
                 )
-                .entry
-                .expect("SimpleNet compiles");
-            let mut program = entry_program(&cache, id);
-            let before = gpu.stats().pipeline_ms;
-            gpu.prepare(&mut program).await?;
-            samples.push(gpu.stats().pipeline_ms - before);
+                .clone();
+            let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
+            let before = backend.stats().await.map_or(0.0, |s| s.pipeline_ms);
+            let inputs = executor::call_inputs(&call, Vec::new(), 0);
+            let job = executor.start_call(&cache, &event, &call, inputs, RunOptions::default())?;
+            executor.execute(job).await?;
+            let after = backend.stats().await.map_or(0.0, |s| s.pipeline_ms);
+            samples.push(after - before);
         }
-        metrics.insert("pipeline_ms.simplenet".into(), median(samples));
+        Ok(median(samples))
+    }
 
-        let schedule = simplenet_dynamic();
-        let inputs = simplenet_inputs(8, 0);
-        let eight: Bindings = schedule
-            .input_shapes
-            .first()
-            .and_then(|shape| shape[0].as_sym())
-            .map(|sym| [(sym, 8)].into_iter().collect())
-            .unwrap_or_default();
-        // Rounds interleave the modes, so a change in machine load hits all three alike.
-        let mut programs: Vec<Program> = Mode::ALL
-            .iter()
-            .map(|&mode| Program::new(schedule.clone(), mode, &eight))
-            .collect();
-        let mut samples = vec![Vec::with_capacity(rounds); programs.len()];
+    /// Steady-state calls of SimpleNet's dynamic entry (compiled at batch 8) in each WGSL
+    /// mode, µs; rounds interleave the modes, so a change in machine load hits all three.
+    async fn steady_us(
+        backend: &Rc<Backend>,
+        clock: &SharedClock,
+        rounds: usize,
+    ) -> Result<Vec<(Mode, f64)>, Error> {
+        let call = simplenet_call(8);
+        let cache = compiled_cache(SIMPLENET_SOURCE, &call, DynamicMode::True)?;
+        let entry = &cache.entries_mru()[0];
+        let inputs = executor::call_inputs(&call, Vec::new(), 0);
+        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
+        let mut samples = vec![Vec::with_capacity(rounds); Mode::ALL.len()];
         for round in 0..rounds + 3 {
-            for (program, samples) in programs.iter_mut().zip(&mut samples) {
+            for (&mode, samples) in Mode::ALL.iter().zip(&mut samples) {
                 let start = clock();
-                gpu.run(program, &inputs, false).await?;
+                let job = executor.start_entry(
+                    entry,
+                    mode,
+                    &call,
+                    inputs.clone(),
+                    RunOptions::default(),
+                )?;
+                executor.execute(job).await?;
                 if round >= 3 {
                     samples.push((clock() - start) * 1e3);
                 }
             }
         }
-        for (mode, samples) in Mode::ALL.iter().zip(samples) {
-            metrics.insert(
-                format!("steady_us.simplenet_b8.{}", mode.name()),
-                median(samples),
-            );
-        }
+        Ok(Mode::ALL
+            .into_iter()
+            .zip(samples.into_iter().map(median))
+            .collect())
+    }
 
+    /// `a @ b` for `a: [256, 1024]`, `b: [1024, 1024]`, static, with each product strategy:
+    /// GFLOP/s of the kernel alone (its measured time).
+    async fn matmul_gflops(
+        backend: &Rc<Backend>,
+        clock: &SharedClock,
+        rounds: usize,
+    ) -> Result<Vec<(&'static str, f64)>, Error> {
+        let source = "import torch\n\ndef f(a, b):\n    return a @ b\n";
+        let call = CallShapes::new(vec![
+            ("a".into(), vec![256, 1024]),
+            ("b".into(), vec![1024, 1024]),
+        ]);
+        let cache = compiled_cache(source, &call, DynamicMode::False)?;
+        let entry = &cache.entries_mru()[0];
         let inputs = graph::random_inputs(
             &[
                 ("a".into(), vec![256, 1024]),
@@ -338,21 +322,64 @@ mod gpu {
             0,
         );
         let flops = 2.0 * 256.0 * 1024.0 * 1024.0;
+        let timed = RunOptions {
+            check: false,
+            timing: true,
+        };
+        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
+        let mut results = Vec::new();
         for (name, strategy) in [
             ("tiled", GemmStrategy::Tiled),
             ("naive", GemmStrategy::Naive),
         ] {
-            let mut program = matmul_program(strategy);
-            gpu.run(&mut program, &inputs, true).await?;
+            let options = CompileOptions {
+                gemm: Some(strategy),
+                ..CompileOptions::ENTRY
+            };
+            let compiled = compile::compile(&entry.graph, &|s| entry.env.range(s), &options);
+            let key = KernelKey::Named(format!("matmul.{name}"));
             let mut samples = Vec::new();
-            for _ in 0..rounds.min(5) {
-                let run = gpu.run(&mut program, &inputs, true).await?;
-                let ms: f64 = run.kernel_ms.iter().map(|(_, ms)| ms).sum();
-                samples.push(flops / (ms * 1e6));
+            for round in 0..rounds.min(5) + 1 {
+                let job = executor.start(
+                    key.clone(),
+                    &compiled,
+                    &entry.graph,
+                    Mode::Static,
+                    &call,
+                    inputs.clone(),
+                    timed,
+                )?;
+                let outcome = executor.execute(job).await?;
+                let ms: f64 = outcome.kernel_ms.iter().map(|(_, ms)| ms).sum();
+                // The first run builds the pipelines; only later runs are timed.
+                if round > 0 {
+                    samples.push(flops / (ms * 1e6));
+                }
             }
-            metrics.insert(format!("matmul_gflops.{name}"), median(samples));
+            results.push((name, median(samples)));
         }
+        Ok(results)
+    }
 
+    /// Adds the GPU metrics to `metrics`: pipeline creation, steady-state calls in each
+    /// mode, tiled and naive matmul throughput, and the demo's total time per policy.
+    pub async fn run_gpu(
+        backend: &Rc<Backend>,
+        clock: &SharedClock,
+        rounds: usize,
+        metrics: &mut BTreeMap<String, f64>,
+    ) -> Result<(), Error> {
+        let rounds = rounds.max(1);
+        metrics.insert(
+            "pipeline_ms.simplenet".into(),
+            pipeline_ms(backend, clock, rounds).await?,
+        );
+        for (mode, us) in steady_us(backend, clock, rounds).await? {
+            metrics.insert(format!("steady_us.simplenet_b8.{}", mode.name()), us);
+        }
+        for (name, gflops) in matmul_gflops(backend, clock, rounds).await? {
+            metrics.insert(format!("matmul_gflops.{name}"), gflops);
+        }
         for (name, dynamic) in [
             ("static", DynamicMode::False),
             ("dynamic", DynamicMode::True),
@@ -360,7 +387,7 @@ mod gpu {
         ] {
             let mut samples = Vec::new();
             for _ in 0..rounds.min(3) {
-                samples.push(demo(gpu, clock, dynamic).await?.total_ms());
+                samples.push(demo(backend, clock, dynamic).await?.total_ms());
             }
             metrics.insert(format!("demo_total_ms.{name}"), median(samples));
         }

@@ -10,6 +10,7 @@
 //! after which misses run eagerly; automatic-dynamic state is per input dim and sticky; a
 //! call whose compilation fails adds no entry.
 
+use crate::compile::{self, CompileOptions, Compiled};
 use crate::frontend::{self, EntryPoint, FrontendError, Program};
 use crate::graph::{Graph, Shape, Span};
 use crate::guard::{CallShapes, GuardSet};
@@ -177,7 +178,8 @@ pub enum DimSpec {
     },
 }
 
-/// A compiled entry: the captured graph and the guards that say when it may be reused.
+/// A compiled entry: the captured graph, the guards that say when it may be reused, and
+/// its kernels (`compile::compile`).
 #[derive(Clone, Debug)]
 pub struct Entry {
     /// Compile order, from 0 (PyTorch's `frame/compile` id `0/N`).
@@ -194,6 +196,8 @@ pub struct Entry {
     pub guards: GuardSet,
     /// Input dims as the entry sees them.
     pub inputs: Vec<(String, Vec<DimSpec>)>,
+    /// The graph lowered for the ranges its guards promise, and its WGSL.
+    pub compiled: Compiled,
     marked: Vec<bool>,
 }
 
@@ -419,6 +423,7 @@ impl CodeCache {
         let shapes: Vec<Shape> = input_shapes.iter().map(|(_, s)| s.clone()).collect();
         let graph = frontend::capture(&self.program, &self.entry, &shapes, &mut env)?;
         let guards = GuardSet::produce(&env, &input_shapes, marked);
+        let compiled = compile::compile(&graph, &|sym| env.range(sym), &CompileOptions::ENTRY);
         let inputs = input_shapes
             .iter()
             .map(|(name, shape)| {
@@ -438,12 +443,25 @@ impl CodeCache {
             env,
             guards,
             inputs,
+            compiled,
             marked: marked.to_vec(),
         })
     }
 
-    /// Captures a graph for an eager call (recompile limit reached): static sizes, not cached.
-    pub fn eager_graph(&self, call: &CallShapes) -> Result<Graph, FrontendError> {
+    /// Captures a graph for an eager call (recompile limit reached), not cached: with every
+    /// input dim symbolic when `symbolic` (so its kernels serve any later eager call with the
+    /// same ops), else at the call's static sizes. Returns the graph and the `ShapeEnv`
+    /// whose ranges it was traced under.
+    pub fn eager_capture(
+        &self,
+        call: &CallShapes,
+        symbolic: bool,
+    ) -> Result<(Graph, ShapeEnv), FrontendError> {
+        let policy = if symbolic {
+            DimPolicy::Dynamic
+        } else {
+            DimPolicy::Static
+        };
         let mut env = ShapeEnv::new();
         let mut shapes = Vec::new();
         for (name, dims) in &call.inputs {
@@ -453,11 +471,12 @@ impl CodeCache {
                     input: name.clone(),
                     dim,
                 };
-                shape.push(env.add_input_dim(source, value, DimPolicy::Static, None, "eager")?);
+                shape.push(env.add_input_dim(source, value, policy, None, "eager")?);
             }
             shapes.push(shape);
         }
-        frontend::capture(&self.program, &self.entry, &shapes, &mut env)
+        let graph = frontend::capture(&self.program, &self.entry, &shapes, &mut env)?;
+        Ok((graph, env))
     }
 }
 

@@ -27,9 +27,9 @@ pub enum Error {
     /// Running the CPU reference.
     #[error(transparent)]
     Eval(#[from] EvalError),
-    /// Lowering a graph to kernels.
+    /// Compiling a graph to kernels (lowering, emission).
     #[error(transparent)]
-    Lower(#[from] crate::lower::LowerError),
+    Compile(#[from] crate::compile::CompileError),
     /// Running kernels (either runtime's checks of a call).
     #[error(transparent)]
     Run(#[from] crate::runtime::RunError),

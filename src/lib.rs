@@ -5,12 +5,14 @@
 //! source and captures `forward` into a `graph` whose sizes are `symbolic` expressions;
 //! `shape` holds the ShapeEnv and one rule per op; `guard` turns the facts learnt into
 //! guards with a fast check; `cache` decides per call whether to hit, recompile or run
-//! eagerly; `trace` records every step for display.
+//! eagerly; `compile` lowers an entry to kernels and emits their WGSL; `runtime` runs
+//! them (`runtime::executor` is the one way in); `trace` records every step for display.
 #![warn(clippy::print_stdout)]
 
 pub mod bench;
 pub mod cache;
 pub mod codegen;
+pub mod compile;
 pub mod error;
 pub mod frontend;
 pub mod graph;

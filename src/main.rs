@@ -6,10 +6,11 @@
 //! (wgpu) or the CPU kernel interpreter; `--check` compares them with the CPU reference.
 
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::time::Instant;
 use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DimSpec, DynamicMode};
 use tailor::graph::{self, Tensor};
-use tailor::lower;
+use tailor::runtime::executor::{self, Backend, Device, Executor, RunOptions};
 use tailor::{CallShapes, Error, spec};
 
 const USAGE: &str = "usage:
@@ -30,7 +31,7 @@ struct Cli {
     mark_static: Vec<String>,
     calls: Vec<String>,
     json: bool,
-    device: String,
+    device: Device,
     check: bool,
 }
 
@@ -54,7 +55,7 @@ fn parse_args(args: &[String]) -> Result<Cli, String> {
         mark_static: Vec::new(),
         calls: Vec::new(),
         json: false,
-        device: "auto".into(),
+        device: Device::Auto,
         check: false,
     };
     while let Some(arg) = iter.next() {
@@ -76,10 +77,9 @@ fn parse_args(args: &[String]) -> Result<Cli, String> {
             }
             "--device" => {
                 let device = value(arg)?;
-                if !matches!(device.as_str(), "auto" | "gpu" | "cpu") {
-                    return Err(format!("--device must be auto, gpu or cpu, got '{device}'"));
-                }
-                cli.device = device;
+                cli.device = device
+                    .parse()
+                    .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))?;
             }
             "--call" if cli.command == "run" => cli.calls.push(value(arg)?),
             "--input" if cli.command == "explain" => cli.calls.push(value(arg)?),
@@ -171,26 +171,26 @@ fn main() -> ExitCode {
 }
 
 /// Adds the GPU figures to `metrics` when an adapter exists; returns the adapter as JSON.
-#[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
+#[cfg(feature = "gpu")]
 fn gpu_bench(
     start: Instant,
     rounds: usize,
     metrics: &mut std::collections::BTreeMap<String, f64>,
 ) -> Result<serde_json::Value, ExitCode> {
-    let clock = || start.elapsed().as_secs_f64() * 1e3;
     let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
-    let mut gpu = match pollster::block_on(tailor::runtime::gpu::Gpu::new(gpu_clock)) {
-        Ok(gpu) => gpu,
+    let backend = match pollster::block_on(Backend::open(Device::Gpu, gpu_clock)) {
+        Ok(backend) => Rc::new(backend),
         Err(err) => {
             eprintln!("note: {err}; only the compiler's figures are reported");
             return Ok(serde_json::json!({ "name": "none (CPU only)", "backend": "cpu" }));
         }
     };
-    let adapter = serde_json::json!({
-        "name": gpu.adapter().name,
-        "backend": gpu.adapter().backend,
-    });
-    match pollster::block_on(tailor::bench::run_gpu(&mut gpu, &clock, rounds, metrics)) {
+    let adapter = match backend.adapter() {
+        Some(adapter) => serde_json::json!({ "name": adapter.name, "backend": adapter.backend }),
+        None => serde_json::json!({ "name": "none (CPU only)", "backend": "cpu" }),
+    };
+    let clock: tailor::bench::SharedClock = Rc::new(move || start.elapsed().as_secs_f64() * 1e3);
+    match pollster::block_on(tailor::bench::run_gpu(&backend, &clock, rounds, metrics)) {
         Ok(()) => Ok(adapter),
         Err(err) => {
             eprintln!("error: GPU benchmark failed: {err}");
@@ -200,7 +200,7 @@ fn gpu_bench(
 }
 
 /// Without the GPU runtime only the compiler's figures exist.
-#[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
+#[cfg(not(feature = "gpu"))]
 fn gpu_bench(
     _start: Instant,
     _rounds: usize,
@@ -309,14 +309,19 @@ fn run(cli: &Cli, source: &str) -> Result<(String, Option<Error>), Error> {
         calls.push(call);
     }
     let start = Instant::now();
-    let clock = || start.elapsed().as_secs_f64() * 1e3;
-    let mut runner = Runner::new(&cli.device, cli.check)?;
+    let clock = move || start.elapsed().as_secs_f64() * 1e3;
+    let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
+    let backend = pollster::block_on(Backend::open(cli.device, gpu_clock))?;
+    let mut runner = Runner {
+        executor: Executor::new(Rc::new(backend), Rc::new(clock)),
+        check: cli.check,
+    };
     let mut results = Vec::new();
     for (index, call) in calls.iter().enumerate() {
         let event = cache.call(0, &cli.config, call, &marks, &clock).clone();
         let outputs = match event.action {
             Action::Error => Ok(CallOutput::default()),
-            _ => runner.execute(&cache, event.entry, call, index as u64),
+            _ => runner.execute(&cache, &event, call, index as u64),
         };
         results.push((event, outputs));
     }
@@ -337,15 +342,6 @@ fn run(cli: &Cli, source: &str) -> Result<(String, Option<Error>), Error> {
     Ok((report, failure))
 }
 
-/// Where the compiled kernels run.
-enum Device {
-    /// The kernel interpreter (`runtime::cpu`).
-    Cpu,
-    /// The wgpu runtime.
-    #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
-    Gpu(Box<tailor::runtime::gpu::Gpu>),
-}
-
 /// What one call returned.
 #[derive(Default)]
 struct CallOutput {
@@ -354,143 +350,48 @@ struct CallOutput {
     max_abs_err: Option<f32>,
 }
 
-/// Runs calls on a device, keeping each entry's lowered program.
+/// Runs each call's kernels through the executor, with seeded random inputs.
 struct Runner {
-    device: Device,
+    executor: Executor,
     check: bool,
-    schedules: std::collections::HashMap<usize, lower::Schedule>,
-    #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
-    programs: std::collections::HashMap<usize, tailor::runtime::gpu::Program>,
 }
 
 impl Runner {
-    /// `choice` is `auto` (the GPU when an adapter exists), `gpu` or `cpu`.
-    fn new(choice: &str, check: bool) -> Result<Runner, Error> {
-        let device = match choice {
-            "cpu" => Device::Cpu,
-            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
-            _ => {
-                let start = Instant::now();
-                let clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
-                match pollster::block_on(tailor::runtime::gpu::Gpu::new(clock)) {
-                    Ok(gpu) => Device::Gpu(Box::new(gpu)),
-                    Err(_) if choice == "auto" => Device::Cpu,
-                    Err(err) => return Err(err.into()),
-                }
-            }
-            #[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
-            "gpu" => {
-                return Err(Error::Call {
-                    message: "--device gpu: this build has no GPU runtime (feature 'gpu')".into(),
-                    span: None,
-                });
-            }
-            #[cfg(not(all(feature = "gpu", not(target_arch = "wasm32"))))]
-            _ => Device::Cpu,
-        };
-        Ok(Runner {
-            device,
-            check,
-            schedules: Default::default(),
-            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
-            programs: Default::default(),
-        })
-    }
-
     /// `gpu` or `cpu`.
     fn device_name(&self) -> &'static str {
-        match self.device {
-            Device::Cpu => "cpu",
-            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
-            Device::Gpu(_) => "gpu",
-        }
+        self.executor.backend().name()
     }
 
     /// The adapter's name and backend, on the GPU.
     fn adapter(&self) -> Option<(String, String)> {
-        match &self.device {
-            Device::Cpu => None,
-            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
-            Device::Gpu(gpu) => Some((gpu.adapter().name.clone(), gpu.adapter().backend.clone())),
+        #[cfg(feature = "gpu")]
+        if let Some(adapter) = self.executor.backend().adapter() {
+            return Some((adapter.name.clone(), adapter.backend.clone()));
         }
+        None
     }
 
-    /// Runs a call's kernels: the entry's (lowered once), or an uncached static capture's
-    /// for an eager call; with `--check`, also the CPU reference.
+    /// Runs call `seed`'s kernels (the entry's, or an eager call's per-op kernels); with
+    /// `--check`, also the CPU reference.
     fn execute(
         &mut self,
         cache: &CodeCache,
-        entry: Option<usize>,
+        event: &tailor::CallEvent,
         call: &CallShapes,
         seed: u64,
     ) -> Result<CallOutput, Error> {
-        let eager;
-        let (graph, key) = match entry.and_then(|id| cache.entry(id)) {
-            Some(entry) => (&entry.graph, Some(entry.id)),
-            None => {
-                eager = cache.eager_graph(call)?;
-                (&eager, None)
-            }
+        let inputs = executor::call_inputs(call, Vec::new(), seed);
+        let options = RunOptions {
+            check: self.check,
+            timing: false,
         };
-        let ranges = |sym| match entry.and_then(|id| cache.entry(id)) {
-            Some(entry) => entry.env.range(sym),
-            None => tailor::symbolic::ValueRange::unbounded(),
-        };
-        let shapes: Vec<(String, Vec<usize>)> = call
-            .inputs
-            .iter()
-            .map(|(n, d)| (n.clone(), d.iter().map(|&v| v as usize).collect()))
-            .collect();
-        let inputs = graph::random_inputs(&shapes, seed);
-        let fresh;
-        let schedule = match key.and_then(|id| self.schedules.get(&id)) {
-            Some(schedule) => schedule,
-            None => {
-                fresh = lower::lower(graph, &ranges)?;
-                if let Some(id) = key {
-                    self.schedules.insert(id, fresh.clone());
-                }
-                &fresh
-            }
-        };
-        let tensors = match &mut self.device {
-            Device::Cpu => tailor::runtime::cpu::run(schedule, &inputs)?,
-            #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
-            Device::Gpu(gpu) => {
-                use tailor::runtime::gpu::Program;
-                let mode = tailor::codegen::entry_mode(schedule);
-                let none = tailor::symbolic::Bindings::new();
-                let mut eager_program;
-                let program = match key {
-                    Some(id) => self
-                        .programs
-                        .entry(id)
-                        .or_insert_with(|| Program::new(schedule.clone(), mode, &none)),
-                    None => {
-                        eager_program = Program::new(schedule.clone(), mode, &none);
-                        &mut eager_program
-                    }
-                };
-                pollster::block_on(gpu.run(program, &inputs, false))?.outputs
-            }
-        };
-        let max_abs_err = if self.check {
-            let mut bindings = tailor::symbolic::Bindings::new();
-            for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
-                for (expr, &value) in graph.shape(id).iter().zip(dims) {
-                    if let Some(sym) = expr.as_sym() {
-                        bindings.set(sym, value);
-                    }
-                }
-            }
-            let expected = graph::eval(graph, &bindings, &inputs)?;
-            Some(tailor::runtime::max_abs_err(&tensors, &expected))
-        } else {
-            None
-        };
+        let job = self
+            .executor
+            .start_call(cache, event, call, inputs, options)?;
+        let outcome = pollster::block_on(self.executor.execute(job))?;
         Ok(CallOutput {
-            tensors,
-            max_abs_err,
+            tensors: outcome.outputs,
+            max_abs_err: outcome.max_abs_err,
         })
     }
 }
@@ -566,7 +467,7 @@ fn json_report(cache: &CodeCache, runner: &Runner, results: &[CallResult]) -> St
 
 fn text_report(cli: &Cli, cache: &CodeCache, runner: &Runner, results: &[CallResult]) -> String {
     let mut out = String::new();
-    if cli.device != "auto" || cli.check {
+    if cli.device != Device::Auto || cli.check {
         let adapter = runner.adapter().map_or(String::new(), |(name, backend)| {
             format!(" ({name}, {backend})")
         });

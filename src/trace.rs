@@ -2,9 +2,10 @@
 //!
 //! Input: a program and one compiled `Entry`. Output: stages in pipeline order — the
 //! program, the input symbols, the captured graph, shape propagation node by node, the
-//! guards, and the kernels (fusion groups, memory plan, WGSL). Invariant: every stage's
-//! text is derived from the entry alone, so the same entry always prints the same trace
-//! (tests snapshot it; the page shows it).
+//! guards, and the stages the compile pipeline recorded for it (`compile.rs`: fusion
+//! groups, memory plan, WGSL). Invariant: every stage's text is derived from the entry
+//! alone, so the same entry always prints the same trace (tests snapshot it; the page
+//! shows it).
 
 use crate::cache::{CodeCache, Entry};
 use crate::graph::shape_to_string;
@@ -123,32 +124,7 @@ impl Trace {
             title: "Guards".into(),
             text: entry.guards.to_string(),
         });
-        stages.push(kernels_stage(entry));
+        stages.extend(entry.compiled.stages().iter().cloned());
         Trace { stages }
-    }
-}
-
-/// Fusion groups, the memory plan and each kernel's WGSL, in the entry's mode.
-fn kernels_stage(entry: &Entry) -> Stage {
-    let text = match crate::lower::lower(&entry.graph, &|sym| entry.env.range(sym)) {
-        Ok(schedule) => {
-            let none = crate::symbolic::Bindings::new();
-            let spec = match crate::codegen::entry_mode(&schedule) {
-                crate::codegen::Mode::Static => crate::codegen::Specialization::Static(&none),
-                _ => crate::codegen::Specialization::Dynamic,
-            };
-            let mut text = schedule.to_string();
-            for wgsl in crate::codegen::emit_schedule(&schedule, &spec) {
-                text.push('\n');
-                text.push_str(&wgsl.source);
-            }
-            text
-        }
-        Err(err) => format!("lowering failed: {err}\n"),
-    };
-    Stage {
-        id: "kernels",
-        title: "Kernels (fusion groups, memory plan, WGSL)".into(),
-        text,
     }
 }

@@ -84,8 +84,17 @@ fn is_known(graph: &Graph, node: NodeId) -> bool {
     matches!(graph.node(node).op, Op::Param { .. } | Op::Constant { .. })
 }
 
+/// How elementwise ops are grouped into kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusionPolicy {
+    /// Elementwise chains join their producer's kernel.
+    Fused,
+    /// Every compute or elementwise op is its own kernel; no BatchNorm folding.
+    PerOp,
+}
+
 /// Groups the nodes of `graph` (see the module invariants).
-pub fn fuse(graph: &Graph) -> Fusion {
+pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
     let mut users = vec![0usize; graph.nodes.len()];
     for node in &graph.nodes {
         for input in &node.inputs {
@@ -103,7 +112,9 @@ pub fn fuse(graph: &Graph) -> Fusion {
                 NodeKind::View
             }
             Op::Output => NodeKind::Output,
-            Op::BatchNorm { .. } if foldable(graph, &fusion, node.id, &users) => {
+            Op::BatchNorm { .. }
+                if policy == FusionPolicy::Fused && foldable(graph, &fusion, node.id, &users) =>
+            {
                 let group = fusion
                     .open_tail(node.inputs[0], &users)
                     .expect("foldable checked the tail");
@@ -112,7 +123,11 @@ pub fn fuse(graph: &Graph) -> Fusion {
                 NodeKind::Member { group }
             }
             op if op.is_elementwise() || matches!(op, Op::BatchNorm { .. }) => {
-                match joinable_group(graph, &fusion, node.id, &users) {
+                let joinable = match policy {
+                    FusionPolicy::Fused => joinable_group(graph, &fusion, node.id, &users),
+                    FusionPolicy::PerOp => None,
+                };
+                match joinable {
                     Some(group) => {
                         fusion.groups[group].members.push(node.id);
                         NodeKind::Member { group }

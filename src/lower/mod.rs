@@ -40,13 +40,14 @@ mod print;
 #[cfg(test)]
 mod tests;
 
-pub use fuse::{Fusion, Group, NodeKind, fuse};
+pub use fuse::{Fusion, FusionPolicy, Group, NodeKind, fuse};
 pub use index::{Index, ceil_div, numel, ravel, unravel};
 pub use kernel::{
     Body, Bound, Buffer, BufferId, Gemm, GemmStrategy, IndexVar, Kernel, Load, MAP_WORKGROUP,
     MAX_VARS, Placement, Pool, Role, RowOp, Rows, SMALL_WORKGROUP, Schedule, SizeVar, TILE_K,
     TILE_M, TILE_N, Value,
 };
+pub use plan::verify;
 
 use crate::graph::{self, BinaryOp, Graph, NodeId, Op, Scalar, Tensor, UnaryOp};
 use crate::symbolic::{Expr, Sym, ValueRange};
@@ -86,7 +87,16 @@ pub enum LowerError {
 
 /// Lowers `graph` for every binding of its shape symbols inside `ranges`.
 pub fn lower(graph: &Graph, ranges: &dyn Fn(Sym) -> ValueRange) -> Result<Schedule, LowerError> {
-    let fusion = fuse(graph);
+    lower_with(graph, ranges, FusionPolicy::Fused)
+}
+
+/// Lowers `graph` with the given fusion policy.
+pub fn lower_with(
+    graph: &Graph,
+    ranges: &dyn Fn(Sym) -> ValueRange,
+    policy: FusionPolicy,
+) -> Result<Schedule, LowerError> {
+    let fusion = fuse(graph, policy);
     let first_index_sym = graph_syms(graph).last().map_or(0, |s| s.0 + 1);
     let mut builder = Builder {
         graph,
@@ -601,7 +611,9 @@ impl Builder<'_> {
             let workgroups = ceil_div(&len, i64::from(MAP_WORKGROUP));
             let body = Body::Map { len, value, store };
             self.finish(group, &format!("_part{part_idx}"), body, workgroups);
-            offset = offset + &part_shape[dim];
+            // The graph's own size, not `part_shape`'s: that may name a derived size of this
+            // kernel, which the next part's kernel does not have.
+            offset = offset + &self.graph.shape(part)[dim];
         }
         Ok(())
     }

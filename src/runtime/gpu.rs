@@ -155,6 +155,18 @@ impl Program {
             Mode::Dynamic => Specialization::Dynamic,
         };
         let wgsl = codegen::emit_schedule(&schedule, &spec);
+        let fixed = (mode == Mode::Static).then(|| bindings.clone());
+        Program::from_wgsl(schedule, mode, wgsl, fixed)
+    }
+
+    /// A program from WGSL already emitted for `schedule` in `mode`; `static_bindings` are
+    /// the sizes static code was specialised for (`None` otherwise).
+    pub fn from_wgsl(
+        schedule: Schedule,
+        mode: Mode,
+        wgsl: Vec<Wgsl>,
+        static_bindings: Option<Bindings>,
+    ) -> Program {
         let source_hashes = wgsl
             .iter()
             .map(|w| {
@@ -168,7 +180,7 @@ impl Program {
             mode,
             wgsl,
             source_hashes,
-            static_bindings: (mode == Mode::Static).then(|| bindings.clone()),
+            static_bindings,
             resident: None,
         }
     }

@@ -1,5 +1,5 @@
 //! Running a `Schedule`: what the kernel interpreter (`cpu`) and the wgpu runtime (`gpu`)
-//! share.
+//! share; `executor` is the one way callers run kernels on either.
 //!
 //! In: a schedule and one call's input tensors. Out: the symbol values of the call (bound
 //! from the inputs' sizes and checked against every symbolic input dim), the concrete
@@ -8,10 +8,10 @@
 //! call whose sizes contradict the schedule is an error here, before any kernel runs.
 
 pub mod cpu;
+pub mod executor;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 
-use crate::graph::Tensor;
 use crate::lower::Schedule;
 use crate::symbolic::{Bindings, Expr};
 
@@ -132,29 +132,6 @@ pub fn bind(schedule: &Schedule, inputs: &[Vec<usize>]) -> Result<Sizes, RunErro
         buffer_lens,
         workgroups,
     })
-}
-
-/// The largest absolute difference between two lists of tensors (infinite when their
-/// shapes differ, NaN-aware: a NaN on either side counts as infinite).
-pub fn max_abs_err(actual: &[Tensor], expected: &[Tensor]) -> f32 {
-    if actual.len() != expected.len() {
-        return f32::INFINITY;
-    }
-    let mut worst = 0.0f32;
-    for (a, e) in actual.iter().zip(expected) {
-        if a.shape != e.shape {
-            return f32::INFINITY;
-        }
-        for (x, y) in a.data.iter().zip(&e.data) {
-            let diff = (x - y).abs();
-            worst = if diff.is_nan() {
-                f32::INFINITY
-            } else {
-                worst.max(diff)
-            };
-        }
-    }
-    worst
 }
 
 /// Shapes of the call's outputs.

@@ -9,24 +9,20 @@
 //! a run in flight owns what it uses, so freeing the compilation never breaks it.
 
 use super::convert::{call_inputs, from_error, js_error, to_js};
-use super::device::{Device, Kernels};
 use super::kernels;
 use super::view;
 use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
 use crate::codegen::Mode;
 use crate::guard::CallShapes;
-use crate::lower::{LowerError, Schedule};
+use crate::lower::Schedule;
+use crate::runtime::executor::{self, Backend, Executor, Job, RunOptions};
 use crate::spec;
 use crate::symbolic::Bindings;
 use js_sys::{Promise, Reflect};
 use serde::Serialize;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-/// Kernels of one mode and, for static code, the sizes baked in (`x=8,64`; empty otherwise).
-type KernelKey = (Mode, String);
 
 /// A single compiled entry and the cache that holds it.
 #[wasm_bindgen]
@@ -34,11 +30,9 @@ pub struct Compilation {
     cache: CodeCache,
     call: CallShapes,
     marks: CallMarks,
-    device: Rc<Device>,
-    /// The entry lowered for the ranges its guards promise.
-    schedule: Result<Schedule, LowerError>,
-    /// Kernels built by `run`, kept so that later runs measure the steady state.
-    kernels: Rc<RefCell<HashMap<KernelKey, Kernels>>>,
+    backend: Rc<Backend>,
+    /// Keeps the kernels `run` builds per mode, so that later runs measure the steady state.
+    executor: Rc<RefCell<Executor>>,
 }
 
 impl Compilation {
@@ -48,7 +42,7 @@ impl Compilation {
         config: &CompileConfig,
         marks: &CallMarks,
         shapes: &JsValue,
-        device: Rc<Device>,
+        backend: Rc<Backend>,
     ) -> Result<Compilation, JsValue> {
         let mut cache = crate::load(source, entry).map_err(|err| from_error(&err))?;
         let (call, _) = call_inputs(shapes, &cache.entry_point().inputs)?;
@@ -61,15 +55,13 @@ impl Compilation {
                 .unwrap_or_else(|| "the call did not compile".into());
             return Err(js_error("compile", &message, event.error_span));
         }
-        let entry = &cache.entries_mru()[0];
-        let schedule = crate::lower::lower(&entry.graph, &|sym| entry.env.range(sym));
+        let executor = Executor::new(Rc::clone(&backend), Rc::new(super::now_ms));
         Ok(Compilation {
             cache,
             call,
             marks: marks.clone(),
-            device,
-            schedule,
-            kernels: Rc::new(RefCell::new(HashMap::new())),
+            backend,
+            executor: Rc::new(RefCell::new(executor)),
         })
     }
 
@@ -87,8 +79,9 @@ impl Compilation {
     }
 
     fn lowered(&self) -> Result<&Schedule, JsValue> {
-        self.schedule
-            .as_ref()
+        self.entry()
+            .compiled
+            .schedule()
             .map_err(|err| from_error(&err.clone().into()))
     }
 
@@ -146,57 +139,29 @@ impl Compilation {
                 None,
             ));
         }
-        let check = get("check").as_bool().unwrap_or(true);
-        let timing = get("timing").is_truthy();
-        let inputs = kernels::inputs(&call, vec![None; call.inputs.len()], 0);
-        let started = super::now_ms();
-        let expected = if check {
-            Some(
-                kernels::reference(&self.entry().graph, &call, &inputs)
-                    .map_err(|err| from_error(&err))?,
-            )
-        } else {
-            None
+        let options = RunOptions {
+            check: get("check").as_bool().unwrap_or(true),
+            timing: get("timing").is_truthy(),
         };
-        let reference_ms = super::now_ms() - started;
-        let key = match mode {
-            Mode::Static => (mode, call.to_spec()),
-            _ => (mode, String::new()),
-        };
-        let kept = self.kernels.borrow_mut().remove(&key);
-        let (kernels, emit_ms) = match kept {
-            Some(kernels) => (kernels, 0.0),
-            None => {
-                let started = super::now_ms();
-                let bindings = Self::bindings(schedule, &call)?;
-                let kernels = self.device.kernels(schedule.clone(), mode, &bindings);
-                (kernels, super::now_ms() - started)
-            }
-        };
+        let inputs = executor::call_inputs(&call, vec![None; call.inputs.len()], 0);
+        let job = self
+            .executor
+            .borrow_mut()
+            .start_entry(self.entry(), mode, &call, inputs, options)
+            .map_err(|err| from_error(&err))?;
         Ok(PendingRun {
-            key,
+            mode,
             shapes: call.to_spec(),
-            kernels,
-            emit_ms,
-            inputs,
-            expected,
-            reference_ms,
-            timing,
+            job,
         })
     }
 }
 
 /// A run whose kernels are ready to go to the device.
 struct PendingRun {
-    key: KernelKey,
+    mode: Mode,
     shapes: String,
-    kernels: Kernels,
-    /// Emitting the WGSL (0 when kept from an earlier run), in ms.
-    emit_ms: f64,
-    inputs: Vec<crate::graph::Tensor>,
-    expected: Option<Vec<crate::graph::Tensor>>,
-    reference_ms: f64,
-    timing: bool,
+    job: Job,
 }
 
 /// What `run` reports besides the outputs.
@@ -224,37 +189,30 @@ struct RunTimes {
 
 /// Runs the kernels, keeps them for the next run, and builds the result object.
 async fn finish_run(
-    device: Rc<Device>,
-    store: Rc<RefCell<HashMap<KernelKey, Kernels>>>,
+    backend: Rc<Backend>,
+    executor: Rc<RefCell<Executor>>,
     pending: PendingRun,
 ) -> Result<JsValue, JsValue> {
-    let PendingRun {
-        key,
-        shapes,
-        mut kernels,
-        emit_ms,
-        inputs,
-        expected,
-        reference_ms,
-        timing,
-    } = pending;
-    let ran = device.run(&mut kernels, &inputs, timing).await;
-    let mode = key.0;
-    store.borrow_mut().insert(key, kernels);
-    let ran = ran.map_err(|err| from_error(&err))?;
+    let PendingRun { mode, shapes, job } = pending;
+    let finished = Executor::run(&backend, &super::now_ms, job).await;
+    let ran = executor
+        .borrow_mut()
+        .keep(finished)
+        .map_err(|err| from_error(&err))?;
     let result = to_js(&RunView {
         mode: mode.name(),
         shapes,
         ms: RunTimes {
             run: ran.run_ms,
-            build: emit_ms + ran.build_ms,
-            reference: reference_ms,
+            build: ran.build_ms,
+            reference: ran.reference_ms,
         },
-        reference_shapes: expected
+        reference_shapes: ran
+            .expected
             .as_ref()
             .map(|tensors| tensors.iter().map(|t| t.shape.clone()).collect()),
     });
-    kernels::set_run_fields(&result, &device, &ran, expected.as_deref());
+    kernels::set_run_fields(&result, backend.name(), &ran);
     Ok(result)
 }
 
@@ -327,7 +285,12 @@ impl Compilation {
         let schedule = self.lowered()?;
         let mode = Self::mode_option(schedule, &mode)?;
         let bindings = Self::bindings(schedule, &self.call)?;
-        Ok(to_js(&kernels::wgsl_views(schedule, mode, &bindings)))
+        let emitted = self
+            .entry()
+            .compiled
+            .wgsl(mode, &bindings)
+            .map_err(|err| from_error(&err.into()))?;
+        Ok(to_js(&kernels::wgsl_views(schedule, &emitted)))
     }
 
     /// Runs the entry's kernels on the device (WebGPU, or the CPU kernel interpreter) with
@@ -340,8 +303,8 @@ impl Compilation {
     pub fn run(&self, options: JsValue) -> Promise {
         match self.start_run(&options) {
             Ok(pending) => wasm_bindgen_futures::future_to_promise(finish_run(
-                Rc::clone(&self.device),
-                Rc::clone(&self.kernels),
+                Rc::clone(&self.backend),
+                Rc::clone(&self.executor),
                 pending,
             )),
             Err(error) => Promise::reject(&error),

@@ -53,7 +53,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Frontend(FrontendError::Assertion { .. }) => "assertion",
         Error::Input(_) => "input",
         Error::Eval(_) => "eval",
-        Error::Lower(_) => "lower",
+        Error::Compile(_) => "lower",
         Error::Run(_) => "run",
         #[cfg(feature = "gpu")]
         Error::Gpu(_) => "gpu",

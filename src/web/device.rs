@@ -1,19 +1,15 @@
-//! The device calls run on: the wgpu runtime on WebGPU, or the CPU kernel interpreter.
+//! Opening the backend in a browser: probing WebGPU, then the wgpu runtime on it or the CPU
+//! kernel interpreter.
 //!
-//! In: `Tailor.create`'s `device` option (`auto`, `gpu`, `cpu`), then an entry's lowered
-//! `Schedule` and one call's input tensors. Out: a [`Device`] shared by every model of one
-//! `Tailor`, the [`Kernels`] an entry keeps (its schedule and, on the GPU, its `Program`),
-//! and per run the outputs read back with the time spent building (parameters, pipelines)
-//! and running. Invariants: one GPU run at a time — the wgpu runtime is `&mut` across its
-//! awaits, so a run takes the `Gpu` out of its slot and the guard puts it back (a small async
-//! lock that yields, never blocks); read-back is awaited, so the page keeps painting.
+//! In: `Tailor.create`'s `device` option, parsed by `runtime::executor::Device`. Out: the
+//! `Backend` every model of one `Tailor` shares, and a [`WebGpuStatus`] saying what the
+//! browser offers and why it is or is not used. Invariant: nothing here waits forever —
+//! a browser that never answers `requestAdapter` or never opens a device is timed out, and
+//! `auto` then falls back to the CPU; choosing, building and running kernels is the
+//! executor's, not this file's.
 
 use super::convert::js_error;
-use crate::codegen::Mode;
-use crate::error::Error;
-use crate::graph::Tensor;
-use crate::lower::Schedule;
-use crate::symbolic::Bindings;
+use crate::runtime::executor::{Backend, Device};
 use js_sys::{Function, Promise, Reflect};
 use serde::Serialize;
 use std::future::Future;
@@ -23,9 +19,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 #[cfg(feature = "gpu")]
-use crate::runtime::gpu::{AdapterSummary, Gpu, Program};
-#[cfg(feature = "gpu")]
-use std::cell::RefCell;
+use crate::runtime::gpu::Gpu;
 
 /// What the browser offers for the kernels, and whether Tailor uses it.
 #[derive(Clone, Serialize)]
@@ -125,88 +119,6 @@ async fn probe_webgpu() -> WebGpuStatus {
     }
 }
 
-/// The GPU and the calls waiting for it.
-#[cfg(feature = "gpu")]
-struct GpuSlot {
-    /// `None` while a run holds it.
-    gpu: RefCell<Option<Gpu>>,
-    waiting: RefCell<Vec<std::task::Waker>>,
-    adapter: AdapterSummary,
-}
-
-/// The GPU, taken out of its slot for one run; dropping it puts it back.
-#[cfg(feature = "gpu")]
-struct Held<'a> {
-    slot: &'a GpuSlot,
-    gpu: Option<Gpu>,
-}
-
-#[cfg(feature = "gpu")]
-impl Held<'_> {
-    fn gpu(&mut self) -> &mut Gpu {
-        self.gpu.as_mut().expect("held until dropped")
-    }
-}
-
-#[cfg(feature = "gpu")]
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        *self.slot.gpu.borrow_mut() = self.gpu.take();
-        for waker in self.slot.waiting.borrow_mut().drain(..) {
-            waker.wake();
-        }
-    }
-}
-
-#[cfg(feature = "gpu")]
-impl GpuSlot {
-    /// Waits until no other run holds the GPU, then holds it.
-    async fn hold(&self) -> Held<'_> {
-        std::future::poll_fn(|cx| match self.gpu.borrow_mut().take() {
-            Some(gpu) => Poll::Ready(Held {
-                slot: self,
-                gpu: Some(gpu),
-            }),
-            None => {
-                self.waiting.borrow_mut().push(cx.waker().clone());
-                Poll::Pending
-            }
-        })
-        .await
-    }
-}
-
-/// Where kernels run.
-pub(super) struct Device {
-    status: WebGpuStatus,
-    #[cfg(feature = "gpu")]
-    gpu: Option<GpuSlot>,
-}
-
-/// What an entry keeps so that its later calls only run: its schedule, and on the GPU its
-/// program (WGSL, pipelines, uploaded parameters).
-pub(super) enum Kernels {
-    /// For the kernel interpreter.
-    Cpu(Schedule),
-    /// For the wgpu runtime.
-    #[cfg(feature = "gpu")]
-    Gpu(Box<Program>),
-}
-
-/// One run of an entry's kernels.
-pub(super) struct Ran {
-    /// The returned tensors, read back.
-    pub outputs: Vec<Tensor>,
-    /// Parameters uploaded and pipelines created for this run (0 once they exist), in ms.
-    pub build_ms: f64,
-    /// Upload, kernels and read-back, in ms (without `build_ms`).
-    pub run_ms: f64,
-    /// Each kernel's time, when asked for and measured.
-    pub kernel_ms: Vec<(String, f64)>,
-    /// How `kernel_ms` was measured: `timestamps`, `submit_to_done`, or `off`.
-    pub timing: String,
-}
-
 /// The error `Tailor.create({ device: 'gpu' })` throws when there is no GPU to use.
 fn no_gpu(reason: &str) -> JsValue {
     js_error(
@@ -218,170 +130,48 @@ fn no_gpu(reason: &str) -> JsValue {
     )
 }
 
-impl Device {
-    /// Opens the device `choice` asks for: `auto` (WebGPU when it works, else the CPU),
-    /// `gpu` (WebGPU or an error) or `cpu`.
-    pub async fn open(choice: &str) -> Result<Device, JsValue> {
-        if choice == "cpu" {
-            return Ok(Device::cpu(WebGpuStatus::missing(
-                "device 'cpu' was requested",
-            )));
-        }
-        let mut status = probe_webgpu().await;
-        if !status.available {
-            return match choice {
-                "gpu" => Err(no_gpu(&status.reason)),
-                _ => Ok(Device::cpu(status)),
-            };
-        }
-        Device::open_gpu(choice, &mut status).await
+/// Opens the backend `device` asks for: `auto` (WebGPU when it works, else the CPU), `gpu`
+/// (WebGPU or an error) or `cpu`.
+pub(super) async fn open(device: Device) -> Result<(Backend, WebGpuStatus), JsValue> {
+    if device == Device::Cpu {
+        let status = WebGpuStatus::missing("device 'cpu' was requested");
+        return Ok((Backend::cpu(), status));
     }
-
-    fn cpu(status: WebGpuStatus) -> Device {
-        Device {
-            status,
-            #[cfg(feature = "gpu")]
-            gpu: None,
-        }
-    }
-
-    #[cfg(feature = "gpu")]
-    async fn open_gpu(choice: &str, status: &mut WebGpuStatus) -> Result<Device, JsValue> {
-        let opened = within(Gpu::new(Box::new(super::now_ms)), 10_000).await;
-        let failure = match opened {
-            Some(Ok(gpu)) => {
-                status.used = true;
-                status.reason = "the compiled kernels run on it (wgpu on WebGPU)".into();
-                return Ok(Device {
-                    status: status.clone(),
-                    gpu: Some(GpuSlot {
-                        adapter: gpu.adapter().clone(),
-                        gpu: RefCell::new(Some(gpu)),
-                        waiting: RefCell::new(Vec::new()),
-                    }),
-                });
-            }
-            Some(Err(err)) => err.to_string(),
-            None => "opening a WebGPU device took longer than 10 s".to_string(),
+    let mut status = probe_webgpu().await;
+    if !status.available {
+        return match device {
+            Device::Gpu => Err(no_gpu(&status.reason)),
+            _ => Ok((Backend::cpu(), status)),
         };
-        match choice {
-            "gpu" => Err(no_gpu(&failure)),
-            _ => {
-                status.reason = failure;
-                Ok(Device::cpu(status.clone()))
-            }
+    }
+    let failure = match open_gpu(&mut status).await {
+        Ok(backend) => return Ok((backend, status)),
+        Err(failure) => failure,
+    };
+    match device {
+        Device::Gpu => Err(no_gpu(&failure)),
+        _ => {
+            status.reason = failure;
+            Ok((Backend::cpu(), status))
         }
     }
+}
 
-    #[cfg(not(feature = "gpu"))]
-    async fn open_gpu(choice: &str, status: &mut WebGpuStatus) -> Result<Device, JsValue> {
-        let reason = "this build has no GPU runtime (the crate's 'gpu' feature is off)";
-        match choice {
-            "gpu" => Err(no_gpu(reason)),
-            _ => {
-                status.reason = reason.into();
-                Ok(Device::cpu(status.clone()))
-            }
+/// The wgpu runtime on the browser's WebGPU, or why not.
+#[cfg(feature = "gpu")]
+async fn open_gpu(status: &mut WebGpuStatus) -> Result<Backend, String> {
+    match within(Gpu::new(Box::new(super::now_ms)), 10_000).await {
+        Some(Ok(gpu)) => {
+            status.used = true;
+            status.reason = "the compiled kernels run on it (wgpu on WebGPU)".into();
+            Ok(Backend::gpu(gpu))
         }
+        Some(Err(err)) => Err(err.to_string()),
+        None => Err("opening a WebGPU device took longer than 10 s".to_string()),
     }
+}
 
-    /// `gpu` or `cpu`.
-    pub fn name(&self) -> &'static str {
-        #[cfg(feature = "gpu")]
-        if self.gpu.is_some() {
-            return "gpu";
-        }
-        "cpu"
-    }
-
-    /// What WebGPU the browser offers and whether it is used.
-    pub fn status(&self) -> &WebGpuStatus {
-        &self.status
-    }
-
-    /// The wgpu adapter calls run on, when on the GPU.
-    #[cfg(feature = "gpu")]
-    pub fn adapter(&self) -> Option<&AdapterSummary> {
-        self.gpu.as_ref().map(|slot| &slot.adapter)
-    }
-
-    /// Drops the GPU's cached pipelines and pooled buffers, so the next builds pay what a
-    /// fresh page pays (kept kernels rebuild their pipelines on their next run).
-    pub async fn clear_cache(&self) {
-        #[cfg(feature = "gpu")]
-        if let Some(slot) = &self.gpu {
-            slot.hold().await.gpu().clear_cache();
-        }
-    }
-
-    /// The kernels of `schedule` for this device: on the GPU, its WGSL emitted in `mode`
-    /// (`bindings` fixes the sizes of static code); on the CPU, the schedule itself.
-    pub fn kernels(&self, schedule: Schedule, mode: Mode, bindings: &Bindings) -> Kernels {
-        #[cfg(feature = "gpu")]
-        if self.gpu.is_some() {
-            return Kernels::Gpu(Box::new(Program::new(schedule, mode, bindings)));
-        }
-        let _ = (mode, bindings);
-        Kernels::Cpu(schedule)
-    }
-
-    /// Runs `kernels` on `inputs`; `timing` asks for per-kernel times (GPU only).
-    pub async fn run(
-        &self,
-        kernels: &mut Kernels,
-        inputs: &[Tensor],
-        timing: bool,
-    ) -> Result<Ran, Error> {
-        match kernels {
-            Kernels::Cpu(schedule) => {
-                // The interpreter runs kernels back to back and does not time them one by one.
-                let _ = timing;
-                let started = super::now_ms();
-                let outputs = crate::runtime::cpu::run(schedule, inputs)?;
-                Ok(Ran {
-                    outputs,
-                    build_ms: 0.0,
-                    run_ms: super::now_ms() - started,
-                    kernel_ms: Vec::new(),
-                    timing: "off".into(),
-                })
-            }
-            #[cfg(feature = "gpu")]
-            Kernels::Gpu(program) => {
-                let slot = self
-                    .gpu
-                    .as_ref()
-                    .expect("GPU kernels are made only by a GPU device");
-                let mut held = slot.hold().await;
-                let gpu = held.gpu();
-                let before = gpu.stats();
-                let started = super::now_ms();
-                gpu.prepare(program).await?;
-                let prepared = super::now_ms();
-                let after = gpu.stats();
-                // `prepare` returns at once for a program already on the device: then
-                // nothing was built, whatever the (coarse) clock says.
-                let built = after.pipelines_created != before.pipelines_created
-                    || after.bytes_held != before.bytes_held;
-                let prepare_ms = if built { prepared - started } else { 0.0 };
-                // Override code creates a pipeline per new shape inside `run`: count it as
-                // building, not running.
-                let pipelines_before = gpu.stats().pipeline_ms;
-                let run = gpu.run(program, inputs, timing).await?;
-                let finished = super::now_ms();
-                let pipeline_ms = gpu.stats().pipeline_ms - pipelines_before;
-                let timing = serde_json::to_value(run.timing)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
-                Ok(Ran {
-                    outputs: run.outputs,
-                    build_ms: prepare_ms + pipeline_ms,
-                    run_ms: (finished - prepared - pipeline_ms).max(0.0),
-                    kernel_ms: run.kernel_ms,
-                    timing,
-                })
-            }
-        }
-    }
+#[cfg(not(feature = "gpu"))]
+async fn open_gpu(_status: &mut WebGpuStatus) -> Result<Backend, String> {
+    Err(crate::runtime::executor::NO_GPU_RUNTIME.to_string())
 }

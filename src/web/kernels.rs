@@ -1,67 +1,17 @@
-//! The kernel half of the JS API: lowering an entry for the device, running it against the
-//! CPU reference, and the views of its fusion groups, memory plan and WGSL.
+//! The kernel half of the JS API: the views of a run's results and of an entry's fusion
+//! groups, memory plan and WGSL.
 //!
-//! In: an entry's graph (or an eager capture), one call's sizes and data, a [`Device`].
-//! Out: [`Kernels`] to keep per entry, the reference outputs (`graph::eval`, the oracle),
-//! the largest difference between the two, and camelCase views for the page. Invariant:
-//! every text here is the compiler's own (`Schedule`'s `Display`, `emit_wgsl`); the page
-//! never re-derives a kernel, a size or a binding.
+//! In: an executor's `Outcome`, an entry's `Schedule` and WGSL. Out: camelCase views for the
+//! page. Invariant: every text here is the compiler's own (`Schedule`'s `Display`, the
+//! emitted WGSL); the page never re-derives a kernel, a size or a binding.
 
-use super::convert::{InputData, set, tensors_to_js, to_js};
-use super::device::{Device, Kernels, Ran};
-use crate::codegen::{self, Mode, Resource, Specialization};
-use crate::error::Error;
-use crate::graph::{self, Graph, Tensor};
-use crate::guard::CallShapes;
+use super::convert::{set, tensors_to_js, to_js};
+use crate::codegen::{self, Mode, Resource, Wgsl};
 use crate::lower::{self, Body, Role, Schedule};
-use crate::symbolic::{Bindings, Sym, ValueRange};
+use crate::runtime::executor::Outcome;
+use crate::symbolic::Sym;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-
-/// Lowers `graph` for the ranges its guards promise and prepares it for `device`, in the
-/// entry's own mode: static kernels for a static entry, dynamic kernels for a dynamic one.
-pub(super) fn build(
-    device: &Device,
-    graph: &Graph,
-    ranges: &dyn Fn(Sym) -> ValueRange,
-) -> Result<Kernels, Error> {
-    let schedule = lower::lower(graph, ranges)?;
-    let mode = codegen::entry_mode(&schedule);
-    Ok(device.kernels(schedule, mode, &Bindings::new()))
-}
-
-/// The inputs of a call: the data a page passed, else seeded random values.
-pub(super) fn inputs(call: &CallShapes, data: InputData, seed: u64) -> Vec<Tensor> {
-    let shapes: Vec<(String, Vec<usize>)> = call
-        .inputs
-        .iter()
-        .map(|(n, d)| (n.clone(), d.iter().map(|&v| v as usize).collect()))
-        .collect();
-    let mut tensors = graph::random_inputs(&shapes, seed);
-    for (tensor, values) in tensors.iter_mut().zip(data) {
-        if let Some(values) = values {
-            tensor.data = values;
-        }
-    }
-    tensors
-}
-
-/// The CPU reference (`graph::eval`, op by op) of `graph` on `inputs`.
-pub(super) fn reference(
-    graph: &Graph,
-    call: &CallShapes,
-    inputs: &[Tensor],
-) -> Result<Vec<Tensor>, Error> {
-    let mut bindings = Bindings::new();
-    for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
-        for (expr, &value) in graph.shape(id).iter().zip(dims) {
-            if let Some(sym) = expr.as_sym() {
-                bindings.set(sym, value);
-            }
-        }
-    }
-    Ok(graph::eval(graph, &bindings, inputs)?)
-}
 
 /// The mode named `name` (`static`, `override`, `dynamic`).
 pub(super) fn parse_mode(name: &str) -> Option<Mode> {
@@ -69,17 +19,11 @@ pub(super) fn parse_mode(name: &str) -> Option<Mode> {
 }
 
 /// Sets what a run adds to a result object: `outputs`, `device`, `maxAbsErr` (when checked
-/// against `expected`) and `kernelMs` / `timing` (when per-kernel times were measured).
-pub(super) fn set_run_fields(
-    result: &JsValue,
-    device: &Device,
-    ran: &Ran,
-    expected: Option<&[Tensor]>,
-) {
+/// against the CPU reference) and `kernelMs` / `timing` (when per-kernel times were measured).
+pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
     set(result, "outputs", &tensors_to_js(&ran.outputs));
-    set(result, "device", &JsValue::from_str(device.name()));
-    if let Some(expected) = expected {
-        let err = crate::runtime::max_abs_err(&ran.outputs, expected);
+    set(result, "device", &JsValue::from_str(device));
+    if let Some(err) = ran.max_abs_err {
         // JSON has no infinity: a shape mismatch or a NaN reads as `null`.
         let err = if err.is_finite() {
             JsValue::from(err)
@@ -272,15 +216,11 @@ pub(super) struct WgslView {
     bindings: Vec<BindingView>,
 }
 
-/// Every kernel's WGSL in `mode`; static code bakes in `bindings`.
-pub(super) fn wgsl_views(schedule: &Schedule, mode: Mode, bindings: &Bindings) -> Vec<WgslView> {
-    let spec = match mode {
-        Mode::Static => Specialization::Static(bindings),
-        Mode::Override => Specialization::Override,
-        Mode::Dynamic => Specialization::Dynamic,
-    };
-    codegen::emit_schedule(schedule, &spec)
-        .into_iter()
+/// The views of every kernel's WGSL (emitted by the compile pipeline).
+pub(super) fn wgsl_views(schedule: &Schedule, emitted: &[Wgsl]) -> Vec<WgslView> {
+    emitted
+        .iter()
+        .cloned()
         .map(|wgsl| WgslView {
             kernel: wgsl.kernel,
             mode: wgsl.mode.name(),

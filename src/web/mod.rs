@@ -20,8 +20,9 @@ mod view;
 pub use compilation::Compilation;
 pub use model::Model;
 
+use crate::runtime::executor::{Backend, Device};
 use convert::{bad_argument, to_js};
-use device::Device;
+use device::WebGpuStatus;
 use js_sys::{Function, Reflect};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -64,7 +65,8 @@ fn now_ms() -> f64 {
 /// The entry point of the JS API: `await Tailor.create({ device: 'auto' })`.
 #[wasm_bindgen]
 pub struct Tailor {
-    device: Rc<Device>,
+    backend: Rc<Backend>,
+    webgpu: WebGpuStatus,
 }
 
 #[wasm_bindgen]
@@ -80,16 +82,15 @@ impl Tailor {
         } else {
             None
         };
-        let device = match device.as_deref().unwrap_or("auto") {
-            choice @ ("auto" | "gpu" | "cpu") => Device::open(choice).await?,
-            other => {
-                return Err(bad_argument(format!(
-                    "device: expected 'auto', 'cpu' or 'gpu', got '{other}'"
-                )));
-            }
-        };
+        let choice: Device = device
+            .as_deref()
+            .unwrap_or("auto")
+            .parse()
+            .map_err(|err| bad_argument(format!("device: {err}")))?;
+        let (backend, webgpu) = device::open(choice).await?;
         Ok(Tailor {
-            device: Rc::new(device),
+            backend: Rc::new(backend),
+            webgpu,
         })
     }
 
@@ -97,21 +98,21 @@ impl Tailor {
     /// kernels in the CPU interpreter).
     #[wasm_bindgen(getter)]
     pub fn device(&self) -> String {
-        self.device.name().into()
+        self.backend.name().into()
     }
 
     /// `{ available, adapter, used, reason }`: what WebGPU the browser offers and why it is
     /// or is not used.
     #[wasm_bindgen(getter)]
     pub fn webgpu(&self) -> JsValue {
-        to_js(self.device.status())
+        to_js(&self.webgpu)
     }
 
     /// `{ name, backend, timestamps }` of the wgpu adapter calls run on, or `null` on the CPU.
     #[wasm_bindgen(getter)]
     pub fn adapter(&self) -> JsValue {
         #[cfg(feature = "gpu")]
-        if let Some(adapter) = self.device.adapter() {
+        if let Some(adapter) = self.backend.adapter() {
             return to_js(adapter);
         }
         JsValue::NULL
@@ -122,9 +123,9 @@ impl Tailor {
     /// policy cold). Resolves once done; nothing to drop on the CPU.
     #[wasm_bindgen(js_name = clearKernelCache)]
     pub fn clear_kernel_cache(&self) -> js_sys::Promise {
-        let device = Rc::clone(&self.device);
+        let backend = Rc::clone(&self.backend);
         wasm_bindgen_futures::future_to_promise(async move {
-            device.clear_cache().await;
+            backend.clear_cache().await;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -134,7 +135,7 @@ impl Tailor {
     /// markStatic: [['x', 1]], entry?: 'ClassName', recompileLimit?: 8 }`. Throws a
     /// `TailorError` (`kind`, `message`, `line`, `col`) for a bad model or bad options.
     pub fn compile(&self, source: &str, options: JsValue) -> Result<Model, JsValue> {
-        Model::new(source, &options, Rc::clone(&self.device))
+        Model::new(source, &options, Rc::clone(&self.backend))
     }
 
     /// The example models: `[{ id, file, source, shapes, vary: [[input, dim]], sequence,

@@ -6,22 +6,20 @@
 //! kernels run on the device (optionally checked against the CPU reference) and the time of
 //! each phase; the entries with their guards. Invariants: every wrapper of one model sees
 //! the same entries and the same recompile limit, as in PyTorch (pytorch-semantics.md §12),
-//! and a failed call adds no entry; an entry is lowered once and keeps its kernels; the
-//! guards and the compile happen before `call` returns, only the run is awaited.
+//! and a failed call adds no entry; an entry is compiled once and the executor keeps its
+//! kernels; the guards and the compile happen before `call` returns, only the run is awaited.
 
 use super::compilation::Compilation;
 use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
-use super::device::{Device, Kernels};
 use super::kernels;
 use super::view::{self, CallTimes};
 use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
 use crate::graph;
 use crate::guard::CallShapes;
+use crate::runtime::executor::{self, Backend, Executor, Job, RunOptions};
 use crate::spec;
-use crate::symbolic::ValueRange;
 use js_sys::Promise;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -33,8 +31,8 @@ pub(super) struct Shared {
     pub entry: Option<String>,
     /// The guard cache.
     pub cache: CodeCache,
-    /// Each entry's kernels, by entry id (absent while one of its calls runs them).
-    pub kernels: HashMap<usize, Kernels>,
+    /// Runs calls and keeps each entry's kernels (absent while one of its calls runs them).
+    pub executor: Executor,
     /// Building and run time of each call in `cache.events` (0 for errors).
     pub times: Vec<CallTimes>,
     /// Bumped by `reset`: a run that finishes after it records nothing.
@@ -47,7 +45,7 @@ pub(super) struct Shared {
 #[wasm_bindgen]
 pub struct Model {
     shared: Rc<RefCell<Shared>>,
-    device: Rc<Device>,
+    backend: Rc<Backend>,
     wrapper: usize,
     config: CompileConfig,
     marks: CallMarks,
@@ -57,24 +55,19 @@ pub struct Model {
 struct Pending {
     index: usize,
     generation: u64,
-    /// The entry whose kernels run (`None`: an eager call's own kernels, then dropped).
-    entry: Option<usize>,
-    kernels: Kernels,
-    /// Lowering and WGSL emission for this call, in ms.
-    build_ms: f64,
-    inputs: Vec<graph::Tensor>,
-    /// The CPU reference's outputs, with `check`.
-    expected: Option<Vec<graph::Tensor>>,
-    timing: bool,
+    job: Job,
 }
 
 /// `call`'s options: `{ check?: false, timing?: false }`.
-fn call_options(options: &JsValue) -> (bool, bool) {
+fn call_options(options: &JsValue) -> RunOptions {
     let flag = |key: &str| {
         options.is_object()
             && js_sys::Reflect::get(options, &key.into()).is_ok_and(|v| v.is_truthy())
     };
-    (flag("check"), flag("timing"))
+    RunOptions {
+        check: flag("check"),
+        timing: flag("timing"),
+    }
 }
 
 impl Model {
@@ -82,7 +75,7 @@ impl Model {
     pub(super) fn new(
         source: &str,
         options: &JsValue,
-        device: Rc<Device>,
+        backend: Rc<Backend>,
     ) -> Result<Model, JsValue> {
         let entry = convert::entry_option(options)?;
         let cache = crate::load(source, entry.as_deref()).map_err(|err| from_error(&err))?;
@@ -92,12 +85,12 @@ impl Model {
                 source: source.to_string(),
                 entry,
                 cache,
-                kernels: HashMap::new(),
+                executor: Executor::new(Rc::clone(&backend), Rc::new(super::now_ms)),
                 times: Vec::new(),
                 generation: 0,
                 wrappers: 1,
             })),
-            device,
+            backend,
             wrapper: 0,
             config: parsed.config,
             marks: parsed.marks,
@@ -108,15 +101,16 @@ impl Model {
         self.shared.borrow().cache.entry_point().inputs.clone()
     }
 
-    /// The synchronous half of a call: guards, compilation, lowering, the reference.
+    /// The synchronous half of a call: guards, compilation, the kernels, the reference.
     fn start_call(&self, inputs: &JsValue, options: &JsValue) -> Result<Pending, JsValue> {
-        let (check, timing) = call_options(options);
+        let options = call_options(options);
         let names = self.input_names();
         let (call, data) = call_inputs(inputs, &names)?;
         spec::check_marks(&call, &self.marks.dynamic, &self.marks.fixed)
             .map_err(|err| from_error(&err.into()))?;
         check_size(&call)?;
         let mut shared = self.shared.borrow_mut();
+        let shared = &mut *shared;
         let index = shared.cache.events.len();
         let event = shared
             .cache
@@ -136,75 +130,42 @@ impl Model {
             set(&error, "call", &to_js(&record));
             return Err(error);
         }
-        let kept = event.entry.and_then(|id| shared.kernels.remove(&id));
-        let eager;
-        let (graph, ranges): (_, Box<dyn Fn(_) -> ValueRange>) =
-            match event.entry.and_then(|id| shared.cache.entry(id)) {
-                Some(entry) => (&entry.graph, Box::new(|sym| entry.env.range(sym))),
-                None => {
-                    eager = shared
-                        .cache
-                        .eager_graph(&call)
-                        .map_err(|err| from_error(&err.into()))?;
-                    (&eager, Box::new(|_| ValueRange::unbounded()))
-                }
-            };
-        let inputs = kernels::inputs(&call, data, index as u64);
-        let expected = if check {
-            Some(kernels::reference(graph, &call, &inputs).map_err(|err| from_error(&err))?)
-        } else {
-            None
-        };
-        let (kernels, build_ms) = match kept {
-            Some(kernels) => (kernels, 0.0),
-            None => {
-                let started = super::now_ms();
-                let kernels = kernels::build(&self.device, graph, &*ranges)
-                    .map_err(|err| from_error(&err))?;
-                (kernels, super::now_ms() - started)
-            }
-        };
+        let inputs = executor::call_inputs(&call, data, index as u64);
+        let job = shared
+            .executor
+            .start_call(&shared.cache, &event, &call, inputs, options)
+            .map_err(|err| from_error(&err))?;
         Ok(Pending {
             index,
             generation: shared.generation,
-            entry: event.entry,
-            kernels,
-            build_ms,
-            inputs,
-            expected,
-            timing,
+            job,
         })
     }
 }
 
-/// Runs a started call's kernels, gives them back to their entry, records the times and
+/// Runs a started call's kernels, gives them back to the executor, records the times and
 /// resolves to the call's result object.
 async fn finish_call(
     shared: Rc<RefCell<Shared>>,
-    device: Rc<Device>,
+    backend: Rc<Backend>,
     pending: Pending,
 ) -> Result<JsValue, JsValue> {
     let Pending {
         index,
         generation,
-        entry,
-        mut kernels,
-        build_ms,
-        inputs,
-        expected,
-        timing,
+        job,
     } = pending;
-    let ran = device.run(&mut kernels, &inputs, timing).await;
+    let finished = Executor::run(&backend, &super::now_ms, job).await;
     let mut shared = shared.borrow_mut();
     let current = shared.generation == generation;
-    if current {
-        if let Some(id) = entry {
-            shared.kernels.insert(id, kernels);
-        }
-    }
+    let ran = if current {
+        shared.executor.keep(finished)
+    } else {
+        finished.outcome
+    };
     let ran = ran.map_err(|err| from_error(&err))?;
     let times = CallTimes {
-        build: build_ms + ran.build_ms,
+        build: ran.build_ms,
         run: ran.run_ms,
     };
     if current {
@@ -218,7 +179,7 @@ async fn finish_call(
         .cloned()
         .ok_or_else(|| js_error("call", "the model was reset while this call ran", None))?;
     let result = to_js(&view::call_view(index, &event, times));
-    kernels::set_run_fields(&result, &device, &ran, expected.as_deref());
+    kernels::set_run_fields(&result, backend.name(), &ran);
     Ok(result)
 }
 
@@ -255,7 +216,7 @@ impl Model {
         match self.start_call(&inputs, &options) {
             Ok(pending) => wasm_bindgen_futures::future_to_promise(finish_call(
                 Rc::clone(&self.shared),
-                Rc::clone(&self.device),
+                Rc::clone(&self.backend),
                 pending,
             )),
             Err(error) => Promise::reject(&error),
@@ -274,7 +235,7 @@ impl Model {
         };
         Ok(Model {
             shared: Rc::clone(&self.shared),
-            device: Rc::clone(&self.device),
+            backend: Rc::clone(&self.backend),
             wrapper,
             config: parsed.config,
             marks: parsed.marks,
@@ -342,7 +303,7 @@ impl Model {
         let cache =
             crate::load(&shared.source, shared.entry.as_deref()).map_err(|err| from_error(&err))?;
         shared.cache = cache;
-        shared.kernels.clear();
+        shared.executor.clear();
         shared.times.clear();
         shared.generation += 1;
         Ok(())
@@ -361,7 +322,7 @@ impl Model {
             &self.config,
             &self.marks,
             &shapes,
-            Rc::clone(&self.device),
+            Rc::clone(&self.backend),
         )
     }
 

@@ -1,0 +1,703 @@
+//! The executor: the one place a call's kernels are chosen, built, run and checked.
+//!
+//! In: a [`Device`] choice (`auto|gpu|cpu`, parsed only here), then calls the guard cache has
+//! decided (`CallEvent`: an entry's id, or eager) with their input tensors, or runs of an
+//! entry's kernels in a chosen WGSL mode. Out: per run an [`Outcome`] — the outputs read back,
+//! the time spent building (parameter upload, pipelines) and running, per-kernel times when
+//! asked, and with `check` the CPU reference's outputs and the largest difference from them.
+//! The CLI, the page and the benchmark call this and nothing else, so they cannot disagree on
+//! how a call runs.
+//!
+//! Invariants: an entry's kernels are built once per mode (and, for static code of a
+//! symbolic schedule, per size) and kept; an eager call (past the recompile limit) runs
+//! per-op kernels with dynamic sizes, compiled from a capture whose input dims are symbolic,
+//! and kept by their schedule's text, so a later eager call whatever its sizes runs the
+//! same kernels instead of building new ones, as PyTorch's eager mode runs precompiled
+//! library kernels. One GPU run at a time: the wgpu runtime is `&mut` across its awaits, so
+//! a run takes the `Gpu` out of its slot and puts it back when done (a small async lock
+//! that yields, never blocks); a run owns its kernels while it is in flight, so the page
+//! can await it without holding a borrow of the executor.
+
+use super::{RunError, bind};
+use crate::cache::{Action, CallEvent, CodeCache, Entry};
+use crate::codegen::Mode;
+use crate::compile::{self, CompileOptions, Compiled};
+use crate::error::Error;
+use crate::graph::{self, Graph, Tensor};
+use crate::guard::CallShapes;
+use crate::lower::Schedule;
+use crate::symbolic::Bindings;
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::Rc;
+use std::str::FromStr;
+
+#[cfg(feature = "gpu")]
+use super::gpu::{AdapterSummary, Gpu, GpuStats, Program};
+#[cfg(feature = "gpu")]
+use std::cell::RefCell;
+#[cfg(feature = "gpu")]
+use std::task::Poll;
+
+/// Where a caller asks kernels to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Device {
+    /// The GPU when an adapter works, else the CPU.
+    #[default]
+    Auto,
+    /// The GPU, or an error saying why not.
+    Gpu,
+    /// The CPU kernel interpreter.
+    Cpu,
+}
+
+impl FromStr for Device {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "auto" => Ok(Device::Auto),
+            "gpu" => Ok(Device::Gpu),
+            "cpu" => Ok(Device::Cpu),
+            other => Err(format!("expected 'auto', 'gpu' or 'cpu', got '{other}'")),
+        }
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Device::Auto => "auto",
+            Device::Gpu => "gpu",
+            Device::Cpu => "cpu",
+        })
+    }
+}
+
+/// What `gpu` says on a build without the GPU runtime.
+pub const NO_GPU_RUNTIME: &str = "this build has no GPU runtime (the crate's 'gpu' feature is off)";
+
+/// The GPU and the runs waiting for it.
+#[cfg(feature = "gpu")]
+struct GpuSlot {
+    /// `None` while a run holds it.
+    gpu: RefCell<Option<Gpu>>,
+    waiting: RefCell<Vec<std::task::Waker>>,
+    adapter: AdapterSummary,
+}
+
+/// The GPU, taken out of its slot for one run; dropping it puts it back.
+#[cfg(feature = "gpu")]
+struct Held<'a> {
+    slot: &'a GpuSlot,
+    gpu: Option<Gpu>,
+}
+
+#[cfg(feature = "gpu")]
+impl Held<'_> {
+    fn gpu(&mut self) -> &mut Gpu {
+        self.gpu.as_mut().expect("held until dropped")
+    }
+}
+
+#[cfg(feature = "gpu")]
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        *self.slot.gpu.borrow_mut() = self.gpu.take();
+        for waker in self.slot.waiting.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+}
+
+#[cfg(feature = "gpu")]
+impl GpuSlot {
+    /// Waits until no other run holds the GPU, then holds it.
+    async fn hold(&self) -> Held<'_> {
+        std::future::poll_fn(|cx| match self.gpu.borrow_mut().take() {
+            Some(gpu) => Poll::Ready(Held {
+                slot: self,
+                gpu: Some(gpu),
+            }),
+            None => {
+                self.waiting.borrow_mut().push(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
+/// What kernels run on: the CPU interpreter, or one GPU shared by every executor of a
+/// process (or of a page).
+pub struct Backend {
+    #[cfg(feature = "gpu")]
+    gpu: Option<GpuSlot>,
+}
+
+/// An entry's (or an eager call's) kernels, ready for the backend that built them.
+enum Kernels {
+    /// For the kernel interpreter.
+    Cpu(Box<Schedule>),
+    /// For the wgpu runtime: WGSL, pipelines, uploaded parameters.
+    #[cfg(feature = "gpu")]
+    Gpu(Box<Program>),
+}
+
+/// One run on the backend.
+struct Ran {
+    outputs: Vec<Tensor>,
+    build_ms: f64,
+    run_ms: f64,
+    kernel_ms: Vec<(String, f64)>,
+    timing: String,
+}
+
+impl Backend {
+    /// The CPU kernel interpreter.
+    pub fn cpu() -> Backend {
+        Backend {
+            #[cfg(feature = "gpu")]
+            gpu: None,
+        }
+    }
+
+    /// An opened GPU.
+    #[cfg(feature = "gpu")]
+    pub fn gpu(gpu: Gpu) -> Backend {
+        Backend {
+            gpu: Some(GpuSlot {
+                adapter: gpu.adapter().clone(),
+                gpu: RefCell::new(Some(gpu)),
+                waiting: RefCell::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Opens what `device` asks for (natively; the page probes WebGPU first and uses
+    /// [`Backend::gpu`] or [`Backend::cpu`]). `clock` gives milliseconds to the GPU runtime.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn open(
+        device: Device,
+        clock: Box<dyn Fn() -> f64 + Send + Sync>,
+    ) -> Result<Backend, Error> {
+        if device == Device::Cpu {
+            return Ok(Backend::cpu());
+        }
+        #[cfg(feature = "gpu")]
+        {
+            match Gpu::new(clock).await {
+                Ok(gpu) => Ok(Backend::gpu(gpu)),
+                Err(_) if device == Device::Auto => Ok(Backend::cpu()),
+                Err(err) => Err(err.into()),
+            }
+        }
+        #[cfg(not(feature = "gpu"))]
+        {
+            let _ = clock;
+            match device {
+                Device::Gpu => Err(Error::Call {
+                    message: format!("device 'gpu': {NO_GPU_RUNTIME}"),
+                    span: None,
+                }),
+                _ => Ok(Backend::cpu()),
+            }
+        }
+    }
+
+    /// `gpu` or `cpu`.
+    pub fn name(&self) -> &'static str {
+        #[cfg(feature = "gpu")]
+        if self.gpu.is_some() {
+            return "gpu";
+        }
+        "cpu"
+    }
+
+    /// The wgpu adapter calls run on, when on the GPU.
+    #[cfg(feature = "gpu")]
+    pub fn adapter(&self) -> Option<&AdapterSummary> {
+        self.gpu.as_ref().map(|slot| &slot.adapter)
+    }
+
+    /// The GPU runtime's counters (pipelines created, bytes held), when on the GPU.
+    #[cfg(feature = "gpu")]
+    pub async fn stats(&self) -> Option<GpuStats> {
+        match &self.gpu {
+            Some(slot) => Some(slot.hold().await.gpu().stats()),
+            None => None,
+        }
+    }
+
+    /// Drops the GPU's cached pipelines and pooled buffers, so the next builds pay what a
+    /// fresh process pays (kept kernels rebuild their pipelines on their next run).
+    pub async fn clear_cache(&self) {
+        #[cfg(feature = "gpu")]
+        if let Some(slot) = &self.gpu {
+            slot.hold().await.gpu().clear_cache();
+        }
+    }
+
+    /// The kernels of `compiled` in `mode` for this backend; `bindings` fixes the sizes of
+    /// static code.
+    fn kernels(
+        &self,
+        compiled: &Compiled,
+        mode: Mode,
+        bindings: &Bindings,
+    ) -> Result<Kernels, Error> {
+        let schedule = compiled
+            .schedule()
+            .map_err(|err| Error::from(err.clone()))?;
+        #[cfg(feature = "gpu")]
+        if self.gpu.is_some() {
+            let wgsl = compiled.wgsl(mode, bindings)?.into_owned();
+            let fixed = (mode == Mode::Static).then(|| bindings.clone());
+            return Ok(Kernels::Gpu(Box::new(Program::from_wgsl(
+                schedule.clone(),
+                mode,
+                wgsl,
+                fixed,
+            ))));
+        }
+        let _ = (mode, bindings);
+        Ok(Kernels::Cpu(Box::new(schedule.clone())))
+    }
+
+    /// Runs `kernels` on `inputs`; `timing` asks for per-kernel times (GPU only).
+    async fn run(
+        &self,
+        kernels: &mut Kernels,
+        inputs: &[Tensor],
+        timing: bool,
+        clock: &dyn Fn() -> f64,
+    ) -> Result<Ran, Error> {
+        match kernels {
+            Kernels::Cpu(schedule) => {
+                // The interpreter runs kernels back to back and does not time them one by one.
+                let _ = timing;
+                let started = clock();
+                let outputs = super::cpu::run(schedule, inputs)?;
+                Ok(Ran {
+                    outputs,
+                    build_ms: 0.0,
+                    run_ms: clock() - started,
+                    kernel_ms: Vec::new(),
+                    timing: "off".into(),
+                })
+            }
+            #[cfg(feature = "gpu")]
+            Kernels::Gpu(program) => {
+                let slot = self
+                    .gpu
+                    .as_ref()
+                    .expect("GPU kernels are made only by a GPU backend");
+                let mut held = slot.hold().await;
+                let gpu = held.gpu();
+                let before = gpu.stats();
+                let started = clock();
+                gpu.prepare(program).await?;
+                let prepared = clock();
+                let after = gpu.stats();
+                // `prepare` returns at once for a program already on the device: then
+                // nothing was built, whatever the (coarse) clock says.
+                let built = after.pipelines_created != before.pipelines_created
+                    || after.bytes_held != before.bytes_held;
+                let prepare_ms = if built { prepared - started } else { 0.0 };
+                // Override code creates a pipeline per new shape inside `run`: count it as
+                // building, not running.
+                let pipelines_before = gpu.stats().pipeline_ms;
+                let run = gpu.run(program, inputs, timing).await?;
+                let finished = clock();
+                let pipeline_ms = gpu.stats().pipeline_ms - pipelines_before;
+                let timing = serde_json::to_value(run.timing)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                Ok(Ran {
+                    outputs: run.outputs,
+                    build_ms: prepare_ms + pipeline_ms,
+                    run_ms: (finished - prepared - pipeline_ms).max(0.0),
+                    kernel_ms: run.kernel_ms,
+                    timing,
+                })
+            }
+        }
+    }
+}
+
+/// Which kept kernels a run uses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KernelKey {
+    /// A cache entry's kernels in `mode`; `sizes` is the call static code of a symbolic
+    /// schedule was specialised for (`x=8,64`), empty otherwise.
+    Entry {
+        /// The entry's compile id.
+        id: usize,
+        /// How sizes reach the kernels.
+        mode: Mode,
+        /// The sizes baked into static code.
+        sizes: String,
+    },
+    /// An eager call's per-op kernels, by the text of the schedule they run.
+    Eager(String),
+    /// Kernels a caller names itself (a benchmark's variant of a schedule).
+    Named(String),
+}
+
+/// What a run is asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Compare the outputs with the CPU reference (`graph::eval`).
+    pub check: bool,
+    /// Measure each kernel's time (GPU only).
+    pub timing: bool,
+}
+
+/// A run whose kernels are ready for the backend. It owns them until it is kept again.
+pub struct Job {
+    key: KernelKey,
+    kernels: Kernels,
+    /// Preparing the kernels on the host (WGSL of a new specialisation; for an eager call,
+    /// its capture and lowering), in ms.
+    prepare_ms: f64,
+    eager: bool,
+    inputs: Vec<Tensor>,
+    expected: Option<Vec<Tensor>>,
+    reference_ms: f64,
+    timing: bool,
+}
+
+/// A finished run: its outcome, and the kernels to keep for the next one.
+pub struct Finished {
+    key: KernelKey,
+    kernels: Kernels,
+    /// What the run gave.
+    pub outcome: Result<Outcome, Error>,
+}
+
+/// What one run gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The returned tensors, read back.
+    pub outputs: Vec<Tensor>,
+    /// Building kernels for this run: parameter upload and pipeline creation, plus WGSL
+    /// of a specialisation not emitted before (0 once they exist), in ms.
+    pub build_ms: f64,
+    /// Upload, kernels and read-back, in ms (without `build_ms`); for an eager call also
+    /// its capture and lowering, which eager mode pays on every call.
+    pub run_ms: f64,
+    /// The CPU reference's time, when checked, in ms.
+    pub reference_ms: f64,
+    /// The CPU reference's outputs, when checked.
+    pub expected: Option<Vec<Tensor>>,
+    /// The largest difference from the CPU reference, when checked.
+    pub max_abs_err: Option<f32>,
+    /// Each kernel's time, when asked for and measured.
+    pub kernel_ms: Vec<(String, f64)>,
+    /// How `kernel_ms` was measured: `timestamps`, `submit_to_done`, or `off`.
+    pub timing: String,
+}
+
+/// Runs calls on one backend and keeps every entry's kernels.
+pub struct Executor {
+    backend: Rc<Backend>,
+    kept: HashMap<KernelKey, Kernels>,
+    clock: Rc<dyn Fn() -> f64>,
+}
+
+impl Executor {
+    /// An executor with no kernels yet; `clock` gives milliseconds.
+    pub fn new(backend: Rc<Backend>, clock: Rc<dyn Fn() -> f64>) -> Executor {
+        Executor {
+            backend,
+            kept: HashMap::new(),
+            clock,
+        }
+    }
+
+    /// The backend runs go to.
+    pub fn backend(&self) -> &Rc<Backend> {
+        &self.backend
+    }
+
+    /// Drops every kept kernel (the model's cache was reset).
+    pub fn clear(&mut self) {
+        self.kept.clear();
+    }
+
+    /// The run of a call the cache has decided: the entry's kernels for a compile or a
+    /// hit, per-op kernels for an eager call. `inputs` are the call's tensors.
+    pub fn start_call(
+        &mut self,
+        cache: &CodeCache,
+        event: &CallEvent,
+        call: &CallShapes,
+        inputs: Vec<Tensor>,
+        options: RunOptions,
+    ) -> Result<Job, Error> {
+        match (event.action, event.entry.and_then(|id| cache.entry(id))) {
+            (Action::Compile | Action::Hit, Some(entry)) => {
+                let mode = entry
+                    .compiled
+                    .mode()
+                    .map_err(|err| Error::from(err.clone()))?;
+                self.start_entry(entry, mode, call, inputs, options)
+            }
+            (Action::Eager, _) => self.start_eager(cache, call, inputs, options),
+            _ => Err(Error::Call {
+                message: format!(
+                    "call {} has no kernels to run ({})",
+                    call.to_spec(),
+                    event.error.as_deref().unwrap_or(&event.action.to_string())
+                ),
+                span: event.error_span,
+            }),
+        }
+    }
+
+    /// A run of `entry`'s kernels in `mode` (the page's mode switch, the benchmark).
+    pub fn start_entry(
+        &mut self,
+        entry: &Entry,
+        mode: Mode,
+        call: &CallShapes,
+        inputs: Vec<Tensor>,
+        options: RunOptions,
+    ) -> Result<Job, Error> {
+        let symbolic_static = mode == Mode::Static
+            && entry
+                .compiled
+                .schedule()
+                .is_ok_and(|s| !s.shape_syms().is_empty());
+        let key = KernelKey::Entry {
+            id: entry.id,
+            mode,
+            sizes: if symbolic_static {
+                call.to_spec()
+            } else {
+                String::new()
+            },
+        };
+        self.start(
+            key,
+            &entry.compiled,
+            &entry.graph,
+            mode,
+            call,
+            inputs,
+            options,
+        )
+    }
+
+    /// A run of kernels compiled by the caller (`compile::compile` with its own options),
+    /// kept under `key`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a run is all of these, none optional"
+    )]
+    pub fn start(
+        &mut self,
+        key: KernelKey,
+        compiled: &Compiled,
+        graph: &Graph,
+        mode: Mode,
+        call: &CallShapes,
+        inputs: Vec<Tensor>,
+        options: RunOptions,
+    ) -> Result<Job, Error> {
+        let (expected, reference_ms) = self.reference_if(options.check, graph, call, &inputs)?;
+        let started = (self.clock)();
+        let kernels = match self.kept.remove(&key) {
+            Some(kernels) => kernels,
+            None => {
+                let bindings = match compiled.schedule() {
+                    Ok(schedule) if mode == Mode::Static => call_bindings(schedule, call)?,
+                    _ => Bindings::new(),
+                };
+                self.backend.kernels(compiled, mode, &bindings)?
+            }
+        };
+        Ok(Job {
+            key,
+            kernels,
+            prepare_ms: (self.clock)() - started,
+            eager: false,
+            inputs,
+            expected,
+            reference_ms,
+            timing: options.timing,
+        })
+    }
+
+    /// An eager call: captured with symbolic input dims where the program allows (else at
+    /// its static sizes), compiled to per-op kernels, which are kept by their schedule.
+    fn start_eager(
+        &mut self,
+        cache: &CodeCache,
+        call: &CallShapes,
+        inputs: Vec<Tensor>,
+        options: RunOptions,
+    ) -> Result<Job, Error> {
+        let started = (self.clock)();
+        let compile_eager = |symbolic: bool| -> Result<(Graph, Compiled), Error> {
+            let (graph, env) = cache.eager_capture(call, symbolic)?;
+            let compiled = compile::compile(&graph, &|s| env.range(s), &CompileOptions::EAGER);
+            Ok((graph, compiled))
+        };
+        let (graph, compiled) = match compile_eager(true) {
+            Ok((graph, compiled)) if compiled.schedule().is_ok() => (graph, compiled),
+            _ => compile_eager(false)?,
+        };
+        let schedule = compiled
+            .schedule()
+            .map_err(|err| Error::from(err.clone()))?;
+        let key = KernelKey::Eager(schedule.to_string());
+        let mode = compiled.mode().map_err(|err| Error::from(err.clone()))?;
+        let capture_ms = (self.clock)() - started;
+        let mut job = self.start(key, &compiled, &graph, mode, call, inputs, options)?;
+        job.prepare_ms += capture_ms;
+        job.eager = true;
+        Ok(job)
+    }
+
+    /// The CPU reference's outputs and time, with `check`.
+    fn reference_if(
+        &self,
+        check: bool,
+        graph: &Graph,
+        call: &CallShapes,
+        inputs: &[Tensor],
+    ) -> Result<(Option<Vec<Tensor>>, f64), Error> {
+        if !check {
+            return Ok((None, 0.0));
+        }
+        let started = (self.clock)();
+        let expected = reference(graph, call, inputs)?;
+        Ok((Some(expected), (self.clock)() - started))
+    }
+
+    /// Runs `job` on `backend`; borrows no executor, so a page can await it while other
+    /// calls start. Give the result to [`Executor::keep`] to keep the kernels.
+    pub async fn run(backend: &Backend, clock: &dyn Fn() -> f64, job: Job) -> Finished {
+        let Job {
+            key,
+            mut kernels,
+            prepare_ms,
+            eager,
+            inputs,
+            expected,
+            reference_ms,
+            timing,
+        } = job;
+        let ran = backend.run(&mut kernels, &inputs, timing, clock).await;
+        let outcome = ran.map(|ran| {
+            let max_abs_err = expected.as_ref().map(|e| max_abs_err(&ran.outputs, e));
+            // Eager mode captures and dispatches op by op on every call: that is running.
+            let (build_ms, run_ms) = if eager {
+                (ran.build_ms, ran.run_ms + prepare_ms)
+            } else {
+                (ran.build_ms + prepare_ms, ran.run_ms)
+            };
+            Outcome {
+                outputs: ran.outputs,
+                build_ms,
+                run_ms,
+                reference_ms,
+                expected,
+                max_abs_err,
+                kernel_ms: ran.kernel_ms,
+                timing: ran.timing,
+            }
+        });
+        Finished {
+            key,
+            kernels,
+            outcome,
+        }
+    }
+
+    /// Keeps a finished run's kernels for the next run with the same key.
+    pub fn keep(&mut self, finished: Finished) -> Result<Outcome, Error> {
+        self.kept.insert(finished.key, finished.kernels);
+        finished.outcome
+    }
+
+    /// Starts, runs and keeps one job: for callers that can wait (the CLI, the benchmark).
+    pub async fn execute(&mut self, job: Job) -> Result<Outcome, Error> {
+        let backend = Rc::clone(&self.backend);
+        let clock = Rc::clone(&self.clock);
+        let finished = Executor::run(&backend, &*clock, job).await;
+        self.keep(finished)
+    }
+}
+
+/// The symbol values of `call` in `schedule` (what static code bakes in).
+fn call_bindings(schedule: &Schedule, call: &CallShapes) -> Result<Bindings, RunError> {
+    let sizes: Vec<Vec<usize>> = call
+        .inputs
+        .iter()
+        .map(|(_, dims)| dims.iter().map(|&d| d as usize).collect())
+        .collect();
+    bind(schedule, &sizes).map(|sizes| sizes.bindings)
+}
+
+/// The CPU reference (`graph::eval`, op by op) of `graph` on `inputs`, its symbols bound
+/// from the call's sizes.
+pub fn reference(
+    graph: &Graph,
+    call: &CallShapes,
+    inputs: &[Tensor],
+) -> Result<Vec<Tensor>, Error> {
+    let mut bindings = Bindings::new();
+    for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
+        for (expr, &value) in graph.shape(id).iter().zip(dims) {
+            if let Some(sym) = expr.as_sym() {
+                bindings.set(sym, value);
+            }
+        }
+    }
+    Ok(graph::eval(graph, &bindings, inputs)?)
+}
+
+/// The inputs of a call: `data` where the caller passed it, else seeded random values
+/// (only those are generated).
+pub fn call_inputs(call: &CallShapes, data: Vec<Option<Vec<f32>>>, seed: u64) -> Vec<Tensor> {
+    let mut data = data.into_iter();
+    call.inputs
+        .iter()
+        .map(|(name, dims)| {
+            let shape: Vec<usize> = dims.iter().map(|&v| v as usize).collect();
+            match data.next().flatten() {
+                Some(values) => Tensor {
+                    shape,
+                    data: values,
+                },
+                None => graph::random_inputs(&[(name.clone(), shape)], seed).remove(0),
+            }
+        })
+        .collect()
+}
+
+/// The largest absolute difference between two lists of tensors (infinite when their
+/// shapes differ, NaN-aware: a NaN on either side counts as infinite).
+pub fn max_abs_err(actual: &[Tensor], expected: &[Tensor]) -> f32 {
+    if actual.len() != expected.len() {
+        return f32::INFINITY;
+    }
+    let mut worst = 0.0f32;
+    for (a, e) in actual.iter().zip(expected) {
+        if a.shape != e.shape {
+            return f32::INFINITY;
+        }
+        for (x, y) in a.data.iter().zip(&e.data) {
+            let diff = (x - y).abs();
+            worst = if diff.is_nan() {
+                f32::INFINITY
+            } else {
+                worst.max(diff)
+            };
+        }
+    }
+    worst
+}
