@@ -4,7 +4,10 @@
 //! input. Output: the returned tensors. Invariant: this is the numerical oracle; it is
 //! written for obviousness, not speed, and every later back end is checked against it.
 
-use super::{Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, UnaryOp};
+use super::{
+    Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, embedding_row, layer_norm_row,
+    softmax_row,
+};
 use crate::symbolic::{Bindings, Expr};
 
 /// Largest tensor (in elements) the reference will allocate: 2^26 floats are 256 MiB.
@@ -212,7 +215,7 @@ pub fn eval(
                 stride,
                 padding,
             } => pool(arg(0), *kind, kernel, stride, padding, shape),
-            Op::Unary(op) => map(arg(0), |v| unary(*op, v)),
+            Op::Unary(op) => map(arg(0), |v| op.apply(v)),
             Op::Binary(op) => broadcast_binary(arg(0), arg(1), shape, |a, b| op.apply(a, b)),
             Op::Scalar {
                 op,
@@ -262,29 +265,6 @@ pub fn eval(
         .iter()
         .map(|&id: &NodeId| values[id.index()].clone().expect("outputs are evaluated"))
         .collect())
-}
-
-fn unary(op: UnaryOp, v: f32) -> f32 {
-    match op {
-        UnaryOp::Relu => v.max(0.0),
-        UnaryOp::Gelu => 0.5 * v * (1.0 + erf(v / std::f32::consts::SQRT_2)),
-        UnaryOp::Silu => v / (1.0 + (-v).exp()),
-        UnaryOp::Sigmoid => 1.0 / (1.0 + (-v).exp()),
-        UnaryOp::Tanh => v.tanh(),
-        UnaryOp::Neg => -v,
-        UnaryOp::Exp => v.exp(),
-        UnaryOp::Sqrt => v.sqrt(),
-    }
-}
-
-/// The error function, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below f32 noise here).
-pub fn erf(x: f32) -> f32 {
-    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let poly = t
-        * (0.254_829_6
-            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
-    let y = 1.0 - poly * (-x * x).exp();
-    if x >= 0.0 { y } else { -y }
 }
 
 fn map(x: &Tensor, f: impl Fn(f32) -> f32) -> Tensor {
@@ -502,12 +482,11 @@ fn layer_norm(
     let inner: usize = x.shape[x.shape.len() - normalized_dims..].iter().product();
     let mut out = x.clone();
     for row in out.data.chunks_mut(inner.max(1)) {
-        let mean = row.iter().sum::<f32>() / inner as f32;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / inner as f32;
-        let inv = 1.0 / (var + eps as f32).sqrt();
-        for (i, value) in row.iter_mut().enumerate() {
-            let normed = (*value - mean) * inv;
-            *value = affine.map_or(normed, |(w, b)| normed * w.data[i] + b.data[i]);
+        layer_norm_row(row, eps as f32);
+        if let Some((w, b)) = affine {
+            for (i, value) in row.iter_mut().enumerate() {
+                *value = *value * w.data[i] + b.data[i];
+            }
         }
     }
     out
@@ -525,36 +504,24 @@ fn pool(
     let (h, w) = (x.shape[rank - 2], x.shape[rank - 1]);
     let (oh, ow) = (shape[rank - 2], shape[rank - 1]);
     let planes = x.len() / (h * w).max(1);
+    let reduction = kind.reduction();
+    let window = (kernel[0] * kernel[1]) as usize;
     let mut out = Tensor::zeros(shape);
     for plane in 0..planes {
         for i in 0..oh {
             for j in 0..ow {
-                let mut acc = if kind == PoolKind::Max {
-                    f32::NEG_INFINITY
-                } else {
-                    0.0
-                };
+                let mut acc = reduction.identity();
                 for ki in 0..kernel[0] {
                     for kj in 0..kernel[1] {
                         let y = i as i64 * stride[0] - padding[0] + ki;
                         let x_pos = j as i64 * stride[1] - padding[1] + kj;
-                        let inside = y >= 0 && y < h as i64 && x_pos >= 0 && x_pos < w as i64;
-                        let value = if inside {
-                            x.data[plane * h * w + y as usize * w + x_pos as usize]
-                        } else {
-                            0.0
-                        };
-                        match kind {
-                            PoolKind::Max if inside => acc = acc.max(value),
-                            PoolKind::Max => {}
-                            PoolKind::Avg => acc += value,
+                        if y >= 0 && y < h as i64 && x_pos >= 0 && x_pos < w as i64 {
+                            let value = x.data[plane * h * w + y as usize * w + x_pos as usize];
+                            acc = reduction.combine(acc, value);
                         }
                     }
                 }
-                if kind == PoolKind::Avg {
-                    acc /= (kernel[0] * kernel[1]) as f32;
-                }
-                out.data[plane * oh * ow + i * ow + j] = acc;
+                out.data[plane * oh * ow + i * ow + j] = reduction.finish(acc, window);
             }
         }
     }
@@ -565,17 +532,17 @@ fn softmax(x: &Tensor, dim: usize) -> Tensor {
     let strides = strides(&x.shape);
     let len = x.shape[dim];
     let mut out = x.clone();
+    let mut row = Vec::with_capacity(len);
     for flat in 0..x.len() {
         if !(flat / strides[dim]).is_multiple_of(len.max(1)) {
             continue;
         }
         let lane = |i: usize| flat + i * strides[dim];
-        let max = (0..len)
-            .map(|i| x.data[lane(i)])
-            .fold(f32::NEG_INFINITY, f32::max);
-        let total: f32 = (0..len).map(|i| (x.data[lane(i)] - max).exp()).sum();
-        for i in 0..len {
-            out.data[lane(i)] = (x.data[lane(i)] - max).exp() / total;
+        row.clear();
+        row.extend((0..len).map(|i| x.data[lane(i)]));
+        softmax_row(&mut row);
+        for (i, &value) in row.iter().enumerate() {
+            out.data[lane(i)] = value;
         }
     }
     out
@@ -589,12 +556,7 @@ fn reduce(x: &Tensor, kind: ReduceKind, dims: &[usize], shape: Vec<usize>) -> Te
         .map(|(d, &n)| if dims.contains(&d) { 1 } else { n })
         .collect();
     let n_out: usize = kept_shape.iter().product();
-    let init = if kind == ReduceKind::Amax {
-        f32::NEG_INFINITY
-    } else {
-        0.0
-    };
-    let mut acc = vec![init; n_out];
+    let mut acc = vec![kind.identity(); n_out];
     let kept_strides = strides(&kept_shape);
     for (flat, &value) in x.data.iter().enumerate() {
         let index = unravel(flat, &x.shape);
@@ -609,15 +571,10 @@ fn reduce(x: &Tensor, kind: ReduceKind, dims: &[usize], shape: Vec<usize>) -> Te
                 }
             })
             .sum();
-        match kind {
-            ReduceKind::Amax => acc[target] = acc[target].max(value),
-            ReduceKind::Sum | ReduceKind::Mean => acc[target] += value,
-        }
+        acc[target] = kind.combine(acc[target], value);
     }
-    if kind == ReduceKind::Mean {
-        let count: usize = dims.iter().map(|&d| x.shape[d]).product();
-        acc.iter_mut().for_each(|v| *v /= count as f32);
-    }
+    let count: usize = dims.iter().map(|&d| x.shape[d]).product();
+    acc.iter_mut().for_each(|v| *v = kind.finish(*v, count));
     Tensor { shape, data: acc }
 }
 
@@ -674,8 +631,7 @@ fn embedding(indices: &Tensor, weight: &Tensor, shape: Vec<usize>) -> Tensor {
     let (rows, width) = (weight.shape[0], weight.shape[1]);
     let mut data = Vec::with_capacity(indices.len() * width);
     for &value in &indices.data {
-        // Inputs are float tensors; an index is the value truncated and wrapped into the table.
-        let row = (value.abs() as usize) % rows.max(1);
+        let row = embedding_row(value, rows);
         data.extend_from_slice(&weight.data[row * width..(row + 1) * width]);
     }
     Tensor { shape, data }

@@ -4,11 +4,16 @@
 //! nodes each carry their symbolic `Shape`. Invariant: a node's inputs come before it
 //! (the arena order is a topological order), and every shape is already simplified under
 //! the `ShapeEnv` replacements in force when capture finished.
+//!
+//! It also holds each op's scalar maths (`UnaryOp::apply`, `BinaryOp::apply`, a reduction's
+//! identity, step and finish, the row normalisations, the embedding index rule): the CPU
+//! reference (`eval`) and the kernel interpreter (`runtime::cpu`) both call these, so the
+//! two can differ only in how lowering and fusion arrange the work, never in the maths.
 
 mod eval;
 mod print;
 
-pub use eval::{EvalError, MAX_ELEMENTS, Tensor, erf, eval, random_inputs, seed_of};
+pub use eval::{EvalError, MAX_ELEMENTS, Tensor, eval, random_inputs, seed_of};
 
 use crate::symbolic::Expr;
 use serde::Serialize;
@@ -83,6 +88,31 @@ impl UnaryOp {
             UnaryOp::Sqrt => "sqrt",
         }
     }
+
+    /// Applies the function to one float.
+    pub fn apply(self, v: f32) -> f32 {
+        match self {
+            UnaryOp::Relu => v.max(0.0),
+            UnaryOp::Gelu => 0.5 * v * (1.0 + erf(v / std::f32::consts::SQRT_2)),
+            UnaryOp::Silu => v / (1.0 + (-v).exp()),
+            UnaryOp::Sigmoid => 1.0 / (1.0 + (-v).exp()),
+            UnaryOp::Tanh => v.tanh(),
+            UnaryOp::Neg => -v,
+            UnaryOp::Exp => v.exp(),
+            UnaryOp::Sqrt => v.sqrt(),
+        }
+    }
+}
+
+/// The error function, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below f32 noise here).
+/// The WGSL `gelu_erf` in `codegen` spells out the same polynomial.
+fn erf(x: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
+    let y = 1.0 - poly * (-x * x).exp();
+    if x >= 0.0 { y } else { -y }
 }
 
 /// Elementwise arithmetic of two operands.
@@ -176,6 +206,31 @@ impl ReduceKind {
             ReduceKind::Amax => "amax",
         }
     }
+
+    /// The accumulator's starting value, the identity of `combine`. Sums start at `+0.0`,
+    /// as the WGSL kernels do (Rust's `Iterator::sum` would start at `-0.0`).
+    pub fn identity(self) -> f32 {
+        match self {
+            ReduceKind::Sum | ReduceKind::Mean => 0.0,
+            ReduceKind::Amax => f32::NEG_INFINITY,
+        }
+    }
+
+    /// Folds one more value into the accumulator.
+    pub fn combine(self, acc: f32, v: f32) -> f32 {
+        match self {
+            ReduceKind::Sum | ReduceKind::Mean => acc + v,
+            ReduceKind::Amax => acc.max(v),
+        }
+    }
+
+    /// The result from the accumulator of `count` values: the mean divides, the rest keep it.
+    pub fn finish(self, acc: f32, count: usize) -> f32 {
+        match self {
+            ReduceKind::Mean => acc / count as f32,
+            ReduceKind::Sum | ReduceKind::Amax => acc,
+        }
+    }
 }
 
 /// Pooling flavours.
@@ -185,6 +240,45 @@ pub enum PoolKind {
     Max,
     /// Mean over the window (padding counts as 0 and is included, PyTorch's default).
     Avg,
+}
+
+impl PoolKind {
+    /// The reduction over one window. Padded positions are skipped, which is the same as
+    /// reading them as -inf for `Max` and as 0 for `Avg`; `Avg` then finishes with the whole
+    /// window's size as the count.
+    pub fn reduction(self) -> ReduceKind {
+        match self {
+            PoolKind::Max => ReduceKind::Amax,
+            PoolKind::Avg => ReduceKind::Mean,
+        }
+    }
+}
+
+/// Softmax of one row in place: `exp(x - max) / sum(exp(x - max))`.
+pub fn softmax_row(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let total: f32 = row.iter().map(|x| (x - max).exp()).sum();
+    for x in row.iter_mut() {
+        *x = (*x - max).exp() / total;
+    }
+}
+
+/// Layer normalisation of one row in place, without the affine part: `(x - mean) /
+/// sqrt(var + eps)` with the biased variance, as `nn.LayerNorm` computes it.
+pub fn layer_norm_row(row: &mut [f32], eps: f32) {
+    let len = row.len() as f32;
+    let mean = row.iter().sum::<f32>() / len;
+    let var = row.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / len;
+    let inv = 1.0 / (var + eps).sqrt();
+    for x in row.iter_mut() {
+        *x = (*x - mean) * inv;
+    }
+}
+
+/// The table row `nn.Embedding` reads for an index value: inputs are float tensors, so the
+/// value is truncated and wrapped into the table's `rows`.
+pub fn embedding_row(index: f32, rows: usize) -> usize {
+    (index.abs() as usize) % rows.max(1)
 }
 
 /// What a node computes. Operand tensors are the node's `inputs`, in the order listed.
@@ -450,5 +544,60 @@ impl Graph {
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unary_ops_match_known_values() {
+        let cases = [
+            (UnaryOp::Relu, -1.0, 0.0),
+            (UnaryOp::Relu, 2.5, 2.5),
+            (UnaryOp::Gelu, 0.0, 0.0),
+            (UnaryOp::Gelu, 1.0, 0.841_344_7),
+            (UnaryOp::Silu, 0.0, 0.0),
+            (UnaryOp::Sigmoid, 0.0, 0.5),
+            (UnaryOp::Tanh, 0.0, 0.0),
+            (UnaryOp::Neg, 3.0, -3.0),
+            (UnaryOp::Exp, 0.0, 1.0),
+            (UnaryOp::Sqrt, 9.0, 3.0),
+        ];
+        for (op, v, expected) in cases {
+            let got = op.apply(v);
+            assert!(
+                (got - expected).abs() < 1e-6,
+                "{}({v}) = {got}, expected {expected}",
+                op.name()
+            );
+        }
+    }
+
+    #[test]
+    fn reductions_fold_from_their_identity() {
+        let fold = |kind: ReduceKind, xs: &[f32]| {
+            let acc = xs
+                .iter()
+                .fold(kind.identity(), |acc, &x| kind.combine(acc, x));
+            kind.finish(acc, xs.len())
+        };
+        assert_eq!(fold(ReduceKind::Sum, &[1.0, 2.0, 3.0]), 6.0);
+        assert_eq!(fold(ReduceKind::Mean, &[1.0, 2.0, 3.0]), 2.0);
+        assert_eq!(fold(ReduceKind::Amax, &[1.0, -2.0, 3.0]), 3.0);
+        assert_eq!(PoolKind::Max.reduction(), ReduceKind::Amax);
+        assert_eq!(PoolKind::Avg.reduction(), ReduceKind::Mean);
+    }
+
+    #[test]
+    fn row_normalisations() {
+        let mut row = [1.0, 1.0];
+        softmax_row(&mut row);
+        assert_eq!(row, [0.5, 0.5]);
+        let mut row = [1.0, 3.0];
+        layer_norm_row(&mut row, 0.0);
+        assert_eq!(row, [-1.0, 1.0]);
+        assert_eq!(embedding_row(-4.7, 3), 1);
     }
 }

@@ -2,8 +2,10 @@
 //!
 //! Input: the `ShapeEnv` after capture (symbols, replacements, recorded guards) and the
 //! inputs' symbolic shapes. Output: a `GuardSet` in PyTorch's order — one tensor guard per
-//! input (rank and static sizes), then shape guards: input equalities, the recorded guards
-//! that the ranges do not already imply, and one range guard per symbol. Each guard prints
+//! input (rank and static sizes), then shape guards: the leaf (dimension-marking) guards,
+//! each input's equalities and inferred strides, the recorded guards that the ranges do not
+//! already imply, and one range guard per symbol. Each is made by its own producer, and
+//! every producer appends through one `push`, guard and compiled check together. Guards print
 //! in source form (`2 <= L['x'].size()[0]`) and symbol form (`2 <= s0`) with provenance.
 //! Invariant: `GuardSet::check` accepts exactly the calls on which every printed guard
 //! holds, and it allocates nothing: relations are compiled over flat input-dim slots.
@@ -213,118 +215,173 @@ fn range_text(range: &ValueRange, name: &str) -> String {
     }
 }
 
-impl GuardSet {
-    /// Produces the guards of an entry (PyTorch's `produce_guards`).
-    ///
-    /// `input_shapes` are the symbolic shapes the inputs were given; `marked[i]` says
-    /// whether input `i` carried a `mark_dynamic` when the entry was compiled.
-    pub fn produce(env: &ShapeEnv, input_shapes: &[(String, Shape)], marked: &[bool]) -> GuardSet {
-        let finals: Vec<(String, Shape)> = input_shapes
+/// The printed shape guards and their compiled checks, built up together.
+#[derive(Default)]
+struct ShapeGuards {
+    shape: Vec<Guard>,
+    compiled: Vec<Check>,
+}
+
+impl ShapeGuards {
+    /// Appends a guard with the check that decides it: the one way in, so `compiled[i]` is
+    /// always the check of `shape[i]` (`Failure::Shape(i)` names a guard by that index).
+    fn push(&mut self, guard: Guard, check: Check) {
+        self.shape.push(guard);
+        self.compiled.push(check);
+    }
+}
+
+/// What the guard producers read: the environment after capture, the inputs' shapes under
+/// its final replacements, and where each symbol's value is read from.
+struct Producer<'a> {
+    env: &'a ShapeEnv,
+    inputs: Vec<(String, Shape)>,
+    sources: BTreeMap<Sym, (DimSource, usize)>,
+}
+
+impl<'a> Producer<'a> {
+    fn new(env: &'a ShapeEnv, input_shapes: &[(String, Shape)]) -> Producer<'a> {
+        let inputs: Vec<(String, Shape)> = input_shapes
             .iter()
             .map(|(n, s)| (n.clone(), s.iter().map(|d| env.replace(d)).collect()))
             .collect();
-        let sources = symbol_sources(&finals);
-        let source_name = |sym: Sym| {
-            sources
-                .get(&sym)
-                .map_or(sym.to_string(), |(src, _)| src.to_source())
-        };
-        let short_name = |sym: Sym| {
-            sources
-                .get(&sym)
-                .map_or(sym.to_string(), |(src, _)| src.to_short())
-        };
-        let mut tensors = Vec::new();
-        let mut shape = Vec::new();
-        let mut compiled = Vec::new();
-        // Leaf guards first (PyTorch checks them in C++ before the shape lambda).
-        for (i, was_marked) in marked.iter().enumerate() {
-            if !was_marked {
-                let input = &finals[i].0;
-                shape.push(Guard {
-                    kind: GuardKind::DimensionMarking,
-                    source: format!(
-                        "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
-                    ),
-                    reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
-                    symbolic: format!("{input} is not marked dynamic"),
-                    provenance:
-                        "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
-                            .into(),
-                });
-                compiled.push(Check::Unmarked(i));
-            }
+        let sources = symbol_sources(&inputs);
+        Producer {
+            env,
+            inputs,
+            sources,
         }
-        let mut slot = 0;
-        for (name, dims) in &finals {
-            tensors.push(TensorGuard {
+    }
+
+    /// A symbol in PyTorch's source form, `L['x'].size()[0]`.
+    fn source_name(&self, sym: Sym) -> String {
+        self.sources
+            .get(&sym)
+            .map_or(sym.to_string(), |(src, _)| src.to_source())
+    }
+
+    /// A symbol in failure-reason form, `x.size()[0]`.
+    fn short_name(&self, sym: Sym) -> String {
+        self.sources
+            .get(&sym)
+            .map_or(sym.to_string(), |(src, _)| src.to_short())
+    }
+
+    /// `TENSOR_MATCH` per input: its rank and static sizes.
+    fn tensor_guards(&self) -> Vec<TensorGuard> {
+        self.inputs
+            .iter()
+            .map(|(name, dims)| TensorGuard {
                 input: name.clone(),
                 sizes: dims.iter().map(Expr::as_int).collect(),
-            });
-            for (dim, expr) in dims.iter().enumerate() {
-                let here = DimSource {
-                    input: name.clone(),
-                    dim,
-                };
-                let is_own = expr
-                    .as_sym()
-                    .and_then(|s| sources.get(&s))
-                    .is_some_and(|(src, _)| *src == here);
-                if expr.as_int().is_none() && !is_own {
-                    let duck = env.events().iter().any(
-                        |(_, event)| matches!(event, ShapeEvent::DuckShared { source, .. } if *source == here.to_source()),
-                    );
-                    let provenance = if duck {
-                        format!(
-                            "duck sizing: {} had the same size as {}",
-                            here.to_source(),
-                            expr.to_source(&source_name)
-                        )
-                    } else {
-                        format!("{} was solved to {expr} while tracing", here.to_source())
-                    };
-                    shape.push(Guard {
-                        kind: GuardKind::InputEquality,
-                        source: format!("{} == {}", here.to_source(), expr.to_source(&source_name)),
-                        reason: format!("{} == {}", here.to_short(), expr.to_source(&short_name)),
-                        symbolic: format!("{} == {expr}", here.to_short()),
-                        provenance,
-                    });
-                    let rel = Rel::new(
-                        Expr::sym(Sym(slot as u32)),
-                        CmpOp::Eq,
-                        to_slots(expr, &sources),
-                    );
-                    compiled.push(Check::Rel(CompiledRel::new(&rel)));
-                }
-                slot += 1;
+            })
+            .collect()
+    }
+
+    /// `DIMENSION_DYNAMIC_MARKING_GUARD` for each input that was not marked dynamic.
+    fn leaf_guards(&self, marked: &[bool], out: &mut ShapeGuards) {
+        for (i, was_marked) in marked.iter().enumerate() {
+            if *was_marked {
+                continue;
             }
-            // Contiguous strides follow from the sizes (PyTorch's InferStride); a stride that
-            // is not a constant is guarded against the sizes it is the product of.
-            for dim in 0..dims.len().saturating_sub(1) {
-                let stride = dims[dim + 1..].iter().fold(Expr::int(1), |acc, d| &acc * d);
-                if stride.as_int().is_some() {
-                    continue;
-                }
-                let input = name;
-                shape.push(Guard {
-                    kind: GuardKind::Stride,
-                    source: format!(
-                        "L['{input}'].stride()[{dim}] == {}",
-                        stride.to_source(&source_name)
-                    ),
-                    reason: format!(
-                        "{input}.stride()[{dim}] == {}",
-                        stride.to_source(&short_name)
-                    ),
-                    symbolic: format!("{input}.stride()[{dim}] == {stride}"),
-                    provenance: "contiguous input: its stride is the product of the later sizes"
+            let input = &self.inputs[i].0;
+            let guard = Guard {
+                kind: GuardKind::DimensionMarking,
+                source: format!(
+                    "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
+                ),
+                reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
+                symbolic: format!("{input} is not marked dynamic"),
+                provenance:
+                    "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
                         .into(),
-                });
-                compiled.push(Check::Contiguous);
-            }
+            };
+            out.push(guard, Check::Unmarked(i));
         }
+    }
+
+    /// One equality per dynamic dim of input `input` that is not its symbol's own source:
+    /// duck sizing gave it an earlier dim's symbol, or tracing solved it to an expression.
+    fn input_equalities(&self, input: usize, out: &mut ShapeGuards) {
+        let (name, dims) = &self.inputs[input];
+        let first_slot: usize = self.inputs[..input].iter().map(|(_, d)| d.len()).sum();
+        let source_name = |sym: Sym| self.source_name(sym);
+        let short_name = |sym: Sym| self.short_name(sym);
+        for (dim, expr) in dims.iter().enumerate() {
+            let here = DimSource {
+                input: name.clone(),
+                dim,
+            };
+            let is_own = expr
+                .as_sym()
+                .and_then(|s| self.sources.get(&s))
+                .is_some_and(|(src, _)| *src == here);
+            if expr.as_int().is_some() || is_own {
+                continue;
+            }
+            let duck = self.env.events().iter().any(
+                |(_, event)| matches!(event, ShapeEvent::DuckShared { source, .. } if *source == here.to_source()),
+            );
+            let provenance = if duck {
+                format!(
+                    "duck sizing: {} had the same size as {}",
+                    here.to_source(),
+                    expr.to_source(&source_name)
+                )
+            } else {
+                format!("{} was solved to {expr} while tracing", here.to_source())
+            };
+            let guard = Guard {
+                kind: GuardKind::InputEquality,
+                source: format!("{} == {}", here.to_source(), expr.to_source(&source_name)),
+                reason: format!("{} == {}", here.to_short(), expr.to_source(&short_name)),
+                symbolic: format!("{} == {expr}", here.to_short()),
+                provenance,
+            };
+            let rel = Rel::new(
+                Expr::sym(Sym((first_slot + dim) as u32)),
+                CmpOp::Eq,
+                to_slots(expr, &self.sources),
+            );
+            out.push(guard, Check::Rel(CompiledRel::new(&rel)));
+        }
+    }
+
+    /// Contiguous strides follow from the sizes (PyTorch's InferStride); a stride of input
+    /// `input` that is not a constant is guarded against the sizes it is the product of.
+    fn stride_guards(&self, input: usize, out: &mut ShapeGuards) {
+        let (input, dims) = &self.inputs[input];
+        let source_name = |sym: Sym| self.source_name(sym);
+        let short_name = |sym: Sym| self.short_name(sym);
+        for dim in 0..dims.len().saturating_sub(1) {
+            let stride = dims[dim + 1..].iter().fold(Expr::int(1), |acc, d| &acc * d);
+            if stride.as_int().is_some() {
+                continue;
+            }
+            let guard = Guard {
+                kind: GuardKind::Stride,
+                source: format!(
+                    "L['{input}'].stride()[{dim}] == {}",
+                    stride.to_source(&source_name)
+                ),
+                reason: format!(
+                    "{input}.stride()[{dim}] == {}",
+                    stride.to_source(&short_name)
+                ),
+                symbolic: format!("{input}.stride()[{dim}] == {stride}"),
+                provenance: "contiguous input: its stride is the product of the later sizes".into(),
+            };
+            out.push(guard, Check::Contiguous);
+        }
+    }
+
+    /// The guards recorded while tracing, under the final replacements, once each and only
+    /// where the symbols' ranges do not already decide them.
+    fn recorded_guards(&self, out: &mut ShapeGuards) {
+        let env = self.env;
         let ranges = |s: Sym| env.range(s);
+        let source_name = |sym: Sym| self.source_name(sym);
+        let short_name = |sym: Sym| self.short_name(sym);
         let mut seen = Vec::new();
         for recorded in env.guards() {
             let (lhs, rhs) = (
@@ -345,56 +402,38 @@ impl GuardSet {
                     rel.rhs.to_source(name)
                 )
             };
-            shape.push(Guard {
+            let guard = Guard {
                 kind: GuardKind::Recorded,
                 source: to_form(&source_name),
                 reason: to_form(&short_name),
                 symbolic: rel.to_string(),
                 provenance: format!("{}", recorded.origin),
-            });
+            };
             let slotted = Rel::new(
-                to_slots(&rel.lhs, &sources),
+                to_slots(&rel.lhs, &self.sources),
                 rel.op,
-                to_slots(&rel.rhs, &sources),
+                to_slots(&rel.rhs, &self.sources),
             );
-            compiled.push(Check::Rel(CompiledRel::new(&slotted)));
+            out.push(guard, Check::Rel(CompiledRel::new(&slotted)));
         }
-        for (sym, (src, slot)) in &sources {
-            let info = &env.symbols()[sym.index()];
-            let range = env.range(*sym);
+    }
+
+    /// One range guard per symbol with a bound, in symbol order; a guard with both bounds
+    /// is pushed twice, once per bound's check.
+    fn range_guards(&self, out: &mut ShapeGuards) {
+        for (sym, (src, slot)) in &self.sources {
+            let range = self.env.range(*sym);
             let text = range_text(&range, &src.to_source());
             if text.is_empty() {
                 continue;
             }
-            let provenance = match (info.mark, range == crate::shape::DEFAULT_RANGE) {
-                (Some(mark), _) => {
-                    let bound = |b: Option<i64>| b.map_or("None".to_string(), |v| v.to_string());
-                    let declared = ValueRange::new(mark.min, mark.max);
-                    let start = crate::shape::DEFAULT_RANGE.intersect(&declared);
-                    let narrowed = if start == Some(range) {
-                        String::new()
-                    } else {
-                        format!(", then narrowed to {range} while tracing")
-                    };
-                    format!(
-                        "mark_dynamic(min={}, max={}) intersected with the default [2, int_oo]{narrowed}",
-                        bound(mark.min),
-                        bound(mark.max)
-                    )
-                }
-                (None, true) => {
-                    "0/1 specialization: sizes 0 and 1 get their own entries, so symbols start at 2"
-                        .to_string()
-                }
-                (None, false) => format!("range {range} narrowed while tracing"),
-            };
-            shape.push(Guard {
+            let guard = Guard {
                 kind: GuardKind::Range,
                 source: text,
                 reason: range_text(&range, &src.to_short()),
                 symbolic: range_text(&range, &sym.to_string()),
-                provenance,
-            });
+                provenance: self.range_provenance(*sym, range),
+            };
             let slot_sym = Expr::sym(Sym(*slot as u32));
             let lo = range
                 .lo
@@ -402,23 +441,69 @@ impl GuardSet {
             let hi = range
                 .hi
                 .map(|hi| Rel::new(slot_sym.clone(), CmpOp::Le, Expr::int(hi)));
-            // One printed range guard checks both of its bounds.
             match (lo, hi) {
                 (Some(lo), Some(hi)) => {
-                    compiled.push(Check::Rel(CompiledRel::new(&lo)));
-                    shape.push(shape.last().expect("just pushed").clone());
-                    compiled.push(Check::Rel(CompiledRel::new(&hi)));
+                    out.push(guard.clone(), Check::Rel(CompiledRel::new(&lo)));
+                    out.push(guard, Check::Rel(CompiledRel::new(&hi)));
                 }
                 (Some(rel), None) | (None, Some(rel)) => {
-                    compiled.push(Check::Rel(CompiledRel::new(&rel)))
+                    out.push(guard, Check::Rel(CompiledRel::new(&rel)))
                 }
                 (None, None) => unreachable!("empty ranges print nothing"),
             }
         }
+    }
+
+    /// Why `sym` has `range`: a `mark_dynamic`, 0/1 specialization, or narrowing while tracing.
+    fn range_provenance(&self, sym: Sym, range: ValueRange) -> String {
+        let info = &self.env.symbols()[sym.index()];
+        match (info.mark, range == crate::shape::DEFAULT_RANGE) {
+            (Some(mark), _) => {
+                let bound = |b: Option<i64>| b.map_or("None".to_string(), |v| v.to_string());
+                let declared = ValueRange::new(mark.min, mark.max);
+                let start = crate::shape::DEFAULT_RANGE.intersect(&declared);
+                let narrowed = if start == Some(range) {
+                    String::new()
+                } else {
+                    format!(", then narrowed to {range} while tracing")
+                };
+                format!(
+                    "mark_dynamic(min={}, max={}) intersected with the default [2, int_oo]{narrowed}",
+                    bound(mark.min),
+                    bound(mark.max)
+                )
+            }
+            (None, true) => {
+                "0/1 specialization: sizes 0 and 1 get their own entries, so symbols start at 2"
+                    .to_string()
+            }
+            (None, false) => format!("range {range} narrowed while tracing"),
+        }
+    }
+}
+
+impl GuardSet {
+    /// Produces the guards of an entry (PyTorch's `produce_guards`).
+    ///
+    /// `input_shapes` are the symbolic shapes the inputs were given; `marked[i]` says
+    /// whether input `i` carried a `mark_dynamic` when the entry was compiled.
+    pub fn produce(env: &ShapeEnv, input_shapes: &[(String, Shape)], marked: &[bool]) -> GuardSet {
+        let producer = Producer::new(env, input_shapes);
+        let mut out = ShapeGuards::default();
+        // Leaf guards first (PyTorch checks them in C++ before the shape lambda), then the
+        // lambda's: each input's equalities and strides in parameter order, the recorded
+        // guards, the ranges.
+        producer.leaf_guards(marked, &mut out);
+        for input in 0..producer.inputs.len() {
+            producer.input_equalities(input, &mut out);
+            producer.stride_guards(input, &mut out);
+        }
+        producer.recorded_guards(&mut out);
+        producer.range_guards(&mut out);
         GuardSet {
-            tensors,
-            shape,
-            compiled,
+            tensors: producer.tensor_guards(),
+            shape: out.shape,
+            compiled: out.compiled,
         }
     }
 

@@ -8,7 +8,9 @@
 //! panic on a bad schedule; an out-of-range address is a `RunError`.
 
 use super::{RunError, Sizes, bind, output_shapes};
-use crate::graph::{BinaryOp, PoolKind, Tensor, UnaryOp, erf};
+use crate::graph::{
+    BinaryOp, ReduceKind, Tensor, UnaryOp, embedding_row, layer_norm_row, softmax_row,
+};
 use crate::lower::{Body, Gemm, Kernel, MAX_VARS, Pool, Role, RowOp, Rows, Schedule, Value};
 use crate::symbolic::{CompiledExpr, Expr};
 
@@ -152,30 +154,18 @@ impl Frame<'_> {
                 width,
                 col,
             } => {
-                let row = (self.eval(index, acc)?.abs() as i64) % self.int(rows)?.max(1);
+                // A negative row count is a bad schedule; as no rows it wraps every index to 0.
+                let rows = usize::try_from(self.int(rows)?).unwrap_or(0);
+                let row = embedding_row(self.eval(index, acc)?, rows) as i64;
                 self.read(*table, row * self.int(width)? + self.int(col)?)?
             }
-            Compiled::Unary(op, inner) => unary(*op, self.eval(inner, acc)?),
+            Compiled::Unary(op, inner) => op.apply(self.eval(inner, acc)?),
             Compiled::Binary(op, lhs, rhs) => op.apply(self.eval(lhs, acc)?, self.eval(rhs, acc)?),
         })
     }
 
     fn set(&mut self, var: usize, value: i64) {
         self.slots[self.schedule.first_index_sym as usize + var] = value;
-    }
-}
-
-/// The same functions as the reference (`graph::eval`), so only fusion can differ.
-fn unary(op: UnaryOp, v: f32) -> f32 {
-    match op {
-        UnaryOp::Relu => v.max(0.0),
-        UnaryOp::Gelu => 0.5 * v * (1.0 + erf(v / std::f32::consts::SQRT_2)),
-        UnaryOp::Silu => v / (1.0 + (-v).exp()),
-        UnaryOp::Sigmoid => 1.0 / (1.0 + (-v).exp()),
-        UnaryOp::Tanh => v.tanh(),
-        UnaryOp::Neg => -v,
-        UnaryOp::Exp => v.exp(),
-        UnaryOp::Sqrt => v.sqrt(),
     }
 }
 
@@ -289,12 +279,30 @@ fn run_rows(frame: &mut Frame<'_>, out: &mut [f32], rows: &Rows) -> Result<(), R
             frame.set(1, e);
             xs.push(frame.eval(&input, 0.0)?);
         }
-        if rows.op.is_reduction() {
-            let v = frame.eval(&epilogue, reduce(rows.op, &xs))?;
+        // The graph's own maths, so the rows differ from the reference only in how they are laid
+        // out: a reduction writes one value, a normalisation one per element.
+        let reduction = match rows.op {
+            RowOp::Sum => Some(ReduceKind::Sum),
+            RowOp::Mean => Some(ReduceKind::Mean),
+            RowOp::Max => Some(ReduceKind::Amax),
+            RowOp::Softmax => {
+                softmax_row(&mut xs);
+                None
+            }
+            RowOp::LayerNorm { eps } => {
+                layer_norm_row(&mut xs, eps);
+                None
+            }
+        };
+        if let Some(kind) = reduction {
+            let acc = xs
+                .iter()
+                .fold(kind.identity(), |acc, &x| kind.combine(acc, x));
+            let v = frame.eval(&epilogue, kind.finish(acc, xs.len()))?;
             store(frame, out, frame.int(&at)?, v)?;
             continue;
         }
-        for (e, acc) in normalise(rows.op, &xs).into_iter().enumerate() {
+        for (e, &acc) in xs.iter().enumerate() {
             frame.set(1, e as i64);
             let v = frame.eval(&epilogue, acc)?;
             store(frame, out, frame.int(&at)?, v)?;
@@ -311,12 +319,11 @@ fn run_pool(frame: &mut Frame<'_>, out: &mut [f32], pool: &Pool) -> Result<(), R
         .iter()
         .map(|b| (CompiledExpr::new(&b.expr), CompiledExpr::new(&b.limit)))
         .collect();
+    let reduction = pool.kind.reduction();
+    let window = (pool.window[0] * pool.window[1]) as usize;
     for gid in 0..frame.int(&CompiledExpr::new(&pool.len))? {
         frame.set(0, gid);
-        let mut acc = match pool.kind {
-            PoolKind::Max => f32::NEG_INFINITY,
-            PoolKind::Avg => 0.0,
-        };
+        let mut acc = reduction.identity();
         for ky in 0..pool.window[0] {
             frame.set(1, ky);
             for kx in 0..pool.window[1] {
@@ -329,45 +336,11 @@ fn run_pool(frame: &mut Frame<'_>, out: &mut [f32], pool: &Pool) -> Result<(), R
                 if !is_inside {
                     continue;
                 }
-                let v = frame.eval(&value, 0.0)?;
-                acc = match pool.kind {
-                    PoolKind::Max => acc.max(v),
-                    PoolKind::Avg => acc + v,
-                };
+                acc = reduction.combine(acc, frame.eval(&value, 0.0)?);
             }
         }
-        if pool.kind == PoolKind::Avg {
-            acc /= (pool.window[0] * pool.window[1]) as f32;
-        }
-        let v = frame.eval(&epilogue, acc)?;
+        let v = frame.eval(&epilogue, reduction.finish(acc, window))?;
         store(frame, out, frame.int(&at)?, v)?;
     }
     Ok(())
-}
-
-fn reduce(op: RowOp, xs: &[f32]) -> f32 {
-    match op {
-        RowOp::Sum => xs.iter().sum(),
-        RowOp::Mean => xs.iter().sum::<f32>() / xs.len() as f32,
-        RowOp::Max => xs.iter().copied().fold(f32::NEG_INFINITY, f32::max),
-        RowOp::Softmax | RowOp::LayerNorm { .. } => unreachable!("not a reduction"),
-    }
-}
-
-fn normalise(op: RowOp, xs: &[f32]) -> Vec<f32> {
-    let len = xs.len() as f32;
-    match op {
-        RowOp::Softmax => {
-            let max = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let total: f32 = xs.iter().map(|x| (x - max).exp()).sum();
-            xs.iter().map(|x| (x - max).exp() / total).collect()
-        }
-        RowOp::LayerNorm { eps } => {
-            let mean = xs.iter().sum::<f32>() / len;
-            let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / len;
-            let inv = 1.0 / (var + eps).sqrt();
-            xs.iter().map(|x| (x - mean) * inv).collect()
-        }
-        _ => unreachable!("a reduction"),
-    }
 }
