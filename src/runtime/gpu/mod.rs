@@ -1,0 +1,378 @@
+//! The wgpu runtime: runs a lowered `Schedule` as WGSL compute pipelines, natively (Vulkan,
+//! Metal, DX12 — lavapipe on a machine without a GPU) and in the browser (WebGPU).
+//!
+//! In: a [`Program`] (a schedule, the mode its sizes are passed in, and its WGSL) and one
+//! call's input tensors. Out: the returned tensors, read back asynchronously, and per-kernel
+//! times (timestamp queries where the adapter has them, else submit-to-done). Pipelines
+//! are cached by WGSL source and override values, buffers are pooled by size, parameters
+//! are uploaded once per program. Invariants: every failure is a [`GpuError`] value, never
+//! a panic — no adapter, a lost device (recreated, and the call retried once), out of
+//! memory, and limits (buffer binding size, storage buffers per stage, workgroups per grid
+//! dimension) checked before anything is dispatched, naming the kernel; nothing blocks on
+//! the web: read-back is a future, and native callers drive it with `device.poll`.
+
+mod dispatch;
+mod limits;
+mod pipelines;
+mod pool;
+mod readback;
+mod recovery;
+
+use crate::codegen::{self, Mode, Specialization, Wgsl};
+use crate::graph::Tensor;
+use crate::lower::Schedule;
+use crate::runtime::{RunError, bind};
+use crate::symbolic::Bindings;
+use limits::check_static_sizes;
+use pool::Pool;
+use recovery::open_device;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Why the GPU could not run a program.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GpuError {
+    /// No adapter: no GPU, no Vulkan/Metal/DX12 driver, or no WebGPU in this browser.
+    #[error("no GPU adapter found ({0})")]
+    NoAdapter(String),
+    /// The adapter refused to open a device.
+    #[error("could not open a device on the GPU adapter: {0}")]
+    Device(String),
+    /// The device was lost and could not be recreated.
+    #[error("the GPU device was lost ({0}) and could not be recreated")]
+    DeviceLost(String),
+    /// An allocation failed on the device.
+    #[error("out of GPU memory while running {kernel}")]
+    OutOfMemory {
+        /// The kernels of the call, in launch order.
+        kernel: String,
+    },
+    /// A call needs more than a device limit allows.
+    #[error("{kernel}: needs {needed} but the adapter's {limit} is {max}")]
+    Limit {
+        /// The kernel.
+        kernel: String,
+        /// The limit's WebGPU name.
+        limit: &'static str,
+        /// What the call needs.
+        needed: u64,
+        /// What the adapter allows.
+        max: u64,
+    },
+    /// wgpu rejected something it was given: a bug in the generated code or the runtime.
+    #[error("wgpu rejected {what}: {message}")]
+    Rejected {
+        /// What was submitted.
+        what: String,
+        /// wgpu's message.
+        message: String,
+    },
+    /// Mapping a result buffer for reading failed.
+    #[error("reading results back failed: {0}")]
+    ReadBack(String),
+    /// A static program was called with sizes it was not compiled for.
+    #[error("{kernel} was compiled with static sizes for other inputs ({detail})")]
+    StaticSizes {
+        /// The first kernel.
+        kernel: String,
+        /// Which symbol differs.
+        detail: String,
+    },
+    /// The inputs do not fit the schedule.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// The adapter, as reported to users and in benchmark output.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AdapterSummary {
+    /// The driver's name for it (`llvmpipe (LLVM 15.0.6, 256 bits)`, `NVIDIA H200`, …).
+    pub name: String,
+    /// `vulkan`, `metal`, `dx12`, `webgpu`, …
+    pub backend: String,
+    /// Whether per-kernel times come from timestamp queries.
+    pub timestamps: bool,
+}
+
+/// Counters of what the runtime holds and has done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct GpuStats {
+    /// Pipelines created (cache misses).
+    pub pipelines_created: usize,
+    /// Time spent creating them, in ms.
+    pub pipeline_ms: f64,
+    /// Pipelines in the cache now.
+    pub pipelines_cached: usize,
+    /// Bytes held in buffers: pooled scratch and uploaded parameters.
+    pub bytes_held: u64,
+    /// Times the device was lost and recreated.
+    pub devices_recreated: usize,
+}
+
+/// How per-kernel times were measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Timing {
+    /// Not measured.
+    Off,
+    /// GPU timestamp queries around each kernel's pass.
+    Timestamps,
+    /// Each kernel submitted alone and waited for (includes submission overhead).
+    SubmitToDone,
+}
+
+/// The result of one call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuRun {
+    /// The returned tensors.
+    pub outputs: Vec<Tensor>,
+    /// Each kernel's time in ms, when measured.
+    pub kernel_ms: Vec<(String, f64)>,
+    /// How they were measured.
+    pub timing: Timing,
+}
+
+/// A schedule ready to run: its mode, WGSL, and (once run) its device resources.
+pub struct Program {
+    schedule: Schedule,
+    mode: Mode,
+    wgsl: Vec<Wgsl>,
+    source_hashes: Vec<u64>,
+    /// Static code: the sizes it was specialised for.
+    static_bindings: Option<Bindings>,
+    /// Parameter buffers and non-override pipelines, for device `generation`.
+    resident: Option<Resident>,
+}
+
+struct Resident {
+    generation: u64,
+    params: Vec<Option<wgpu::Buffer>>,
+    pipelines: Vec<Option<Arc<wgpu::ComputePipeline>>>,
+}
+
+impl Program {
+    /// Emits the WGSL of `schedule` in `mode`; `bindings` fixes the sizes of static code
+    /// (ignored otherwise).
+    pub fn new(schedule: Schedule, mode: Mode, bindings: &Bindings) -> Program {
+        let spec = match mode {
+            Mode::Static => Specialization::Static(bindings),
+            Mode::Override => Specialization::Override,
+            Mode::Dynamic => Specialization::Dynamic,
+        };
+        let wgsl = codegen::emit_schedule(&schedule, &spec);
+        let static_bindings = (mode == Mode::Static).then(|| bindings.clone());
+        Program::from_wgsl(schedule, mode, wgsl, static_bindings)
+    }
+
+    /// A program from WGSL already emitted for `schedule` in `mode` (by
+    /// `codegen::emit_schedule`); `static_bindings` are the sizes static code was
+    /// specialised for (`None` otherwise).
+    pub fn from_wgsl(
+        schedule: Schedule,
+        mode: Mode,
+        wgsl: Vec<Wgsl>,
+        static_bindings: Option<Bindings>,
+    ) -> Program {
+        // Launches, limit checks and timestamp queries pair kernel `k` with `wgsl[k]`.
+        debug_assert_eq!(wgsl.len(), schedule.kernels.len(), "one WGSL per kernel");
+        let source_hashes = wgsl
+            .iter()
+            .map(|w| {
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                w.source.hash(&mut hasher);
+                hasher.finish()
+            })
+            .collect();
+        Program {
+            schedule,
+            mode,
+            wgsl,
+            source_hashes,
+            static_bindings,
+            resident: None,
+        }
+    }
+
+    /// The schedule.
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// The mode sizes are passed in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The WGSL of each kernel.
+    pub fn wgsl(&self) -> &[Wgsl] {
+        &self.wgsl
+    }
+}
+
+/// The GPU runtime: one adapter and device, a pipeline cache, a buffer pool.
+pub struct Gpu {
+    instance: wgpu::Instance,
+    adapter: wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    summary: AdapterSummary,
+    limits: wgpu::Limits,
+    lost: Arc<AtomicBool>,
+    uncaptured: Arc<Mutex<Option<String>>>,
+    generation: u64,
+    pipelines: HashMap<(u64, usize, Vec<i64>), Arc<wgpu::ComputePipeline>>,
+    pool: Pool,
+    param_bytes: u64,
+    stats: GpuStats,
+    clock: Box<dyn Fn() -> f64 + Send + Sync>,
+}
+
+/// Parameter, input, output and scratch buffers: written from the host, bound to kernels,
+/// copied out for read-back.
+const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_DST)
+    .union(wgpu::BufferUsages::COPY_SRC);
+
+impl Gpu {
+    /// Opens the best adapter (a discrete GPU when there is one); `clock` gives
+    /// milliseconds and times pipeline creation and submit-to-done kernels.
+    pub async fn new(clock: Box<dyn Fn() -> f64 + Send + Sync>) -> Result<Gpu, GpuError> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let summary = AdapterSummary {
+            name: info.name.clone(),
+            backend: info.backend.to_string().to_lowercase(),
+            timestamps,
+        };
+        let (device, queue, limits) = open_device(&adapter).await?;
+        let mut gpu = Gpu {
+            instance,
+            adapter,
+            device,
+            queue,
+            summary,
+            limits,
+            lost: Arc::new(AtomicBool::new(false)),
+            uncaptured: Arc::new(Mutex::new(None)),
+            generation: 0,
+            pipelines: HashMap::new(),
+            pool: Pool::default(),
+            param_bytes: 0,
+            stats: GpuStats::default(),
+            clock,
+        };
+        gpu.watch_device();
+        Ok(gpu)
+    }
+
+    /// The adapter's name and backend.
+    pub fn adapter(&self) -> &AdapterSummary {
+        &self.summary
+    }
+
+    /// Counters: pipelines, bytes held, recreated devices.
+    pub fn stats(&self) -> GpuStats {
+        GpuStats {
+            pipelines_cached: self.pipelines.len(),
+            bytes_held: self.pool.bytes + self.param_bytes,
+            ..self.stats
+        }
+    }
+
+    /// The limits calls are checked against; lowering them simulates a smaller device.
+    pub fn limits_mut(&mut self) -> &mut wgpu::Limits {
+        &mut self.limits
+    }
+
+    /// Runs `program` on `inputs`; `timing` asks for per-kernel times. A device lost
+    /// during the call is recreated and the call retried once.
+    pub async fn run(
+        &mut self,
+        program: &mut Program,
+        inputs: &[Tensor],
+        timing: bool,
+    ) -> Result<GpuRun, GpuError> {
+        match self.run_once(program, inputs, timing).await {
+            Err(_) if self.lost.load(Ordering::SeqCst) => {
+                self.recover().await?;
+                self.run_once(program, inputs, timing).await
+            }
+            result => result,
+        }
+    }
+
+    async fn run_once(
+        &mut self,
+        program: &mut Program,
+        inputs: &[Tensor],
+        timing: bool,
+    ) -> Result<GpuRun, GpuError> {
+        self.recover().await?;
+        let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
+        let sizes = bind(&program.schedule, &shapes)?;
+        check_static_sizes(program, &sizes)?;
+        self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
+        self.prepare(program).await?;
+        let pipelines = self.pipelines_for(program, &sizes).await?;
+        let mode = match (timing, self.summary.timestamps) {
+            (false, _) => Timing::Off,
+            (true, true) => Timing::Timestamps,
+            (true, false) => Timing::SubmitToDone,
+        };
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let rejected = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut held = Vec::new();
+        let buffers = self.upload(program, &sizes, inputs, &mut held);
+        let bind_groups = self.bind_groups(program, &sizes, &buffers, &pipelines, &mut held);
+        let (encoder, queries, mut kernel_ms) = self
+            .encode(program, &sizes, &pipelines, &bind_groups, mode)
+            .await;
+        let read = self.read_back(
+            encoder,
+            program,
+            &sizes,
+            &buffers,
+            queries.as_ref(),
+            &mut held,
+        );
+        let kernels = || {
+            let names: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
+            names.join(", ")
+        };
+        if let Some(error) = rejected.pop().await {
+            return Err(GpuError::Rejected {
+                what: format!("a call of {}", kernels()),
+                message: error.to_string(),
+            });
+        }
+        if oom.pop().await.is_some() {
+            return Err(GpuError::OutOfMemory { kernel: kernels() });
+        }
+        let (outputs, timestamps) = read.await?;
+        kernel_ms.extend(timestamps);
+        for buffer in held {
+            self.pool.release(buffer);
+        }
+        if let Some(message) = self.uncaptured.lock().expect("error lock").take() {
+            return Err(GpuError::Rejected {
+                what: format!("a call of {}", kernels()),
+                message,
+            });
+        }
+        Ok(GpuRun {
+            outputs,
+            kernel_ms,
+            timing: mode,
+        })
+    }
+}

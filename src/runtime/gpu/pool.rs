@@ -1,0 +1,48 @@
+//! The GPU runtime's buffer pool: scratch, uniform and read-back buffers kept across calls.
+//!
+//! In: a usage and a byte size. Out: a buffer at least that large, from the free list or
+//! newly created; buffers handed back after a call. Invariant: buffers are keyed by usage
+//! and power-of-two size, so a pooled buffer only serves requests it fits; `bytes` counts
+//! every buffer the pool created and still holds (a new pool, after a device loss or
+//! `clear_cache`, starts at zero).
+
+use std::collections::HashMap;
+
+/// Buffers kept for reuse, by usage and size (sizes round up to a power of two so calls
+/// of nearby sizes share buffers).
+#[derive(Default)]
+pub(super) struct Pool {
+    free: HashMap<(u32, u64), Vec<wgpu::Buffer>>,
+    /// Bytes of every buffer created, pooled or lent out.
+    pub(super) bytes: u64,
+}
+
+impl Pool {
+    /// A buffer of `usage` and at least `size` bytes: a pooled one, else a new one.
+    pub(super) fn acquire(
+        &mut self,
+        device: &wgpu::Device,
+        usage: wgpu::BufferUsages,
+        size: u64,
+    ) -> wgpu::Buffer {
+        let size = size.max(16).next_power_of_two();
+        if let Some(buffer) = self.free.get_mut(&(usage.bits(), size)).and_then(Vec::pop) {
+            return buffer;
+        }
+        self.bytes += size;
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tailor pool"),
+            size,
+            usage,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// Hands `buffer` back for later calls.
+    pub(super) fn release(&mut self, buffer: wgpu::Buffer) {
+        self.free
+            .entry((buffer.usage().bits(), buffer.size()))
+            .or_default()
+            .push(buffer);
+    }
+}

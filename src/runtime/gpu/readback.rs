@@ -1,0 +1,159 @@
+//! Getting a call's results off the GPU without blocking: outputs and timestamps copied to
+//! mappable buffers, mapped, and read as a future.
+//!
+//! In: a call's recorded command encoder, its device buffers and timestamp queries. Out: a
+//! future of the output tensors and per-kernel times. Invariant: nothing here blocks on the
+//! web — completion is a callback setting a `Signal`, awaited; natively `device.poll` runs
+//! the callbacks before the future is first polled.
+
+use super::{Gpu, GpuError, Program};
+use crate::graph::Tensor;
+use crate::runtime::{Sizes, output_shapes};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+/// A one-shot value set by a callback and awaited as a future (read-back on the web must
+/// not block, so completion is signalled, not waited for).
+struct Signal<T> {
+    state: Arc<Mutex<(Option<T>, Option<Waker>)>>,
+}
+
+impl<T> Signal<T> {
+    fn new() -> (Signal<T>, impl FnOnce(T) + Clone) {
+        let state = Arc::new(Mutex::new((None, None::<Waker>)));
+        let setter_state = state.clone();
+        let set = move |value: T| {
+            let mut guard = setter_state.lock().expect("signal lock");
+            guard.0 = Some(value);
+            if let Some(waker) = guard.1.take() {
+                waker.wake();
+            }
+        };
+        (Signal { state }, set)
+    }
+}
+
+impl<T> Future for Signal<T> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let mut guard = self.state.lock().expect("signal lock");
+        match guard.0.take() {
+            Some(value) => Poll::Ready(value),
+            None => {
+                guard.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Gpu {
+    /// Copies the outputs (and resolved timestamps) to mappable buffers, submits, and
+    /// returns a future of the tensors and kernel times. Natively the mapping completes
+    /// here, by polling; on the web the browser completes it and the future waits.
+    pub(super) fn read_back(
+        &mut self,
+        mut encoder: wgpu::CommandEncoder,
+        program: &Program,
+        sizes: &Sizes,
+        buffers: &[wgpu::Buffer],
+        queries: Option<&wgpu::QuerySet>,
+        held: &mut Vec<wgpu::Buffer>,
+    ) -> impl Future<Output = ReadBack> + use<> {
+        let schedule = &program.schedule;
+        let mappable = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let out_shapes = output_shapes(schedule, sizes);
+        let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
+        for (&id, shape) in schedule.outputs.iter().zip(out_shapes.iter().flatten()) {
+            let bytes = (shape.iter().product::<usize>() * 4) as u64;
+            let target = self.pool.acquire(&self.device, mappable, bytes);
+            if bytes > 0 {
+                encoder.copy_buffer_to_buffer(&buffers[id.index()], 0, &target, 0, bytes);
+            }
+            targets.push((target, bytes));
+        }
+        let n_queries = 2 * schedule.kernels.len() as u32;
+        if let Some(query_set) = queries {
+            let bytes = u64::from(n_queries) * 8;
+            let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
+            let resolve = self.pool.acquire(&self.device, usage, bytes);
+            let target = self.pool.acquire(&self.device, mappable, bytes);
+            encoder.resolve_query_set(query_set, 0..n_queries, &resolve, 0);
+            encoder.copy_buffer_to_buffer(&resolve, 0, &target, 0, bytes);
+            held.push(resolve);
+            targets.push((target, bytes));
+        }
+        self.queue.submit([encoder.finish()]);
+        let mut signals = Vec::with_capacity(targets.len());
+        for (target, bytes) in &targets {
+            let (signal, set) = Signal::new();
+            if *bytes > 0 {
+                target.slice(..*bytes).map_async(wgpu::MapMode::Read, set);
+            } else {
+                set(Ok(()));
+            }
+            signals.push(signal);
+        }
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+        held.extend(targets.iter().map(|(target, _)| target.clone()));
+        let names: Vec<String> = schedule.kernels.iter().map(|k| k.name.clone()).collect();
+        let period_ns = f64::from(self.queue.get_timestamp_period());
+        let timed = queries.is_some();
+        async move {
+            for signal in signals {
+                signal
+                    .await
+                    .map_err(|e| GpuError::ReadBack(e.to_string()))?;
+            }
+            let mut mapped = targets
+                .iter()
+                .map(|(target, bytes)| read_mapped(target, *bytes));
+            let mut outputs = Vec::new();
+            for shape in out_shapes? {
+                let data = bytemuck::pod_collect_to_vec::<u8, f32>(
+                    &mapped.next().expect("one per output")?,
+                );
+                outputs.push(Tensor { shape, data });
+            }
+            let mut times = Vec::new();
+            if timed {
+                let bytes = mapped.next().expect("the timestamps")?;
+                let ticks = bytemuck::pod_collect_to_vec::<u8, u64>(&bytes);
+                for (k, name) in names.into_iter().enumerate() {
+                    let elapsed = ticks[2 * k + 1].saturating_sub(ticks[2 * k]);
+                    times.push((name, elapsed as f64 * period_ns / 1e6));
+                }
+            }
+            Ok((outputs, times))
+        }
+    }
+
+    /// Waits until the queue is idle (natively by polling, on the web by a callback).
+    pub(super) async fn wait_idle(&self) {
+        let (signal, set) = Signal::new();
+        self.queue.on_submitted_work_done(move || set(()));
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+        signal.await;
+    }
+}
+
+/// The tensors and per-kernel times of a call, once read back.
+type ReadBack = Result<(Vec<Tensor>, Vec<(String, f64)>), GpuError>;
+
+/// The bytes of a mapped buffer's first `bytes`, unmapping it afterwards.
+fn read_mapped(target: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, GpuError> {
+    if bytes == 0 {
+        return Ok(Vec::new());
+    }
+    let view = target
+        .slice(..bytes)
+        .get_mapped_range()
+        .map_err(|e| GpuError::ReadBack(e.to_string()))?;
+    let data = view.to_vec();
+    drop(view);
+    target.unmap();
+    Ok(data)
+}
