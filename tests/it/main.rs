@@ -9,6 +9,7 @@ mod kernels;
 mod leaf_guards;
 mod models;
 mod snapshots;
+mod tidy;
 mod wgsl;
 
 /// Whether `message` contains `needle`; a `LINE:COL` needle also matches the spelled-out
