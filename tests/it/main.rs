@@ -3,6 +3,7 @@
 mod cli;
 mod conformance;
 mod errors;
+mod executor;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod kernels;

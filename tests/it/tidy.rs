@@ -126,10 +126,9 @@ fn names_stay_inside_their_boundaries() {
 
 #[test]
 fn the_code_map_names_every_module() {
-    let architecture = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"),
-    )
-    .expect("ARCHITECTURE.md reads");
+    let architecture =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .expect("ARCHITECTURE.md reads");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut unnamed = Vec::new();
     for entry in std::fs::read_dir(&src).expect("src/ reads").flatten() {

@@ -1,0 +1,224 @@
+//! The middle floor: the compile pipeline (`compile::compile`) and the executor
+//! (`runtime::executor`) that the CLI, the page and the benchmark share.
+//!
+//! In: presets and call sequences through the guard cache. Out: checks that an entry owns
+//! its schedule and WGSL (the trace prints them, every mode emits), that the executor's
+//! results match the CPU reference for compiled and eager calls on the CPU and the GPU,
+//! and that eager calls past the recompile limit reuse their per-op kernels instead of
+//! building new ones. Invariant: GPU checks print a note and pass where no adapter exists.
+
+use std::rc::Rc;
+use std::time::Instant;
+use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DynamicMode};
+use tailor::codegen::Mode;
+use tailor::compile::{self, CompileOptions};
+use tailor::runtime::executor::{self, Backend, Device, Executor, Outcome, RunOptions};
+use tailor::symbolic::Bindings;
+use tailor::{CallShapes, Error, SIMPLENET_SOURCE};
+
+fn batch(b: i64) -> CallShapes {
+    CallShapes::new(vec![("x".into(), vec![b, 64])])
+}
+
+fn config(dynamic: DynamicMode, recompile_limit: usize) -> CompileConfig {
+    CompileConfig {
+        dynamic,
+        recompile_limit,
+    }
+}
+
+fn clock() -> Rc<dyn Fn() -> f64> {
+    let start = Instant::now();
+    Rc::new(move || start.elapsed().as_secs_f64() * 1e3)
+}
+
+/// Opens `device`; `None` (after a note) where the GPU has no adapter.
+fn backend(device: Device) -> Option<Rc<Backend>> {
+    let start = Instant::now();
+    let clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
+    match pollster::block_on(Backend::open(device, clock)) {
+        Ok(backend) => Some(Rc::new(backend)),
+        Err(err) => {
+            println!("note: {err}; skipped");
+            None
+        }
+    }
+}
+
+/// Calls SimpleNet at each batch size through the cache and the executor, checked.
+fn run_sequence(
+    backend: &Rc<Backend>,
+    config: &CompileConfig,
+    batches: &[i64],
+) -> (CodeCache, Vec<(Action, Outcome)>) {
+    let mut cache = tailor::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+    let mut executor = Executor::new(Rc::clone(backend), clock());
+    let mut results = Vec::new();
+    for (seed, &b) in batches.iter().enumerate() {
+        let call = batch(b);
+        let event = cache
+            .call(0, config, &call, &CallMarks::default(), &|| 0.0)
+            .clone();
+        let inputs = executor::call_inputs(&call, Vec::new(), seed as u64);
+        let options = RunOptions {
+            check: true,
+            timing: false,
+        };
+        let job = executor
+            .start_call(&cache, &event, &call, inputs, options)
+            .unwrap_or_else(|err| panic!("batch {b}: {err}"));
+        let outcome = pollster::block_on(executor.execute(job))
+            .unwrap_or_else(|err| panic!("batch {b}: {err}"));
+        results.push((event.action, outcome));
+    }
+    (cache, results)
+}
+
+#[test]
+fn the_device_choice_is_parsed_in_one_place() {
+    assert_eq!("auto".parse::<Device>(), Ok(Device::Auto));
+    assert_eq!("gpu".parse::<Device>(), Ok(Device::Gpu));
+    assert_eq!("cpu".parse::<Device>(), Ok(Device::Cpu));
+    assert_eq!(
+        "tpu".parse::<Device>(),
+        Err("expected 'auto', 'gpu' or 'cpu', got 'tpu'".to_string())
+    );
+    for device in [Device::Auto, Device::Gpu, Device::Cpu] {
+        assert_eq!(device.to_string().parse::<Device>(), Ok(device));
+    }
+}
+
+#[test]
+fn an_entry_owns_its_schedule_and_every_mode_of_its_wgsl() {
+    let mut cache = tailor::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+    let config = config(DynamicMode::True, 8);
+    cache.call(0, &config, &batch(8), &CallMarks::default(), &|| 0.0);
+    let entry = &cache.entries_mru()[0];
+    let schedule = entry.compiled.schedule().expect("SimpleNet lowers");
+    assert_eq!(entry.compiled.mode(), Ok(Mode::Dynamic));
+    let trace = tailor::Trace::of_entry(&cache, entry);
+    let kernels = trace
+        .stages
+        .iter()
+        .find(|stage| stage.id == "kernels")
+        .expect("a kernels stage");
+    assert!(kernels.text.starts_with(&schedule.to_string()));
+    let s0 = schedule.input_shapes[0][0]
+        .as_sym()
+        .expect("the batch is symbolic");
+    let eight: Bindings = [(s0, 8)].into_iter().collect();
+    for mode in Mode::ALL {
+        let wgsl = entry.compiled.wgsl(mode, &eight).expect("emits");
+        assert_eq!(wgsl.len(), schedule.kernels.len(), "{}", mode.name());
+        for shader in wgsl.iter() {
+            assert_eq!(shader.mode, mode);
+            let module = naga::front::wgsl::parse_str(&shader.source)
+                .unwrap_or_else(|e| panic!("{} {}: {e}", shader.kernel, mode.name()));
+            naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::all(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{} {}: {e:?}", shader.kernel, mode.name()));
+        }
+    }
+    let static_code = entry.compiled.wgsl(Mode::Static, &eight).expect("emits");
+    assert!(
+        static_code[0].source.contains("8"),
+        "static code bakes in the batch"
+    );
+}
+
+#[test]
+fn eager_calls_are_compiled_per_op_with_symbolic_sizes() {
+    let cache = tailor::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+    let (graph, env) = cache.eager_capture(&batch(16), true).expect("captures");
+    let eager = compile::compile(&graph, &|s| env.range(s), &CompileOptions::EAGER);
+    let fused = compile::compile(&graph, &|s| env.range(s), &CompileOptions::ENTRY);
+    let eager = eager.schedule().expect("lowers per op");
+    let fused = fused.schedule().expect("lowers fused");
+    // Linear, ReLU, Linear: three library kernels in eager mode, two fused.
+    assert_eq!(eager.kernels.len(), 3, "{eager}");
+    assert_eq!(fused.kernels.len(), 2, "{fused}");
+    assert!(
+        !eager.shape_syms().is_empty(),
+        "one schedule for every batch"
+    );
+}
+
+#[test]
+fn compiled_and_eager_calls_match_the_reference_on_the_cpu() {
+    let backend = backend(Device::Cpu).expect("the CPU always opens");
+    assert_eq!(backend.name(), "cpu");
+    let (cache, results) =
+        run_sequence(&backend, &config(DynamicMode::False, 2), &[8, 16, 32, 8, 3]);
+    let actions: Vec<Action> = results.iter().map(|(action, _)| *action).collect();
+    assert_eq!(
+        actions,
+        [
+            Action::Compile,
+            Action::Compile,
+            Action::Eager,
+            Action::Hit,
+            Action::Eager
+        ]
+    );
+    assert_eq!(cache.compiles(), 2);
+    for ((_, outcome), b) in results.iter().zip([8, 16, 32, 8, 3]) {
+        assert_eq!(outcome.outputs[0].shape, vec![b as usize, 64]);
+        let err = outcome.max_abs_err.expect("checked");
+        assert!(err < 1e-4, "batch {b}: max_abs_err {err}");
+    }
+}
+
+#[test]
+fn eager_calls_on_the_gpu_reuse_their_kernels() {
+    let Some(backend) = backend(Device::Gpu) else {
+        return;
+    };
+    let pipelines = || {
+        pollster::block_on(backend.stats())
+            .expect("a GPU backend has stats")
+            .pipelines_created
+    };
+    let before = pipelines();
+    let (_, results) = run_sequence(&backend, &config(DynamicMode::False, 1), &[8, 16, 32, 64]);
+    let after = pipelines();
+    let actions: Vec<Action> = results.iter().map(|(action, _)| *action).collect();
+    assert_eq!(
+        actions,
+        [Action::Compile, Action::Eager, Action::Eager, Action::Eager]
+    );
+    for (action, outcome) in &results {
+        let err = outcome.max_abs_err.expect("checked");
+        assert!(err < 2e-3, "{action}: max_abs_err {err}");
+    }
+    // The first eager call builds its per-op kernels; the later ones, at other sizes,
+    // run them as they are.
+    for (_, outcome) in &results[2..] {
+        assert_eq!(outcome.build_ms, 0.0, "an eager call rebuilt its kernels");
+    }
+    // Two static kernels for the entry, three per-op kernels for every eager call.
+    assert_eq!(after - before, 2 + 3);
+}
+
+#[test]
+fn a_call_that_failed_to_compile_has_nothing_to_run() {
+    let backend = backend(Device::Cpu).expect("the CPU always opens");
+    let mut cache = tailor::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+    let call = CallShapes::new(vec![("x".into(), vec![8, 63])]);
+    let event = cache
+        .call(
+            0,
+            &CompileConfig::default(),
+            &call,
+            &CallMarks::default(),
+            &|| 0.0,
+        )
+        .clone();
+    assert_eq!(event.action, Action::Error);
+    let mut executor = Executor::new(backend, clock());
+    let inputs = executor::call_inputs(&call, Vec::new(), 0);
+    let job = executor.start_call(&cache, &event, &call, inputs, RunOptions::default());
+    assert!(matches!(job, Err(Error::Call { .. })));
+}
