@@ -1,0 +1,153 @@
+//! Convolution kernels: a convolution as one matrix product (an implicit im2col), with a
+//! following BatchNorm folded into its weights and bias when every value involved is known.
+//!
+//! In: a group rooted at a convolution. Out: one `Body::Gemm` kernel whose rows are output
+//! positions, columns output channels, and reduction input channels × window taps.
+//! Invariant: padding is a mask on the input load, never a padded copy; folded parameters
+//! get their own buffers and the originals are not read.
+
+use crate::graph::{NodeId, Op};
+use crate::lower::LowerError;
+use crate::lower::builder::{Builder, sanitize};
+use crate::lower::fuse::Group;
+use crate::lower::index::{Index, numel, unravel};
+use crate::lower::kernel::{Bound, BufferId, Load, Role, Value};
+use crate::symbolic::Expr;
+use std::sync::Arc;
+
+impl Builder<'_> {
+    /// Convolution as one product: rows are output positions, columns output channels,
+    /// and the reduction runs over input channels × window (an implicit im2col).
+    pub(super) fn build_conv(&mut self, group: &Group) -> Result<(), LowerError> {
+        let root = self.graph.node(group.root());
+        let Op::Conv {
+            stride,
+            padding,
+            dilation,
+        } = &root.op
+        else {
+            unreachable!("build_conv is called for convolutions")
+        };
+        let (x, weight) = (root.inputs[0], root.inputs[1]);
+        self.begin_kernel();
+        let x_shape = self.shape(x);
+        let w_shape = self.shape(weight);
+        let out_shape = self.shape(root.id);
+        let out_sizes = out_shape[2..].to_vec();
+        let window = w_shape[2..].to_vec();
+        let (channels, out_channels) = (x_shape[1].clone(), w_shape[0].clone());
+        let points = numel(&out_sizes);
+        let window_points = numel(&window);
+        let m = &x_shape[0] * &points;
+        let k = &channels * &window_points;
+        self.set_extents(&[Expr::int(1), m.clone(), out_channels.clone(), k.clone()]);
+        let (row, col, kk) = (self.var(1), self.var(2), self.var(3));
+        let batch_idx = row.floor_div(&points);
+        let point = row.modulo(&points);
+        let out_pos = unravel(&point, &out_sizes);
+        let channel = kk.floor_div(&window_points);
+        let tap = unravel(&kk.modulo(&window_points), &window);
+        let mut x_multi = vec![batch_idx.clone(), channel];
+        let mut mask = Vec::new();
+        for d in 0..stride.len() {
+            let pos = &out_pos[d] * stride[d] - padding[d] + &tap[d] * dilation[d];
+            if padding[d] > 0 {
+                mask.push(Bound {
+                    expr: pos.clone(),
+                    limit: x_shape[2 + d].clone(),
+                });
+            }
+            x_multi.push(pos);
+        }
+        let a = self.load_masked(x, &Index::multi(&x_shape, x_multi), mask)?;
+        let (w_buffer, bias) = self.conv_params(group)?;
+        let b = Value::Load(Load {
+            buffer: w_buffer,
+            offset_elems: self.simplify(&(&col * &k + &kk)),
+            mask: Vec::new(),
+        });
+        let mut out_multi = vec![batch_idx.clone(), col.clone()];
+        out_multi.extend(out_pos);
+        let flat = (&batch_idx * &out_channels + &col) * &points + &point;
+        let out_index = Index::both(&out_shape, flat.clone(), out_multi);
+        let acc = self.plus_bias(bias, &col);
+        let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
+        let store = self.simplify(&flat);
+        self.finish_gemm(
+            group,
+            Expr::int(1),
+            m,
+            out_channels,
+            k,
+            a,
+            b,
+            epilogue,
+            store,
+        );
+        Ok(())
+    }
+
+    /// The weight and bias buffers of a convolution, with a folded BatchNorm applied.
+    fn conv_params(&mut self, group: &Group) -> Result<(BufferId, Option<BufferId>), LowerError> {
+        let root = self.graph.node(group.root());
+        let (weight, bias) = (root.inputs[1], root.inputs.get(2).copied());
+        let Some(bn) = group.folded else {
+            let w = self.weight_buffer(weight)?;
+            let b = bias.map(|b| self.leaf_buffer(b)).transpose()?;
+            return Ok((w, b));
+        };
+        let bn_node = self.graph.node(bn);
+        let Op::BatchNorm { eps } = bn_node.op else {
+            unreachable!("folded nodes are batch norms")
+        };
+        let [mean, var, gamma, beta] = [1, 2, 3, 4].map(|i| bn_node.inputs[i]);
+        let w = self.param_values(weight)?;
+        let out_channels = self.param_values(mean)?.len();
+        let b = match bias {
+            Some(b) => self.param_values(b)?,
+            None => vec![0.0; out_channels].into(),
+        };
+        let (mean, var, gamma, beta) = (
+            self.param_values(mean)?,
+            self.param_values(var)?,
+            self.param_values(gamma)?,
+            self.param_values(beta)?,
+        );
+        let scale: Vec<f32> = (0..out_channels)
+            .map(|c| gamma[c] / (var[c] + eps as f32).sqrt())
+            .collect();
+        let per_channel = w.len() / out_channels.max(1);
+        let folded_w: Arc<[f32]> = w
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v * scale[i / per_channel.max(1)])
+            .collect();
+        let folded_b: Arc<[f32]> = (0..out_channels)
+            .map(|c| (b[c] - mean[c]) * scale[c] + beta[c])
+            .collect();
+        let conv_name = sanitize(&root.name);
+        let w_len = Expr::int(folded_w.len() as i64);
+        let w_id = self.add_buffer(
+            format!("p_{conv_name}_weight_bn"),
+            Role::Param(folded_w),
+            w_len,
+        );
+        let b_id = self.add_buffer(
+            format!("p_{conv_name}_bias_bn"),
+            Role::Param(folded_b),
+            Expr::int(out_channels as i64),
+        );
+        self.notes.push(format!(
+            "folded {} into the weights and bias of {}",
+            bn_node.name, root.name
+        ));
+        Ok((w_id, Some(b_id)))
+    }
+
+    fn weight_buffer(&mut self, weight: NodeId) -> Result<BufferId, LowerError> {
+        match self.graph.node(weight).op {
+            Op::Param { .. } | Op::Constant { .. } | Op::Input { .. } => self.leaf_buffer(weight),
+            _ => Err(self.node_error(weight, "convolution weights must be a stored tensor")),
+        }
+    }
+}
