@@ -348,7 +348,11 @@ impl Builder<'_> {
                 self.output_buffers.insert(node, id);
                 id
             }
-            None => self.add_buffer(String::new(), Role::Temp, len),
+            // Every part of a `cat` after the first writes into the buffer the first made.
+            None => match self.stored[node.index()] {
+                Some(id) => return id,
+                None => self.add_buffer(String::new(), Role::Temp, len),
+            },
         };
         // A returned input or view keeps reading its own buffer; the copy goes to `id`.
         self.stored[node.index()].get_or_insert(id);

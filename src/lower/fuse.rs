@@ -1,14 +1,28 @@
 //! Fusion decisions: which graph nodes are computed together in one kernel.
 //!
-//! In: a `Graph`. Out: `Fusion` — a kind per node (leaf, view, member of a group) and the
-//! groups in launch order, each a root op followed by the elementwise chain fused into it.
+//! In: a `Graph` and a [`FusionPolicy`]. Out: `Fusion` — a kind per node (leaf, view, member
+//! of a group) and the groups in launch order, each a root op followed by the elementwise
+//! chain fused into it.
 //! Invariants: only a group's last member (its tail) is ever read outside the group, so
 //! only tails are stored; an elementwise node joins a group only when it has the group's
 //! output shape, its producer has no other user, and every other operand it reads comes
 //! from an earlier group; a BatchNorm folds into a convolution only when all the values
-//! involved are parameters known at compile time.
+//! involved are parameters known at compile time. Under `FusionPolicy::PerOp` nothing joins
+//! or folds: every group is one op. Views launch nothing under either policy.
 
 use crate::graph::{Graph, NodeId, Op};
+
+/// How elementwise ops are grouped into kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusionPolicy {
+    /// What `torch.compile` does: an elementwise op joins the kernel that produces its input
+    /// when the module invariants allow, and a BatchNorm after a convolution folds into the
+    /// convolution's weights.
+    Fused,
+    /// What eager PyTorch does: every compute or elementwise op is its own kernel, one
+    /// library call per op, and no BatchNorm is folded.
+    PerOp,
+}
 
 /// How a node is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,17 +98,9 @@ fn is_known(graph: &Graph, node: NodeId) -> bool {
     matches!(graph.node(node).op, Op::Param { .. } | Op::Constant { .. })
 }
 
-/// How elementwise ops are grouped into kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FusionPolicy {
-    /// Elementwise chains join their producer's kernel.
-    Fused,
-    /// Every compute or elementwise op is its own kernel; no BatchNorm folding.
-    PerOp,
-}
-
-/// Groups the nodes of `graph` (see the module invariants).
+/// Groups the nodes of `graph` under `policy` (see the module invariants).
 pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
+    let fused = policy == FusionPolicy::Fused;
     let mut users = vec![0usize; graph.nodes.len()];
     for node in &graph.nodes {
         for input in &node.inputs {
@@ -112,9 +118,7 @@ pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
                 NodeKind::View
             }
             Op::Output => NodeKind::Output,
-            Op::BatchNorm { .. }
-                if policy == FusionPolicy::Fused && foldable(graph, &fusion, node.id, &users) =>
-            {
+            Op::BatchNorm { .. } if fused && foldable(graph, &fusion, node.id, &users) => {
                 let group = fusion
                     .open_tail(node.inputs[0], &users)
                     .expect("foldable checked the tail");
@@ -123,11 +127,10 @@ pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
                 NodeKind::Member { group }
             }
             op if op.is_elementwise() || matches!(op, Op::BatchNorm { .. }) => {
-                let joinable = match policy {
-                    FusionPolicy::Fused => joinable_group(graph, &fusion, node.id, &users),
-                    FusionPolicy::PerOp => None,
-                };
-                match joinable {
+                let joined = fused
+                    .then(|| joinable_group(graph, &fusion, node.id, &users))
+                    .flatten();
+                match joined {
                     Some(group) => {
                         fusion.groups[group].members.push(node.id);
                         NodeKind::Member { group }

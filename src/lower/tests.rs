@@ -4,14 +4,20 @@
 use super::print::rename_syms;
 use super::*;
 use crate::cache::{CompileConfig, DynamicMode};
-use crate::symbolic::Bindings;
+use crate::graph::{self, Graph};
+use crate::symbolic::{Bindings, Expr};
 
-/// Lowers `forward` (the body of a module with `init`) compiled with `dynamic=True` at `x`.
-fn schedule(init: &str, forward: &str, x: &str) -> Schedule {
-    let source = format!(
+/// A module whose `__init__` runs `init` and whose `forward(x)` runs `forward`.
+fn module(init: &str, forward: &str) -> String {
+    format!(
         "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        {init}\n    def forward(self, x):\n        {forward}\n"
-    );
-    let mut cache = crate::load(&source, None).expect("loads");
+    )
+}
+
+/// Compiles `source` with `dynamic=True` at `x`; the entry's graph and its lowering under
+/// `policy`.
+fn lowered(source: &str, x: &str, policy: FusionPolicy) -> (Graph, Schedule) {
+    let mut cache = crate::load(source, None).expect("loads");
     let call = crate::spec::parse_shapes(x, &cache.entry_point().inputs).expect("shapes");
     let config = CompileConfig {
         dynamic: DynamicMode::True,
@@ -22,7 +28,35 @@ fn schedule(init: &str, forward: &str, x: &str) -> Schedule {
         .entry
         .expect("compiles");
     let entry = cache.entry(id).expect("entry");
-    lower(&entry.graph, &|sym| entry.env.range(sym)).expect("lowers")
+    let schedule = lower_with(&entry.graph, &|sym| entry.env.range(sym), policy).expect("lowers");
+    (entry.graph.clone(), schedule)
+}
+
+/// Lowers `forward` (the body of a module with `init`) compiled with `dynamic=True` at `x`.
+fn schedule(init: &str, forward: &str, x: &str) -> Schedule {
+    lowered(&module(init, forward), x, FusionPolicy::Fused).1
+}
+
+/// Runs `schedule` on the CPU interpreter at input sizes `shape` and checks it against the
+/// graph reference, within `1e-4 * max(1, |reference|)` per element.
+#[track_caller]
+fn assert_matches_reference(graph: &Graph, schedule: &Schedule, shape: &[usize]) {
+    let inputs = graph::random_inputs(&[("x".to_string(), shape.to_vec())], 3);
+    let mut bindings = Bindings::new();
+    for (dim, &size) in graph.shape(graph.inputs[0]).iter().zip(shape) {
+        if let Some(sym) = dim.as_sym() {
+            bindings.set(sym, size as i64);
+        }
+    }
+    let expected = graph::eval(graph, &bindings, &inputs).expect("the reference runs");
+    let actual = crate::runtime::cpu::run(schedule, &inputs).expect("the interpreter runs");
+    assert_eq!(actual.len(), expected.len());
+    for (a, e) in actual.iter().zip(&expected) {
+        assert_eq!(a.shape, e.shape);
+        for (x, y) in a.data.iter().zip(&e.data) {
+            assert!((x - y).abs() <= 1e-4 * y.abs().max(1.0), "{x} != {y}");
+        }
+    }
 }
 
 fn kernel_names(schedule: &Schedule) -> Vec<&str> {
@@ -91,4 +125,68 @@ fn views_cost_no_kernel() {
         "x=7,5",
     );
     assert_eq!(kernel_names(&schedule), ["k0_linear"]);
+}
+
+const CONV_BATCH_NORM: (&str, &str) = (
+    "self.conv = nn.Conv2d(3, 4, 3, padding=1)\n        self.bn = nn.BatchNorm2d(4)",
+    "return self.bn(self.conv(x))",
+);
+
+#[test]
+fn simplenet_is_two_kernels_fused_and_three_per_op() {
+    let (_, fused) = lowered(crate::SIMPLENET_SOURCE, "x=8,64", FusionPolicy::Fused);
+    assert_eq!(kernel_names(&fused), ["k0_linear_relu", "k1_linear_1"]);
+    let (_, per_op) = lowered(crate::SIMPLENET_SOURCE, "x=8,64", FusionPolicy::PerOp);
+    assert_eq!(
+        kernel_names(&per_op),
+        ["k0_linear", "k1_relu", "k2_linear_1"]
+    );
+    assert!(per_op.notes.is_empty(), "{:?}", per_op.notes);
+}
+
+#[test]
+fn batch_norm_folds_into_the_conv_only_when_fused() {
+    let source = module(CONV_BATCH_NORM.0, CONV_BATCH_NORM.1);
+    let (_, fused) = lowered(&source, "x=1,3,8,8", FusionPolicy::Fused);
+    assert_eq!(kernel_names(&fused), ["k0_conv2d_batch_norm"]);
+    assert!(
+        fused
+            .notes
+            .iter()
+            .any(|n| n.starts_with("folded batch_norm"))
+    );
+    let (_, per_op) = lowered(&source, "x=1,3,8,8", FusionPolicy::PerOp);
+    assert_eq!(kernel_names(&per_op), ["k0_conv2d", "k1_batch_norm"]);
+    assert!(per_op.notes.is_empty(), "{:?}", per_op.notes);
+}
+
+#[test]
+fn per_op_views_still_cost_no_kernel() {
+    let source = module(
+        "self.fc = nn.Linear(6, 2)",
+        "return torch.relu(self.fc(x.transpose(0, 1)[:, 1:]))",
+    );
+    let (_, per_op) = lowered(&source, "x=7,5", FusionPolicy::PerOp);
+    assert_eq!(kernel_names(&per_op), ["k0_linear", "k1_relu"]);
+}
+
+#[test]
+fn per_op_schedules_verify_and_match_the_reference() {
+    let conv = module(CONV_BATCH_NORM.0, CONV_BATCH_NORM.1);
+    let residual = module(
+        "self.fc = nn.Linear(8, 8)",
+        "return torch.relu(self.fc(x) * 2 + x).sum(-1)",
+    );
+    let cases: [(&str, &str, &[&[usize]]); 3] = [
+        (crate::SIMPLENET_SOURCE, "x=8,64", &[&[8, 64], &[5, 64]]),
+        (&conv, "x=2,3,8,9", &[&[2, 3, 8, 9], &[3, 3, 7, 5]]),
+        (&residual, "x=4,8", &[&[4, 8], &[9, 8]]),
+    ];
+    for (source, x, shapes) in cases {
+        let (graph, schedule) = lowered(source, x, FusionPolicy::PerOp);
+        assert_eq!(super::plan::verify(&schedule), Ok(()), "{schedule}");
+        for shape in shapes {
+            assert_matches_reference(&graph, &schedule, shape);
+        }
+    }
 }

@@ -222,3 +222,29 @@ fn a_call_that_failed_to_compile_has_nothing_to_run() {
     let job = executor.start_call(&cache, &event, &call, inputs, RunOptions::default());
     assert!(matches!(job, Err(Error::Call { .. })));
 }
+
+#[test]
+fn a_cat_of_a_cat_with_symbolic_sizes_lowers_and_runs() {
+    // Each part of a cat is its own kernel; the offset of a later part once named a derived
+    // size of the earlier part's kernel, and lowering panicked.
+    let source = "import torch\n\ndef f(x):\n    y = torch.cat([x, x], dim=1)\n    return torch.relu(torch.cat([y, x], dim=1))\n";
+    let backend = backend(Device::Cpu).expect("the CPU always opens");
+    let mut cache = tailor::load(source, None).expect("loads");
+    let call = CallShapes::new(vec![("x".into(), vec![2, 3, 4])]);
+    let config = config(DynamicMode::True, 8);
+    let event = cache
+        .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
+        .clone();
+    let mut executor = Executor::new(backend, clock());
+    let inputs = executor::call_inputs(&call, Vec::new(), 0);
+    let options = RunOptions {
+        check: true,
+        timing: false,
+    };
+    let job = executor
+        .start_call(&cache, &event, &call, inputs, options)
+        .expect("lowers");
+    let outcome = pollster::block_on(executor.execute(job)).expect("runs");
+    assert_eq!(outcome.outputs[0].shape, vec![2, 9, 4]);
+    assert_eq!(outcome.max_abs_err, Some(0.0));
+}
