@@ -633,7 +633,7 @@ impl Executor {
 }
 
 /// The symbol values of `call` in `schedule` (what static code bakes in).
-fn call_bindings(schedule: &Schedule, call: &CallShapes) -> Result<Bindings, RunError> {
+pub fn call_bindings(schedule: &Schedule, call: &CallShapes) -> Result<Bindings, RunError> {
     let sizes: Vec<Vec<usize>> = call
         .inputs
         .iter()

@@ -87,14 +87,7 @@ impl Compilation {
 
     /// The symbol values of `call` in the schedule (what static code bakes in).
     fn bindings(schedule: &Schedule, call: &CallShapes) -> Result<Bindings, JsValue> {
-        let sizes: Vec<Vec<usize>> = call
-            .inputs
-            .iter()
-            .map(|(_, dims)| dims.iter().map(|&d| d as usize).collect())
-            .collect();
-        crate::runtime::bind(schedule, &sizes)
-            .map(|sizes| sizes.bindings)
-            .map_err(|err| from_error(&err.into()))
+        executor::call_bindings(schedule, call).map_err(|err| from_error(&err.into()))
     }
 
     /// `options.mode` as a `Mode`, defaulting to the entry's own.
