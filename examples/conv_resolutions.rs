@@ -4,18 +4,19 @@
 //! created, how much GPU memory the runtime's caches hold and the time of the six calls
 //! (compiling included), and checks every result against the CPU reference.
 //!
+//! Each call goes the CLI's way: the guard cache decides (`cache.call`), the executor runs
+//! the entry's kernels (`start_call`, `execute`); the backend's counters
+//! (`Backend::stats`) show what each policy built.
+//!
 //! ```text
 //! cargo run --release --example conv_resolutions
 //! ```
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::time::Instant;
-use tailor::cache::{Action, CompileConfig, DynamicMode};
-use tailor::codegen;
-use tailor::graph;
-use tailor::lower;
-use tailor::runtime::{self, gpu::Gpu, gpu::Program};
-use tailor::symbolic::Bindings;
+use tailor::cache::{CompileConfig, DynamicMode};
+use tailor::runtime::executor::{self, Backend, Device, Executor, RunOptions};
 use tailor::{CallMarks, CallShapes};
 
 const SOURCE: &str = include_str!("../models/yolo_stack.py");
@@ -23,75 +24,65 @@ const RESOLUTIONS: [usize; 3] = [320, 416, 640];
 
 fn main() {
     let start = Instant::now();
-    let clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
-    let mut gpu = match pollster::block_on(Gpu::new(clock)) {
-        Ok(gpu) => gpu,
+    let clock: Rc<dyn Fn() -> f64> = Rc::new(move || start.elapsed().as_secs_f64() * 1e3);
+    let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
+    let backend = match pollster::block_on(Backend::open(Device::Gpu, gpu_clock)) {
+        Ok(backend) => Rc::new(backend),
         Err(why) => {
             println!("this example needs a GPU adapter: {why}");
             return;
         }
     };
+    let adapter = backend.adapter().expect("a GPU backend has an adapter");
     println!(
         "TinyDetector at {RESOLUTIONS:?}, each resolution called twice, on {} ({})\n",
-        gpu.adapter().name,
-        gpu.adapter().backend
+        adapter.name, adapter.backend
     );
     println!(
         "{:<14} {:>8} {:>10} {:>14} {:>12} {:>13}",
         "policy", "compiles", "pipelines", "GPU memory", "GPU ms", "max |error|"
     );
+    let gpu_stats = || pollster::block_on(backend.stats()).expect("on the GPU");
     let mut references = BTreeMap::new();
     for (policy, dynamic) in [
         ("dynamic=False", DynamicMode::False),
         ("dynamic=True", DynamicMode::True),
         ("dynamic=None", DynamicMode::Auto),
     ] {
-        gpu.clear_cache();
-        let before = gpu.stats();
+        // Each policy starts as a fresh process would: no pipelines, no kept kernels.
+        pollster::block_on(backend.clear_cache());
+        let before = gpu_stats();
+        let mut executor = Executor::new(Rc::clone(&backend), Rc::clone(&clock));
         let config = CompileConfig {
             dynamic,
             ..CompileConfig::default()
         };
         let mut cache = tailor::load(SOURCE, None).expect("the model loads");
-        let mut programs: BTreeMap<usize, Program> = BTreeMap::new();
         let mut worst = 0.0f32;
         let mut total_ms = 0.0;
         for side in RESOLUTIONS.iter().flat_map(|&s| [s, s]) {
-            let shape = vec![1, 3, side, side];
-            let call = CallShapes::new(vec![(
-                "image".into(),
-                shape.iter().map(|&d| d as i64).collect(),
-            )]);
+            let call =
+                CallShapes::new(vec![("image".into(), vec![1, 3, side as i64, side as i64])]);
+            let inputs = executor::call_inputs(&call, Vec::new(), side as u64);
             let started = Instant::now();
-            let event = cache.call(0, &config, &call, &CallMarks::default(), &|| 0.0);
-            let (id, compiled) = (
-                event.entry.expect("the model compiles"),
-                event.action == Action::Compile,
-            );
-            let entry = cache.entry(id).expect("the entry exists");
-            if compiled {
-                let schedule = lower::lower(&entry.graph, &|s| entry.env.range(s)).expect("lowers");
-                let mode = codegen::entry_mode(&schedule);
-                programs.insert(id, Program::new(schedule, mode, &Bindings::new()));
-            }
-            let inputs = graph::random_inputs(&[("image".into(), shape)], side as u64);
-            let program = programs.get_mut(&id).expect("compiled above");
-            let run = pollster::block_on(gpu.run(program, &inputs, false)).expect("runs");
+            let event = cache
+                .call(0, &config, &call, &CallMarks::default(), &*clock)
+                .clone();
+            let job = executor
+                .start_call(&cache, &event, &call, inputs.clone(), RunOptions::default())
+                .expect("the model compiles");
+            let outcome = pollster::block_on(executor.execute(job)).expect("runs");
             total_ms += started.elapsed().as_secs_f64() * 1e3;
-            // The reference is slow at 640 x 640, so each resolution's is computed once.
+            // The reference is slow at 640 x 640, so each resolution's is computed once and
+            // shared by every call and policy, rather than asked of each run (`check`).
             let expected = references.entry(side).or_insert_with(|| {
-                let mut bindings = Bindings::new();
-                let input_shape = entry.graph.shape(entry.graph.inputs[0]);
-                for (dim, &size) in input_shape.iter().zip(&inputs[0].shape) {
-                    if let Some(sym) = dim.as_sym() {
-                        bindings.set(sym, size as i64);
-                    }
-                }
-                graph::eval(&entry.graph, &bindings, &inputs).expect("the reference runs")
+                let id = event.entry.expect("the call ran an entry");
+                let entry = cache.entry(id).expect("the entry exists");
+                executor::reference(&entry.graph, &call, &inputs).expect("the reference runs")
             });
-            worst = worst.max(runtime::executor::max_abs_err(&run.outputs, expected));
+            worst = worst.max(executor::max_abs_err(&outcome.outputs, expected));
         }
-        let stats = gpu.stats();
+        let stats = gpu_stats();
         println!(
             "{policy:<14} {:>8} {:>10} {:>10} KiB {:>12.1} {:>13.2e}",
             cache.compiles(),

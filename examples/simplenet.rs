@@ -3,6 +3,10 @@
 //! times each, timing the whole sequence. On the GPU when there is an adapter (lavapipe
 //! counts), else on the CPU kernel interpreter.
 //!
+//! Each compiled model is what the CLI runs: the guard cache (`tailor::load`, `cache.call`)
+//! decides, the executor builds and runs the entry's kernels (`start_call`, `execute`). Both
+//! models share one backend, so the GPU counters at the end cover both.
+//!
 //! ```text
 //! cargo run --release --example simplenet
 //! ```
@@ -19,92 +23,84 @@
 //! t_sta = benchmark(model_static, sizes)
 //! ```
 
-use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::time::Instant;
-use tailor::cache::{Action, CodeCache, CompileConfig, DynamicMode};
-use tailor::codegen;
+use tailor::cache::{CodeCache, CompileConfig, DynamicMode};
 use tailor::graph::{self, Tensor};
-use tailor::lower::{self, Schedule};
-use tailor::runtime::{self, gpu::Gpu, gpu::Program};
-use tailor::symbolic::Bindings;
+use tailor::runtime::executor::{Backend, Device, Executor, RunOptions};
 use tailor::{CallMarks, CallShapes, SIMPLENET_SOURCE};
 
-/// Where the kernels run.
-enum Device {
-    Gpu(Box<Gpu>),
-    Cpu,
-}
+/// Milliseconds since the example started.
+type Clock = Rc<dyn Fn() -> f64>;
 
-/// `torch.compile(base, dynamic=…)`: a guard cache plus each entry's compiled kernels.
+/// `torch.compile(base, dynamic=…)`: a guard cache, and an executor that keeps each
+/// entry's kernels.
 struct Compiled {
     cache: CodeCache,
     config: CompileConfig,
-    /// Entry id → its schedule and, on the GPU, its pipelines.
-    entries: BTreeMap<usize, (Schedule, Option<Program>)>,
-    /// Milliseconds spent compiling (capture, lowering, WGSL, pipelines).
+    executor: Executor,
+    clock: Clock,
+    /// Milliseconds spent compiling: capture, lowering and WGSL in the cache, pipelines in
+    /// the executor.
     compile_ms: f64,
 }
 
 impl Compiled {
-    fn new(dynamic: DynamicMode) -> Compiled {
+    fn new(dynamic: DynamicMode, backend: &Rc<Backend>, clock: &Clock) -> Compiled {
         Compiled {
             cache: tailor::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads"),
             config: CompileConfig {
                 dynamic,
                 ..CompileConfig::default()
             },
-            entries: BTreeMap::new(),
+            executor: Executor::new(Rc::clone(backend), Rc::clone(clock)),
+            clock: Rc::clone(clock),
             compile_ms: 0.0,
         }
     }
 
     /// `model(x)`: checks guards, compiles on a miss, runs the entry's kernels.
-    fn call(&mut self, device: &mut Device, x: &Tensor) -> Vec<Tensor> {
-        let started = Instant::now();
+    fn call(&mut self, x: &Tensor) -> Vec<Tensor> {
         let shapes = CallShapes::new(vec![(
             "x".into(),
             x.shape.iter().map(|&d| d as i64).collect(),
         )]);
         let event = self
             .cache
-            .call(0, &self.config, &shapes, &CallMarks::default(), &|| 0.0);
-        let id = event.entry.expect("SimpleNet compiles");
-        if event.action == Action::Compile {
-            let entry = self.cache.entry(id).expect("just compiled");
-            let schedule = lower::lower(&entry.graph, &|s| entry.env.range(s)).expect("lowers");
-            let program = match device {
-                Device::Gpu(gpu) => {
-                    let mode = codegen::entry_mode(&schedule);
-                    let mut program = Program::new(schedule.clone(), mode, &Bindings::new());
-                    pollster::block_on(gpu.prepare(&mut program)).expect("pipelines build");
-                    Some(program)
-                }
-                Device::Cpu => None,
-            };
-            self.entries.insert(id, (schedule, program));
-            self.compile_ms += started.elapsed().as_secs_f64() * 1e3;
-        }
-        let (schedule, program) = self.entries.get_mut(&id).expect("compiled above");
-        let inputs = std::slice::from_ref(x);
-        match (device, program) {
-            (Device::Gpu(gpu), Some(program)) => {
-                pollster::block_on(gpu.run(program, inputs, false))
-                    .expect("the kernels run")
-                    .outputs
-            }
-            _ => runtime::cpu::run(schedule, inputs).expect("the kernels run"),
-        }
+            .call(
+                0,
+                &self.config,
+                &shapes,
+                &CallMarks::default(),
+                &*self.clock,
+            )
+            .clone();
+        let job = self
+            .executor
+            .start_call(
+                &self.cache,
+                &event,
+                &shapes,
+                vec![x.clone()],
+                RunOptions::default(),
+            )
+            .expect("SimpleNet compiles");
+        let outcome = pollster::block_on(self.executor.execute(job)).expect("the kernels run");
+        // Both are 0 on a hit whose kernels are built: only a compile (or a shape the
+        // kernels have not seen) pays here.
+        self.compile_ms += event.compile_ms + outcome.build_ms;
+        outcome.outputs
     }
 }
 
 /// The material's `benchmark`: total seconds of `runs` calls per batch size.
-fn benchmark(model: &mut Compiled, device: &mut Device, batches: &[usize], runs: usize) -> f64 {
+fn benchmark(model: &mut Compiled, batches: &[usize], runs: usize) -> f64 {
     let mut total = 0.0;
     for &batch in batches {
         let x = graph::random_inputs(&[("x".into(), vec![batch, 64])], batch as u64).remove(0);
         for _ in 0..runs {
             let t0 = Instant::now();
-            model.call(device, &x);
+            model.call(&x);
             total += t0.elapsed().as_secs_f64();
         }
     }
@@ -113,28 +109,31 @@ fn benchmark(model: &mut Compiled, device: &mut Device, batches: &[usize], runs:
 
 fn main() {
     let start = Instant::now();
-    let clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
-    let mut device = match pollster::block_on(Gpu::new(clock)) {
-        Ok(gpu) => {
-            let adapter = gpu.adapter();
+    let clock: Clock = Rc::new(move || start.elapsed().as_secs_f64() * 1e3);
+    let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
+    // `Device::Gpu` rather than `Auto`, so the fallback can say why there is no GPU.
+    let backend = match pollster::block_on(Backend::open(Device::Gpu, gpu_clock)) {
+        Ok(backend) => {
+            let adapter = backend.adapter().expect("a GPU backend has an adapter");
             println!("设备 device: GPU — {} ({})", adapter.name, adapter.backend);
-            Device::Gpu(Box::new(gpu))
+            backend
         }
         Err(why) => {
             println!("设备 device: CPU kernel interpreter ({why})");
-            Device::Cpu
+            Backend::cpu()
         }
     };
+    let backend = Rc::new(backend);
 
-    let mut model_dynamic = Compiled::new(DynamicMode::True);
-    let mut model_static = Compiled::new(DynamicMode::False);
+    let mut model_dynamic = Compiled::new(DynamicMode::True, &backend, &clock);
+    let mut model_static = Compiled::new(DynamicMode::False, &backend, &clock);
 
     let sizes = [8, 16, 32, 16, 8, 64, 16, 8];
-    benchmark(&mut model_dynamic, &mut device, &[8], 2);
-    benchmark(&mut model_static, &mut device, &[8], 2);
+    benchmark(&mut model_dynamic, &[8], 2);
+    benchmark(&mut model_static, &[8], 2);
 
-    let t_dyn = benchmark(&mut model_dynamic, &mut device, &sizes, 3);
-    let t_sta = benchmark(&mut model_static, &mut device, &sizes, 3);
+    let t_dyn = benchmark(&mut model_dynamic, &sizes, 3);
+    let t_sta = benchmark(&mut model_static, &sizes, 3);
     println!("动态形状总耗时: {t_dyn:.4}s   (dynamic=True, batches {sizes:?} x 3)");
     println!("静态形状总耗时: {t_sta:.4}s   (dynamic=False)");
     println!("静态/动态 = {:.2}x", t_sta / t_dyn.max(1e-9));
@@ -145,8 +144,7 @@ fn main() {
             model.compile_ms
         );
     }
-    if let Device::Gpu(gpu) = &device {
-        let stats = gpu.stats();
+    if let Some(stats) = pollster::block_on(backend.stats()) {
         println!(
             "pipelines created: {}, {:.1} ms; GPU memory held: {} KiB",
             stats.pipelines_created,
@@ -158,7 +156,7 @@ fn main() {
     for batch in [3, 7, 11] {
         let x = graph::random_inputs(&[("x".into(), vec![batch, 64])], 99).remove(0);
         for model in [&mut model_dynamic, &mut model_static] {
-            let y = model.call(&mut device, &x);
+            let y = model.call(&x);
             assert_eq!(y[0].shape, [batch, 64]);
         }
     }

@@ -79,6 +79,24 @@ fn check_cli_error(args: &[&str], needles: &[&str]) {
     }
 }
 
+/// Runs the CLI with arguments it cannot parse: it must exit with 2 and print exactly
+/// `error: {message}` then the usage text on stderr, and nothing on stdout.
+#[track_caller]
+fn check_usage_error(args: &[&str], message: &str) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(output.stdout.is_empty(), "{args:?} printed a report");
+    let expected = format!("error: {message}\nusage:\n  tailor run FILE");
+    assert!(
+        stderr.contains(&expected),
+        "stderr for {args:?} is not {message:?} and the usage: {stderr}"
+    );
+}
+
 fn no_marks() -> CallMarks {
     CallMarks::default()
 }
@@ -463,5 +481,130 @@ fn unknown_entry() {
     check_cli_error(
         &["run", SIMPLENET_FILE, "--entry", "Nope", "--call", "x=8,64"],
         &["Nope"],
+    );
+}
+
+#[test]
+fn usage_errors_exit_with_2_and_the_usage() {
+    let run = |flags: &[&'static str]| [&["run", SIMPLENET_FILE], flags].concat();
+    let explain = |flags: &[&'static str]| [&["explain", SIMPLENET_FILE], flags].concat();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["compile"],
+            "unknown command 'compile' (expected run or explain)",
+        ),
+        (vec!["run"], "missing FILE"),
+        (vec!["run", "--call", "x=8,64"], "missing FILE"),
+        (run(&[]), "run needs at least one --call SHAPES"),
+        (explain(&[]), "explain needs exactly one --input SHAPES"),
+        (
+            explain(&["--input", "x=8,64", "--input", "x=4,64"]),
+            "explain needs exactly one --input SHAPES",
+        ),
+        (
+            run(&["extra", "--call", "x=8,64"]),
+            "unexpected argument 'extra'",
+        ),
+        (run(&["--bogus"]), "unknown flag '--bogus' for 'run'"),
+        (run(&["-x"]), "unknown flag '-x' for 'run'"),
+        (
+            run(&["--input", "x=8,64"]),
+            "unknown flag '--input' for 'run'",
+        ),
+        (
+            explain(&["--call", "x=8,64"]),
+            "unknown flag '--call' for 'explain'",
+        ),
+        (explain(&["--json"]), "unknown flag '--json' for 'explain'"),
+        (
+            explain(&["--check"]),
+            "unknown flag '--check' for 'explain'",
+        ),
+        (run(&["--json=1"]), "unknown flag '--json=1' for 'run'"),
+        (run(&["--call"]), "--call needs a value"),
+        (run(&["--entry"]), "--entry needs a value"),
+        (run(&["--dynamic"]), "--dynamic needs a value"),
+        (run(&["--mark-dynamic"]), "--mark-dynamic needs a value"),
+        (run(&["--mark-static"]), "--mark-static needs a value"),
+        (run(&["--device"]), "--device needs a value"),
+        (
+            run(&["--recompile-limit"]),
+            "--recompile-limit needs a value",
+        ),
+        (explain(&["--input"]), "--input needs a value"),
+        (
+            run(&["--dynamic", "maybe"]),
+            "unknown dynamic mode 'maybe' (expected auto, true or false)",
+        ),
+        (
+            run(&["--recompile-limit", "x"]),
+            "--recompile-limit needs a non-negative integer, got 'x'",
+        ),
+        (
+            run(&["--recompile-limit", "-1"]),
+            "--recompile-limit needs a non-negative integer, got '-1'",
+        ),
+        (
+            run(&["--device", "tpu"]),
+            "--device must be auto, gpu or cpu, got 'tpu'",
+        ),
+        (
+            vec!["bench", "--rounds"],
+            "--rounds needs a positive integer",
+        ),
+        (
+            vec!["bench", "--rounds", "x"],
+            "--rounds needs a positive integer",
+        ),
+        (
+            vec!["bench", "--bogus"],
+            "unknown flag '--bogus' for 'bench'",
+        ),
+        (vec!["bench", "extra"], "unknown flag 'extra' for 'bench'"),
+        (
+            vec!["bench", "--json=1"],
+            "unknown flag '--json=1' for 'bench'",
+        ),
+    ];
+    for (args, message) in cases {
+        check_usage_error(&args, message);
+    }
+}
+
+#[test]
+fn no_arguments_prints_the_usage_and_exits_with_2() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("usage:\n  tailor run FILE"));
+}
+
+#[test]
+fn unreadable_file_exits_with_2_without_the_usage() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(["run", "no/such/model.py", "--call", "x=4"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: cannot read no/such/model.py: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("usage:"), "{stderr}");
+}
+
+#[test]
+fn model_error_exits_with_1_and_a_caret_under_the_column() {
+    let path = temp_file("caret.py", b"import torch\n\n\ndef f(x):\n    return x +\n");
+    let path = path.to_str().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(["run", path, "--call", "x=4"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.ends_with("\n        return x +\n                  ^\n"),
+        "{stderr:?}"
     );
 }

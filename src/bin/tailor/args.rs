@@ -1,0 +1,252 @@
+//! The command line, parsed: which command, and its flags checked and typed.
+//!
+//! In: the arguments after the program name, as the OS gave them. Out: a [`Command`], or
+//! the message of a usage error (the caller prints it with [`USAGE`] and exits with 2).
+//! `lexopt` splits the arguments into flags and values (so `--entry=Net` is `--entry Net`,
+//! and `--` ends the flags); this module owns every message, so the wording is the CLI's own.
+//!
+//! Invariant: a parsed `run` has a FILE and at least one call, a parsed `explain` a FILE
+//! and exactly one input; every value is checked here except those that need the model
+//! (shapes, marks, the entry), which the commands check against its inputs.
+
+use lexopt::{Arg, Parser};
+use std::ffi::OsString;
+use tailor::Error;
+use tailor::cache::{CallMarks, CompileConfig, DynamicMode};
+use tailor::runtime::executor::Device;
+use tailor::spec;
+
+/// What `--help` prints, and every usage error after its message.
+pub const USAGE: &str = "usage:
+  tailor run FILE [--entry NAME] [--dynamic auto|true|false] [--mark-dynamic INPUT:DIM[:MIN:MAX]]...
+             [--mark-static INPUT:DIM]... [--recompile-limit N] [--device auto|gpu|cpu]
+             --call SHAPES [--call SHAPES]... [--json] [--check]
+  tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
+  tailor bench [--json] [--rounds N]
+SHAPES = NAME=D,D,...[;NAME=D,...]   e.g. x=8,64  or  a=8,16;b=16,4";
+
+/// A parsed command line.
+pub enum Command {
+    /// `tailor run`: calls through the guard cache, their kernels run.
+    Run(RunArgs),
+    /// `tailor explain`: one compilation, step by step.
+    Explain(ExplainArgs),
+    /// `tailor bench`: the compiler's and the kernels' timings.
+    Bench(BenchArgs),
+}
+
+/// What `run` and `explain` share: the model and how it compiles.
+#[derive(Default)]
+pub struct ModelArgs {
+    /// The model file.
+    pub file: String,
+    /// The function to compile, when not the file's default.
+    pub entry: Option<String>,
+    /// `--dynamic` and `--recompile-limit`.
+    pub config: CompileConfig,
+    /// `--mark-dynamic` texts, parsed once the model's inputs are known.
+    pub mark_dynamic: Vec<String>,
+    /// `--mark-static` texts, parsed once the model's inputs are known.
+    pub mark_static: Vec<String>,
+}
+
+impl ModelArgs {
+    /// The marks, checked against the model's input `names`.
+    pub fn marks(&self, names: &[String]) -> Result<CallMarks, Error> {
+        let dynamic = self
+            .mark_dynamic
+            .iter()
+            .map(|m| spec::parse_mark(m, names))
+            .collect::<Result<_, _>>()?;
+        let fixed = self
+            .mark_static
+            .iter()
+            .map(|m| spec::parse_static_mark(m, names))
+            .collect::<Result<_, _>>()?;
+        Ok(CallMarks { dynamic, fixed })
+    }
+}
+
+/// `tailor run`.
+pub struct RunArgs {
+    /// The model and how it compiles.
+    pub model: ModelArgs,
+    /// Each `--call`'s shapes, in order.
+    pub calls: Vec<String>,
+    /// Where the kernels run.
+    pub device: Device,
+    /// One JSON object instead of the text report.
+    pub json: bool,
+    /// Compare every call's outputs with the CPU reference.
+    pub check: bool,
+}
+
+/// `tailor explain`.
+pub struct ExplainArgs {
+    /// The model and how it compiles.
+    pub model: ModelArgs,
+    /// The one call's shapes.
+    pub input: String,
+}
+
+/// `tailor bench`.
+pub struct BenchArgs {
+    /// One JSON object instead of the text table.
+    pub json: bool,
+    /// Samples per figure (the median is reported).
+    pub rounds: usize,
+}
+
+/// Parses `args` (without the program name).
+pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
+    let mut args = args.into_iter();
+    let command = args.next().ok_or("missing command (run or explain)")?;
+    let mut parser = Parser::from_args(args);
+    match command.to_str() {
+        Some("run") => run_args(&mut parser).map(Command::Run),
+        Some("explain") => explain_args(&mut parser).map(Command::Explain),
+        Some("bench") => bench_args(&mut parser).map(Command::Bench),
+        _ => Err(format!(
+            "unknown command '{}' (expected run or explain)",
+            command.to_string_lossy()
+        )),
+    }
+}
+
+fn run_args(parser: &mut Parser) -> Result<RunArgs, String> {
+    let args = model_command_args("run", parser)?;
+    match args.calls.len() {
+        0 => Err("run needs at least one --call SHAPES".into()),
+        _ => Ok(args),
+    }
+}
+
+fn explain_args(parser: &mut Parser) -> Result<ExplainArgs, String> {
+    // Explain compiles without running, so `--device` has nothing to choose; it is still
+    // accepted and checked, as for `run`, because the two share one flag set.
+    let RunArgs {
+        model, mut calls, ..
+    } = model_command_args("explain", parser)?;
+    match calls.len() {
+        1 => Ok(ExplainArgs {
+            model,
+            input: calls.remove(0),
+        }),
+        _ => Err("explain needs exactly one --input SHAPES".into()),
+    }
+}
+
+/// The flags of `run` and `explain`, in any order; `--call`, `--json` and `--check` are
+/// `run`'s, `--input` is `explain`'s (kept in `calls`).
+fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, String> {
+    let running = command == "run";
+    let mut args = RunArgs {
+        model: ModelArgs::default(),
+        calls: Vec::new(),
+        device: Device::Auto,
+        json: false,
+        check: false,
+    };
+    while let Some(arg) = next(parser, command)? {
+        let flag = match arg {
+            Arg::Value(value) if args.model.file.is_empty() => {
+                args.model.file = text(value, "FILE")?;
+                continue;
+            }
+            Arg::Value(extra) => {
+                return Err(format!("unexpected argument '{}'", extra.to_string_lossy()));
+            }
+            flag => spelled(&flag),
+        };
+        match flag.as_str() {
+            "--entry" => args.model.entry = Some(value(parser, &flag)?),
+            "--dynamic" => {
+                args.model.config.dynamic = value(parser, &flag)?.parse::<DynamicMode>()?
+            }
+            "--mark-dynamic" => args.model.mark_dynamic.push(value(parser, &flag)?),
+            "--mark-static" => args.model.mark_static.push(value(parser, &flag)?),
+            "--recompile-limit" => {
+                let limit = value(parser, &flag)?;
+                args.model.config.recompile_limit = limit.parse().map_err(|_| {
+                    format!("--recompile-limit needs a non-negative integer, got '{limit}'")
+                })?;
+            }
+            "--device" => {
+                let device = value(parser, &flag)?;
+                args.device = device
+                    .parse()
+                    .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))?;
+            }
+            "--call" if running => args.calls.push(value(parser, &flag)?),
+            "--input" if !running => args.calls.push(value(parser, &flag)?),
+            "--json" if running => args.json = true,
+            "--check" if running => args.check = true,
+            _ => return Err(format!("unknown flag '{flag}' for '{command}'")),
+        }
+    }
+    if args.model.file.is_empty() {
+        return Err("missing FILE".into());
+    }
+    Ok(args)
+}
+
+fn bench_args(parser: &mut Parser) -> Result<BenchArgs, String> {
+    let mut args = BenchArgs {
+        json: false,
+        rounds: 21,
+    };
+    while let Some(arg) = next(parser, "bench")? {
+        match arg {
+            Arg::Long("json") => args.json = true,
+            Arg::Long("rounds") => {
+                args.rounds = parser
+                    .value()
+                    .ok()
+                    .and_then(|rounds| rounds.to_str()?.parse().ok())
+                    .ok_or("--rounds needs a positive integer")?;
+            }
+            // `bench` takes no positional argument; one is named like an unknown flag.
+            other => return Err(format!("unknown flag '{}' for 'bench'", spelled(&other))),
+        }
+    }
+    Ok(args)
+}
+
+/// The next flag or value of `command`. A value glued to a flag that takes none
+/// (`--json=1`) is named whole, as an unknown flag, like any other flag `command` lacks.
+fn next<'a>(parser: &'a mut Parser, command: &str) -> Result<Option<Arg<'a>>, String> {
+    parser.next().map_err(|err| match err {
+        lexopt::Error::UnexpectedValue { option, value } => format!(
+            "unknown flag '{option}={}' for '{command}'",
+            value.to_string_lossy()
+        ),
+        other => other.to_string(),
+    })
+}
+
+/// The value of `flag`: the next argument, even one that starts with `-` (`-1`).
+fn value(parser: &mut Parser, flag: &str) -> Result<String, String> {
+    let value = parser
+        .value()
+        .map_err(|_| format!("{flag} needs a value"))?;
+    text(value, flag)
+}
+
+/// `value` as UTF-8 text, or an error naming what it was for.
+fn text(value: OsString, what: &str) -> Result<String, String> {
+    value.into_string().map_err(|value| {
+        format!(
+            "{what} must be UTF-8 text, got '{}'",
+            value.to_string_lossy()
+        )
+    })
+}
+
+/// An argument as the user typed it (`--json`, `-x`, `file.py`), for error messages.
+fn spelled(arg: &Arg<'_>) -> String {
+    match arg {
+        Arg::Long(name) => format!("--{name}"),
+        Arg::Short(letter) => format!("-{letter}"),
+        Arg::Value(value) => value.to_string_lossy().into_owned(),
+    }
+}

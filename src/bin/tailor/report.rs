@@ -1,0 +1,168 @@
+//! The reports of `tailor run`: text for people, one JSON object for tools.
+//!
+//! In: the parsed [`RunArgs`] (for the text header) and the [`RunResults`]. Out: the
+//! report, ending in a newline, for stdout.
+//!
+//! Invariant: the JSON report has DESIGN.md §6's keys — `compiles`, `calls` (shapes,
+//! action, entry, reasons, and error/warning/outputs when present), `entries` (inputs,
+//! guards) — plus `device` and, on the GPU, `adapter`; other tools parse it, so keys are
+//! only ever added. Both reports print calls and entries in order, with no timings, so a
+//! run's report is the same every time.
+
+use crate::args::RunArgs;
+use crate::run::RunResults;
+use serde_json::{Value, json};
+use tailor::CallShapes;
+use tailor::cache::{Action, DimSpec};
+use tailor::runtime::executor::Device;
+
+/// The run as one JSON object on one line.
+pub fn json(results: &RunResults) -> String {
+    let calls: Vec<Value> = results
+        .calls
+        .iter()
+        .map(|(event, outputs)| {
+            let shapes: serde_json::Map<String, Value> = event
+                .shapes
+                .iter()
+                .map(|(n, d)| (n.clone(), json!(d)))
+                .collect();
+            let mut object = json!({
+                "shapes": shapes,
+                "action": event.action.to_string(),
+                "entry": event.entry,
+                "reasons": event.reasons.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
+            });
+            let fields = object.as_object_mut().expect("an object");
+            if let Some(error) = &event.error {
+                fields.insert("error".into(), json!(error));
+            }
+            if let Some(warning) = &event.warning {
+                fields.insert("warning".into(), json!(warning));
+            }
+            match outputs {
+                Ok(outputs) if event.action != Action::Error => {
+                    let shapes: Vec<&Vec<usize>> =
+                        outputs.tensors.iter().map(|t| &t.shape).collect();
+                    fields.insert("output_shapes".into(), json!(shapes));
+                    if let Some(err) = outputs.max_abs_err {
+                        fields.insert("max_abs_err".into(), json!(err));
+                    }
+                }
+                Err(err) => {
+                    fields.insert("error".into(), json!(err.to_string()));
+                }
+                Ok(_) => {}
+            }
+            object
+        })
+        .collect();
+    let entries: Vec<Value> = results
+        .cache
+        .entries()
+        .iter()
+        .map(|entry| {
+            let inputs: serde_json::Map<String, Value> = entry
+                .inputs
+                .iter()
+                .map(|(n, dims)| (n.clone(), dims_json(dims)))
+                .collect();
+            json!({ "inputs": inputs, "guards": entry.guards.source_lines() })
+        })
+        .collect();
+    let mut report = json!({
+        "compiles": results.cache.compiles(),
+        "device": results.device,
+        "calls": calls,
+        "entries": entries,
+    });
+    if let Some((name, backend)) = &results.adapter {
+        report["adapter"] = json!({ "name": name, "backend": backend });
+    }
+    format!("{report}\n")
+}
+
+fn dims_json(dims: &[DimSpec]) -> Value {
+    serde_json::to_value(dims).expect("dim specs serialize")
+}
+
+/// The run as text: the device when chosen or checked, each call with its guard
+/// failures, warnings, errors and outputs, then each entry with its guards.
+pub fn text(args: &RunArgs, results: &RunResults) -> String {
+    let cache = &results.cache;
+    let mut out = String::new();
+    if args.device != Device::Auto || args.check {
+        let adapter = results
+            .adapter
+            .as_ref()
+            .map_or(String::new(), |(name, backend)| {
+                format!(" ({name}, {backend})")
+            });
+        out.push_str(&format!("device: {}{adapter}\n", results.device));
+    }
+    out.push_str(&format!(
+        "{} (dynamic={})\n",
+        cache.entry_point().name,
+        args.model.config.dynamic
+    ));
+    for (i, (event, outputs)) in results.calls.iter().enumerate() {
+        let shapes = CallShapes::new(event.shapes.clone()).to_spec();
+        let entry = event
+            .entry
+            .map_or(String::new(), |e| format!(" entry 0/{e}"));
+        out.push_str(&format!(
+            "call {:>2}  {shapes:<20} {}{entry}\n",
+            i + 1,
+            event.action
+        ));
+        for (id, reason) in &event.reasons {
+            out.push_str(&format!("          guard failed 0/{id}: {reason}\n"));
+        }
+        if let Some(warning) = &event.warning {
+            out.push_str(&format!(
+                "          warning: {}\n",
+                warning.replace('\n', "\n          ")
+            ));
+        }
+        if let Some(error) = &event.error {
+            out.push_str(&format!("          error: {error}\n"));
+        }
+        match outputs {
+            Ok(outputs) if !outputs.tensors.is_empty() => {
+                let shapes: Vec<String> = outputs
+                    .tensors
+                    .iter()
+                    .map(|t| format!("{:?}", t.shape))
+                    .collect();
+                let check = outputs
+                    .max_abs_err
+                    .map_or(String::new(), |e| format!("  max_abs_err {e:.3e}"));
+                out.push_str(&format!("          output {}{check}\n", shapes.join(", ")));
+            }
+            Err(err) => out.push_str(&format!("          run error: {err}\n")),
+            Ok(_) => {}
+        }
+    }
+    out.push_str(&format!("compiles: {}\n", cache.compiles()));
+    for entry in cache.entries() {
+        let inputs: Vec<String> = entry
+            .inputs
+            .iter()
+            .map(|(n, dims)| {
+                let dims: Vec<String> = dims
+                    .iter()
+                    .map(|d| match d {
+                        DimSpec::Static(v) => v.to_string(),
+                        DimSpec::Dynamic { sym, .. } => sym.clone(),
+                    })
+                    .collect();
+                format!("{n}=[{}]", dims.join(", "))
+            })
+            .collect();
+        out.push_str(&format!("entry 0/{}: {}\n", entry.id, inputs.join(" ")));
+        for line in entry.guards.source_lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    out
+}

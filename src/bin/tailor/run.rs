@@ -1,0 +1,159 @@
+//! `tailor run`: each `--call` through the guard cache, then its kernels through the
+//! executor on the chosen device.
+//!
+//! In: the parsed [`RunArgs`] and the model's source. Out: a [`RunResults`] — the cache
+//! after every call, each call's event and outputs, and the device they ran on — for
+//! `report` to print; or the error that stops the run before any call (a bad shape or
+//! mark, an input too big for the CPU reference, no GPU when `--device gpu` asks for one).
+//!
+//! Invariant: every call is decided by the cache and run by the executor, in order, with
+//! inputs seeded by the call's index, so a run is reproducible; a call the cache rejects
+//! runs nothing, and its error is the call's, not the run's, unless it is in the program.
+
+use crate::args::RunArgs;
+use std::rc::Rc;
+use std::time::Instant;
+use tailor::cache::{Action, CodeCache};
+use tailor::graph::{self, Tensor};
+use tailor::runtime::executor::{self, Backend, Executor, RunOptions};
+use tailor::{CallEvent, CallShapes, Error, spec};
+
+/// What one call returned.
+#[derive(Default)]
+pub struct CallOutput {
+    /// The returned tensors.
+    pub tensors: Vec<Tensor>,
+    /// With `--check`: the largest difference from the CPU reference.
+    pub max_abs_err: Option<f32>,
+}
+
+/// One call: what the cache did, and what running its kernels gave.
+pub type CallResult = (CallEvent, Result<CallOutput, Error>);
+
+/// A finished run, for the reports.
+pub struct RunResults {
+    /// The cache after every call: its entries and their guards.
+    pub cache: CodeCache,
+    /// Every call, in order.
+    pub calls: Vec<CallResult>,
+    /// `gpu` or `cpu`.
+    pub device: &'static str,
+    /// The adapter's name and backend, on the GPU.
+    pub adapter: Option<(String, String)>,
+}
+
+impl RunResults {
+    /// The error in the program itself (not in one call's sizes), which fails the whole run.
+    pub fn failure(&self) -> Option<Error> {
+        self.calls
+            .iter()
+            .map(|(event, _)| event)
+            .find(|event| event.error_in_program)
+            .map(|event| Error::Call {
+                message: event.error.clone().unwrap_or_default(),
+                span: event.error_span,
+            })
+    }
+}
+
+/// Runs every call of `args` on the model in `source`.
+pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
+    let model = &args.model;
+    let mut cache = tailor::load(source, model.entry.as_deref())?;
+    let names = cache.entry_point().inputs.clone();
+    let marks = model.marks(&names)?;
+    let calls = args
+        .calls
+        .iter()
+        .map(|text| {
+            let call = spec::parse_shapes(text, &names)?;
+            spec::check_marks(&call, &marks.dynamic, &marks.fixed)?;
+            fits_the_reference(text, &call)?;
+            Ok(call)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let start = Instant::now();
+    let clock = move || start.elapsed().as_secs_f64() * 1e3;
+    let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
+    let backend = pollster::block_on(Backend::open(args.device, gpu_clock))?;
+    let mut runner = Runner {
+        executor: Executor::new(Rc::new(backend), Rc::new(clock)),
+        check: args.check,
+    };
+    let mut results = Vec::new();
+    for (index, call) in calls.iter().enumerate() {
+        let event = cache.call(0, &model.config, call, &marks, &clock).clone();
+        let outputs = match event.action {
+            Action::Error => Ok(CallOutput::default()),
+            _ => runner.execute(&cache, &event, call, index as u64),
+        };
+        results.push((event, outputs));
+    }
+    Ok(RunResults {
+        device: runner.executor.backend().name(),
+        adapter: runner.adapter(),
+        cache,
+        calls: results,
+    })
+}
+
+/// Refuses a call whose input the CPU reference could not hold, naming the input, before
+/// anything is compiled or allocated.
+fn fits_the_reference(text: &str, call: &CallShapes) -> Result<(), Error> {
+    for (name, dims) in &call.inputs {
+        let elements = dims
+            .iter()
+            .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
+        if elements > graph::MAX_ELEMENTS as u128 {
+            return Err(Error::Call {
+                message: format!(
+                    "--call {text}: input '{name}' would have {elements} elements; the CPU reference holds at most {}",
+                    graph::MAX_ELEMENTS
+                ),
+                span: None,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs each call's kernels through the executor, with seeded random inputs.
+struct Runner {
+    executor: Executor,
+    check: bool,
+}
+
+impl Runner {
+    /// The adapter's name and backend, on the GPU.
+    fn adapter(&self) -> Option<(String, String)> {
+        #[cfg(feature = "gpu")]
+        if let Some(adapter) = self.executor.backend().adapter() {
+            return Some((adapter.name.clone(), adapter.backend.clone()));
+        }
+        None
+    }
+
+    /// Runs call `seed`'s kernels (the entry's, or an eager call's per-op kernels); with
+    /// `--check`, also the CPU reference.
+    fn execute(
+        &mut self,
+        cache: &CodeCache,
+        event: &CallEvent,
+        call: &CallShapes,
+        seed: u64,
+    ) -> Result<CallOutput, Error> {
+        let inputs = executor::call_inputs(call, Vec::new(), seed);
+        let options = RunOptions {
+            check: self.check,
+            timing: false,
+        };
+        let job = self
+            .executor
+            .start_call(cache, event, call, inputs, options)?;
+        let outcome = pollster::block_on(self.executor.execute(job))?;
+        Ok(CallOutput {
+            tensors: outcome.outputs,
+            max_abs_err: outcome.max_abs_err,
+        })
+    }
+}
