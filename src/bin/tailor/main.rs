@@ -3,105 +3,34 @@
 //! (DESIGN.md §6; other tools parse `run --json`).
 //!
 //! In: the arguments. Out: a report on stdout (text or one JSON object), errors on stderr.
-//! This file dispatches and owns the exit codes: 0 on success (and for `--help`), 2 for a
+//! `cli` dispatches and owns the exit codes: 0 on success (and for `--help`), 2 for a
 //! usage error or a file that cannot be read (with the usage text after a usage error), 1
 //! for an error in the model, shown with the source line and a caret under the column.
 //! `args` parses, `run` and `explain` do the work, `report` prints a run, `bench` is its
-//! own command.
+//! own command. This file only declares them, natively.
 //!
-//! Invariant: nothing but this file prints an error or picks an exit code, except `bench`,
+//! Invariant: nothing but `cli` prints an error or picks an exit code, except `bench`,
 //! which reports its own GPU failure.
 
+#[cfg(not(target_arch = "wasm32"))]
 mod args;
+#[cfg(not(target_arch = "wasm32"))]
 mod bench;
+#[cfg(not(target_arch = "wasm32"))]
+mod cli;
+#[cfg(not(target_arch = "wasm32"))]
 mod explain;
+#[cfg(not(target_arch = "wasm32"))]
 mod report;
+#[cfg(not(target_arch = "wasm32"))]
 mod run;
 
-use args::{Command, ModelArgs, USAGE};
-use std::ffi::OsString;
-use std::process::ExitCode;
-use tailor::Error;
-
-fn main() -> ExitCode {
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}");
-        return if args.is_empty() {
-            ExitCode::from(2)
-        } else {
-            ExitCode::SUCCESS
-        };
-    }
-    let command = match args::parse(args) {
-        Ok(command) => command,
-        Err(message) => {
-            eprintln!("error: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match command {
-        Command::Bench(args) => bench::bench(&args),
-        Command::Run(args) => on_the_model(&args.model, |source| {
-            let results = run::run(&args, source)?;
-            let report = if args.json {
-                report::json(&results)
-            } else {
-                report::text(&args, &results)
-            };
-            Ok((report, results.failure()))
-        }),
-        Command::Explain(args) => on_the_model(&args.model, |source| {
-            explain::explain(&args, source).map(|trace| (trace, None))
-        }),
-    }
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    cli::main()
 }
 
-/// Reads the model's file and runs `command` on its source: prints the output, then the
-/// error that failed the command, if any; the exit code.
-fn on_the_model(
-    model: &ModelArgs,
-    command: impl FnOnce(&str) -> Result<(String, Option<Error>), Error>,
-) -> ExitCode {
-    let source = match read_source(&model.file) {
-        Ok(source) => source,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    let error = match command(&source) {
-        Ok((output, error)) => {
-            print!("{output}");
-            error
-        }
-        Err(err) => Some(err),
-    };
-    match error {
-        None => ExitCode::SUCCESS,
-        Some(err) => {
-            eprintln!("error: {}", report_error(&model.file, &source, &err));
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn read_source(path: &str) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        format!("{path} is not UTF-8 text (invalid byte at offset {offset})")
-    })
-}
-
-/// Formats an error with the source line it points at.
-fn report_error(path: &str, source: &str, err: &Error) -> String {
-    match err.span() {
-        Some(span) => {
-            let line = source.lines().nth(span.line as usize - 1).unwrap_or("");
-            let caret = format!("{}^", " ".repeat(span.col.saturating_sub(1) as usize));
-            format!("{path}: {err}\n    {line}\n    {caret}")
-        }
-        None => format!("{path}: {err}"),
-    }
-}
+/// The command line is native only: wasm32 builds this binary just because `cargo test
+/// --target wasm32-unknown-unknown` builds every target of the package.
+#[cfg(target_arch = "wasm32")]
+fn main() {}

@@ -1,0 +1,95 @@
+//! The native command line behind `main`: dispatch, reading the model's file, the error
+//! report with the caret, and the exit codes (see `main.rs`).
+//!
+//! In: the process arguments. Out: stdout, stderr and an `ExitCode`. Invariant: the only
+//! place (with `bench`) that prints an error or picks an exit code.
+
+use crate::args::{self, Command, ModelArgs, USAGE};
+use crate::{bench, explain, report, run};
+use std::ffi::OsString;
+use std::process::ExitCode;
+use tailor::Error;
+
+/// The command line's entry: parses, dispatches, prints, and picks the exit code.
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return if args.is_empty() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let command = match args::parse(args) {
+        Ok(command) => command,
+        Err(message) => {
+            eprintln!("error: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match command {
+        Command::Bench(args) => bench::bench(&args),
+        Command::Run(args) => on_the_model(&args.model, |source| {
+            let results = run::run(&args, source)?;
+            let report = if args.json {
+                report::json(&results)
+            } else {
+                report::text(&args, &results)
+            };
+            Ok((report, results.failure()))
+        }),
+        Command::Explain(args) => on_the_model(&args.model, |source| {
+            explain::explain(&args, source).map(|trace| (trace, None))
+        }),
+    }
+}
+
+/// Reads the model's file and runs `command` on its source: prints the output, then the
+/// error that failed the command, if any; the exit code.
+fn on_the_model(
+    model: &ModelArgs,
+    command: impl FnOnce(&str) -> Result<(String, Option<Error>), Error>,
+) -> ExitCode {
+    let source = match read_source(&model.file) {
+        Ok(source) => source,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let error = match command(&source) {
+        Ok((output, error)) => {
+            print!("{output}");
+            error
+        }
+        Err(err) => Some(err),
+    };
+    match error {
+        None => ExitCode::SUCCESS,
+        Some(err) => {
+            eprintln!("error: {}", report_error(&model.file, &source, &err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read_source(path: &str) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        format!("{path} is not UTF-8 text (invalid byte at offset {offset})")
+    })
+}
+
+/// Formats an error with the source line it points at.
+fn report_error(path: &str, source: &str, err: &Error) -> String {
+    match err.span() {
+        Some(span) => {
+            let line = source.lines().nth(span.line as usize - 1).unwrap_or("");
+            let caret = format!("{}^", " ".repeat(span.col.saturating_sub(1) as usize));
+            format!("{path}: {err}\n    {line}\n    {caret}")
+        }
+        None => format!("{path}: {err}"),
+    }
+}
