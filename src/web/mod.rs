@@ -130,6 +130,21 @@ impl Tailor {
         })
     }
 
+    /// `{ pipelinesCreated, pipelineMs, pipelinesCached, bytesHeld, devicesRecreated }` of the
+    /// GPU runtime, or `null` on the CPU: what the page's comparisons count as built.
+    #[wasm_bindgen(js_name = gpuStats)]
+    pub fn gpu_stats(&self) -> js_sys::Promise {
+        let backend = Rc::clone(&self.backend);
+        wasm_bindgen_futures::future_to_promise(async move {
+            #[cfg(feature = "gpu")]
+            if let Some(stats) = backend.stats().await {
+                return Ok(to_js(&stats));
+            }
+            let _ = backend;
+            Ok(JsValue::NULL)
+        })
+    }
+
     /// Parses `source`, builds its module and returns a `torch.compile` wrapper of it.
     /// `options`: `{ dynamic: 'auto' | 'true' | 'false', markDynamic: [['x', 0, min?, max?]],
     /// markStatic: [['x', 1]], entry?: 'ClassName', recompileLimit?: 8 }`. Throws a

@@ -82,6 +82,13 @@ test("the three modes side by side fill in T_total", async () => {
   const compiles = await page.$$eval("#compare-view tbody tr", (rows) =>
     Object.fromEntries(rows.map((row) => [row.dataset.mode, Number(row.cells[1].textContent)])));
   assert.deepEqual(compiles, { false: 4, true: 1, auto: 2 });
+  // Each mode starts from a cold kernel cache, so it builds all its own pipelines: 2 kernels
+  // per static entry (4 for False), 2 for True's one dynamic entry, 2 + 2 for None's static
+  // then dynamic entry. Reusing an earlier mode's pipelines would make None's 0 + 0.
+  const device = await page.evaluate(() => window.tailorPage.tailor.device);
+  const pipelines = await page.$$eval("#compare-view tbody tr", (rows) =>
+    Object.fromEntries(rows.map((row) => [row.dataset.mode, Number(row.dataset.pipelines)])));
+  if (device === "gpu") assert.deepEqual(pipelines, { false: 8, true: 2, auto: 4 });
   assert.equal(await page.locator("#tradeoff-view math").count(), 6, "per mode: the formula with N and M, then the numbers");
   assert.equal(await page.locator("#deploy-view tbody tr").count(), 3);
   await shot(page, "13-compare", page.locator("#compare-view"));

@@ -229,6 +229,9 @@ export function setupLab(ctx) {
     try {
       for (const mode of ["false", "true", "auto"]) {
         say(t("lab.compareRunning", mode === "auto" ? "None" : mode === "true" ? "True" : "False"));
+        // Every mode pays for its own pipelines: a mode run after another must not reuse them.
+        await ctx.tailor.clearKernelCache();
+        const before = await ctx.tailor.gpuStats();
         let model;
         try {
           model = ctx.tailor.compile(source, { ...ctx.currentOptions(), dynamic: mode });
@@ -238,7 +241,9 @@ export function setupLab(ctx) {
         comparing.add(model);
         const finished = await callAll(model, list, () => comparing.has(model), () => {});
         if (!finished) return;
-        results.push(summarise(mode, model.events()));
+        const after = await ctx.tailor.gpuStats();
+        const pipelines = after && before ? after.pipelinesCreated - before.pipelinesCreated : 0;
+        results.push({ ...summarise(mode, model.events()), pipelines });
         comparing.delete(model);
         model.free();
       }
@@ -296,7 +301,7 @@ export function setupLab(ctx) {
     const table = h("table", { class: "compare" },
       h("thead", {}, h("tr", {}, ...headers.map((key) => h("th", { scope: "col" }, t(key))))),
       h("tbody", {}, ...comparison.results.map((r) =>
-        h("tr", { dataset: { mode: r.mode } },
+        h("tr", { dataset: { mode: r.mode, pipelines: r.pipelines } },
           h("th", { scope: "row" }, `dynamic=${modeName(r.mode)}`),
           h("td", {}, String(r.compiles)), h("td", {}, String(r.eager)),
           h("td", {}, formatMs(r.first)), h("td", {}, formatMs(r.run)), h("td", {}, formatMs(r.recompile)),

@@ -98,6 +98,7 @@ pub struct AdapterSummary {
 
 /// Counters of what the runtime holds and has done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct GpuStats {
     /// Pipelines created (cache misses).
     pub pipelines_created: usize,
