@@ -595,8 +595,9 @@ function renderBanner() {
   if (!webgpu) return;
   const state = webgpu.used ? "gpu" : webgpu.available ? "cpu-fallback" : "no-webgpu";
   ui.banner.dataset.state = state;
+  ui.banner.dataset.emulated = String(Boolean(webgpu.emulated));
   const text = {
-    gpu: () => t("webgpu.used", webgpu.adapter),
+    gpu: () => t("webgpu.used", webgpu.adapter) + (webgpu.emulated ? " " + t("webgpu.emulated") : ""),
     "cpu-fallback": () => t("webgpu.unused", webgpu.adapter, webgpu.reason),
     "no-webgpu": () => t("webgpu.missing", webgpu.reason),
   }[state]();

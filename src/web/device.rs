@@ -28,6 +28,10 @@ pub(super) struct WebGpuStatus {
     available: bool,
     /// The adapter's vendor / architecture / description, when there is one.
     adapter: Option<String>,
+    /// Whether the adapter is a CPU emulation of a GPU (SwiftShader, llvmpipe/lavapipe, WARP,
+    /// or any adapter the browser flags `isFallbackAdapter`): its times only compare with each
+    /// other, and say nothing of a real GPU.
+    emulated: bool,
     /// Whether kernels run on it.
     used: bool,
     /// Why it is or is not used, in words.
@@ -39,6 +43,7 @@ impl WebGpuStatus {
         WebGpuStatus {
             available: false,
             adapter: None,
+            emulated: false,
             used: false,
             reason: reason.into(),
         }
@@ -107,16 +112,33 @@ async fn probe_webgpu() -> WebGpuStatus {
         .iter()
         .filter_map(|key| field(key))
         .collect();
+    let flagged = |object: &JsValue| {
+        Reflect::get(object, &"isFallbackAdapter".into()).is_ok_and(|v| v.is_truthy())
+    };
+    let name = name.join(" / ");
     WebGpuStatus {
         available: true,
+        emulated: flagged(&info) || flagged(&adapter) || is_software_name(&name),
         adapter: Some(if name.is_empty() {
             "unnamed adapter".to_string()
         } else {
-            name.join(" / ")
+            name
         }),
         used: false,
         reason: String::new(),
     }
+}
+
+/// Names of the software rasterisers browsers and drivers fall back to, lower case.
+const SOFTWARE_ADAPTERS: [&str; 5] = ["swiftshader", "llvmpipe", "lavapipe", "softpipe", "warp"];
+
+/// Whether an adapter's name says it is a CPU emulation (older browsers have no
+/// `isFallbackAdapter`).
+fn is_software_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    SOFTWARE_ADAPTERS
+        .iter()
+        .any(|software| name.contains(software))
 }
 
 /// The error `Tailor.create({ device: 'gpu' })` throws when there is no GPU to use.

@@ -35,6 +35,19 @@ test("on load, the page compiles SimpleNet at x=8,64 in Chinese", async () => {
   assert.match(await page.getByTestId("webgpu-status").textContent(), /WebGPU/);
 });
 
+test("a CPU-emulated adapter is called what it is, in the banner and next to GPU times", async () => {
+  const webgpu = await page.evaluate(() => window.tailorPage.tailor.webgpu);
+  if (!webgpu.used) return;
+  const banner = page.getByTestId("webgpu-status");
+  // Headless Chromium's adapter is SwiftShader: a CPU emulation.
+  if (/swiftshader|llvmpipe|lavapipe/i.test(webgpu.adapter ?? "")) assert.equal(webgpu.emulated, true);
+  assert.equal(await banner.getAttribute("data-emulated"), String(webgpu.emulated));
+  if (webgpu.emulated) {
+    assert.match(await banner.textContent(), /CPU 软件模拟/);
+    assert.match(await page.locator("#bench-device").textContent(), /CPU 模拟/);
+  }
+});
+
 test("every stage can be stepped through with the buttons and the arrow keys", async () => {
   const next = page.getByTestId("step-next");
   const seen = [];

@@ -190,7 +190,7 @@ export function setupBench(ctx) {
     const gpu = ctx.tailor?.device === "gpu";
     const webgpu = ctx.tailor?.webgpu;
     ui.device.dataset.device = gpu ? "gpu" : "cpu";
-    fill(ui.device, gpu ? t("bench.onGpu", webgpu?.adapter ?? "WebGPU") : t("bench.onCpu", webgpu?.reason ?? ""));
+    fill(ui.device, gpu ? t("bench.onGpu", (webgpu?.adapter ?? "WebGPU") + (webgpu?.emulated ? t("gpu.emulatedTag") : "")) : t("bench.onCpu", webgpu?.reason ?? ""));
     ui.device.classList.toggle("note", !gpu);
   }
 

@@ -196,7 +196,7 @@ export function renderRun(ctx, container, onDone) {
   const webgpu = ctx.tailor?.webgpu;
   const gpu = ctx.tailor?.device === "gpu";
   const where = gpu
-    ? h("p", { class: "run-device gpu" }, t("run.onGpu", webgpu?.adapter ?? ctx.tailor.adapter?.name ?? "WebGPU"))
+    ? h("p", { class: "run-device gpu" }, t("run.onGpu", (webgpu?.adapter ?? ctx.tailor.adapter?.name ?? "WebGPU") + (webgpu?.emulated ? t("gpu.emulatedTag") : "")))
     : h("p", { class: "run-device cpu note" }, t("run.onCpu", webgpu?.reason ?? ""));
   container.dataset.device = ctx.tailor?.device ?? "cpu";
   if (!result) {

@@ -171,7 +171,7 @@ export function setupLab(ctx) {
     const entries = model.entries();
     fill(ui.events, ...calls.map(renderCall));
     fill(ui.entries, ...(entries.length ? entries.map(renderEntry) : [h("li", { class: "hint" }, t("lab.noEntries"))]));
-    const device = ctx.tailor.device === "gpu" ? t("lab.runsOnGpu", ctx.tailor.webgpu.adapter) : t("lab.runsOnCpu");
+    const device = ctx.tailor.device === "gpu" ? t("lab.runsOnGpu", ctx.tailor.webgpu.adapter + (ctx.tailor.webgpu.emulated ? t("gpu.emulatedTag") : "")) : t("lab.runsOnCpu");
     fill(ui.chart, renderTimeline(calls, barLabel, { simulate: ui.simulate.checked }), h("p", { class: "hint" }, device));
     const warning = calls.find((c) => c.warning)?.warning;
     const limit = model.recompileLimit;
