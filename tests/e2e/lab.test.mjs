@@ -36,6 +36,18 @@ test("the demo sequence compiles once per distinct batch with dynamic=False", as
   assert.equal(await page.locator('[data-testid="timeline-chart"] svg .bar').count(), 8);
   await page.locator("#cache-simulate").check();
   assert.match(await page.getByTestId("timeline-chart").textContent(), /Inductor/);
+  // On the log axis each phase keeps its share of the bar: the guard check of a simulated 17 s
+  // compile is a sliver, not a decade of the axis.
+  const first = page.locator('[data-testid="timeline-chart"] svg .bar').first();
+  const height = async (part) => Number(await first.locator(`rect.part-${part}`).getAttribute("height"));
+  // A guard check the page's clock measured as 0 ms draws no rectangle at all.
+  if ((await first.locator("rect.part-guard").count()) > 0) {
+    assert.ok((await height("guard")) <= 2, `guard check ${await height("guard")} px`);
+  }
+  assert.ok((await height("compile")) > 100, `simulated compile ${await height("compile")} px`);
+  // The legend's two keys never show the same words twice.
+  const legend = await page.$$eval('[data-testid="timeline-chart"] .legend li', (items) => items.map((li) => li.textContent.trim()));
+  assert.equal(new Set(legend).size, legend.length, `legend: ${legend}`);
   await shot(page, "10-lab-static", page.locator("#lab"));
   await page.locator("#cache-simulate").uncheck();
 });

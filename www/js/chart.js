@@ -1,7 +1,10 @@
 // The cache lab's latency timeline: one stacked bar per call (guard check, compile, run),
 // with a marker coloured by what the call did, so recompilations stand out as spikes. With
 // `simulate`, compile bars take Inductor's measured costs instead of Tailor's own (clearly
-// labelled) and the axis turns logarithmic so runs stay visible. Pure drawing.
+// labelled) and the axis turns logarithmic so runs stay visible. A bar's height is its total
+// time on the axis; its phases split that height in proportion to their share of the total, so
+// on the log axis a 0.1 ms guard check next to a 17 s compile stays a sliver, as it is. Pure
+// drawing.
 
 import { formatMs, h, s } from "./dom.js";
 import { t } from "./i18n.js";
@@ -62,12 +65,14 @@ export function renderTimeline(calls, label, { simulate = false } = {}) {
     const part = parts[i];
     const bar = s("g", { class: `bar act-${call.action}`, dataset: { action: call.action } },
       s("title", {}, `#${i + 1} ${call.shapes}: ${t("action." + call.action)} — ${formatMs(total(part))}`));
-    let base = simulate ? floor : 0;
+    const bottom = y(simulate ? floor : 0);
+    const height = Math.max(0, bottom - y(total(part)));
+    let below = bottom;
     for (const name of ["guard", "compile", "run"]) {
       if (part[name] <= 0) continue;
-      const upper = base + part[name];
-      bar.append(s("rect", { x, width: barW, y: y(upper), height: Math.max(1, y(base) - y(upper)), class: `part-${name}` }));
-      base = upper;
+      const share = height * (part[name] / total(part));
+      bar.append(s("rect", { x, width: barW, y: below - share, height: Math.max(1, share), class: `part-${name}` }));
+      below -= share;
     }
     if (calls.length <= 40) {
       bar.append(s("text", { x: x + barW / 2, y: HEIGHT - PAD.bottom + 14, "text-anchor": "middle", class: "axis" }, label(call)));
@@ -76,9 +81,13 @@ export function renderTimeline(calls, label, { simulate = false } = {}) {
     svg.append(bar);
   });
   svg.append(s("text", { x: width - PAD.right, y: HEIGHT - 4, "text-anchor": "end", class: "axis" }, t("chart.calls")));
+  // Two keys: what the bar's colours measure (time spent) and what the marker says the call
+  // did; "compile" is in both, so each group says which it is.
   const legend = h("ul", { class: "legend" },
-    ...["compile", "run", "guard"].map((name) => h("li", {}, h("span", { class: `swatch part-${name}` }), t(`chart.legend.${name}`))),
-    ...["compile", "hit", "eager", "error"].map((action) => h("li", {}, h("span", { class: `swatch marker act-${action}` }), t(`action.${action}`))));
+    h("li", { class: "legend-group" }, t("chart.legend.timeGroup")),
+    ...["compile", "run", "guard"].map((name) => h("li", { dataset: { part: name } }, h("span", { class: `swatch part-${name}` }), t(`chart.legend.${name}`))),
+    h("li", { class: "legend-group" }, t("chart.legend.actionGroup")),
+    ...["compile", "hit", "eager", "error"].map((action) => h("li", { dataset: { action } }, h("span", { class: `swatch marker act-${action}` }), t(`action.${action}`))));
   return h("div", { class: "timeline" },
     simulate ? h("p", { class: "hint" }, t("chart.simulatedNote")) : null,
     h("div", { class: "chart-scroll" }, svg), legend);
