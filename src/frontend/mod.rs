@@ -10,6 +10,7 @@
 
 mod builtins;
 mod interp;
+mod ops;
 pub mod value;
 
 use crate::graph::{Graph, Op, Shape, Span};
