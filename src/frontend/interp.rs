@@ -129,7 +129,7 @@ impl<'p, 'c> Interp<'p, 'c> {
                 }
             } else if !matches!(stmt, ast::Stmt::Expr(e) if matches!(*e.value, ast::Expr::Constant(_)))
             {
-                let reason = "driver code: Tailor compiles the model and runs only definitions and assignments at module level".to_string();
+                let reason = super::DRIVER_CODE.to_string();
                 skipped.push(Skipped { span, reason });
             }
         }
