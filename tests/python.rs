@@ -81,20 +81,101 @@ fn capture_python(source: &str, case: &str, policy: DimPolicy) -> String {
     report(run())
 }
 
-/// Both front ends on `source` at `case`, dynamic and static.
-#[track_caller]
-fn check_same(name: &str, source: &str, case: &str) {
-    for policy in [DimPolicy::Duck, DimPolicy::Static] {
-        let expected = capture_default(source, case, policy);
-        let got = capture_python(source, case, policy);
-        assert_eq!(
-            got, expected,
-            "{name} at {case} ({policy:?}): the Python front end differs"
-        );
+/// The captures of `source` at every case under every policy where the two front ends
+/// differ, as `(what, python, default)`.
+fn differences(name: &str, source: &str, cases: &[&str]) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    for case in cases {
+        for policy in [DimPolicy::Duck, DimPolicy::Dynamic, DimPolicy::Static] {
+            let expected = capture_default(source, case, policy);
+            let got = capture_python(source, case, policy);
+            if got != expected {
+                found.push((format!("{name} at {case} ({policy:?})"), got, expected));
+            }
+        }
     }
+    found
+}
+
+#[track_caller]
+fn check_same(programs: &[(&str, &str, &[&str])]) {
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for (name, source, cases) in programs {
+        compared += cases.len() * 3;
+        failures.extend(differences(name, source, cases));
+    }
+    let report: Vec<String> = failures
+        .iter()
+        .map(|(what, got, expected)| {
+            format!("== {what}\n-- python:\n{got}\n-- default:\n{expected}")
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} captures differ:\n{}",
+        failures.len(),
+        report.join("\n")
+    );
 }
 
 #[test]
 fn simplenet_captures_identically() {
-    check_same("simplenet", models::SIMPLENET, "8,64");
+    check_same(&[("simplenet", models::SIMPLENET, &["8,64", "1,64"])]);
+}
+
+/// The presets (`models/*.py`) and the kernel tests' programs, at every size they are
+/// checked at.
+#[test]
+fn every_model_captures_identically() {
+    let all = models::all();
+    let programs: Vec<(&str, &str, &[&str])> = all
+        .iter()
+        .map(|m| (m.name, m.source.as_str(), m.cases))
+        .collect();
+    check_same(&programs);
+}
+
+/// The conformance scenarios' programs, at sizes of their calls (errors included: a
+/// mismatch must be the same error).
+#[test]
+fn every_conformance_program_captures_identically() {
+    check_same(&[
+        ("add_one", models::ADD_ONE, &["3", "1", "0", "5,2"]),
+        ("sum_rows", models::SUM_ROWS, &["8,16", "1,16", "32,16"]),
+        (
+            "specialize",
+            models::SPECIALIZE,
+            &["10", "20", "30", "40", "2"],
+        ),
+        ("branch_gt5", models::BRANCH_GT5, &["8", "3", "5", "100"]),
+        (
+            "linear_64_32",
+            models::LINEAR_64_32,
+            &["8,64", "1,64", "8,32"],
+        ),
+        ("add_xy", models::ADD_XY, &["3;3", "5;6", "6;1", "1;4"]),
+        ("view_4", models::VIEW_4, &["8", "12", "10"]),
+        (
+            "matmul",
+            models::MATMUL,
+            &["3,4;4,5", "2,3,8;8,5", "3,4;5,6"],
+        ),
+        (
+            "conv1d_k5_s2",
+            models::CONV1D_K5_S2,
+            &["2,4,50", "2,4,4", "2,4,3"],
+        ),
+        ("conv1d_k3_s1", models::CONV1D_K3_S1, &["2,4,16", "1,4,1"]),
+        (
+            "sequence",
+            models::SEQUENCE,
+            &["2,8,32", "1,1,32", "3,5,16"],
+        ),
+        (
+            "simplenet",
+            models::SIMPLENET,
+            &["64,64", "8,64", "4,10,64", "8,32"],
+        ),
+    ]);
 }
