@@ -60,7 +60,8 @@ pub struct PyEntry {
     callable: PyObjectRef,
 }
 
-/// A fresh interpreter with the native `_tailor` and `math` and the frozen `py/` package.
+/// A fresh interpreter with the native `_tailor` and `math`, and `py/` frozen: the `torch`
+/// stand-in, and the CPython modules of `py/stdlib/` under their own names.
 pub fn interpreter() -> Interpreter {
     let mut settings = Settings::default();
     settings.allow_external_library = false;
@@ -72,7 +73,11 @@ pub fn interpreter() -> Interpreter {
     let math = math::math::module_def(&builder.ctx);
     builder
         .add_native_modules(&[tailor, math])
-        .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../../../py"))
+        .add_frozen_modules(
+            rustpython_vm::py_freeze!(dir = "../../../py")
+                .into_iter()
+                .map(|(name, module)| (name.strip_prefix("stdlib.").unwrap_or(name), module)),
+        )
         .build()
 }
 
