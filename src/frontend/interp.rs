@@ -1378,8 +1378,8 @@ impl<'p, 'c> Interp<'p, 'c> {
     pub fn ops(&mut self) -> Ops<'_> {
         let const_nodes = &mut self.const_nodes;
         Ops::new(self.capture.as_mut().map(|(graph, env)| Tracing {
-            graph: &mut **graph,
-            env: &mut **env,
+            graph,
+            env,
             const_nodes,
         }))
     }

@@ -46,7 +46,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
-    return _tailor.batch_norm(input, running_mean, running_var, weight, bias, eps)
+    return _tailor.batch_norm(input, [running_mean, running_var, weight, bias],
+                              running_mean.shape[0], eps)
 
 
 def _tuple(value, n):

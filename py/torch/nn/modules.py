@@ -355,8 +355,8 @@ class _BatchNorm(Module):
         self._buffers["running_var"] = _tailor.parameter([num_features], "fill", 1.0)
 
     def forward(self, input):
-        return _tailor.batch_norm(input, self.running_mean, self.running_var, self.weight,
-                                  self.bias, self.num_features, self.eps)
+        state = [self.running_mean, self.running_var, self.weight, self.bias]
+        return _tailor.batch_norm(input, state, self.num_features, self.eps)
 
 
 class BatchNorm1d(_BatchNorm):

@@ -5,8 +5,8 @@
 
 use rustpython_vm::pymodule;
 
-#[pymodule]
-pub(super) mod math {
+#[pymodule(name = "math")]
+pub(super) mod native_math {
     use rustpython_vm::function::ArgIntoFloat;
     use rustpython_vm::{PyObjectRef, VirtualMachine};
 

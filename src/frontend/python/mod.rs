@@ -70,7 +70,7 @@ pub fn interpreter() -> Interpreter {
     settings.isolated = true;
     let builder = Interpreter::builder(settings);
     let tailor = native::_tailor::module_def(&builder.ctx);
-    let math = math::math::module_def(&builder.ctx);
+    let math = math::native_math::module_def(&builder.ctx);
     builder
         .add_native_modules(&[tailor, math])
         .add_frozen_modules(

@@ -368,21 +368,19 @@ pub(super) mod _tailor {
         })
     }
 
+    /// Eval-mode batch norm; `state` is the running mean, running var, weight and bias.
     #[pyfunction]
     fn batch_norm(
         x: PyObjectRef,
-        mean: PyObjectRef,
-        var: PyObjectRef,
-        weight: PyObjectRef,
-        bias: PyObjectRef,
+        state: Vec<PyObjectRef>,
         features: i64,
         eps: ArgIntoFloat,
         vm: &VirtualMachine,
     ) -> PyResult {
         Call::run(vm, |call| {
             let mut inputs = vec![call.tensor(&x)?];
-            for state in [&mean, &var, &weight, &bias] {
-                inputs.extend(call.optional_tensor(state)?);
+            for tensor in &state {
+                inputs.extend(call.optional_tensor(tensor)?);
             }
             let eps = eps.into_float();
             call.tensor_op(|ops, span| ops.batch_norm(&inputs, features, eps, span))
@@ -587,14 +585,14 @@ pub(super) mod _tailor {
     ) -> PyResult {
         Call::run(vm, |call| {
             let (Some(a), Some(b)) = (call.size_expr(&lhs), call.size_expr(&rhs)) else {
-                return Ok(vm.ctx.not_implemented().into());
+                return Ok(vm.ctx.not_implemented());
             };
             let result = match name.as_str() {
                 "add" => &a + &b,
                 "sub" => &a - &b,
                 "mul" => &a * &b,
                 op @ ("floordiv" | "mod") => {
-                    if !b.as_int().is_some_and(|d| d > 0) {
+                    if b.as_int().is_none_or(|d| d <= 0) {
                         return Err(call.unsupported(
                             "dividing by a symbolic size",
                             "only division by a positive constant keeps a size expression",
@@ -638,7 +636,7 @@ pub(super) mod _tailor {
     ) -> PyResult {
         Call::run(vm, |call| {
             let (Some(a), Some(b)) = (call.size_expr(&lhs), call.size_expr(&rhs)) else {
-                return Ok(vm.ctx.not_implemented().into());
+                return Ok(vm.ctx.not_implemented());
             };
             let op = match name.as_str() {
                 "eq" => CmpOp::Eq,
