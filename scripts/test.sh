@@ -42,6 +42,12 @@ step "cargo clippy (wasm32 browser tests)" \
 step "cargo clippy (library without the gpu feature)" \
   cargo clippy --lib --no-default-features -- -D warnings
 step "cargo test (GPU tests on the native adapter: lavapipe here)" cargo test
+# The Python front end (RustPython) against the default one. RustPython's parser declares
+# rust-version 1.96 but builds with 1.95, hence --ignore-rust-version (only with `python`).
+step "cargo clippy (python front end)" \
+  cargo clippy --features python --ignore-rust-version --lib --test python --example python_frontend -- -D warnings
+step "cargo test --features python --test python (both front ends agree)" \
+  cargo test --features python --ignore-rust-version --test python
 step "kernels in headless Chromium (wasm-bindgen-test, WebGPU)" \
   cargo test --target wasm32-unknown-unknown --test web
 step "JS API in headless Chromium (wasm-bindgen-test)" \

@@ -2,13 +2,14 @@
 //! tensor methods and the few Python builtins models use.
 //!
 //! Input: a dotted path or method name with evaluated arguments. Output: a `Value`; tensor
-//! operations append graph nodes through `Interp::push_op`, whose shape rule records guards.
+//! operations append graph nodes through `ops::Ops`, whose shape rules record guards.
 //! Invariant: a name that is not listed here is an `Unsupported` error naming it.
 
 use super::FrontendError;
 use super::interp::{Args, Interp};
+use super::ops::IndexItem;
 use super::value::{ModuleKind, ModuleObj, ModuleRef, Value};
-use crate::graph::{Init, Op, PoolKind, ReduceKind, Span, UnaryOp};
+use crate::graph::{Init, PoolKind, ReduceKind, Span, UnaryOp};
 use crate::shape::rules;
 use crate::symbolic::Expr;
 use rustpython_parser::ast;
@@ -172,21 +173,15 @@ fn static_sizes(interp: &Interp<'_, '_>, args: &Args, span: Span) -> Result<Vec<
         .collect()
 }
 
-/// Dims argument: one int, a tuple of ints, or all dims when absent.
+/// Dims argument as written: one int or a tuple of ints; `None` (all dims) when absent.
 fn dims_arg(
     interp: &Interp<'_, '_>,
-    ctx_what: &str,
     value: Option<&Value>,
-    rank: usize,
     span: Span,
-) -> Result<Vec<usize>> {
-    let ctx = rules::OpCtx {
-        what: ctx_what.to_string(),
-        span,
-    };
-    let raw: Vec<i64> = match value {
-        None | Some(Value::None) => (0..rank as i64).collect(),
-        Some(Value::Int(d)) => vec![*d],
+) -> Result<Option<Vec<i64>>> {
+    match value {
+        None | Some(Value::None) => Ok(None),
+        Some(Value::Int(d)) => Ok(Some(vec![*d])),
         Some(v @ (Value::Tuple(_) | Value::List(_))) => v
             .items()
             .unwrap_or_default()
@@ -198,21 +193,13 @@ fn dims_arg(
                     format!("dims must be ints, not {}", other.type_name()),
                 )),
             })
-            .collect::<Result<_>>()?,
-        Some(other) => {
-            return Err(interp.type_error(
-                span,
-                format!("dim must be an int, not {}", other.type_name()),
-            ));
-        }
-    };
-    let mut dims = raw
-        .iter()
-        .map(|&d| rules::normalize_dim(&ctx, d, rank))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    dims.sort_unstable();
-    dims.dedup();
-    Ok(dims)
+            .collect::<Result<_>>()
+            .map(Some),
+        Some(other) => Err(interp.type_error(
+            span,
+            format!("dim must be an int, not {}", other.type_name()),
+        )),
+    }
 }
 
 fn new_module(class_name: &str, kind: ModuleKind, attrs: Vec<(String, Value)>) -> Value {
@@ -389,12 +376,9 @@ pub(crate) fn call(
             let x = arg(interp, &args, 0, "input", span)?;
             let weight = arg(interp, &args, 1, "weight", span)?;
             let bias = args.get(2, "bias").cloned().filter(|b| !matches!(b, Value::None));
-            let weight_shape = interp.shape_of(&weight, span)?;
-            if weight_shape.len() != 2 {
-                return Err(interp.type_error(span, format!("F.linear needs a 2-d weight, got {}", crate::graph::shape_to_string(&weight_shape))));
-            }
-            let inputs: Vec<Value> = [x, weight].into_iter().chain(bias).collect();
-            interp.push_op(Op::Linear, &inputs, span, |env, ctx, shapes| rules::linear(env, ctx, &shapes[0], &shapes[1]))
+            let (x, weight) = (interp.tensor_ref(&x, span)?, interp.tensor_ref(&weight, span)?);
+            let bias = bias.map(|b| interp.tensor_ref(&b, span)).transpose()?;
+            interp.tensor_op(|ops| ops.linear(x, weight, bias, true, span))
         }
         "torch.softmax" | "F.softmax" => {
             let x = arg(interp, &args, 0, "input", span)?;
@@ -418,18 +402,18 @@ pub(crate) fn call(
                 (None, None) => vec![x],
                 _ => return Err(interp.unsupported(span, "layer_norm with only one of weight and bias", "pass both or neither")),
             };
-            let op = Op::LayerNorm { normalized_dims: normalized.len(), eps };
-            interp.push_op(op, &inputs, span, |env, ctx, shapes| rules::layer_norm(env, ctx, &shapes[0], &normalized))
+            let inputs = interp.tensor_refs(&inputs, span)?;
+            interp.tensor_op(|ops| ops.layer_norm(&inputs, normalized, eps, span))
         }
         "torch.cat" | "torch.concat" | "torch.concatenate" => {
             let parts = arg(interp, &args, 0, "tensors", span)?.items().ok_or_else(|| interp.type_error(span, "torch.cat needs a list or tuple of tensors"))?;
             if parts.is_empty() {
                 return Err(interp.type_error(span, "torch.cat needs at least one tensor"));
             }
-            let rank = interp.shape_of(&parts[0], span)?.len();
+            interp.shape_of(&parts[0], span)?;
             let dim = int_arg(interp, &args, 1, "dim", Some(0), span)?;
-            let dim = rules::normalize_dim(&rules::OpCtx { what: "cat".into(), span }, dim, rank)?;
-            interp.push_op(Op::Cat { dim }, &parts, span, |env, ctx, shapes| rules::cat(env, ctx, shapes, dim))
+            let parts = interp.tensor_refs(&parts, span)?;
+            interp.tensor_op(|ops| ops.cat(parts, dim, span))
         }
         "torch.sum" | "torch.mean" | "torch.amax" | "torch.flatten" | "torch.transpose" | "torch.permute" | "torch.reshape" => {
             let mut positional = args.positional;
@@ -738,13 +722,13 @@ pub(crate) fn apply_layer(
     let x = x.clone();
     match kind {
         ModuleKind::Linear { .. } => {
-            let inputs: Vec<Value> = [Some(x), param("weight"), param("bias")]
-                .into_iter()
-                .flatten()
-                .collect();
-            interp.push_op(Op::Linear, &inputs, span, |env, ctx, shapes| {
-                rules::linear(env, ctx, &shapes[0], &shapes[1])
-            })
+            let x = interp.tensor_ref(&x, span)?;
+            let weight = param("weight").expect("Linear has a weight");
+            let weight = interp.tensor_ref(&weight, span)?;
+            let bias = param("bias")
+                .map(|b| interp.tensor_ref(&b, span))
+                .transpose()?;
+            interp.tensor_op(|ops| ops.linear(x, weight, bias, false, span))
         }
         ModuleKind::Conv {
             stride,
@@ -756,16 +740,8 @@ pub(crate) fn apply_layer(
                 .into_iter()
                 .flatten()
                 .collect();
-            let op = Op::Conv {
-                stride: stride.clone(),
-                padding: padding.clone(),
-                dilation: dilation.clone(),
-            };
-            interp.push_op(op, &inputs, span, |env, ctx, shapes| {
-                rules::conv(
-                    env, ctx, &shapes[0], &shapes[1], &stride, &padding, &dilation,
-                )
-            })
+            let inputs = interp.tensor_refs(&inputs, span)?;
+            interp.tensor_op(|ops| ops.conv(&inputs, stride, padding, dilation, span))
         }
         ModuleKind::BatchNorm { features, eps } => {
             let inputs: Vec<Value> = [
@@ -778,23 +754,17 @@ pub(crate) fn apply_layer(
             .into_iter()
             .flatten()
             .collect();
-            interp.push_op(Op::BatchNorm { eps }, &inputs, span, |env, ctx, shapes| {
-                rules::batch_norm(env, ctx, &shapes[0], features)
-            })
+            let inputs = interp.tensor_refs(&inputs, span)?;
+            interp.tensor_op(|ops| ops.batch_norm(&inputs, features, eps, span))
         }
         ModuleKind::LayerNorm { shape, eps } => {
             let inputs: Vec<Value> = [Some(x), param("weight"), param("bias")]
                 .into_iter()
                 .flatten()
                 .collect();
-            let op = Op::LayerNorm {
-                normalized_dims: shape.len(),
-                eps,
-            };
             let normalized: Vec<Expr> = shape.iter().map(|&n| Expr::int(n)).collect();
-            interp.push_op(op, &inputs, span, |env, ctx, shapes| {
-                rules::layer_norm(env, ctx, &shapes[0], &normalized)
-            })
+            let inputs = interp.tensor_refs(&inputs, span)?;
+            interp.tensor_op(|ops| ops.layer_norm(&inputs, normalized, eps, span))
         }
         ModuleKind::Pool {
             kind,
@@ -802,15 +772,8 @@ pub(crate) fn apply_layer(
             stride,
             padding,
         } => {
-            let op = Op::Pool {
-                kind,
-                kernel: kernel.clone(),
-                stride: stride.clone(),
-                padding: padding.clone(),
-            };
-            interp.push_op(op, &[x], span, |env, ctx, shapes| {
-                rules::pool2d(env, ctx, &shapes[0], &kernel, &stride, &padding)
-            })
+            let x = interp.tensor_ref(&x, span)?;
+            interp.tensor_op(|ops| ops.pool(kind, x, kernel, stride, padding, span))
         }
         ModuleKind::Activation(op) => unary_op(interp, op, x, span),
         ModuleKind::Softmax(dim) => softmax(interp, x, &Value::Int(dim), span),
@@ -818,11 +781,11 @@ pub(crate) fn apply_layer(
         ModuleKind::Flatten(start, end) => flatten(interp, x, start, end, span),
         ModuleKind::Embedding => {
             let weight = param("weight").expect("Embedding has a weight");
-            interp.push_op(Op::Embedding, &[x, weight], span, |_, _, shapes| {
-                let mut shape = shapes[0].clone();
-                shape.push(shapes[1][1].clone());
-                Ok(shape)
-            })
+            let (x, weight) = (
+                interp.tensor_ref(&x, span)?,
+                interp.tensor_ref(&weight, span)?,
+            );
+            interp.tensor_op(|ops| ops.embedding(x, weight, span))
         }
         ModuleKind::ModuleList => {
             Err(interp.type_error(span, "nn.ModuleList is not callable; iterate over it"))
@@ -840,24 +803,19 @@ pub(crate) fn unary_op(
     x: Value,
     span: Span,
 ) -> Result<Value> {
-    interp.push_op(Op::Unary(op), &[x], span, |_, _, shapes| {
-        Ok(shapes[0].clone())
-    })
+    let x = interp.tensor_ref(&x, span)?;
+    interp.tensor_op(|ops| ops.unary(op, x, span))
 }
 
 fn softmax(interp: &mut Interp<'_, '_>, x: Value, dim: &Value, span: Span) -> Result<Value> {
-    let rank = interp.shape_of(&x, span)?.len();
-    let dims = dims_arg(interp, "softmax", Some(dim), rank, span)?;
-    let dim = dims[0];
-    interp.push_op(Op::Softmax { dim }, &[x], span, |_, _, shapes| {
-        Ok(shapes[0].clone())
-    })
+    let x = interp.tensor_ref(&x, span)?;
+    let dim = dims_arg(interp, Some(dim), span)?;
+    interp.tensor_op(|ops| ops.softmax(x, dim, span))
 }
 
 fn matmul(interp: &mut Interp<'_, '_>, a: Value, b: Value, span: Span) -> Result<Value> {
-    interp.push_op(Op::Matmul, &[a, b], span, |env, ctx, shapes| {
-        rules::matmul(env, ctx, &shapes[0], &shapes[1])
-    })
+    let (a, b) = (interp.tensor_ref(&a, span)?, interp.tensor_ref(&b, span)?);
+    interp.tensor_op(|ops| ops.matmul(a, b, span))
 }
 
 fn flatten(
@@ -867,25 +825,8 @@ fn flatten(
     end: i64,
     span: Span,
 ) -> Result<Value> {
-    let shape = interp.shape_of(&x, span)?;
-    let ctx = rules::OpCtx {
-        what: "flatten".into(),
-        span,
-    };
-    let (start, end) = (
-        rules::normalize_dim(&ctx, start, shape.len())?,
-        rules::normalize_dim(&ctx, end, shape.len())?,
-    );
-    if start > end {
-        return Err(interp.type_error(
-            span,
-            "flatten() has invalid args: start_dim cannot come after end_dim",
-        ));
-    }
-    let mut target: Vec<Option<Expr>> = shape[..start].iter().cloned().map(Some).collect();
-    target.push(Some(rules::numel(&shape[start..=end])));
-    target.extend(shape[end + 1..].iter().cloned().map(Some));
-    reshape(interp, x, target, span)
+    let x = interp.tensor_ref(&x, span)?;
+    interp.tensor_op(|ops| ops.flatten(x, start, end, span))
 }
 
 fn reshape(
@@ -894,30 +835,8 @@ fn reshape(
     target: Vec<Option<Expr>>,
     span: Span,
 ) -> Result<Value> {
-    interp.push_op(Op::Reshape, &[x], span, |env, ctx, shapes| {
-        rules::reshape(env, ctx, &shapes[0], &target)
-    })
-}
-
-fn permute(interp: &mut Interp<'_, '_>, x: Value, perm: Vec<usize>, span: Span) -> Result<Value> {
-    let shape = interp.shape_of(&x, span)?;
-    let mut sorted = perm.clone();
-    sorted.sort_unstable();
-    if sorted != (0..shape.len()).collect::<Vec<_>>() {
-        return Err(interp.type_error(
-            span,
-            format!(
-                "permute: {perm:?} is not a permutation of the {} dims",
-                shape.len()
-            ),
-        ));
-    }
-    interp.push_op(
-        Op::Permute { perm: perm.clone() },
-        &[x],
-        span,
-        move |_, _, shapes| Ok(perm.iter().map(|&p| shapes[0][p].clone()).collect()),
-    )
+    let x = interp.tensor_ref(&x, span)?;
+    interp.tensor_op(|ops| ops.reshape(x, target, span))
 }
 
 /// Attributes of tensors: `shape`, `T`, `ndim`, and methods as bound builtins.
@@ -936,17 +855,8 @@ pub(crate) fn tensor_attr(
         }
         "ndim" => Ok(Value::Int(interp.shape_of(&tensor, span)?.len() as i64)),
         "T" | "mT" => {
-            let rank = interp.shape_of(&tensor, span)?.len();
-            if rank < 2 {
-                return Ok(tensor);
-            }
-            let mut perm: Vec<usize> = (0..rank).collect();
-            if name == "T" {
-                perm.reverse();
-            } else {
-                perm.swap(rank - 2, rank - 1);
-            }
-            permute(interp, tensor, perm, span)
+            let x = interp.tensor_ref(&tensor, span)?;
+            interp.tensor_op(|ops| ops.transposed(x, name == "mT", span))
         }
         "dtype" => Ok(Value::Builtin("torch.float32".into())),
         "device" => Ok(Value::Str("cpu".into())),
@@ -1040,63 +950,31 @@ pub(crate) fn call_method(
             flatten(interp, x, start, end, span)
         }
         "unsqueeze" | "squeeze" => {
-            let shape = interp.shape_of(&x, span)?;
             let d = int_arg(interp, &args, 0, "dim", None, span)?;
-            let ctx = rules::OpCtx {
-                what: name.into(),
-                span,
-            };
-            let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
+            let x = interp.tensor_ref(&x, span)?;
             if name == "unsqueeze" {
-                let d = rules::normalize_dim(&ctx, d, rank + 1)?;
-                target.insert(d, Some(Expr::int(1)));
+                interp.tensor_op(|ops| ops.unsqueeze(x, d, span))
             } else {
-                let d = rules::normalize_dim(&ctx, d, rank)?;
-                if shape[d].as_int() == Some(1) {
-                    target.remove(d);
-                } else if shape[d].as_int().is_none() {
-                    return Err(interp.unsupported(
-                        span,
-                        "squeeze of a symbolic dim",
-                        "whether it is 1 is not known for all sizes",
-                    ));
-                }
+                interp.tensor_op(|ops| ops.squeeze(x, d, span))
             }
-            reshape(interp, x, target, span)
         }
         "transpose" => {
-            let ctx = rules::OpCtx {
-                what: "transpose".into(),
-                span,
-            };
-            let a =
-                rules::normalize_dim(&ctx, int_arg(interp, &args, 0, "dim0", None, span)?, rank)?;
-            let b =
-                rules::normalize_dim(&ctx, int_arg(interp, &args, 1, "dim1", None, span)?, rank)?;
-            let mut perm: Vec<usize> = (0..rank).collect();
-            perm.swap(a, b);
-            permute(interp, x, perm, span)
+            let a = int_arg(interp, &args, 0, "dim0", None, span)?;
+            let b = int_arg(interp, &args, 1, "dim1", None, span)?;
+            let x = interp.tensor_ref(&x, span)?;
+            interp.tensor_op(|ops| ops.transpose(x, a, b, span))
         }
         "t" => {
-            if rank > 2 {
-                return Err(interp.type_error(span, "t() expects a tensor with <= 2 dimensions"));
-            }
-            permute(interp, x, (0..rank).rev().collect(), span)
+            let x = interp.tensor_ref(&x, span)?;
+            interp.tensor_op(|ops| ops.t(x, span))
         }
         "permute" => {
-            let ctx = rules::OpCtx {
-                what: "permute".into(),
-                span,
-            };
-            let dims = sizes_arg(interp, &args, span)?;
-            let perm = dims
+            let dims: Vec<i64> = sizes_arg(interp, &args, span)?
                 .iter()
-                .map(|d| {
-                    let d = d.as_ref().and_then(Expr::as_int).unwrap_or(-1);
-                    rules::normalize_dim(&ctx, d, rank)
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            permute(interp, x, perm, span)
+                .map(|d| d.as_ref().and_then(Expr::as_int).unwrap_or(-1))
+                .collect();
+            let x = interp.tensor_ref(&x, span)?;
+            interp.tensor_op(|ops| ops.permute_dims(x, &dims, span))
         }
         "relu" => unary_op(interp, UnaryOp::Relu, x, span),
         "sigmoid" => unary_op(interp, UnaryOp::Sigmoid, x, span),
@@ -1114,16 +992,10 @@ pub(crate) fn call_method(
                 "mean" => ReduceKind::Mean,
                 _ => ReduceKind::Amax,
             };
-            let dims = dims_arg(interp, name, args.get(0, "dim"), rank, span)?;
+            let dims = dims_arg(interp, args.get(0, "dim"), span)?;
             let keepdim = bool_arg(&args, 1, "keepdim", false);
-            let op = Op::Reduce {
-                kind,
-                dims: dims.clone(),
-                keepdim,
-            };
-            interp.push_op(op, &[x], span, move |_, _, shapes| {
-                Ok(rules::reduce(&shapes[0], &dims, keepdim))
-            })
+            let x = interp.tensor_ref(&x, span)?;
+            interp.tensor_op(|ops| ops.reduce(kind, name, x, dims, keepdim, span))
         }
         "matmul" => {
             let other = arg(interp, &args, 0, "other", span)?;
@@ -1160,7 +1032,7 @@ pub(crate) fn tensor_binary(
     if op == ast::Operator::MatMult {
         return matmul(interp, lhs, rhs, span);
     }
-    if interp.capturing(span, "tensor arithmetic").is_err() {
+    if !interp.is_capturing() {
         // Outside forward only scaling a random constant is meaningful (`torch.randn(…) * 0.02`).
         if let (Value::Const(c), ast::Operator::Mult, Some(crate::graph::Scalar::Number(k))) =
             (&lhs, op, interp.scalar_of(&rhs))
@@ -1184,26 +1056,20 @@ pub(crate) fn tensor_binary(
         ));
     }
     if op == ast::Operator::Pow {
-        return match interp.scalar_of(&rhs) {
-            Some(crate::graph::Scalar::Number(2.0)) => {
-                tensor_binary(interp, ast::Operator::Mult, lhs.clone(), lhs, span)
-            }
-            Some(crate::graph::Scalar::Number(0.5)) => unary_op(interp, UnaryOp::Sqrt, lhs, span),
-            _ => Err(interp.unsupported(
-                span,
-                "tensor ** this exponent",
-                "only ** 2 and ** 0.5 are in the subset",
-            )),
-        };
+        let exponent = interp.scalar_of(&rhs);
+        let x = interp.tensor_ref(&lhs, span);
+        return interp.tensor_op(|ops| ops.pow(x, exponent, span));
     }
     let Some(binary) = Interp::elementwise(op) else {
         return Err(interp.unsupported(span, "this operator on tensors", "use + - * / or @"));
     };
     match (is_tensor(&lhs), is_tensor(&rhs)) {
         (true, true) => {
-            interp.push_op(Op::Binary(binary), &[lhs, rhs], span, |env, ctx, shapes| {
-                rules::broadcast(env, ctx, &shapes[0], &shapes[1])
-            })
+            let (lhs, rhs) = (
+                interp.tensor_ref(&lhs, span)?,
+                interp.tensor_ref(&rhs, span)?,
+            );
+            interp.tensor_op(|ops| ops.binary(binary, lhs, rhs, span))
         }
         (tensor_on_left, _) => {
             let (tensor, other) = if tensor_on_left {
@@ -1217,12 +1083,8 @@ pub(crate) fn tensor_binary(
                     format!("unsupported operand: Tensor and {}", other.type_name()),
                 )
             })?;
-            let op = Op::Scalar {
-                op: binary,
-                scalar,
-                tensor_on_left,
-            };
-            interp.push_op(op, &[tensor], span, |_, _, shapes| Ok(shapes[0].clone()))
+            let tensor = interp.tensor_ref(&tensor, span)?;
+            interp.tensor_op(|ops| ops.scalar(binary, tensor, scalar, tensor_on_left, span))
         }
     }
 }
@@ -1238,137 +1100,46 @@ pub(crate) fn index_tensor(
         Value::Tuple(items) => items.as_ref().clone(),
         other => vec![other.clone()],
     };
-    let rank = interp.shape_of(&tensor, span)?.len();
-    let consuming = items
-        .iter()
-        .filter(|v| !matches!(v, Value::None | Value::Ellipsis))
-        .count();
-    if consuming > rank {
-        return Err(interp.type_error(
-            span,
-            format!("IndexError: too many indices for tensor of dimension {rank}"),
-        ));
-    }
-    if items
-        .iter()
-        .filter(|v| matches!(v, Value::Ellipsis))
-        .count()
-        > 1
-    {
-        return Err(interp.type_error(span, "IndexError: an index can only have a single ellipsis"));
-    }
-    let mut current = tensor;
-    let mut dim = 0;
-    for item in items {
-        match item {
-            Value::Ellipsis => dim += rank - consuming,
-            Value::None => {
-                let shape = interp.shape_of(&current, span)?;
-                let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
-                target.insert(dim, Some(Expr::int(1)));
-                current = reshape(interp, current, target, span)?;
-                dim += 1;
-            }
-            Value::Slice(lower, upper, step) => {
-                let step = match *step {
-                    Value::None => 1,
-                    Value::Int(s) => s,
-                    _ => return Err(interp.unsupported(span, "a symbolic slice step", "")),
-                };
-                let bound = |v: &Value| -> Result<Option<Expr>> {
-                    match v {
-                        Value::None => Ok(None),
-                        other => other.as_expr().map(Some).ok_or_else(|| {
-                            interp.type_error(span, "slice indices must be integers")
-                        }),
-                    }
-                };
-                let (lower, upper) = (bound(&lower)?, bound(&upper)?);
-                if lower.is_none() && upper.is_none() && step == 1 {
-                    dim += 1;
-                    continue;
-                }
-                let d = dim;
-                let mut start_out = Expr::int(0);
-                let sliced = interp.push_op(
-                    Op::Slice {
-                        dim: d,
-                        start: Expr::int(0),
-                        step,
-                    },
-                    &[current],
-                    span,
-                    |env, ctx, shapes| {
-                        let (start, length) = rules::slice(
-                            env,
-                            ctx,
-                            &shapes[0][d],
-                            lower.as_ref(),
-                            upper.as_ref(),
-                            step,
-                        )?;
-                        start_out = start;
-                        let mut shape = shapes[0].clone();
-                        shape[d] = length;
-                        Ok(shape)
-                    },
-                )?;
-                set_node_op(
-                    interp,
-                    &sliced,
-                    Op::Slice {
-                        dim: d,
-                        start: start_out,
-                        step,
-                    },
-                );
-                current = sliced;
-                dim += 1;
-            }
-            other => {
-                let Some(index) = other.as_expr() else {
-                    return Err(interp.unsupported(
-                        span,
-                        format!("indexing a tensor with a {}", other.type_name()),
-                        "advanced indexing is not in the subset",
-                    ));
-                };
-                let d = dim;
-                let mut fixed = Expr::int(0);
-                let selected = interp.push_op(
-                    Op::Select {
-                        dim: d,
-                        index: Expr::int(0),
-                    },
-                    &[current],
-                    span,
-                    |env, ctx, shapes| {
-                        fixed = rules::select(env, ctx, &shapes[0][d], &index)?;
-                        let mut shape = shapes[0].clone();
-                        shape.remove(d);
-                        Ok(shape)
-                    },
-                )?;
-                set_node_op(
-                    interp,
-                    &selected,
-                    Op::Select {
-                        dim: d,
-                        index: fixed,
-                    },
-                );
-                current = selected;
-            }
-        }
-    }
-    Ok(current)
+    let tensor = interp.tensor_ref(&tensor, span)?;
+    let items = items
+        .into_iter()
+        .map(|item| index_item(interp, item, span))
+        .collect();
+    interp.tensor_op(|ops| ops.index(tensor, items, span))
 }
 
-/// Fills in an op attribute that the shape rule computed (the clamped slice start).
-fn set_node_op(interp: &mut Interp<'_, '_>, value: &Value, op: Op) {
-    if let (Value::Tensor(id), Ok((graph, _))) =
-        (value, interp.capturing(Span { line: 1, col: 1 }, ""))
-    {
-        graph.nodes[id.index()].op = op;
+/// One subscript item of a tensor index, read as `ops::IndexItem`.
+fn index_item(interp: &Interp<'_, '_>, item: Value, span: Span) -> Result<IndexItem> {
+    match item {
+        Value::Ellipsis => Ok(IndexItem::Ellipsis),
+        Value::None => Ok(IndexItem::NewAxis),
+        Value::Slice(lower, upper, step) => {
+            let step = match *step {
+                Value::None => 1,
+                Value::Int(s) => s,
+                _ => return Err(interp.unsupported(span, "a symbolic slice step", "")),
+            };
+            let bound = |v: &Value| -> Result<Option<Expr>> {
+                match v {
+                    Value::None => Ok(None),
+                    other => other
+                        .as_expr()
+                        .map(Some)
+                        .ok_or_else(|| interp.type_error(span, "slice indices must be integers")),
+                }
+            };
+            Ok(IndexItem::Slice {
+                lower: bound(&lower)?,
+                upper: bound(&upper)?,
+                step,
+            })
+        }
+        other => other.as_expr().map(IndexItem::Select).ok_or_else(|| {
+            interp.unsupported(
+                span,
+                format!("indexing a tensor with a {}", other.type_name()),
+                "advanced indexing is not in the subset",
+            )
+        }),
     }
 }

@@ -6,10 +6,10 @@
 //! comparisons become symbolic booleans that are guarded when used as conditions.
 //! Invariant: every error carries the line:col of the construct it rejects.
 
+use super::ops::{Ops, TensorRef, Tracing};
 use super::value::{ConstTensor, ModuleKind, ModuleObj, ModuleRef, Value};
 use super::{FrontendError, Program, Skipped};
-use crate::graph::{BinaryOp, Graph, Init, NodeId, Op, Scalar, Shape, Span, UnaryOp};
-use crate::shape::rules::OpCtx;
+use crate::graph::{BinaryOp, Graph, Init, NodeId, Scalar, Shape, Span, UnaryOp};
 use crate::shape::{Origin, ShapeEnv};
 use crate::symbolic::{CmpOp, Expr, Rel};
 use rustpython_parser::ast::{self, Ranged};
@@ -129,7 +129,7 @@ impl<'p, 'c> Interp<'p, 'c> {
                 }
             } else if !matches!(stmt, ast::Stmt::Expr(e) if matches!(*e.value, ast::Expr::Constant(_)))
             {
-                let reason = "driver code: Tailor compiles the model and runs only definitions and assignments at module level".to_string();
+                let reason = super::DRIVER_CODE.to_string();
                 skipped.push(Skipped { span, reason });
             }
         }
@@ -1368,100 +1368,61 @@ impl<'p, 'c> Interp<'p, 'c> {
 
     // ---- graph building ---------------------------------------------------------------------
 
-    /// The graph and shape environment; an error outside `forward`.
-    pub fn capturing(
-        &mut self,
-        span: Span,
-        what: &str,
-    ) -> Result<(&mut Graph, &mut ShapeEnv), FrontendError> {
-        match &mut self.capture {
-            Some((graph, env)) => {
-                env.node_cursor = graph.nodes.len();
-                Ok((graph, env))
-            }
-            None => Err(FrontendError::Unsupported {
+    /// Whether this run is inside `forward` (building a graph).
+    pub fn is_capturing(&self) -> bool {
+        self.capture.is_some()
+    }
+
+    /// The tensor operations, on the graph being built (or, outside `forward`, only the
+    /// shape queries).
+    pub fn ops(&mut self) -> Ops<'_> {
+        let const_nodes = &mut self.const_nodes;
+        Ops::new(self.capture.as_mut().map(|(graph, env)| Tracing {
+            graph,
+            env,
+            const_nodes,
+        }))
+    }
+
+    /// A tensor value as an operand; any other value is a type error.
+    pub fn tensor_ref(&self, value: &Value, span: Span) -> Result<TensorRef, FrontendError> {
+        match value {
+            Value::Tensor(id) => Ok(TensorRef::Node(*id)),
+            Value::Const(c) => Ok(TensorRef::Const(c.clone())),
+            other => Err(self.type_error(
                 span,
-                construct: format!("{what} outside forward"),
-                note: "module-level code may only create parameters and constants".into(),
-            }),
+                format!("expected a Tensor, got {}", other.type_name()),
+            )),
         }
+    }
+
+    /// Several tensor values as operands, in order.
+    pub fn tensor_refs(
+        &self,
+        values: &[Value],
+        span: Span,
+    ) -> Result<Vec<TensorRef>, FrontendError> {
+        values.iter().map(|v| self.tensor_ref(v, span)).collect()
     }
 
     /// The node of a tensor value, adding a node for a parameter or constant on first use.
     pub fn node_of(&mut self, value: &Value, span: Span) -> Result<NodeId, FrontendError> {
-        match value {
-            Value::Tensor(id) => Ok(*id),
-            Value::Const(c) => {
-                if let Some(&id) = self.const_nodes.get(&c.id) {
-                    return Ok(id);
-                }
-                let name = c.name.borrow().clone();
-                let (graph, _) = self.capturing(span, "a tensor operation")?;
-                let shape: Shape = c.shape.iter().map(|&d| Expr::int(d)).collect();
-                let label = if name.is_empty() {
-                    format!("const{}", c.id)
-                } else {
-                    name.clone()
-                };
-                let op = if c.is_param {
-                    Op::Param {
-                        path: label.clone(),
-                        init: c.init,
-                    }
-                } else {
-                    Op::Constant {
-                        name: label.clone(),
-                        init: c.init,
-                    }
-                };
-                let id = graph.push(&label.replace('.', "_"), op, vec![], shape, None);
-                self.const_nodes.insert(c.id, id);
-                Ok(id)
-            }
-            other => Err(self.type_error(
-                span,
-                format!("expected a Tensor, got {}", other.type_name()),
-            )),
-        }
+        let tensor = self.tensor_ref(value, span)?;
+        self.ops().node_of(&tensor, span)
     }
 
     /// The shape of a tensor value.
     pub fn shape_of(&mut self, value: &Value, span: Span) -> Result<Shape, FrontendError> {
-        match value {
-            Value::Const(c) => Ok(c.shape.iter().map(|&d| Expr::int(d)).collect()),
-            Value::Tensor(id) => match &self.capture {
-                Some((graph, _)) => Ok(graph.shape(*id).clone()),
-                None => unreachable!("graph tensors exist only while capturing"),
-            },
-            other => Err(self.type_error(
-                span,
-                format!("expected a Tensor, got {}", other.type_name()),
-            )),
-        }
+        let tensor = self.tensor_ref(value, span)?;
+        Ok(self.ops().shape_of(&tensor))
     }
 
-    /// Appends an op node whose shape comes from `rule` (run against the shape environment).
-    pub fn push_op(
+    /// Runs one tensor operation on the graph and wraps its result as a value.
+    pub fn tensor_op(
         &mut self,
-        op: Op,
-        inputs: &[Value],
-        span: Span,
-        rule: impl FnOnce(&mut ShapeEnv, &OpCtx, &[Shape]) -> Result<Shape, crate::shape::ShapeError>,
+        op: impl FnOnce(&mut Ops<'_>) -> Result<TensorRef, FrontendError>,
     ) -> Result<Value, FrontendError> {
-        let mut ids = Vec::with_capacity(inputs.len());
-        let mut shapes = Vec::with_capacity(inputs.len());
-        for input in inputs {
-            ids.push(self.node_of(input, span)?);
-            shapes.push(self.shape_of(input, span)?);
-        }
-        let name = op.name();
-        let (graph, env) = self.capturing(span, &name)?;
-        let ctx = OpCtx {
-            what: name.clone(),
-            span,
-        };
-        let shape = rule(env, &ctx, &shapes)?;
-        Ok(Value::Tensor(graph.push(&name, op, ids, shape, Some(span))))
+        Ok(Value::from_tensor(op(&mut self.ops())?))
     }
 
     /// The tensors a `forward` returned, in order.

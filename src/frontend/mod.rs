@@ -10,6 +10,9 @@
 
 mod builtins;
 mod interp;
+mod ops;
+#[cfg(feature = "python")]
+pub mod python;
 pub mod value;
 
 use crate::graph::{Graph, Op, Shape, Span};
@@ -115,6 +118,9 @@ impl FrontendError {
     }
 }
 
+/// Why a module-level statement that is neither a definition nor an assignment is skipped.
+pub(crate) const DRIVER_CODE: &str = "driver code: Tailor compiles the model and runs only definitions and assignments at module level";
+
 /// A statement at module level that capture did not execute (the script's driver code).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Skipped {
@@ -158,11 +164,44 @@ enum EntryTarget {
     Function(Rc<ast::StmtFunctionDef>),
 }
 
+/// Byte offsets at which the lines of `source` start.
+pub(crate) fn line_starts(source: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
+/// 1-based line and column (in characters, as editors count) of a byte offset.
+pub(crate) fn span_at(source: &str, line_starts: &[usize], offset: usize) -> Span {
+    let offset = offset.min(source.len());
+    let line = line_starts.partition_point(|&start| start <= offset);
+    let start = line_starts[line - 1];
+    let col = source[start..offset].chars().count() + 1;
+    Span {
+        line: line as u32,
+        col: col as u32,
+    }
+}
+
+/// The statements of a module, or its syntax error with line:col.
+pub(crate) fn parse_module(
+    source: &str,
+    line_starts: &[usize],
+) -> Result<Vec<ast::Stmt>, FrontendError> {
+    let suite = rustpython_parser::parse(source, rustpython_parser::Mode::Module, "<model>")
+        .map_err(|err| FrontendError::Syntax {
+            span: span_at(source, line_starts, usize::from(err.offset)),
+            message: err.error.to_string(),
+        })?;
+    let ast::Mod::Module(module) = suite else {
+        unreachable!("Mode::Module always yields a module")
+    };
+    Ok(module.body)
+}
+
 /// Parses `source` and evaluates its module level.
 pub fn parse(source: &str) -> Result<Program, FrontendError> {
-    let line_starts = std::iter::once(0)
-        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+    let line_starts = line_starts(source);
     let mut program = Program {
         source: source.to_string(),
         line_starts,
@@ -170,16 +209,9 @@ pub fn parse(source: &str) -> Result<Program, FrontendError> {
         skipped: Vec::new(),
         const_ids: std::cell::Cell::new(0),
     };
-    let suite = rustpython_parser::parse(source, rustpython_parser::Mode::Module, "<model>")
-        .map_err(|err| FrontendError::Syntax {
-            span: program.span_at(err.offset),
-            message: err.error.to_string(),
-        })?;
-    let ast::Mod::Module(module) = suite else {
-        unreachable!("Mode::Module always yields a module")
-    };
+    let body = parse_module(source, &program.line_starts)?;
     let mut interp = Interp::new(&program, None);
-    let (globals, skipped) = interp.run_module(&module.body)?;
+    let (globals, skipped) = interp.run_module(&body)?;
     program.globals = globals;
     program.skipped = skipped;
     Ok(program)
@@ -188,14 +220,7 @@ pub fn parse(source: &str) -> Result<Program, FrontendError> {
 impl Program {
     /// 1-based line and column of a byte offset.
     pub(crate) fn span_at(&self, offset: TextSize) -> Span {
-        let offset = usize::from(offset).min(self.source.len());
-        let line = self.line_starts.partition_point(|&start| start <= offset);
-        let start = self.line_starts[line - 1];
-        let col = self.source[start..offset].chars().count() + 1;
-        Span {
-            line: line as u32,
-            col: col as u32,
-        }
+        span_at(&self.source, &self.line_starts, usize::from(offset))
     }
 
     /// The text of a 1-based line, without its newline.

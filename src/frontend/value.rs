@@ -5,6 +5,7 @@
 //! Invariant: a `Value` never holds a concrete size where a symbolic one was seen:
 //! `Value::Size` carries an `Expr`, and only `Value::Int` is a known integer.
 
+use super::ops::TensorRef;
 use crate::graph::{Init, NodeId, PoolKind, UnaryOp};
 use crate::symbolic::{Expr, Rel};
 use rustpython_parser::ast;
@@ -217,6 +218,14 @@ impl Value {
         match expr.as_int() {
             Some(v) => Value::Int(v),
             None => Value::Size(expr),
+        }
+    }
+
+    /// A tensor operand as a value.
+    pub fn from_tensor(tensor: TensorRef) -> Value {
+        match tensor {
+            TensorRef::Node(id) => Value::Tensor(id),
+            TensorRef::Const(c) => Value::Const(c),
         }
     }
 

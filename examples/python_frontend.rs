@@ -1,0 +1,82 @@
+//! The two front ends side by side on SimpleNet: how long the Python VM takes to start, to
+//! run the model file's module level, and to capture `forward` (cold, then warm), against
+//! the default front end doing the same.
+//!
+//! ```text
+//! cargo run --release --features python --ignore-rust-version --example python_frontend
+//! ```
+
+use std::time::{Duration, Instant};
+use tailor::SIMPLENET_SOURCE;
+use tailor::frontend::{self, python};
+use tailor::graph::Shape;
+use tailor::shape::{DimPolicy, DimSource, ShapeEnv};
+
+const WARM_RUNS: u32 = 50;
+
+fn shapes(env: &mut ShapeEnv, batch: i64) -> Vec<Shape> {
+    let dims = [batch, 64];
+    let shape = dims
+        .iter()
+        .enumerate()
+        .map(|(dim, &value)| {
+            let source = DimSource {
+                input: "x".into(),
+                dim,
+            };
+            env.add_input_dim(source, value, DimPolicy::Duck, None, "dynamic=True")
+                .expect("no marks")
+        })
+        .collect();
+    vec![shape]
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.2} ms", duration.as_secs_f64() * 1e3)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    drop(python::interpreter());
+    println!("interpreter creation            {}", ms(start.elapsed()));
+
+    let start = Instant::now();
+    let program = python::parse(SIMPLENET_SOURCE)?;
+    let entry = program.entry(None)?;
+    println!("python: parse + entry           {}", ms(start.elapsed()));
+    let start = Instant::now();
+    let mut env = ShapeEnv::new();
+    let graph = python::capture(&program, &entry, &shapes(&mut env, 8), &mut env)?;
+    println!("python: first capture (cold)    {}", ms(start.elapsed()));
+    let start = Instant::now();
+    for batch in 0..WARM_RUNS {
+        let mut env = ShapeEnv::new();
+        python::capture(
+            &program,
+            &entry,
+            &shapes(&mut env, 2 + i64::from(batch)),
+            &mut env,
+        )?;
+    }
+    println!(
+        "python: capture (warm, mean)    {}",
+        ms(start.elapsed() / WARM_RUNS)
+    );
+
+    let start = Instant::now();
+    let default_program = frontend::parse(SIMPLENET_SOURCE)?;
+    let default_entry = default_program.entry(None)?;
+    println!("default: parse + entry          {}", ms(start.elapsed()));
+    let start = Instant::now();
+    for batch in 0..WARM_RUNS {
+        let mut env = ShapeEnv::new();
+        let shapes = shapes(&mut env, 2 + i64::from(batch));
+        frontend::capture(&default_program, &default_entry, &shapes, &mut env)?;
+    }
+    println!(
+        "default: capture (mean)         {}",
+        ms(start.elapsed() / WARM_RUNS)
+    );
+    println!("\n{graph}");
+    Ok(())
+}

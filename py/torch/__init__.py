@@ -1,0 +1,139 @@
+"""The torch package as Tailor's capture sees it (a stand-in, not PyTorch).
+
+Tensors are proxies (`torch._tensor`): every tensor function here is one call into the
+native module `_tailor`, which appends a node to the graph being captured, or, outside
+`forward`, makes a constant. Only what models commonly use is here; what PyTorch would do
+on a GPU, or in training, is answered as CPU PyTorch 2.x in eval mode would.
+"""
+
+import _tailor
+from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
+from torch._tensor import _dims, _sizes
+from torch import cuda, _dynamo
+from torch import nn
+
+float = float32
+
+
+# ---- creating tensors (constants: made outside forward, static shape, seeded fill) ----------
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False):
+    return _tailor.constant(_sizes(size), "normal", 1.0)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False):
+    return _tailor.constant(_sizes(size), "unit", 0.0)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _tailor.constant(_sizes(size), "fill", 0.0)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _tailor.constant(_sizes(size), "fill", 1.0)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _tailor.constant(_sizes(size), "fill", 0.0)
+
+
+def arange(end, dtype=None, device=None):
+    return _tailor.constant([max(end, 0)], "arange", 0.0)
+
+
+def manual_seed(seed):
+    return None
+
+
+# ---- tensor functions ------------------------------------------------------------------------
+
+
+def relu(input):
+    return _tailor.unary("relu", input)
+
+
+def sigmoid(input):
+    return _tailor.unary("sigmoid", input)
+
+
+def tanh(input):
+    return _tailor.unary("tanh", input)
+
+
+def exp(input):
+    return _tailor.unary("exp", input)
+
+
+def sqrt(input):
+    return _tailor.unary("sqrt", input)
+
+
+def matmul(input, other):
+    return _tailor.binary("matmul", input, other)
+
+
+def softmax(input, dim, dtype=None):
+    return _tailor.softmax(input, _dims(dim))
+
+
+def cat(tensors, dim=0):
+    return _tailor.cat(list(tensors), dim)
+
+
+concat = cat
+concatenate = cat
+
+
+def sum(input, dim=None, keepdim=False):
+    return input.sum(dim, keepdim)
+
+
+def mean(input, dim=None, keepdim=False):
+    return input.mean(dim, keepdim)
+
+
+def amax(input, dim=None, keepdim=False):
+    return input.amax(dim, keepdim)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return input.flatten(start_dim, end_dim)
+
+
+def transpose(input, dim0, dim1):
+    return input.transpose(dim0, dim1)
+
+
+def permute(input, dims):
+    return input.permute(dims)
+
+
+def reshape(input, shape):
+    return input.reshape(shape)
+
+
+# ---- what a model may ask of the framework ---------------------------------------------------
+
+
+class no_grad:
+    """Gradients are never computed while capturing; usable as a context and a decorator."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, function):
+        return function
+
+
+inference_mode = no_grad
+
+
+def compile(model=None, **options):
+    _tailor.unsupported(
+        "torch.compile inside the model",
+        "Tailor is the compiler: choose dynamic=None/True/False in the controls or on the command line",
+    )

@@ -1,0 +1,396 @@
+"""torch.Tensor, torch.Size and the symbolic sizes, as Tailor's capture sees them.
+
+A Tensor is a proxy: its native base (`_tailor.TensorBase`) holds a node of the graph being
+captured, or, outside `forward`, a constant's static shape and fill. Each method is one call
+into `_tailor`, which appends the node through the shape rule of its op. A size is an int,
+or a SymInt where it is symbolic; using a SymInt (or a SymBool, a comparison of sizes) as a
+condition asks the shape environment and records a guard, as TorchDynamo does.
+"""
+
+import _tailor
+
+
+class TailorError(Exception):
+    """An error of Tailor's capture: an op's shape error, or a construct outside the subset."""
+
+
+class dtype:
+    """A tensor element type; every Tailor tensor is float32."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+float32 = dtype("float32")
+
+
+class device:
+    """Where a tensor lives; capture is device independent, so this only records the name."""
+
+    def __init__(self, type="cpu", index=None):
+        self.type = str(type).split(":")[0]
+        self.index = index
+
+    def __repr__(self):
+        return f"device(type='{self.type}')"
+
+    def __eq__(self, other):
+        return isinstance(other, device) and other.type == self.type
+
+    def __hash__(self):
+        return hash(self.type)
+
+
+class Size(tuple):
+    """The sizes of a tensor: ints, and SymInts for the symbolic ones."""
+
+    def numel(self):
+        total = 1
+        for size in self:
+            total = total * size
+        return total
+
+    def __repr__(self):
+        return "torch.Size([" + ", ".join(repr(size) for size in self) + "])"
+
+
+def _sizes(args):
+    """Sizes given as varargs or as one sequence: `view(b, -1)` or `view((b, -1))`."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return list(args[0])
+    return list(args)
+
+
+def _dims(dim):
+    """A dim argument as a list of ints, or None for every dim."""
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return list(dim)
+    return [dim]
+
+
+class Tensor(_tailor.TensorBase):
+    """A float32 tensor of symbolic shape: a node of the captured graph, or a constant."""
+
+    __slots__ = ()
+
+    # ---- sizes ----------------------------------------------------------------------------
+
+    @property
+    def shape(self):
+        return Size(_tailor.shape(self))
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(_tailor.shape(self))
+        return _tailor.size(self, dim)
+
+    def dim(self):
+        return len(_tailor.shape(self))
+
+    @property
+    def ndim(self):
+        return len(_tailor.shape(self))
+
+    def numel(self):
+        return _tailor.numel(self)
+
+    def __len__(self):
+        return _tailor.size(self, 0)
+
+    @property
+    def dtype(self):
+        return float32
+
+    @property
+    def device(self):
+        return device("cpu")
+
+    @property
+    def T(self):
+        return _tailor.transposed(self, False)
+
+    @property
+    def mT(self):
+        return _tailor.transposed(self, True)
+
+    # ---- views ----------------------------------------------------------------------------
+
+    def view(self, *shape):
+        return _tailor.reshape(self, _sizes(shape))
+
+    def reshape(self, *shape):
+        return _tailor.reshape(self, _sizes(shape))
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return _tailor.flatten(self, start_dim, end_dim)
+
+    def unsqueeze(self, dim):
+        return _tailor.unsqueeze(self, dim)
+
+    def squeeze(self, dim):
+        return _tailor.squeeze(self, dim)
+
+    def transpose(self, dim0, dim1):
+        return _tailor.transpose(self, dim0, dim1)
+
+    def t(self):
+        return _tailor.t(self)
+
+    def permute(self, *dims):
+        return _tailor.permute(self, _sizes(dims))
+
+    def __getitem__(self, index):
+        return _tailor.index(self, index if isinstance(index, tuple) else (index,))
+
+    def contiguous(self, memory_format=None):
+        return self
+
+    def to(self, *args, **kwargs):
+        return self
+
+    def float(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        return self
+
+    def detach(self):
+        return self
+
+    def clone(self):
+        return self
+
+    # ---- elementwise, reductions, products -------------------------------------------------
+
+    def relu(self):
+        return _tailor.unary("relu", self)
+
+    def sigmoid(self):
+        return _tailor.unary("sigmoid", self)
+
+    def tanh(self):
+        return _tailor.unary("tanh", self)
+
+    def exp(self):
+        return _tailor.unary("exp", self)
+
+    def sqrt(self):
+        return _tailor.unary("sqrt", self)
+
+    def neg(self):
+        return _tailor.unary("neg", self)
+
+    def softmax(self, dim, dtype=None):
+        return _tailor.softmax(self, _dims(dim))
+
+    def sum(self, dim=None, keepdim=False):
+        return _tailor.reduce("sum", self, _dims(dim), keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        return _tailor.reduce("mean", self, _dims(dim), keepdim)
+
+    def amax(self, dim=None, keepdim=False):
+        return _tailor.reduce("amax", self, _dims(dim), keepdim)
+
+    def matmul(self, other):
+        return _tailor.binary("matmul", self, other)
+
+    def add(self, other):
+        return _tailor.binary("add", self, other)
+
+    def sub(self, other):
+        return _tailor.binary("sub", self, other)
+
+    def mul(self, other):
+        return _tailor.binary("mul", self, other)
+
+    def div(self, other):
+        return _tailor.binary("div", self, other)
+
+    # ---- operators -------------------------------------------------------------------------
+
+    def __add__(self, other):
+        return _tailor.binary("add", self, other)
+
+    def __radd__(self, other):
+        return _tailor.binary("add", other, self)
+
+    def __sub__(self, other):
+        return _tailor.binary("sub", self, other)
+
+    def __rsub__(self, other):
+        return _tailor.binary("sub", other, self)
+
+    def __mul__(self, other):
+        return _tailor.binary("mul", self, other)
+
+    def __rmul__(self, other):
+        return _tailor.binary("mul", other, self)
+
+    def __truediv__(self, other):
+        return _tailor.binary("div", self, other)
+
+    def __rtruediv__(self, other):
+        return _tailor.binary("div", other, self)
+
+    def __matmul__(self, other):
+        return _tailor.binary("matmul", self, other)
+
+    def __rmatmul__(self, other):
+        return _tailor.binary("matmul", other, self)
+
+    def __pow__(self, other):
+        return _tailor.binary("pow", self, other)
+
+    def __floordiv__(self, other):
+        return _tailor.binary("floordiv", self, other)
+
+    def __mod__(self, other):
+        return _tailor.binary("mod", self, other)
+
+    def __neg__(self):
+        return _tailor.unary("neg", self)
+
+    def __pos__(self):
+        return self
+
+    def __bool__(self):
+        return _tailor.tensor_condition()
+
+    def __eq__(self, other):
+        return _tailor.tensor_compare()
+
+    def __ne__(self, other):
+        return _tailor.tensor_compare()
+
+    def __lt__(self, other):
+        return _tailor.tensor_compare()
+
+    def __le__(self, other):
+        return _tailor.tensor_compare()
+
+    def __gt__(self, other):
+        return _tailor.tensor_compare()
+
+    def __ge__(self, other):
+        return _tailor.tensor_compare()
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return _tailor.describe(self)
+
+
+class SymInt(_tailor.SymIntBase):
+    """A symbolic size such as `s0` or `(s0 - 3)//2 + 1`; arithmetic builds expressions."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        return _tailor.sym_binary("add", self, other)
+
+    def __radd__(self, other):
+        return _tailor.sym_binary("add", other, self)
+
+    def __sub__(self, other):
+        return _tailor.sym_binary("sub", self, other)
+
+    def __rsub__(self, other):
+        return _tailor.sym_binary("sub", other, self)
+
+    def __mul__(self, other):
+        return _tailor.sym_binary("mul", self, other)
+
+    def __rmul__(self, other):
+        return _tailor.sym_binary("mul", other, self)
+
+    def __floordiv__(self, other):
+        return _tailor.sym_binary("floordiv", self, other)
+
+    def __rfloordiv__(self, other):
+        return _tailor.sym_binary("floordiv", other, self)
+
+    def __mod__(self, other):
+        return _tailor.sym_binary("mod", self, other)
+
+    def __rmod__(self, other):
+        return _tailor.sym_binary("mod", other, self)
+
+    def __truediv__(self, other):
+        return _tailor.sym_binary("truediv", self, other)
+
+    def __rtruediv__(self, other):
+        return _tailor.sym_binary("truediv", other, self)
+
+    def __pow__(self, other):
+        return _tailor.sym_binary("pow", self, other)
+
+    def __rpow__(self, other):
+        return _tailor.sym_binary("pow", other, self)
+
+    def __neg__(self):
+        return _tailor.sym_neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _tailor.unsupported("abs() of a symbolic size", "")
+
+    def __eq__(self, other):
+        return _tailor.sym_compare("eq", self, other)
+
+    def __ne__(self, other):
+        return _tailor.sym_compare("ne", self, other)
+
+    def __lt__(self, other):
+        return _tailor.sym_compare("lt", self, other)
+
+    def __le__(self, other):
+        return _tailor.sym_compare("le", self, other)
+
+    def __gt__(self, other):
+        return _tailor.sym_compare("gt", self, other)
+
+    def __ge__(self, other):
+        return _tailor.sym_compare("ge", self, other)
+
+    __hash__ = None
+
+    def __bool__(self):
+        return _tailor.sym_condition(self)
+
+    def __index__(self):
+        return _tailor.sym_specialize(self)
+
+    def __int__(self):
+        return _tailor.sym_specialize(self)
+
+    def __float__(self):
+        return _tailor.unsupported("float() of a symbolic size", "it would produce a SymFloat")
+
+    def __repr__(self):
+        return _tailor.describe(self)
+
+
+class SymBool(_tailor.SymBoolBase):
+    """A comparison of sizes, decided (and guarded) only when used as a condition."""
+
+    __slots__ = ()
+
+    def __bool__(self):
+        return _tailor.sym_condition(self)
+
+    def __repr__(self):
+        return _tailor.describe(self)
+
+
+_tailor.register(Tensor, SymInt, SymBool, TailorError)

@@ -1,0 +1,28 @@
+"""torch.nn: modules whose parameters are named as PyTorch names them, and the layers."""
+
+from torch.nn import functional
+from torch.nn.modules import (
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    Dropout,
+    Embedding,
+    Flatten,
+    GELU,
+    Identity,
+    LayerNorm,
+    Linear,
+    MaxPool2d,
+    Module,
+    ModuleDict,
+    ModuleList,
+    Parameter,
+    ReLU,
+    Sequential,
+    SiLU,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)

@@ -1,0 +1,85 @@
+"""torch.nn.functional: stateless layers, each one call into `_tailor`."""
+
+import _tailor
+from torch._tensor import _dims
+
+
+def relu(input, inplace=False):
+    return _tailor.unary("relu", input)
+
+
+def gelu(input, approximate="none"):
+    return _tailor.unary("gelu", input)
+
+
+def silu(input, inplace=False):
+    return _tailor.unary("silu", input)
+
+
+def sigmoid(input):
+    return _tailor.unary("sigmoid", input)
+
+
+def tanh(input):
+    return _tailor.unary("tanh", input)
+
+
+def dropout(input, p=0.5, training=False, inplace=False):
+    return input
+
+
+def softmax(input, dim=None, dtype=None):
+    if dim is None:
+        raise TypeError("softmax() needs dim")
+    return _tailor.softmax(input, _dims(dim))
+
+
+def linear(input, weight, bias=None):
+    return _tailor.linear(input, weight, bias)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if not isinstance(normalized_shape, (tuple, list)):
+        normalized_shape = [normalized_shape]
+    return _tailor.layer_norm(input, list(normalized_shape), weight, bias, eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    return _tailor.batch_norm(input, [running_mean, running_var, weight, bias],
+                              running_mean.shape[0], eps)
+
+
+def _tuple(value, n):
+    return list(value) if isinstance(value, (tuple, list)) else [value] * n
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, n):
+    if groups != 1:
+        _tailor.unsupported("grouped convolution", "groups must be 1")
+    return _tailor.conv(input, weight, bias, _tuple(stride, n), _tuple(padding, n),
+                        _tuple(dilation, n))
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0):
+    kernel = _tuple(kernel_size, 2)
+    stride = kernel if stride is None else _tuple(stride, 2)
+    return _tailor.pool("max", input, kernel, stride, _tuple(padding, 2))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0):
+    kernel = _tuple(kernel_size, 2)
+    stride = kernel if stride is None else _tuple(stride, 2)
+    return _tailor.pool("avg", input, kernel, stride, _tuple(padding, 2))
+
+
+def embedding(input, weight):
+    return _tailor.embedding(input, weight)

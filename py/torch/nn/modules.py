@@ -1,0 +1,482 @@
+"""nn.Module and the layers, in Python over `_tailor`'s tensors.
+
+`Module.__setattr__` registers parameters, buffers and submodules as PyTorch does, so
+`named_parameters()` and `state_dict()` give PyTorch's dotted names (`layers.0.weight`);
+the capture names each parameter's graph node after them. A layer's `forward` is the
+`torch.nn.functional` call PyTorch makes.
+"""
+
+import _tailor
+from torch._tensor import Tensor
+from torch.nn import functional as F
+
+
+class _ParameterMeta(type):
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and _tailor.is_state(instance)
+
+
+class Parameter(metaclass=_ParameterMeta):
+    """A tensor that is module state: `Parameter(torch.randn(4, 4))`."""
+
+    def __new__(cls, data=None, requires_grad=True):
+        return _tailor.as_state(data)
+
+
+class Module:
+    """The base of every layer and model: attributes registered in assignment order."""
+
+    training = False
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_modules", {})
+
+    def __setattr__(self, name, value):
+        registries = self.__dict__.get("_parameters"), self.__dict__.get("_modules")
+        if isinstance(value, (Parameter, Module)) and None in registries:
+            raise AttributeError(
+                f"cannot assign '{name}' before {type(self).__name__}.__init__() calls "
+                "super().__init__()"
+            )
+        for registry in (self.__dict__.get("_parameters"), self.__dict__.get("_buffers"),
+                         self.__dict__.get("_modules")):
+            if registry is not None and name in registry and not isinstance(value, (Tensor, Module)):
+                del registry[name]
+        if isinstance(value, Parameter):
+            self.__dict__.pop(name, None)
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self.__dict__.pop(name, None)
+            self._modules[name] = value
+        elif name in self.__dict__.get("_buffers", {}):
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        for registry in ("_parameters", "_buffers", "_modules"):
+            values = self.__dict__.get(registry, {})
+            if name in values:
+                return values[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for registry in ("_parameters", "_buffers", "_modules"):
+            values = self.__dict__.get(registry, {})
+            if name in values:
+                del values[name]
+                return
+        object.__delattr__(self, name)
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"module '{type(self).__name__}' has no forward method")
+
+    # ---- registration ------------------------------------------------------------------------
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def register_parameter(self, name, param):
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        self._buffers[name] = None if tensor is None else _tailor.as_state(tensor)
+
+    # ---- traversal -------------------------------------------------------------------------
+
+    def named_modules(self, memo=None, prefix=""):
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return
+        memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                child = prefix + ("." if prefix else "") + name
+                yield from module.named_modules(memo, child)
+
+    def _named_members(self, registry, prefix, recurse):
+        seen = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def named_parameters(self, prefix="", recurse=True):
+        return self._named_members("_parameters", prefix, recurse)
+
+    def parameters(self, recurse=True):
+        return (value for _, value in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self, prefix="", recurse=True):
+        return self._named_members("_buffers", prefix, recurse)
+
+    def buffers(self, recurse=True):
+        return (value for _, value in self.named_buffers(recurse=recurse))
+
+    def named_children(self):
+        return ((name, m) for name, m in self._modules.items() if m is not None)
+
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def state_dict(self):
+        state = dict(self.named_parameters())
+        state.update(self.named_buffers())
+        return state
+
+    def apply(self, fn):
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes and devices: capture is eval-mode and device independent --------------------
+
+    def eval(self):
+        return self
+
+    def train(self, mode=True):
+        return self
+
+    def requires_grad_(self, requires_grad=True):
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        return None
+
+    def to(self, *args, **kwargs):
+        return self
+
+    def cuda(self, device=None):
+        return self
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        return self
+
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = [f"  ({name}): " + repr(m).replace("\n", "\n  ")
+                 for name, m in self.named_children()]
+        if not lines:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
+
+
+# ---- containers ------------------------------------------------------------------------------
+
+
+class Sequential(Module):
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], dict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for index, module in enumerate(args):
+                self.add_module(str(index), module)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __getitem__(self, index):
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return Sequential(*modules[index])
+        return modules[index]
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def forward(self, input):
+        for module in self._modules.values():
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __getitem__(self, index):
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return ModuleList(modules[index])
+        return modules[index]
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self
+
+
+class ModuleDict(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        for name, module in (modules or {}).items():
+            self.add_module(name, module)
+
+    def __getitem__(self, name):
+        return self._modules[name]
+
+    def __setitem__(self, name, module):
+        self.add_module(name, module)
+
+    def __contains__(self, name):
+        return name in self._modules
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+
+# ---- layers ----------------------------------------------------------------------------------
+
+
+def _tuple(value, n):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class Linear(Module):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = _tailor.parameter([out_features, in_features], "uniform", in_features)
+        if bias:
+            self.bias = _tailor.parameter([out_features], "uniform", in_features)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}"
+
+
+class _ConvNd(Module):
+    def __init__(self, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                 groups, bias):
+        super().__init__()
+        if groups != 1:
+            _tailor.unsupported("grouped convolution", "groups must be 1")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _tuple(kernel_size, n)
+        self.stride = _tuple(stride, n)
+        self.padding = _tuple(padding, n)
+        self.dilation = _tuple(dilation, n)
+        fan_in = in_channels
+        for k in self.kernel_size:
+            fan_in = fan_in * k
+        shape = [out_channels, in_channels, *self.kernel_size]
+        self.weight = _tailor.parameter(shape, "uniform", fan_in)
+        if bias:
+            self.bias = _tailor.parameter([out_channels], "uniform", fan_in)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return _tailor.conv(input, self.weight, self.bias, list(self.stride),
+                            list(self.padding), list(self.dilation))
+
+
+class Conv1d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True):
+        super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias)
+
+
+class Conv2d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True):
+        super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias)
+
+
+class _BatchNorm(Module):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.weight = _tailor.parameter([num_features], "fill", 1.0)
+        self.bias = _tailor.parameter([num_features], "fill", 0.0)
+        self._buffers["running_mean"] = _tailor.parameter([num_features], "fill", 0.0)
+        self._buffers["running_var"] = _tailor.parameter([num_features], "fill", 1.0)
+
+    def forward(self, input):
+        state = [self.running_mean, self.running_var, self.weight, self.bias]
+        return _tailor.batch_norm(input, state, self.num_features, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    pass
+
+
+class BatchNorm2d(_BatchNorm):
+    pass
+
+
+class LayerNorm(Module):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
+        super().__init__()
+        self.normalized_shape = _tuple(normalized_shape, 1)
+        self.eps = eps
+        if elementwise_affine:
+            self.weight = _tailor.parameter(list(self.normalized_shape), "fill", 1.0)
+            self.bias = _tailor.parameter(list(self.normalized_shape), "fill", 0.0)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+
+class _Pool2d(Module):
+    kind = "max"
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, 2)
+        self.stride = self.kernel_size if stride is None else _tuple(stride, 2)
+        self.padding = _tuple(padding, 2)
+
+    def forward(self, input):
+        return _tailor.pool(self.kind, input, list(self.kernel_size), list(self.stride),
+                            list(self.padding))
+
+
+class MaxPool2d(_Pool2d):
+    kind = "max"
+
+
+class AvgPool2d(_Pool2d):
+    kind = "avg"
+
+
+class _Activation(Module):
+    function = "relu"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return _tailor.unary(self.function, input)
+
+
+class ReLU(_Activation):
+    function = "relu"
+
+
+class GELU(_Activation):
+    function = "gelu"
+
+
+class SiLU(_Activation):
+    function = "silu"
+
+
+class Sigmoid(_Activation):
+    function = "sigmoid"
+
+
+class Tanh(_Activation):
+    function = "tanh"
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+
+class Dropout(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        self.p = p
+
+    def forward(self, input):
+        return input
+
+
+class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Flatten(Module):
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+
+class Embedding(Module):
+    def __init__(self, num_embeddings, embedding_dim):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.weight = _tailor.parameter([num_embeddings, embedding_dim], "normal", 1.0)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight)

@@ -1,0 +1,684 @@
+//! Tensor operations as graph nodes: the half of capture that every front end shares.
+//!
+//! Input: operands (graph nodes, or constants made outside `forward`) and the op's
+//! attributes, already read from the caller's arguments. Output: the new node, appended to
+//! the `Graph` with the shape its rule in `shape::rules` computed (recording guards in the
+//! `ShapeEnv`). Invariant: a constant gets its node on first use, inputs are resolved in
+//! argument order, and `ShapeEnv::node_cursor` names the node being built whenever a rule
+//! runs; so two front ends that make the same calls build the same graph and the same
+//! events.
+
+use super::FrontendError;
+use super::value::ConstTensor;
+use crate::graph::{BinaryOp, Graph, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span};
+use crate::graph::{UnaryOp, shape_to_string};
+use crate::shape::rules::{self, OpCtx};
+use crate::shape::{ShapeEnv, ShapeError};
+use crate::symbolic::Expr;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+type Result<T> = std::result::Result<T, FrontendError>;
+
+/// A tensor operand: a node of the graph being built, or a constant that gets its node
+/// when an op first uses it.
+#[derive(Clone, Debug)]
+pub enum TensorRef {
+    /// A node of the graph under construction.
+    Node(NodeId),
+    /// A parameter, buffer or module-level constant (static shape).
+    Const(Rc<ConstTensor>),
+}
+
+/// One item of a tensor subscript `x[...]`, as read from the index expression.
+#[derive(Clone, Debug)]
+pub enum IndexItem {
+    /// `...`: as many full slices as the other items leave.
+    Ellipsis,
+    /// `None`: a new dim of size 1.
+    NewAxis,
+    /// `a:b:c`, bounds absent or sizes, the step a constant.
+    Slice {
+        /// Start, `None` for the beginning.
+        lower: Option<Expr>,
+        /// Stop, `None` for the end.
+        upper: Option<Expr>,
+        /// Step.
+        step: i64,
+    },
+    /// An integer index: selects one position and drops the dim.
+    Select(Expr),
+}
+
+/// The state a capture builds: the graph, the shape environment and the nodes already
+/// given to constants.
+pub struct Tracing<'a> {
+    /// The graph under construction.
+    pub graph: &'a mut Graph,
+    /// Symbols, guards and events.
+    pub env: &'a mut ShapeEnv,
+    /// The node of each constant used so far, by constant id.
+    pub const_nodes: &'a mut BTreeMap<usize, NodeId>,
+}
+
+/// The tensor operations, inside `forward` (with a `Tracing`) or outside it (only shape
+/// queries work there; appending a node is an error naming the place).
+pub struct Ops<'a> {
+    tracing: Option<Tracing<'a>>,
+}
+
+/// An `Unsupported` error.
+pub(crate) fn unsupported(
+    span: Span,
+    construct: impl Into<String>,
+    note: impl Into<String>,
+) -> FrontendError {
+    FrontendError::Unsupported {
+        span,
+        construct: construct.into(),
+        note: note.into(),
+    }
+}
+
+/// A `Type` error (Python's TypeError / ValueError / IndexError).
+pub(crate) fn type_error(span: Span, message: impl Into<String>) -> FrontendError {
+    FrontendError::Type {
+        span,
+        message: message.into(),
+    }
+}
+
+fn op_ctx(what: &str, span: Span) -> OpCtx {
+    OpCtx {
+        what: what.to_string(),
+        span,
+    }
+}
+
+impl<'a> Ops<'a> {
+    /// Operations on a capture in progress, or (`None`) outside `forward`.
+    pub fn new(tracing: Option<Tracing<'a>>) -> Ops<'a> {
+        Ops { tracing }
+    }
+
+    /// The shape of an operand.
+    pub fn shape_of(&self, tensor: &TensorRef) -> Shape {
+        match tensor {
+            TensorRef::Const(c) => c.shape.iter().map(|&d| Expr::int(d)).collect(),
+            TensorRef::Node(id) => match &self.tracing {
+                Some(tracing) => tracing.graph.shape(*id).clone(),
+                None => unreachable!("graph tensors exist only while capturing"),
+            },
+        }
+    }
+
+    /// The node of an operand, adding a node for a parameter or constant on first use.
+    pub fn node_of(&mut self, tensor: &TensorRef, span: Span) -> Result<NodeId> {
+        let c = match tensor {
+            TensorRef::Node(id) => return Ok(*id),
+            TensorRef::Const(c) => c,
+        };
+        let Some(tracing) = &mut self.tracing else {
+            return Err(FrontendError::Unsupported {
+                span,
+                construct: "a tensor operation outside forward".into(),
+                note: "module-level code may only create parameters and constants".into(),
+            });
+        };
+        if let Some(&id) = tracing.const_nodes.get(&c.id) {
+            return Ok(id);
+        }
+        tracing.env.node_cursor = tracing.graph.nodes.len();
+        let name = c.name.borrow().clone();
+        let shape: Shape = c.shape.iter().map(|&d| Expr::int(d)).collect();
+        let label = if name.is_empty() {
+            format!("const{}", c.id)
+        } else {
+            name
+        };
+        let op = if c.is_param {
+            Op::Param {
+                path: label.clone(),
+                init: c.init,
+            }
+        } else {
+            Op::Constant {
+                name: label.clone(),
+                init: c.init,
+            }
+        };
+        let id = tracing
+            .graph
+            .push(&label.replace('.', "_"), op, vec![], shape, None);
+        tracing.const_nodes.insert(c.id, id);
+        Ok(id)
+    }
+
+    /// Appends an op node whose shape comes from `rule` (run against the shape environment).
+    pub fn push(
+        &mut self,
+        op: Op,
+        inputs: &[TensorRef],
+        span: Span,
+        rule: impl FnOnce(&mut ShapeEnv, &OpCtx, &[Shape]) -> std::result::Result<Shape, ShapeError>,
+    ) -> Result<TensorRef> {
+        let mut ids = Vec::with_capacity(inputs.len());
+        let mut shapes = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            ids.push(self.node_of(input, span)?);
+            shapes.push(self.shape_of(input));
+        }
+        let name = op.name();
+        let Some(tracing) = &mut self.tracing else {
+            return Err(FrontendError::Unsupported {
+                span,
+                construct: format!("{name} outside forward"),
+                note: "module-level code may only create parameters and constants".into(),
+            });
+        };
+        tracing.env.node_cursor = tracing.graph.nodes.len();
+        let ctx = op_ctx(&name, span);
+        let shape = rule(tracing.env, &ctx, &shapes)?;
+        Ok(TensorRef::Node(tracing.graph.push(
+            &name,
+            op,
+            ids,
+            shape,
+            Some(span),
+        )))
+    }
+
+    /// Sets an op attribute that the shape rule computed (a slice's clamped start).
+    fn set_op(&mut self, tensor: &TensorRef, op: Op) {
+        if let (TensorRef::Node(id), Some(tracing)) = (tensor, &mut self.tracing) {
+            tracing.graph.nodes[id.index()].op = op;
+        }
+    }
+
+    /// Normalised dims of a reduction or softmax: `raw` ints, or every dim when `None`.
+    pub fn dims(
+        &self,
+        what: &str,
+        raw: Option<Vec<i64>>,
+        rank: usize,
+        span: Span,
+    ) -> Result<Vec<usize>> {
+        let raw = raw.unwrap_or_else(|| (0..rank as i64).collect());
+        let ctx = op_ctx(what, span);
+        let mut dims = raw
+            .iter()
+            .map(|&d| rules::normalize_dim(&ctx, d, rank))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        dims.sort_unstable();
+        dims.dedup();
+        Ok(dims)
+    }
+
+    /// An elementwise function of a tensor.
+    pub fn unary(&mut self, op: UnaryOp, x: TensorRef, span: Span) -> Result<TensorRef> {
+        self.push(Op::Unary(op), &[x], span, |_, _, shapes| {
+            Ok(shapes[0].clone())
+        })
+    }
+
+    /// `softmax(x, dim)`; `dim` as the caller read it (`None`: every dim, the first kept).
+    pub fn softmax(
+        &mut self,
+        x: TensorRef,
+        dim: Option<Vec<i64>>,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        let dims = self.dims("softmax", dim, rank, span)?;
+        let dim = dims[0];
+        self.push(Op::Softmax { dim }, &[x], span, |_, _, shapes| {
+            Ok(shapes[0].clone())
+        })
+    }
+
+    /// `x.sum/mean/amax(dim, keepdim)`; `what` is the method name for errors.
+    pub fn reduce(
+        &mut self,
+        kind: ReduceKind,
+        what: &str,
+        x: TensorRef,
+        dim: Option<Vec<i64>>,
+        keepdim: bool,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        let dims = self.dims(what, dim, rank, span)?;
+        let op = Op::Reduce {
+            kind,
+            dims: dims.clone(),
+            keepdim,
+        };
+        self.push(op, &[x], span, move |_, _, shapes| {
+            Ok(rules::reduce(&shapes[0], &dims, keepdim))
+        })
+    }
+
+    /// `a @ b`.
+    pub fn matmul(&mut self, a: TensorRef, b: TensorRef, span: Span) -> Result<TensorRef> {
+        self.push(Op::Matmul, &[a, b], span, |env, ctx, shapes| {
+            rules::matmul(env, ctx, &shapes[0], &shapes[1])
+        })
+    }
+
+    /// `x @ weight.T + bias`; with `check_weight`, a weight that is not 2-d is an error
+    /// (`F.linear`; `nn.Linear` makes its weight 2-d).
+    pub fn linear(
+        &mut self,
+        x: TensorRef,
+        weight: TensorRef,
+        bias: Option<TensorRef>,
+        check_weight: bool,
+        span: Span,
+    ) -> Result<TensorRef> {
+        if check_weight {
+            let weight_shape = self.shape_of(&weight);
+            if weight_shape.len() != 2 {
+                return Err(type_error(
+                    span,
+                    format!(
+                        "F.linear needs a 2-d weight, got {}",
+                        shape_to_string(&weight_shape)
+                    ),
+                ));
+            }
+        }
+        let inputs: Vec<TensorRef> = [x, weight].into_iter().chain(bias).collect();
+        self.push(Op::Linear, &inputs, span, |env, ctx, shapes| {
+            rules::linear(env, ctx, &shapes[0], &shapes[1])
+        })
+    }
+
+    /// A 1-d or 2-d convolution (`inputs`: x, weight and the bias if any).
+    pub fn conv(
+        &mut self,
+        inputs: &[TensorRef],
+        stride: Vec<i64>,
+        padding: Vec<i64>,
+        dilation: Vec<i64>,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let op = Op::Conv {
+            stride: stride.clone(),
+            padding: padding.clone(),
+            dilation: dilation.clone(),
+        };
+        self.push(op, inputs, span, |env, ctx, shapes| {
+            rules::conv(
+                env, ctx, &shapes[0], &shapes[1], &stride, &padding, &dilation,
+            )
+        })
+    }
+
+    /// Eval-mode batch norm (`inputs`: x, running mean, running var, weight, bias).
+    pub fn batch_norm(
+        &mut self,
+        inputs: &[TensorRef],
+        features: i64,
+        eps: f64,
+        span: Span,
+    ) -> Result<TensorRef> {
+        self.push(Op::BatchNorm { eps }, inputs, span, |env, ctx, shapes| {
+            rules::batch_norm(env, ctx, &shapes[0], features)
+        })
+    }
+
+    /// Layer norm over the trailing `normalized` sizes (`inputs`: x, then weight and bias
+    /// or neither).
+    pub fn layer_norm(
+        &mut self,
+        inputs: &[TensorRef],
+        normalized: Vec<Expr>,
+        eps: f64,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let op = Op::LayerNorm {
+            normalized_dims: normalized.len(),
+            eps,
+        };
+        self.push(op, inputs, span, |env, ctx, shapes| {
+            rules::layer_norm(env, ctx, &shapes[0], &normalized)
+        })
+    }
+
+    /// 2-d max or average pooling.
+    pub fn pool(
+        &mut self,
+        kind: PoolKind,
+        x: TensorRef,
+        kernel: Vec<i64>,
+        stride: Vec<i64>,
+        padding: Vec<i64>,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let op = Op::Pool {
+            kind,
+            kernel: kernel.clone(),
+            stride: stride.clone(),
+            padding: padding.clone(),
+        };
+        self.push(op, &[x], span, |env, ctx, shapes| {
+            rules::pool2d(env, ctx, &shapes[0], &kernel, &stride, &padding)
+        })
+    }
+
+    /// Rows of `weight` picked by the indices in `x`.
+    pub fn embedding(&mut self, x: TensorRef, weight: TensorRef, span: Span) -> Result<TensorRef> {
+        self.push(Op::Embedding, &[x, weight], span, |_, _, shapes| {
+            let mut shape = shapes[0].clone();
+            shape.push(shapes[1][1].clone());
+            Ok(shape)
+        })
+    }
+
+    /// `x.view(target)`; `None` is the inferred `-1` size.
+    pub fn reshape(
+        &mut self,
+        x: TensorRef,
+        target: Vec<Option<Expr>>,
+        span: Span,
+    ) -> Result<TensorRef> {
+        self.push(Op::Reshape, &[x], span, |env, ctx, shapes| {
+            rules::reshape(env, ctx, &shapes[0], &target)
+        })
+    }
+
+    /// `x.flatten(start, end)`.
+    pub fn flatten(&mut self, x: TensorRef, start: i64, end: i64, span: Span) -> Result<TensorRef> {
+        let shape = self.shape_of(&x);
+        let ctx = op_ctx("flatten", span);
+        let (start, end) = (
+            rules::normalize_dim(&ctx, start, shape.len())?,
+            rules::normalize_dim(&ctx, end, shape.len())?,
+        );
+        if start > end {
+            return Err(type_error(
+                span,
+                "flatten() has invalid args: start_dim cannot come after end_dim",
+            ));
+        }
+        let mut target: Vec<Option<Expr>> = shape[..start].iter().cloned().map(Some).collect();
+        target.push(Some(rules::numel(&shape[start..=end])));
+        target.extend(shape[end + 1..].iter().cloned().map(Some));
+        self.reshape(x, target, span)
+    }
+
+    /// `x.unsqueeze(dim)`.
+    pub fn unsqueeze(&mut self, x: TensorRef, dim: i64, span: Span) -> Result<TensorRef> {
+        let shape = self.shape_of(&x);
+        let d = rules::normalize_dim(&op_ctx("unsqueeze", span), dim, shape.len() + 1)?;
+        let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
+        target.insert(d, Some(Expr::int(1)));
+        self.reshape(x, target, span)
+    }
+
+    /// `x.squeeze(dim)`: drops the dim when it is 1; a symbolic dim is an error.
+    pub fn squeeze(&mut self, x: TensorRef, dim: i64, span: Span) -> Result<TensorRef> {
+        let shape = self.shape_of(&x);
+        let d = rules::normalize_dim(&op_ctx("squeeze", span), dim, shape.len())?;
+        let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
+        if shape[d].as_int() == Some(1) {
+            target.remove(d);
+        } else if shape[d].as_int().is_none() {
+            return Err(unsupported(
+                span,
+                "squeeze of a symbolic dim",
+                "whether it is 1 is not known for all sizes",
+            ));
+        }
+        self.reshape(x, target, span)
+    }
+
+    /// `x.permute(perm)`; `perm` must be a permutation of the dims.
+    pub fn permute(&mut self, x: TensorRef, perm: Vec<usize>, span: Span) -> Result<TensorRef> {
+        let shape = self.shape_of(&x);
+        let mut sorted = perm.clone();
+        sorted.sort_unstable();
+        if sorted != (0..shape.len()).collect::<Vec<_>>() {
+            return Err(type_error(
+                span,
+                format!(
+                    "permute: {perm:?} is not a permutation of the {} dims",
+                    shape.len()
+                ),
+            ));
+        }
+        self.push(
+            Op::Permute { perm: perm.clone() },
+            &[x],
+            span,
+            move |_, _, shapes| Ok(perm.iter().map(|&p| shapes[0][p].clone()).collect()),
+        )
+    }
+
+    /// `x.permute(dims)` with dims as the caller wrote them (negative counts from the end).
+    pub fn permute_dims(&mut self, x: TensorRef, dims: &[i64], span: Span) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        let ctx = op_ctx("permute", span);
+        let perm = dims
+            .iter()
+            .map(|&d| rules::normalize_dim(&ctx, d, rank))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        self.permute(x, perm, span)
+    }
+
+    /// `x.transpose(a, b)`.
+    pub fn transpose(&mut self, x: TensorRef, a: i64, b: i64, span: Span) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        let ctx = op_ctx("transpose", span);
+        let a = rules::normalize_dim(&ctx, a, rank)?;
+        let b = rules::normalize_dim(&ctx, b, rank)?;
+        let mut perm: Vec<usize> = (0..rank).collect();
+        perm.swap(a, b);
+        self.permute(x, perm, span)
+    }
+
+    /// `x.t()`: a 2-d transpose (0-d and 1-d tensors are returned as they are).
+    pub fn t(&mut self, x: TensorRef, span: Span) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        if rank > 2 {
+            return Err(type_error(
+                span,
+                "t() expects a tensor with <= 2 dimensions",
+            ));
+        }
+        self.permute(x, (0..rank).rev().collect(), span)
+    }
+
+    /// `x.T` (every dim reversed) or `x.mT` (the last two swapped, when `matrix`).
+    pub fn transposed(&mut self, x: TensorRef, matrix: bool, span: Span) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        if rank < 2 {
+            return Ok(x);
+        }
+        let mut perm: Vec<usize> = (0..rank).collect();
+        if matrix {
+            perm.swap(rank - 2, rank - 1);
+        } else {
+            perm.reverse();
+        }
+        self.permute(x, perm, span)
+    }
+
+    /// `a op b` for two tensors (broadcasting).
+    pub fn binary(
+        &mut self,
+        op: BinaryOp,
+        lhs: TensorRef,
+        rhs: TensorRef,
+        span: Span,
+    ) -> Result<TensorRef> {
+        self.push(Op::Binary(op), &[lhs, rhs], span, |env, ctx, shapes| {
+            rules::broadcast(env, ctx, &shapes[0], &shapes[1])
+        })
+    }
+
+    /// `tensor op scalar` (or `scalar op tensor` when not `tensor_on_left`).
+    pub fn scalar(
+        &mut self,
+        op: BinaryOp,
+        tensor: TensorRef,
+        scalar: Scalar,
+        tensor_on_left: bool,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let op = Op::Scalar {
+            op,
+            scalar,
+            tensor_on_left,
+        };
+        self.push(op, &[tensor], span, |_, _, shapes| Ok(shapes[0].clone()))
+    }
+
+    /// `x ** exponent`: only `** 2` (a multiply) and `** 0.5` (a square root) are in the
+    /// subset; the exponent is checked before the base, which may not be a tensor.
+    pub fn pow(
+        &mut self,
+        x: Result<TensorRef>,
+        exponent: Option<Scalar>,
+        span: Span,
+    ) -> Result<TensorRef> {
+        match exponent {
+            Some(Scalar::Number(2.0)) => {
+                let x = x?;
+                self.binary(BinaryOp::Mul, x.clone(), x, span)
+            }
+            Some(Scalar::Number(0.5)) => self.unary(UnaryOp::Sqrt, x?, span),
+            _ => Err(unsupported(
+                span,
+                "tensor ** this exponent",
+                "only ** 2 and ** 0.5 are in the subset",
+            )),
+        }
+    }
+
+    /// `torch.cat(parts, dim)`.
+    pub fn cat(&mut self, parts: Vec<TensorRef>, dim: i64, span: Span) -> Result<TensorRef> {
+        if parts.is_empty() {
+            return Err(type_error(span, "torch.cat needs at least one tensor"));
+        }
+        let rank = self.shape_of(&parts[0]).len();
+        let dim = rules::normalize_dim(&op_ctx("cat", span), dim, rank)?;
+        self.push(Op::Cat { dim }, &parts, span, |env, ctx, shapes| {
+            rules::cat(env, ctx, shapes, dim)
+        })
+    }
+
+    /// `x[items]` with ints, slices, `...` and `None`; an item the caller could not read is
+    /// reported when the walk reaches it, after the checks on the whole index.
+    pub fn index(
+        &mut self,
+        tensor: TensorRef,
+        items: Vec<Result<IndexItem>>,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let rank = self.shape_of(&tensor).len();
+        let consuming = items
+            .iter()
+            .filter(|item| !matches!(item, Ok(IndexItem::NewAxis | IndexItem::Ellipsis)))
+            .count();
+        if consuming > rank {
+            return Err(type_error(
+                span,
+                format!("IndexError: too many indices for tensor of dimension {rank}"),
+            ));
+        }
+        if items
+            .iter()
+            .filter(|item| matches!(item, Ok(IndexItem::Ellipsis)))
+            .count()
+            > 1
+        {
+            return Err(type_error(
+                span,
+                "IndexError: an index can only have a single ellipsis",
+            ));
+        }
+        let mut current = tensor;
+        let mut dim = 0;
+        for item in items {
+            match item? {
+                IndexItem::Ellipsis => dim += rank - consuming,
+                IndexItem::NewAxis => {
+                    let shape = self.shape_of(&current);
+                    let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
+                    target.insert(dim, Some(Expr::int(1)));
+                    current = self.reshape(current, target, span)?;
+                    dim += 1;
+                }
+                IndexItem::Slice { lower, upper, step } => {
+                    if lower.is_none() && upper.is_none() && step == 1 {
+                        dim += 1;
+                        continue;
+                    }
+                    current = self.slice(current, dim, lower, upper, step, span)?;
+                    dim += 1;
+                }
+                IndexItem::Select(index) => current = self.select(current, dim, index, span)?,
+            }
+        }
+        Ok(current)
+    }
+
+    fn slice(
+        &mut self,
+        x: TensorRef,
+        d: usize,
+        lower: Option<Expr>,
+        upper: Option<Expr>,
+        step: i64,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let mut start_out = Expr::int(0);
+        let op = Op::Slice {
+            dim: d,
+            start: Expr::int(0),
+            step,
+        };
+        let sliced = self.push(op, &[x], span, |env, ctx, shapes| {
+            let (start, length) = rules::slice(
+                env,
+                ctx,
+                &shapes[0][d],
+                lower.as_ref(),
+                upper.as_ref(),
+                step,
+            )?;
+            start_out = start;
+            let mut shape = shapes[0].clone();
+            shape[d] = length;
+            Ok(shape)
+        })?;
+        let op = Op::Slice {
+            dim: d,
+            start: start_out,
+            step,
+        };
+        self.set_op(&sliced, op);
+        Ok(sliced)
+    }
+
+    fn select(&mut self, x: TensorRef, d: usize, index: Expr, span: Span) -> Result<TensorRef> {
+        let mut fixed = Expr::int(0);
+        let op = Op::Select {
+            dim: d,
+            index: Expr::int(0),
+        };
+        let selected = self.push(op, &[x], span, |env, ctx, shapes| {
+            fixed = rules::select(env, ctx, &shapes[0][d], &index)?;
+            let mut shape = shapes[0].clone();
+            shape.remove(d);
+            Ok(shape)
+        })?;
+        let op = Op::Select {
+            dim: d,
+            index: fixed,
+        };
+        self.set_op(&selected, op);
+        Ok(selected)
+    }
+}

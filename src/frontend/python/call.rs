@@ -1,0 +1,699 @@
+//! One call from Python into `_tailor`: the session, the user's position, reading Python
+//! arguments as the ops' Rust values, making proxies, and raising errors into Python.
+//!
+//! Input: the VM inside a `_tailor` function. Output: operands (`TensorRef`, `Expr`,
+//! `Scalar`, ints), proxies of the registered `torch` classes, and exceptions: a
+//! `FrontendError` is kept in the session and raised as `TailorError(message, index)`.
+//! Invariant: a proxy of an earlier capture is never used as an operand (its node ids and
+//! symbols belong to another graph and `ShapeEnv`).
+
+use super::native::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
+use super::source::{Decision, FILE_NAME};
+use crate::frontend::FrontendError;
+use crate::frontend::ops::{IndexItem, Ops, TensorRef, Tracing};
+use crate::frontend::value::ConstTensor;
+use crate::graph::{Init, NodeId, Scalar, Shape, Span};
+use crate::shape::Origin;
+use crate::shape::rules::OpCtx;
+use crate::symbolic::{Bindings, CmpOp, Expr, Rel};
+use rustpython_vm::builtins::{
+    PyBaseExceptionRef, PyCode, PyFloat, PyInt, PyList, PySlice, PyTuple, PyTypeRef,
+};
+use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Why a `_tailor` function fails: a front-end error, or a Python exception already made.
+pub(super) enum Raise {
+    Frontend(FrontendError),
+    Python(PyBaseExceptionRef),
+}
+
+impl From<FrontendError> for Raise {
+    fn from(err: FrontendError) -> Raise {
+        Raise::Frontend(err)
+    }
+}
+
+impl From<PyBaseExceptionRef> for Raise {
+    fn from(exc: PyBaseExceptionRef) -> Raise {
+        Raise::Python(exc)
+    }
+}
+
+impl From<crate::shape::ShapeError> for Raise {
+    fn from(err: crate::shape::ShapeError) -> Raise {
+        Raise::Frontend(err.into())
+    }
+}
+
+type Result<T> = std::result::Result<T, Raise>;
+
+/// The innermost frame running the user's file, and the VM position (1-based line and
+/// UTF-8 column) of its current instruction.
+pub(super) fn user_frame(vm: &VirtualMachine) -> Option<(PyObjectRef, usize, usize)> {
+    let mut frame: Option<PyObjectRef> = vm.current_frame().map(Into::into);
+    while let Some(current) = frame {
+        let code = current
+            .get_attr("f_code", vm)
+            .ok()?
+            .downcast::<PyCode>()
+            .ok()?;
+        if code.source_path().as_str() == FILE_NAME {
+            let lasti: usize = current
+                .get_attr("f_lasti", vm)
+                .ok()?
+                .try_into_value(vm)
+                .ok()?;
+            let (line, col) = instruction_position(&code, lasti)?;
+            return Some((current, line, col));
+        }
+        frame = current
+            .get_attr("f_back", vm)
+            .ok()
+            .filter(|back| !vm.is_none(back));
+    }
+    None
+}
+
+/// The position of the instruction at byte offset `lasti` of `code`.
+pub(super) fn instruction_position(code: &PyCode, lasti: usize) -> Option<(usize, usize)> {
+    let (start, _) = code.code.locations.get(lasti / 2)?;
+    Some((start.line.get(), start.character_offset.get()))
+}
+
+/// A `_tailor` call in progress.
+pub(super) struct Call<'vm> {
+    vm: &'vm VirtualMachine,
+    session: PyRef<Session>,
+    frame: Option<PyObjectRef>,
+    position: Option<(usize, usize)>,
+    /// Where in the user's file the call happens (1:1 when no user frame is running).
+    pub span: Span,
+}
+
+impl<'vm> Call<'vm> {
+    /// The session of this VM.
+    pub fn session(vm: &VirtualMachine) -> PyResult<PyRef<Session>> {
+        vm.import("_tailor", 0)?
+            .get_attr("session", vm)?
+            .downcast::<Session>()
+            .map_err(|_| vm.new_runtime_error("_tailor.session is not a Session"))
+    }
+
+    fn new(vm: &'vm VirtualMachine) -> PyResult<Call<'vm>> {
+        let session = Call::session(vm)?;
+        let (frame, position) = match user_frame(vm) {
+            Some((frame, line, col)) => (Some(frame), Some((line, col))),
+            None => (None, None),
+        };
+        let span = match (&*session.source.borrow(), position) {
+            (Some(source), Some((line, col))) => source.span(line, col),
+            _ => Span { line: 1, col: 1 },
+        };
+        Ok(Call {
+            vm,
+            session,
+            frame,
+            position,
+            span,
+        })
+    }
+
+    /// Runs `body` as one call, raising its error into Python.
+    pub fn run_with<T>(
+        vm: &VirtualMachine,
+        body: impl FnOnce(&Call<'_>) -> Result<T>,
+    ) -> PyResult<T> {
+        let call = Call::new(vm)?;
+        body(&call).map_err(|raise| match raise {
+            Raise::Python(exc) => exc,
+            Raise::Frontend(err) => call.raise(err),
+        })
+    }
+
+    /// `run_with` for calls that return a Python object.
+    pub fn run(
+        vm: &VirtualMachine,
+        body: impl FnOnce(&Call<'_>) -> Result<PyObjectRef>,
+    ) -> PyResult {
+        Call::run_with(vm, body)
+    }
+
+    fn raise(&self, err: FrontendError) -> PyBaseExceptionRef {
+        let message = err.to_string();
+        let mut errors = self.session.errors.borrow_mut();
+        errors.push(err);
+        let index = errors.len() - 1;
+        match &*self.session.classes.borrow() {
+            Some(classes) => self.vm.new_exception(
+                classes.error.clone(),
+                vec![
+                    self.vm.ctx.new_str(message).into(),
+                    self.vm.ctx.new_int(index).into(),
+                ],
+            ),
+            None => self.vm.new_runtime_error(message),
+        }
+    }
+
+    // ---- errors ----------------------------------------------------------------------------
+
+    /// A type error at the user's line.
+    pub fn type_error(&self, message: impl Into<String>) -> Raise {
+        crate::frontend::ops::type_error(self.span, message).into()
+    }
+
+    /// An `Unsupported` error at the user's line.
+    pub fn unsupported(&self, construct: impl Into<String>, note: impl Into<String>) -> Raise {
+        crate::frontend::ops::unsupported(self.span, construct, note).into()
+    }
+
+    /// The op context of a shape rule called directly (`size`).
+    pub fn op_ctx(&self, what: &str) -> OpCtx {
+        OpCtx {
+            what: what.to_string(),
+            span: self.span,
+        }
+    }
+
+    /// Python's name of an object's type.
+    pub fn type_name(&self, value: &PyObjectRef) -> String {
+        if value.downcast_ref::<TensorBase>().is_some() {
+            return "Tensor".into();
+        }
+        if value.downcast_ref::<SymIntBase>().is_some() {
+            return "SymInt".into();
+        }
+        value.class().name().to_string()
+    }
+
+    // ---- the capture -----------------------------------------------------------------------
+
+    /// Whether a capture is in progress (inside `forward`).
+    pub fn is_capturing(&self) -> bool {
+        self.session.capture.borrow().is_some()
+    }
+
+    fn capture_number(&self) -> Option<u64> {
+        self.session.capture.borrow().as_ref().map(|c| c.number)
+    }
+
+    /// Runs `op` on the tensor operations of the capture in progress (or outside it).
+    fn with_ops<T>(&self, op: impl FnOnce(&mut Ops<'_>) -> T) -> T {
+        let mut capture = self.session.capture.borrow_mut();
+        let tracing = capture.as_mut().map(|c| Tracing {
+            graph: &mut c.graph,
+            env: &mut c.env,
+            const_nodes: &mut c.const_nodes,
+        });
+        op(&mut Ops::new(tracing))
+    }
+
+    /// Runs one tensor operation at the user's span and wraps its result.
+    pub fn tensor_op(
+        &self,
+        op: impl FnOnce(&mut Ops<'_>, Span) -> std::result::Result<TensorRef, FrontendError>,
+    ) -> Result<PyObjectRef> {
+        let tensor = self.with_ops(|ops| op(ops, self.span))?;
+        self.wrap_tensor(tensor)
+    }
+
+    /// `expr` with the capture's replacements applied (as size arithmetic does).
+    pub fn replace(&self, expr: &Expr) -> Expr {
+        match &*self.session.capture.borrow() {
+            Some(capture) => capture.env.replace(expr),
+            None => expr.clone(),
+        }
+    }
+
+    // ---- reading arguments ---------------------------------------------------------------
+
+    /// Whether `value` is a tensor proxy.
+    pub fn is_tensor(&self, value: &PyObjectRef) -> bool {
+        value.downcast_ref::<TensorBase>().is_some()
+    }
+
+    /// A tensor operand; a constant without a name yet is named after the variable of the
+    /// user's frame that holds it (as the default front end names it at assignment).
+    pub fn tensor(&self, value: &PyObjectRef) -> Result<TensorRef> {
+        let Some(proxy) = value.downcast_ref::<TensorBase>() else {
+            return Err(
+                self.type_error(format!("expected a Tensor, got {}", self.type_name(value)))
+            );
+        };
+        match &proxy.tensor {
+            TensorRef::Node(_) if Some(proxy.capture) != self.capture_number() => Err(self
+                .unsupported(
+                    "a tensor of an earlier capture",
+                    "a graph tensor was kept after forward returned (on self or in a global)",
+                )),
+            TensorRef::Const(c) => {
+                self.name_constant(value, c);
+                Ok(proxy.tensor.clone())
+            }
+            TensorRef::Node(_) => Ok(proxy.tensor.clone()),
+        }
+    }
+
+    fn name_constant(&self, value: &PyObjectRef, constant: &ConstTensor) {
+        let unnamed = !constant.is_param && constant.name.borrow().is_empty();
+        let has_node = match &*self.session.capture.borrow() {
+            Some(capture) => capture.const_nodes.contains_key(&constant.id),
+            None => true,
+        };
+        if !unnamed || has_node {
+            return;
+        }
+        let Some(frame) = &self.frame else {
+            return;
+        };
+        for scope in ["f_locals", "f_globals"] {
+            if let Some(name) = self.name_in(frame, scope, value) {
+                *constant.name.borrow_mut() = name;
+                return;
+            }
+        }
+    }
+
+    /// The first variable of a frame's scope that holds `value`.
+    fn name_in(
+        &self,
+        frame: &PyObjectRef,
+        scope: &'static str,
+        value: &PyObjectRef,
+    ) -> Option<String> {
+        let vm = self.vm;
+        let mapping = frame.get_attr(scope, vm).ok()?;
+        let items = vm.call_method(&mapping, "items", ()).ok()?;
+        let items: Vec<PyObjectRef> = vm.extract_elements_with(&items, Ok).ok()?;
+        items.iter().find_map(|item| {
+            let pair: Vec<PyObjectRef> = vm.extract_elements_with(item, Ok).ok()?;
+            match pair.as_slice() {
+                [name, held] if held.is(value) => {
+                    name.str(vm).ok().map(|s| s.to_string_lossy().into_owned())
+                }
+                _ => None,
+            }
+        })
+    }
+
+    /// A tensor operand or `None`.
+    pub fn optional_tensor(&self, value: &PyObjectRef) -> Result<Option<TensorRef>> {
+        if self.vm.is_none(value) {
+            Ok(None)
+        } else {
+            self.tensor(value).map(Some)
+        }
+    }
+
+    /// The shape of a tensor argument.
+    pub fn shape_of(&self, value: &PyObjectRef) -> Result<Shape> {
+        let tensor = self.tensor(value)?;
+        Ok(self.with_ops(|ops| ops.shape_of(&tensor)))
+    }
+
+    /// A Python int that fits in 64 bits (bools count), or `None`.
+    fn small_int(&self, value: &PyObjectRef) -> Option<std::result::Result<i64, Raise>> {
+        let int = value.downcast_ref::<PyInt>()?;
+        Some(int.try_to_primitive::<i64>(self.vm).map_err(|_| {
+            self.type_error(format!(
+                "integer {} does not fit in 64 bits",
+                int.as_bigint()
+            ))
+        }))
+    }
+
+    /// A constant int argument (sizes of layers, dims, …).
+    pub fn int(&self, value: &PyObjectRef, name: &str) -> Result<i64> {
+        if let Some(int) = self.small_int(value) {
+            return int;
+        }
+        if let Some(expr) = self.size_expr(value) {
+            return Err(self.unsupported(
+                format!("a symbolic size ({expr}) as '{name}'"),
+                "this argument must be a constant",
+            ));
+        }
+        Err(self.type_error(format!(
+            "argument '{name}' must be an int, not {}",
+            self.type_name(value)
+        )))
+    }
+
+    /// A list of constant ints.
+    pub fn ints(&self, values: &[PyObjectRef], name: &str) -> Result<Vec<i64>> {
+        values.iter().map(|v| self.int(v, name)).collect()
+    }
+
+    /// An int, bool or `SymInt` of this capture as a size expression.
+    pub fn size_expr(&self, value: &PyObjectRef) -> Option<Expr> {
+        if let Some(int) = self.small_int(value) {
+            return int.ok().map(Expr::int);
+        }
+        let sym = value.downcast_ref::<SymIntBase>()?;
+        (Some(sym.capture) == self.capture_number()).then(|| sym.expr.clone())
+    }
+
+    /// A size list for a view: `-1` is the inferred size (`None`).
+    pub fn sizes(&self, values: &[PyObjectRef]) -> Result<Vec<Option<Expr>>> {
+        values
+            .iter()
+            .map(|value| match self.small_int(value) {
+                Some(Ok(-1)) => Ok(None),
+                Some(Ok(i)) if i < -1 => {
+                    Err(self.type_error(format!("invalid shape dimension {i}")))
+                }
+                _ => self.size_expr(value).map(Some).ok_or_else(|| {
+                    self.type_error(format!(
+                        "a size must be an int, not {}",
+                        self.type_name(value)
+                    ))
+                }),
+            })
+            .collect()
+    }
+
+    /// Static sizes for a tensor made outside forward (`torch.randn(64, 32)`).
+    pub fn static_sizes(&self, values: &[PyObjectRef]) -> Result<Vec<i64>> {
+        self.sizes(values)?
+            .iter()
+            .map(|size| match size.as_ref().and_then(Expr::as_int) {
+                Some(v) if v >= 0 => Ok(v),
+                Some(v) => Err(self.type_error(format!("negative dimension {v}"))),
+                None => Err(self.unsupported(
+                    "creating a tensor whose size is symbolic",
+                    "derive it from an input with an op instead",
+                )),
+            })
+            .collect()
+    }
+
+    /// A number or size combined with a tensor.
+    pub fn scalar(&self, value: &PyObjectRef) -> Option<Scalar> {
+        if let Some(float) = value.downcast_ref::<PyFloat>() {
+            return Some(Scalar::Number(float.to_f64()));
+        }
+        match self.small_int(value) {
+            Some(Ok(i)) => Some(Scalar::Number(i as f64)),
+            Some(Err(_)) => None,
+            None => self.size_expr(value).map(Scalar::Size),
+        }
+    }
+
+    /// A dims argument: `None` (every dim) or a list of ints.
+    pub fn dims(&self, value: &PyObjectRef) -> Result<Option<Vec<i64>>> {
+        if self.vm.is_none(value) {
+            return Ok(None);
+        }
+        let items: Vec<PyObjectRef> = self.vm.extract_elements_with(value, Ok)?;
+        items
+            .iter()
+            .map(|d| match self.small_int(d) {
+                Some(d) => d,
+                None => {
+                    Err(self.type_error(format!("dims must be ints, not {}", self.type_name(d))))
+                }
+            })
+            .collect::<Result<Vec<i64>>>()
+            .map(Some)
+    }
+
+    /// A failure as a front-end error, for the ops that take an operand still to check
+    /// (a Python exception there comes from reading a value, a type error of the call).
+    pub fn frontend(&self, raise: Raise) -> FrontendError {
+        match raise {
+            Raise::Frontend(err) => err,
+            Raise::Python(exc) => {
+                let message = exc
+                    .as_object()
+                    .str(self.vm)
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                crate::frontend::ops::type_error(self.span, message)
+            }
+        }
+    }
+
+    /// One item of a tensor subscript.
+    pub fn index_item(&self, value: &PyObjectRef) -> std::result::Result<IndexItem, FrontendError> {
+        let vm = self.vm;
+        let frontend = |raise: Raise| self.frontend(raise);
+        if vm.is_none(value) {
+            return Ok(IndexItem::NewAxis);
+        }
+        if value.is(&vm.ctx.ellipsis) {
+            return Ok(IndexItem::Ellipsis);
+        }
+        if let Some(slice) = value.downcast_ref::<PySlice>() {
+            let step = match &slice.step {
+                Some(step) if !vm.is_none(step) => match self.small_int(step) {
+                    Some(Ok(s)) => s,
+                    _ => return Err(frontend(self.unsupported("a symbolic slice step", ""))),
+                },
+                _ => 1,
+            };
+            let bound = |v: Option<&PyObjectRef>| match v {
+                None => Ok(None),
+                Some(v) if vm.is_none(v) => Ok(None),
+                Some(v) => self
+                    .size_expr(v)
+                    .map(Some)
+                    .ok_or_else(|| frontend(self.type_error("slice indices must be integers"))),
+            };
+            return Ok(IndexItem::Slice {
+                lower: bound(slice.start.as_ref())?,
+                upper: bound(Some(&slice.stop))?,
+                step,
+            });
+        }
+        self.size_expr(value).map(IndexItem::Select).ok_or_else(|| {
+            frontend(self.unsupported(
+                format!("indexing a tensor with a {}", self.type_name(value)),
+                "advanced indexing is not in the subset",
+            ))
+        })
+    }
+
+    // ---- making proxies ------------------------------------------------------------------
+
+    fn class_of(&self, pick: impl Fn(&Classes) -> &PyTypeRef) -> Result<PyTypeRef> {
+        match &*self.session.classes.borrow() {
+            Some(classes) => Ok(pick(classes).clone()),
+            None => Err(self
+                .vm
+                .new_runtime_error("the torch package is not loaded")
+                .into()),
+        }
+    }
+
+    /// A tensor proxy of the registered `torch.Tensor` class.
+    pub fn wrap_tensor(&self, tensor: TensorRef) -> Result<PyObjectRef> {
+        let capture = match tensor {
+            TensorRef::Node(_) => self.capture_number().unwrap_or(0),
+            TensorRef::Const(_) => 0,
+        };
+        let class = self.class_of(|c| &c.tensor)?;
+        Ok(TensorBase { tensor, capture }
+            .into_ref_with_type(self.vm, class)?
+            .into())
+    }
+
+    /// A size: an int when constant, else a `SymInt`.
+    pub fn wrap_size(&self, expr: Expr) -> Result<PyObjectRef> {
+        if let Some(value) = expr.as_int() {
+            return Ok(self.vm.ctx.new_int(value).into());
+        }
+        let capture = self.capture_number().unwrap_or(0);
+        let class = self.class_of(|c| &c.symint)?;
+        Ok(SymIntBase { expr, capture }
+            .into_ref_with_type(self.vm, class)?
+            .into())
+    }
+
+    /// A comparison of sizes: a bool when both sides are known numbers, else a `SymBool`.
+    pub fn wrap_rel(&self, rel: Rel) -> Result<PyObjectRef> {
+        let constant = rel.lhs.free_syms().is_empty() && rel.rhs.free_syms().is_empty();
+        if let (true, Some(known)) = (constant, rel.eval(&Bindings::new())) {
+            return Ok(self.vm.ctx.new_bool(known).into());
+        }
+        let capture = self.capture_number().unwrap_or(0);
+        let class = self.class_of(|c| &c.symbool)?;
+        Ok(SymBoolBase { rel, capture }
+            .into_ref_with_type(self.vm, class)?
+            .into())
+    }
+
+    /// A new constant tensor (parameter, buffer or global).
+    pub fn new_constant(&self, shape: Vec<i64>, init: Init, is_param: bool) -> Result<PyObjectRef> {
+        let id = self.session.next_const.get();
+        self.session.next_const.set(id + 1);
+        self.wrap_tensor(TensorRef::Const(Rc::new(ConstTensor {
+            id,
+            shape,
+            init,
+            name: RefCell::new(String::new()),
+            is_param,
+        })))
+    }
+
+    /// Tensor arithmetic outside forward: only scaling a constant's fill by a number
+    /// (`torch.randn(...) * 0.02`) is meaningful.
+    pub fn scale_constant(
+        &self,
+        name: &str,
+        lhs: &PyObjectRef,
+        rhs: &PyObjectRef,
+    ) -> Result<PyObjectRef> {
+        let scaled = match (lhs.downcast_ref::<TensorBase>(), name, self.scalar(rhs)) {
+            (Some(proxy), "mul", Some(Scalar::Number(k))) => match &proxy.tensor {
+                TensorRef::Const(c) => match c.init {
+                    Init::Normal { std } => Some((c, Init::Normal { std: std * k })),
+                    Init::Uniform { bound } => Some((
+                        c,
+                        Init::Uniform {
+                            bound: bound * k.abs(),
+                        },
+                    )),
+                    Init::Fill(v) => Some((c, Init::Fill(v * k))),
+                    _ => None,
+                },
+                TensorRef::Node(_) => None,
+            },
+            _ => None,
+        };
+        match scaled {
+            Some((c, init)) => self.new_constant(c.shape.clone(), init, c.is_param),
+            None => Err(self.unsupported(
+                "tensor arithmetic outside forward",
+                "create parameters with torch.randn/zeros/ones, optionally scaled by a number",
+            )),
+        }
+    }
+
+    // ---- deciding sizes ------------------------------------------------------------------
+
+    /// The relation whose truth a `SymInt` (`!= 0`) or `SymBool` stands for.
+    pub fn rel_of(&self, value: &PyObjectRef) -> Result<Rel> {
+        let current = self.capture_number();
+        if let Some(b) = value.downcast_ref::<SymBoolBase>() {
+            if Some(b.capture) == current {
+                return Ok(b.rel.clone());
+            }
+        }
+        if let Some(expr) = self.size_expr(value) {
+            return Ok(Rel::new(expr, CmpOp::Ne, Expr::int(0)));
+        }
+        Err(self.unsupported(
+            "a size of an earlier capture",
+            "a symbolic size was kept after forward returned",
+        ))
+    }
+
+    /// The construct around the user's current instruction that asks for a truth value.
+    pub fn decision(&self) -> Option<Decision> {
+        let (line, col) = self.position?;
+        self.session
+            .source
+            .borrow()
+            .as_ref()?
+            .decision_at(line, col)
+    }
+
+    /// Decides `rel` for the sizes seen now; the `ShapeEnv` records the guard.
+    pub fn decide(&self, rel: &Rel) -> Result<bool> {
+        let decision = self.decision().unwrap_or(Decision {
+            what: "condition",
+            span: self.span,
+        });
+        self.evaluate(rel, decision.what, decision.span)
+    }
+
+    fn evaluate(&self, rel: &Rel, what: &str, span: Span) -> Result<bool> {
+        let mut capture = self.session.capture.borrow_mut();
+        let Some(capture) = capture.as_mut() else {
+            return Err(self.unsupported("a condition on a tensor size outside forward", ""));
+        };
+        capture.env.node_cursor = capture.graph.nodes.len();
+        let origin = Origin {
+            what: format!("'{what}' on sizes"),
+            span: Some(span),
+        };
+        Ok(capture.env.evaluate(rel, &origin))
+    }
+
+    /// A `SymInt` as the int it is now, guarded to stay that int.
+    pub fn specialize(&self, value: &PyObjectRef) -> Result<i64> {
+        let expr = self.size_expr(value).ok_or_else(|| {
+            self.unsupported(
+                "a size of an earlier capture",
+                "a symbolic size was kept after forward returned",
+            )
+        })?;
+        let hint = match &*self.session.capture.borrow() {
+            Some(capture) => capture.env.hint(&expr),
+            None => None,
+        };
+        let hint = hint.ok_or_else(|| self.unsupported(format!("int() of the size {expr}"), ""))?;
+        self.evaluate(
+            &Rel::new(expr, CmpOp::Eq, Expr::int(hint)),
+            "int()",
+            self.span,
+        )?;
+        Ok(hint)
+    }
+
+    /// The proxies of a capture's input nodes.
+    pub fn input_proxies(vm: &VirtualMachine, inputs: &[NodeId]) -> PyResult<Vec<PyObjectRef>> {
+        Call::run_with(vm, |call| {
+            inputs
+                .iter()
+                .map(|&id| call.wrap_tensor(TensorRef::Node(id)))
+                .collect()
+        })
+    }
+
+    /// The nodes of what `forward` returned: a tensor, or a tuple or list of tensors.
+    pub fn output_nodes(vm: &VirtualMachine, value: &PyObjectRef) -> PyResult<Vec<NodeId>> {
+        Call::run_with(vm, |call| {
+            let returning = |value: &PyObjectRef, note: &str| {
+                call.unsupported(
+                    format!("returning a {} from forward", call.type_name(value)),
+                    note,
+                )
+            };
+            let items = if call.is_tensor(value) {
+                vec![value.clone()]
+            } else if value.downcast_ref::<PyTuple>().is_some()
+                || value.downcast_ref::<PyList>().is_some()
+            {
+                vm.extract_elements_with(value, Ok)?
+            } else {
+                return Err(returning(value, "return a tensor or a tuple of tensors"));
+            };
+            let mut nodes = Vec::with_capacity(items.len());
+            for item in &items {
+                if !call.is_tensor(item) {
+                    return Err(returning(item, "return tensors only"));
+                }
+                let tensor = call.tensor(item)?;
+                nodes.push(call.with_ops(|ops| ops.node_of(&tensor, call.span))?);
+            }
+            Ok(nodes)
+        })
+    }
+
+    /// `repr` of a proxy.
+    pub fn describe(&self, value: &PyObjectRef) -> String {
+        if let Some(sym) = value.downcast_ref::<SymIntBase>() {
+            return sym.expr.to_string();
+        }
+        if let Some(b) = value.downcast_ref::<SymBoolBase>() {
+            return b.rel.to_string();
+        }
+        match self.shape_of(value) {
+            Ok(shape) => format!("tensor(f32{})", crate::graph::shape_to_string(&shape)),
+            Err(_) => "tensor(<earlier capture>)".into(),
+        }
+    }
+}

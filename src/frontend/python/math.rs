@@ -1,0 +1,46 @@
+//! A native `math` module with only what model files use (`math.sqrt(d_head)`): the VM
+//! alone has no `math`, and RustPython's standard library registers sixty modules at once.
+//!
+//! Input: Python numbers. Output: the same `f64` results the default front end computes.
+
+use rustpython_vm::pymodule;
+
+#[pymodule(name = "math")]
+pub(super) mod native_math {
+    use rustpython_vm::function::ArgIntoFloat;
+    use rustpython_vm::{PyObjectRef, VirtualMachine};
+
+    #[pyattr(name = "pi")]
+    const PI: f64 = std::f64::consts::PI;
+    #[pyattr(name = "e")]
+    const E: f64 = std::f64::consts::E;
+    #[pyattr(name = "inf")]
+    const INFINITY: f64 = f64::INFINITY;
+    #[pyattr(name = "nan")]
+    const NAN: f64 = f64::NAN;
+
+    #[pyfunction]
+    fn sqrt(x: ArgIntoFloat) -> f64 {
+        x.into_float().sqrt()
+    }
+
+    #[pyfunction]
+    fn exp(x: ArgIntoFloat) -> f64 {
+        x.into_float().exp()
+    }
+
+    #[pyfunction]
+    fn log(x: ArgIntoFloat) -> f64 {
+        x.into_float().ln()
+    }
+
+    #[pyfunction]
+    fn floor(x: ArgIntoFloat, vm: &VirtualMachine) -> PyObjectRef {
+        vm.ctx.new_int(x.into_float().floor() as i64).into()
+    }
+
+    #[pyfunction]
+    fn ceil(x: ArgIntoFloat, vm: &VirtualMachine) -> PyObjectRef {
+        vm.ctx.new_int(x.into_float().ceil() as i64).into()
+    }
+}

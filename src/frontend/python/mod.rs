@@ -1,0 +1,271 @@
+//! The front end on a real Python VM (RustPython), built behind the default one (feature
+//! `python`): the model file runs as Python, and only the tensor operations are Tailor's.
+//!
+//! `parse` runs the file's module level in a fresh interpreter whose `torch` is the
+//! stand-in package of `py/` (frozen into the binary: nothing is read from disk), skipping
+//! driver code as the default front end does. `PyProgram::entry` constructs the entry (the
+//! last `nn.Module` subclass by default, with its default arguments) and names its
+//! parameters after PyTorch's dotted paths. `capture` calls `forward` on tensor proxies of
+//! the native module `_tailor` (`native.rs`), whose operations append nodes through
+//! `frontend::ops` and whose sizes decide branches through `ShapeEnv::evaluate`.
+//! Invariant: the same program captured by both front ends gives the same graph and the
+//! same shape events; a Python exception in the user's code is a `FrontendError` with its
+//! line:col, never a panic.
+
+mod call;
+mod capture;
+mod errors;
+mod math;
+mod native;
+mod source;
+
+use super::{DRIVER_CODE, FrontendError, Skipped};
+use crate::graph::{Graph, Shape, Span};
+use crate::shape::ShapeEnv;
+use call::Call;
+use errors::frontend_error;
+use rustpython_vm::builtins::PyBaseExceptionRef;
+use rustpython_vm::compiler::Mode;
+use rustpython_vm::scope::Scope;
+use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
+use source::{ChunkKind, FILE_NAME, UserSource};
+use std::rc::Rc;
+
+/// A model file whose module level ran in its own interpreter.
+pub struct PyProgram {
+    source: Rc<UserSource>,
+    globals: PyObjectRef,
+    skipped: Vec<Skipped>,
+    // Last: the objects above belong to this interpreter and are released before it.
+    interpreter: Interpreter,
+}
+
+impl std::fmt::Debug for PyProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PyProgram")
+            .field("skipped", &self.skipped)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `capture` calls: an `nn.Module` instance or a plain function of the file.
+#[derive(Clone, Debug)]
+pub struct PyEntry {
+    /// Class or function name.
+    pub name: String,
+    /// Tensor argument names (parameters without defaults, `self` excluded).
+    pub inputs: Vec<String>,
+    /// The compiled function (`forward` for a module) and the line it is defined on.
+    pub function: (String, u32),
+    callable: PyObjectRef,
+}
+
+/// A fresh interpreter with the native `_tailor` and `math`, and `py/` frozen: the `torch`
+/// stand-in, and the CPython modules of `py/stdlib/` under their own names.
+pub fn interpreter() -> Interpreter {
+    let mut settings = Settings::default();
+    settings.allow_external_library = false;
+    settings.import_site = false;
+    settings.ignore_environment = true;
+    settings.isolated = true;
+    let builder = Interpreter::builder(settings);
+    let tailor = native::_tailor::module_def(&builder.ctx);
+    let math = math::native_math::module_def(&builder.ctx);
+    builder
+        .add_native_modules(&[tailor, math])
+        .add_frozen_modules(
+            rustpython_vm::py_freeze!(dir = "../../../py")
+                .into_iter()
+                .map(|(name, module)| (name.strip_prefix("stdlib.").unwrap_or(name), module)),
+        )
+        .build()
+}
+
+/// An error of the stand-in `torch` package itself (a bug of Tailor, not of the model).
+fn package_error(vm: &VirtualMachine, exc: &PyBaseExceptionRef) -> FrontendError {
+    let message = exc
+        .as_object()
+        .str(vm)
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    FrontendError::Type {
+        span: Span { line: 1, col: 1 },
+        message: format!(
+            "Tailor's torch package failed: {}: {message}",
+            exc.as_object().class().name()
+        ),
+    }
+}
+
+/// Runs `source`'s module level: definitions and imports (an error stops here),
+/// assignments (an error skips the assignment) and nothing else (driver code is reported
+/// as skipped).
+pub fn parse(source: &str) -> Result<PyProgram, FrontendError> {
+    let source = Rc::new(UserSource::parse(source)?);
+    let interpreter = interpreter();
+    let (globals, skipped) = interpreter.enter(|vm| run_module(vm, &source))?;
+    Ok(PyProgram {
+        source,
+        globals,
+        skipped,
+        interpreter,
+    })
+}
+
+fn run_module(
+    vm: &VirtualMachine,
+    source: &Rc<UserSource>,
+) -> Result<(PyObjectRef, Vec<Skipped>), FrontendError> {
+    let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+    *session.source.borrow_mut() = Some(source.clone());
+    vm.import("torch", 0)
+        .map_err(|exc| package_error(vm, &exc))?;
+    let scope = vm
+        .new_scope_with_main()
+        .map_err(|exc| package_error(vm, &exc))?;
+    let mut skipped = Vec::new();
+    for chunk in source.chunks() {
+        let outcome = match chunk.kind {
+            ChunkKind::Docstring => continue,
+            ChunkKind::Driver => {
+                skipped.push(Skipped {
+                    span: chunk.span,
+                    reason: DRIVER_CODE.to_string(),
+                });
+                continue;
+            }
+            ChunkKind::Definition | ChunkKind::Assignment => run_chunk(vm, &scope, &chunk.code),
+        };
+        let Err(exc) = outcome else {
+            continue;
+        };
+        let err = frontend_error(vm, &session, exc);
+        if chunk.kind == ChunkKind::Definition {
+            return Err(err);
+        }
+        skipped.push(Skipped {
+            span: chunk.span,
+            reason: format!("not evaluated: {err}"),
+        });
+    }
+    Ok((scope.globals.into(), skipped))
+}
+
+fn run_chunk(vm: &VirtualMachine, scope: &Scope, code: &str) -> PyResult<()> {
+    let code = vm
+        .compile(code, Mode::Exec, FILE_NAME)
+        .map_err(|err| err.into_pyexception(vm, Some(code)))?;
+    vm.run_code_obj(code, scope.clone()).map(drop)
+}
+
+impl PyProgram {
+    /// The module-level statements that were not executed.
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+
+    /// The text of a 1-based line, without its newline.
+    pub fn line_text(&self, line: u32) -> &str {
+        self.source.line_text(line)
+    }
+
+    /// Finds and constructs the entry: `name`, or the last `nn.Module` subclass, or the
+    /// last function. Modules are constructed with their default arguments.
+    pub fn entry(&self, name: Option<&str>) -> Result<PyEntry, FrontendError> {
+        self.interpreter.enter(|vm| {
+            let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+            let helper = vm
+                .import("_tailor_frontend", 0)
+                .map_err(|exc| package_error(vm, &exc))?;
+            let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
+            let candidates = vm
+                .call_method(&helper, "candidates", (self.globals.clone(),))
+                .map_err(package)?;
+            let candidates: Vec<(String, PyObjectRef, bool)> = vm
+                .extract_elements_with(&candidates, |item| {
+                    let fields: Vec<PyObjectRef> = vm.extract_elements_with(&item, Ok)?;
+                    let [name, value, is_module] = fields.as_slice() else {
+                        return Err(vm.new_type_error("a candidate is (name, value, is_module)"));
+                    };
+                    Ok((
+                        name.clone().try_into_value::<String>(vm)?,
+                        value.clone(),
+                        is_module.clone().try_into_value::<bool>(vm)?,
+                    ))
+                })
+                .map_err(package)?;
+            let chosen = match name {
+                Some(name) => candidates.iter().rev().find(|(n, _, _)| n == name),
+                None => candidates
+                    .iter()
+                    .rev()
+                    .find(|(_, _, is_module)| *is_module)
+                    .or_else(|| candidates.last()),
+            };
+            let Some((entry_name, value, is_module)) = chosen else {
+                return Err(match name {
+                    Some(name) => FrontendError::NoEntry {
+                        name: name.to_string(),
+                        found: candidates
+                            .iter()
+                            .map(|(n, _, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                    None => FrontendError::Empty,
+                });
+            };
+            let python = |exc| frontend_error(vm, &session, exc);
+            let (callable, function) = if *is_module {
+                let module = value.call((), vm).map_err(python)?;
+                vm.call_method(&helper, "name_state", (module.clone(),))
+                    .map_err(package)?;
+                let forward = vm
+                    .call_method(&helper, "forward_of", (value.clone(),))
+                    .map_err(package)?;
+                if vm.is_none(&forward) {
+                    return Err(FrontendError::Type {
+                        span: self.source.definition_span(entry_name),
+                        message: format!("class '{entry_name}' has no forward method"),
+                    });
+                }
+                (module.get_attr("forward", vm).map_err(python)?, forward)
+            } else {
+                (value.clone(), value.clone())
+            };
+            let inputs: Vec<String> = vm
+                .call_method(&helper, "inputs", (function.clone(), *is_module))
+                .and_then(|names| names.try_into_value(vm))
+                .map_err(package)?;
+            let line: u32 = vm
+                .call_method(&helper, "first_line", (function.clone(),))
+                .and_then(|line| line.try_into_value(vm))
+                .map_err(package)?;
+            let function_name = if *is_module {
+                "forward".to_string()
+            } else {
+                entry_name.clone()
+            };
+            Ok(PyEntry {
+                name: entry_name.clone(),
+                inputs,
+                function: (function_name, line),
+                callable,
+            })
+        })
+    }
+}
+
+/// Runs the entry's `forward` over inputs of the given symbolic shapes, building the graph
+/// (the same contract as `frontend::capture`).
+pub fn capture(
+    program: &PyProgram,
+    entry: &PyEntry,
+    input_shapes: &[Shape],
+    env: &mut ShapeEnv,
+) -> Result<Graph, FrontendError> {
+    program.interpreter.enter(|vm| {
+        let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+        capture::run(vm, &session, entry, input_shapes, env)
+    })
+}

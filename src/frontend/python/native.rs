@@ -1,0 +1,686 @@
+//! The native module `_tailor`: the tensor and size proxies of the Python front end, and the
+//! calls through which the frozen `torch` package builds the graph.
+//!
+//! Input: calls from `py/torch` with Python arguments. Output: new proxies (a `Tensor` per
+//! graph node, a `SymInt` per symbolic size, a `SymBool` per comparison of sizes), nodes
+//! appended through `frontend::ops` (the default front end's shape rules and graph
+//! building), and guards recorded in the capture's `ShapeEnv`. A `FrontendError` is raised
+//! into Python as `TailorError` and kept in the session, so that capture reports the
+//! error itself when Python gives up.
+//! Invariant: every node and guard carries the span of the innermost frame of the user's
+//! file, and a size is decided only through `ShapeEnv::evaluate`.
+
+use rustpython_vm::pymodule;
+
+pub(super) use _tailor::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
+
+#[pymodule]
+pub(super) mod _tailor {
+    use super::super::call::Call;
+    use crate::frontend::FrontendError;
+    use crate::frontend::ops::TensorRef;
+    use crate::frontend::python::capture::Capture;
+    use crate::frontend::python::source::UserSource;
+    use crate::graph::{BinaryOp, Init, PoolKind, ReduceKind, UnaryOp};
+    use crate::shape::rules;
+    use crate::symbolic::{CmpOp, Expr, Rel};
+    use rustpython_vm::builtins::{PyTypeRef, PyUtf8StrRef};
+    use rustpython_vm::function::ArgIntoFloat;
+    use rustpython_vm::{PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass};
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+
+    /// The Python classes the `torch` package registers: results are made of these.
+    #[derive(Debug, Clone)]
+    pub struct Classes {
+        pub tensor: PyTypeRef,
+        pub symint: PyTypeRef,
+        pub symbool: PyTypeRef,
+        pub error: PyTypeRef,
+    }
+
+    /// The front end's state inside the VM: the registered classes, the user's file, the
+    /// capture in progress, and the errors raised into Python.
+    #[pyattr]
+    #[pyclass(name = "Session")]
+    #[derive(Debug, PyPayload, Default)]
+    pub struct Session {
+        pub classes: RefCell<Option<Classes>>,
+        pub source: RefCell<Option<Rc<UserSource>>>,
+        pub capture: RefCell<Option<Capture>>,
+        pub errors: RefCell<Vec<FrontendError>>,
+        pub next_const: Cell<usize>,
+        pub captures: Cell<u64>,
+    }
+
+    #[pyclass]
+    impl Session {}
+
+    #[pyattr]
+    fn session(vm: &VirtualMachine) -> PyRef<Session> {
+        Session::default().into_ref(&vm.ctx)
+    }
+
+    /// A tensor: a node of the capture numbered `capture`, or a constant (capture 0).
+    #[pyattr]
+    #[pyclass(name = "TensorBase")]
+    #[derive(Debug, PyPayload)]
+    pub struct TensorBase {
+        pub tensor: TensorRef,
+        pub capture: u64,
+    }
+
+    #[pyclass(flags(BASETYPE))]
+    impl TensorBase {}
+
+    /// A symbolic size of the capture numbered `capture`.
+    #[pyattr]
+    #[pyclass(name = "SymIntBase")]
+    #[derive(Debug, PyPayload)]
+    pub struct SymIntBase {
+        pub expr: Expr,
+        pub capture: u64,
+    }
+
+    #[pyclass(flags(BASETYPE))]
+    impl SymIntBase {}
+
+    /// A comparison of sizes of the capture numbered `capture`, not yet decided.
+    #[pyattr]
+    #[pyclass(name = "SymBoolBase")]
+    #[derive(Debug, PyPayload)]
+    pub struct SymBoolBase {
+        pub rel: Rel,
+        pub capture: u64,
+    }
+
+    #[pyclass(flags(BASETYPE))]
+    impl SymBoolBase {}
+
+    #[pyfunction]
+    fn register(
+        tensor: PyTypeRef,
+        symint: PyTypeRef,
+        symbool: PyTypeRef,
+        error: PyTypeRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        let session = Call::session(vm)?;
+        *session.classes.borrow_mut() = Some(Classes {
+            tensor,
+            symint,
+            symbool,
+            error,
+        });
+        Ok(())
+    }
+
+    // ---- constants -----------------------------------------------------------------------
+
+    fn init_of(kind: &str, value: f64) -> Option<Init> {
+        Some(match kind {
+            "normal" => Init::Normal { std: value },
+            "unit" => Init::Unit,
+            "fill" => Init::Fill(value),
+            "arange" => Init::Arange {
+                start: 0.0,
+                step: 1.0,
+            },
+            // `nn.Linear`/`nn.Conv*`: uniform in ±1/sqrt(fan_in), `value` being fan_in.
+            "uniform" => Init::Uniform {
+                bound: 1.0 / value.max(1.0).sqrt(),
+            },
+            _ => return None,
+        })
+    }
+
+    fn make_constant(
+        sizes: Vec<PyObjectRef>,
+        kind: PyUtf8StrRef,
+        value: ArgIntoFloat,
+        is_param: bool,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let shape = call.static_sizes(&sizes)?;
+            let init = init_of(kind.as_str(), value.into_float())
+                .ok_or_else(|| call.type_error(format!("unknown fill '{}'", kind.as_str())))?;
+            call.new_constant(shape, init, is_param)
+        })
+    }
+
+    #[pyfunction]
+    fn constant(
+        sizes: Vec<PyObjectRef>,
+        kind: PyUtf8StrRef,
+        value: ArgIntoFloat,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        make_constant(sizes, kind, value, false, vm)
+    }
+
+    #[pyfunction]
+    fn parameter(
+        sizes: Vec<PyObjectRef>,
+        kind: PyUtf8StrRef,
+        value: ArgIntoFloat,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        make_constant(sizes, kind, value, true, vm)
+    }
+
+    /// `nn.Parameter(t)` and buffers: a new module-state constant with `t`'s shape and fill.
+    #[pyfunction]
+    fn as_state(data: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| match call.tensor(&data)? {
+            TensorRef::Const(c) => call.new_constant(c.shape.clone(), c.init, true),
+            TensorRef::Node(_) => {
+                Err(call.type_error("nn.Parameter needs a tensor made outside forward, got Tensor"))
+            }
+        })
+    }
+
+    #[pyfunction]
+    fn is_state(tensor: PyObjectRef) -> bool {
+        matches!(
+            tensor.downcast_ref::<TensorBase>().map(|t| &t.tensor),
+            Some(TensorRef::Const(c)) if c.is_param
+        )
+    }
+
+    /// Names a constant after its dotted path (`layers.0.weight`), if it has no name yet.
+    #[pyfunction]
+    fn set_name(tensor: PyObjectRef, name: PyUtf8StrRef) {
+        if let Some(TensorRef::Const(c)) = tensor.downcast_ref::<TensorBase>().map(|t| &t.tensor) {
+            if c.name.borrow().is_empty() {
+                *c.name.borrow_mut() = name.as_str().to_string();
+            }
+        }
+    }
+
+    // ---- sizes -----------------------------------------------------------------------------
+
+    #[pyfunction]
+    fn shape(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let shape = call.shape_of(&x)?;
+            let sizes = shape
+                .into_iter()
+                .map(|e| call.wrap_size(e))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(vm.ctx.new_tuple(sizes).into())
+        })
+    }
+
+    #[pyfunction]
+    fn size(x: PyObjectRef, dim: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let shape = call.shape_of(&x)?;
+            let dim = call.int(&dim, "dim")?;
+            let dim = rules::normalize_dim(&call.op_ctx("size"), dim, shape.len())?;
+            call.wrap_size(shape[dim].clone())
+        })
+    }
+
+    #[pyfunction]
+    fn numel(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let shape = call.shape_of(&x)?;
+            call.wrap_size(rules::numel(&shape))
+        })
+    }
+
+    // ---- tensor operations -----------------------------------------------------------------
+
+    #[pyfunction]
+    fn unary(name: PyUtf8StrRef, x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let op = match name.as_str() {
+                "relu" => UnaryOp::Relu,
+                "gelu" => UnaryOp::Gelu,
+                "silu" => UnaryOp::Silu,
+                "sigmoid" => UnaryOp::Sigmoid,
+                "tanh" => UnaryOp::Tanh,
+                "neg" => UnaryOp::Neg,
+                "exp" => UnaryOp::Exp,
+                "sqrt" => UnaryOp::Sqrt,
+                other => return Err(call.unsupported(format!("torch.{other}"), "")),
+            };
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.unary(op, x, span))
+        })
+    }
+
+    /// `a op b` where at least one side is a tensor (the default front end's rules).
+    #[pyfunction]
+    fn binary(
+        name: PyUtf8StrRef,
+        lhs: PyObjectRef,
+        rhs: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let name = name.as_str();
+            if name == "matmul" {
+                let (a, b) = (call.tensor(&lhs)?, call.tensor(&rhs)?);
+                return call.tensor_op(|ops, span| ops.matmul(a, b, span));
+            }
+            if !call.is_capturing() {
+                return call.scale_constant(name, &lhs, &rhs);
+            }
+            if name == "pow" {
+                let exponent = call.scalar(&rhs);
+                let x = call.tensor(&lhs).map_err(|raise| call.frontend(raise));
+                return call.tensor_op(|ops, span| ops.pow(x, exponent, span));
+            }
+            let op = match name {
+                "add" => BinaryOp::Add,
+                "sub" => BinaryOp::Sub,
+                "mul" => BinaryOp::Mul,
+                "div" => BinaryOp::Div,
+                _ => return Err(call.unsupported("this operator on tensors", "use + - * / or @")),
+            };
+            match (call.is_tensor(&lhs), call.is_tensor(&rhs)) {
+                (true, true) => {
+                    let (a, b) = (call.tensor(&lhs)?, call.tensor(&rhs)?);
+                    call.tensor_op(|ops, span| ops.binary(op, a, b, span))
+                }
+                (tensor_on_left, _) => {
+                    let (tensor, other) = if tensor_on_left {
+                        (&lhs, &rhs)
+                    } else {
+                        (&rhs, &lhs)
+                    };
+                    let scalar = call.scalar(other).ok_or_else(|| {
+                        call.type_error(format!(
+                            "unsupported operand: Tensor and {}",
+                            call.type_name(other)
+                        ))
+                    })?;
+                    let tensor = call.tensor(tensor)?;
+                    call.tensor_op(|ops, span| ops.scalar(op, tensor, scalar, tensor_on_left, span))
+                }
+            }
+        })
+    }
+
+    #[pyfunction]
+    fn softmax(x: PyObjectRef, dims: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let x = call.tensor(&x)?;
+            let dims = call.dims(&dims)?;
+            call.tensor_op(|ops, span| ops.softmax(x, dims, span))
+        })
+    }
+
+    #[pyfunction]
+    fn reduce(
+        kind: PyUtf8StrRef,
+        x: PyObjectRef,
+        dims: PyObjectRef,
+        keepdim: bool,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let what = kind.as_str();
+            let kind = match what {
+                "sum" => ReduceKind::Sum,
+                "mean" => ReduceKind::Mean,
+                _ => ReduceKind::Amax,
+            };
+            let dims = call.dims(&dims)?;
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.reduce(kind, what, x, dims, keepdim, span))
+        })
+    }
+
+    #[pyfunction]
+    fn linear(
+        x: PyObjectRef,
+        weight: PyObjectRef,
+        bias: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let (x, weight) = (call.tensor(&x)?, call.tensor(&weight)?);
+            let bias = call.optional_tensor(&bias)?;
+            call.tensor_op(|ops, span| ops.linear(x, weight, bias, true, span))
+        })
+    }
+
+    #[pyfunction]
+    fn conv(
+        x: PyObjectRef,
+        weight: PyObjectRef,
+        bias: PyObjectRef,
+        stride: Vec<PyObjectRef>,
+        padding: Vec<PyObjectRef>,
+        dilation: Vec<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let mut inputs = vec![call.tensor(&x)?, call.tensor(&weight)?];
+            inputs.extend(call.optional_tensor(&bias)?);
+            let stride = call.ints(&stride, "stride")?;
+            let padding = call.ints(&padding, "padding")?;
+            let dilation = call.ints(&dilation, "dilation")?;
+            call.tensor_op(|ops, span| ops.conv(&inputs, stride, padding, dilation, span))
+        })
+    }
+
+    /// Eval-mode batch norm; `state` is the running mean, running var, weight and bias.
+    #[pyfunction]
+    fn batch_norm(
+        x: PyObjectRef,
+        state: Vec<PyObjectRef>,
+        features: i64,
+        eps: ArgIntoFloat,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let mut inputs = vec![call.tensor(&x)?];
+            for tensor in &state {
+                inputs.extend(call.optional_tensor(tensor)?);
+            }
+            let eps = eps.into_float();
+            call.tensor_op(|ops, span| ops.batch_norm(&inputs, features, eps, span))
+        })
+    }
+
+    #[pyfunction]
+    fn layer_norm(
+        x: PyObjectRef,
+        normalized: Vec<PyObjectRef>,
+        weight: PyObjectRef,
+        bias: PyObjectRef,
+        eps: ArgIntoFloat,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let x = call.tensor(&x)?;
+            let normalized = normalized
+                .iter()
+                .map(|size| call.size_expr(size))
+                .collect::<Option<Vec<Expr>>>()
+                .ok_or_else(|| {
+                    call.type_error("normalized_shape must be an int or a tuple of sizes")
+                })?;
+            let inputs = match (call.optional_tensor(&weight)?, call.optional_tensor(&bias)?) {
+                (Some(w), Some(b)) => vec![x, w, b],
+                (None, None) => vec![x],
+                _ => {
+                    return Err(call.unsupported(
+                        "layer_norm with only one of weight and bias",
+                        "pass both or neither",
+                    ));
+                }
+            };
+            let eps = eps.into_float();
+            call.tensor_op(|ops, span| ops.layer_norm(&inputs, normalized, eps, span))
+        })
+    }
+
+    #[pyfunction]
+    fn pool(
+        kind: PyUtf8StrRef,
+        x: PyObjectRef,
+        kernel: Vec<PyObjectRef>,
+        stride: Vec<PyObjectRef>,
+        padding: Vec<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let kind = if kind.as_str() == "max" {
+                PoolKind::Max
+            } else {
+                PoolKind::Avg
+            };
+            let x = call.tensor(&x)?;
+            let kernel = call.ints(&kernel, "kernel_size")?;
+            let stride = call.ints(&stride, "stride")?;
+            let padding = call.ints(&padding, "padding")?;
+            call.tensor_op(|ops, span| ops.pool(kind, x, kernel, stride, padding, span))
+        })
+    }
+
+    #[pyfunction]
+    fn embedding(x: PyObjectRef, weight: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let (x, weight) = (call.tensor(&x)?, call.tensor(&weight)?);
+            call.tensor_op(|ops, span| ops.embedding(x, weight, span))
+        })
+    }
+
+    #[pyfunction]
+    fn reshape(x: PyObjectRef, sizes: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let target = call.sizes(&sizes)?;
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.reshape(x, target, span))
+        })
+    }
+
+    #[pyfunction]
+    fn flatten(
+        x: PyObjectRef,
+        start: PyObjectRef,
+        end: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let (start, end) = (call.int(&start, "start_dim")?, call.int(&end, "end_dim")?);
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.flatten(x, start, end, span))
+        })
+    }
+
+    #[pyfunction]
+    fn unsqueeze(x: PyObjectRef, dim: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let dim = call.int(&dim, "dim")?;
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.unsqueeze(x, dim, span))
+        })
+    }
+
+    #[pyfunction]
+    fn squeeze(x: PyObjectRef, dim: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let dim = call.int(&dim, "dim")?;
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.squeeze(x, dim, span))
+        })
+    }
+
+    #[pyfunction]
+    fn transpose(x: PyObjectRef, a: PyObjectRef, b: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let (a, b) = (call.int(&a, "dim0")?, call.int(&b, "dim1")?);
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.transpose(x, a, b, span))
+        })
+    }
+
+    #[pyfunction]
+    fn t(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.t(x, span))
+        })
+    }
+
+    #[pyfunction]
+    fn transposed(x: PyObjectRef, matrix: bool, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.transposed(x, matrix, span))
+        })
+    }
+
+    #[pyfunction]
+    fn permute(x: PyObjectRef, dims: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let dims = call.ints(&dims, "dims")?;
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.permute_dims(x, &dims, span))
+        })
+    }
+
+    #[pyfunction]
+    fn cat(parts: Vec<PyObjectRef>, dim: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            if parts.is_empty() {
+                return Err(call.type_error("torch.cat needs at least one tensor"));
+            }
+            let parts = parts
+                .iter()
+                .map(|part| call.tensor(part))
+                .collect::<Result<Vec<_>, _>>()?;
+            let dim = call.int(&dim, "dim")?;
+            call.tensor_op(|ops, span| ops.cat(parts, dim, span))
+        })
+    }
+
+    #[pyfunction]
+    fn index(x: PyObjectRef, items: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let x = call.tensor(&x)?;
+            let items = items.iter().map(|item| call.index_item(item)).collect();
+            call.tensor_op(|ops, span| ops.index(x, items, span))
+        })
+    }
+
+    // ---- values of tensors, which capture never reads --------------------------------------
+
+    #[pyfunction]
+    fn tensor_condition(vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let what = call.decision().map_or("condition", |d| d.what);
+            Err(call.unsupported(
+                format!("using a tensor's value in '{what}'"),
+                "data-dependent control flow makes Dynamo graph-break",
+            ))
+        })
+    }
+
+    #[pyfunction]
+    fn tensor_compare(vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            Err(call.unsupported(
+                "comparing tensor values",
+                "a data-dependent condition makes Dynamo graph-break",
+            ))
+        })
+    }
+
+    // ---- symbolic sizes ------------------------------------------------------------------
+
+    /// `a op b` on sizes: an expression, or NotImplemented when an operand is not a size.
+    #[pyfunction]
+    fn sym_binary(
+        name: PyUtf8StrRef,
+        lhs: PyObjectRef,
+        rhs: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let (Some(a), Some(b)) = (call.size_expr(&lhs), call.size_expr(&rhs)) else {
+                return Ok(vm.ctx.not_implemented());
+            };
+            let result = match name.as_str() {
+                "add" => &a + &b,
+                "sub" => &a - &b,
+                "mul" => &a * &b,
+                op @ ("floordiv" | "mod") => {
+                    if b.as_int().is_none_or(|d| d <= 0) {
+                        return Err(call.unsupported(
+                            "dividing by a symbolic size",
+                            "only division by a positive constant keeps a size expression",
+                        ));
+                    }
+                    if op == "floordiv" {
+                        a.floor_div(&b)
+                    } else {
+                        a.modulo(&b)
+                    }
+                }
+                "truediv" => {
+                    return Err(call.unsupported(
+                        "true division of a symbolic size",
+                        "it would produce a SymFloat; use // for sizes",
+                    ));
+                }
+                _ => return Err(call.unsupported("operator ** on sizes", "")),
+            };
+            call.wrap_size(call.replace(&result))
+        })
+    }
+
+    #[pyfunction]
+    fn sym_neg(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let expr = call
+                .size_expr(&value)
+                .ok_or_else(|| call.type_error("bad operand type for unary -"))?;
+            call.wrap_size(-expr)
+        })
+    }
+
+    /// `a op b` on sizes: a bool when both are known, else a `SymBool`.
+    #[pyfunction]
+    fn sym_compare(
+        name: PyUtf8StrRef,
+        lhs: PyObjectRef,
+        rhs: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let (Some(a), Some(b)) = (call.size_expr(&lhs), call.size_expr(&rhs)) else {
+                return Ok(vm.ctx.not_implemented());
+            };
+            let op = match name.as_str() {
+                "eq" => CmpOp::Eq,
+                "ne" => CmpOp::Ne,
+                "lt" => CmpOp::Lt,
+                "le" => CmpOp::Le,
+                "gt" => CmpOp::Gt,
+                _ => CmpOp::Ge,
+            };
+            call.wrap_rel(Rel::new(a, op, b))
+        })
+    }
+
+    /// The truth value of a `SymInt` (`!= 0`) or `SymBool`, decided on the sizes seen now
+    /// and recorded as a guard.
+    #[pyfunction]
+    fn sym_condition(value: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+        Call::run_with(vm, |call| {
+            let rel = call.rel_of(&value)?;
+            call.decide(&rel)
+        })
+    }
+
+    /// A `SymInt` used where Python needs an int (`range(n)`, `int(n)`): specialised to its
+    /// current size, which becomes a guard, as Dynamo's `guard_int` does.
+    #[pyfunction]
+    fn sym_specialize(value: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let value = call.specialize(&value)?;
+            Ok(vm.ctx.new_int(value).into())
+        })
+    }
+
+    /// `repr` of a proxy.
+    #[pyfunction]
+    fn describe(value: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
+        Call::run_with(vm, |call| Ok(call.describe(&value)))
+    }
+
+    /// Raises `construct is not supported (note)` at the user's line.
+    #[pyfunction]
+    fn unsupported(construct: PyUtf8StrRef, note: PyUtf8StrRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            Err(call.unsupported(construct.as_str(), note.as_str()))
+        })
+    }
+}

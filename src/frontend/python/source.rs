@@ -1,0 +1,354 @@
+//! The model file as the Python front end reads it: the statements to execute one by one,
+//! and the constructs in which Python asks a size for its truth value.
+//!
+//! Input: the source text. Output: `Chunk`s (top-level statements with the old front end's
+//! kind, and their text padded so that the VM reports the file's own line numbers), spans
+//! in characters from the VM's UTF-8 positions, and for a position inside a condition the
+//! construct that decided it (`'if'` at the `if`, `'assert'`, a boolean operator, …), which
+//! a guard's origin names exactly as the default front end does.
+//! Invariant: every span is the file's own 1-based line and character column.
+
+use crate::frontend::{FrontendError, line_starts, parse_module, span_at};
+use crate::graph::Span;
+use rustpython_parser::ast::{self, Ranged};
+use rustpython_parser::text_size::TextRange;
+use std::convert::Infallible;
+
+/// The file name the VM compiles the model under; frames with it are the user's.
+pub(super) const FILE_NAME: &str = "<model>";
+
+/// What the default front end does with a top-level statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ChunkKind {
+    /// A definition or import: executed, and an error stops `parse`.
+    Definition,
+    /// An assignment: executed, and an error skips it (reported).
+    Assignment,
+    /// A docstring: nothing to run.
+    Docstring,
+    /// Driver code (calls, loops, `if __name__ == ...`): skipped (reported).
+    Driver,
+}
+
+/// One top-level statement (or several sharing a line), ready to compile on its own.
+#[derive(Clone, Debug)]
+pub(super) struct Chunk {
+    /// What to do with it.
+    pub kind: ChunkKind,
+    /// Where its first statement starts.
+    pub span: Span,
+    /// Its text, after blank lines that keep the file's line numbers (and the file's
+    /// `from __future__` imports, which must come first in every compiled piece).
+    pub code: String,
+}
+
+/// The construct whose condition asked a size for its truth value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Decision {
+    /// The construct as guard origins name it: `if`, `assert`, `condition`, ….
+    pub what: &'static str,
+    /// Where the construct starts.
+    pub span: Span,
+}
+
+/// A region of the file whose truth tests belong to one construct.
+#[derive(Clone, Copy, Debug)]
+struct Site {
+    start: usize,
+    end: usize,
+    /// Expression-level constructs win over the statement around them on equal regions
+    /// (`if a and b:` is decided by the `and`).
+    expression: bool,
+    decision: Decision,
+}
+
+/// The model file: text, statements and decision sites.
+#[derive(Debug)]
+pub(super) struct UserSource {
+    text: String,
+    line_starts: Vec<usize>,
+    chunks: Vec<Chunk>,
+    definitions: Vec<(String, Span)>,
+    sites: Vec<Site>,
+    asserts: Vec<(usize, usize, Span)>,
+}
+
+impl UserSource {
+    /// Parses `text` (a syntax error is reported as the default front end reports it).
+    pub fn parse(text: &str) -> Result<UserSource, FrontendError> {
+        let line_starts = line_starts(text);
+        let body = parse_module(text, &line_starts)?;
+        let mut source = UserSource {
+            text: text.to_string(),
+            line_starts,
+            chunks: Vec::new(),
+            definitions: Vec::new(),
+            sites: Vec::new(),
+            asserts: Vec::new(),
+        };
+        source.chunks = source.split(&body);
+        source.definitions = body
+            .iter()
+            .filter_map(|stmt| match stmt {
+                ast::Stmt::ClassDef(def) => Some((def.name.to_string(), stmt)),
+                ast::Stmt::FunctionDef(def) => Some((def.name.to_string(), stmt)),
+                _ => None,
+            })
+            .map(|(name, stmt)| (name, source.span_of(usize::from(stmt.start()))))
+            .collect();
+        let mut collector = SiteCollector {
+            source: &source,
+            sites: Vec::new(),
+            asserts: Vec::new(),
+        };
+        for stmt in body {
+            let Ok(_) = ast::Fold::fold_stmt(&mut collector, stmt);
+        }
+        let (sites, asserts) = (collector.sites, collector.asserts);
+        source.sites = sites;
+        source.asserts = asserts;
+        Ok(source)
+    }
+
+    /// The top-level statements in order.
+    pub fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+
+    /// Where the last top-level class or function called `name` is defined.
+    pub fn definition_span(&self, name: &str) -> Span {
+        self.definitions
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map_or(Span { line: 1, col: 1 }, |(_, span)| *span)
+    }
+
+    /// The text of a 1-based line, without its newline.
+    pub fn line_text(&self, line: u32) -> &str {
+        self.text
+            .lines()
+            .nth(line.saturating_sub(1) as usize)
+            .unwrap_or("")
+    }
+
+    /// The byte offset of a VM position: 1-based line, 1-based UTF-8 column.
+    fn offset(&self, line: usize, utf8_col: usize) -> usize {
+        let start = self
+            .line_starts
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(self.text.len());
+        (start + utf8_col.saturating_sub(1)).min(self.text.len())
+    }
+
+    fn span_of(&self, offset: usize) -> Span {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        span_at(&self.text, &self.line_starts, offset)
+    }
+
+    /// The span of a VM position (UTF-8 column) in characters.
+    pub fn span(&self, line: usize, utf8_col: usize) -> Span {
+        self.span_of(self.offset(line, utf8_col))
+    }
+
+    /// The construct deciding a truth test at this VM position, if the position is in a
+    /// condition: the smallest site around it.
+    pub fn decision_at(&self, line: usize, utf8_col: usize) -> Option<Decision> {
+        let offset = self.offset(line, utf8_col);
+        self.sites
+            .iter()
+            .filter(|site| site.start <= offset && offset < site.end.max(site.start + 1))
+            .min_by_key(|site| (site.end - site.start, !site.expression))
+            .map(|site| site.decision)
+    }
+
+    /// The `assert` statement around this VM position.
+    pub fn assert_at(&self, line: usize, utf8_col: usize) -> Option<Span> {
+        let offset = self.offset(line, utf8_col);
+        self.asserts
+            .iter()
+            .filter(|(start, end, _)| *start <= offset && offset <= *end)
+            .min_by_key(|(start, end, _)| end - start)
+            .map(|(_, _, span)| *span)
+    }
+
+    fn split(&self, body: &[ast::Stmt]) -> Vec<Chunk> {
+        let mut chunks: Vec<Chunk> = Vec::new();
+        let (mut last_line, mut last_end) = (0, 0);
+        let mut futures: Vec<&str> = Vec::new();
+        for stmt in body {
+            let span = self.span_of(usize::from(stmt.start()));
+            let first = self.span_of(first_offset(stmt)).line as usize;
+            let line_start = self.line_starts[first - 1];
+            let end = usize::from(stmt.end());
+            match chunks.last_mut() {
+                // Statements sharing a line (`import torch; import math`) run together.
+                Some(chunk) if first <= last_line => chunk.code.push_str(&self.text[last_end..end]),
+                _ => {
+                    let padding = first - 1;
+                    let text = &self.text[line_start..end];
+                    let code = if futures.is_empty() || padding == 0 {
+                        format!("{}{text}", "\n".repeat(padding))
+                    } else {
+                        // The future imports take the first blank line, so lines stay put.
+                        format!("{}\n{}{text}", futures.join("; "), "\n".repeat(padding - 1))
+                    };
+                    chunks.push(Chunk {
+                        kind: kind_of(stmt),
+                        span,
+                        code,
+                    });
+                }
+            }
+            if is_future_import(stmt) {
+                futures.push(&self.text[usize::from(stmt.start())..end]);
+            }
+            last_line = self.span_of(end).line as usize;
+            last_end = end;
+        }
+        chunks
+    }
+}
+
+/// Where a statement's text begins: its first decorator, if any.
+fn first_offset(stmt: &ast::Stmt) -> usize {
+    let decorators = match stmt {
+        ast::Stmt::FunctionDef(def) => &def.decorator_list,
+        ast::Stmt::AsyncFunctionDef(def) => &def.decorator_list,
+        ast::Stmt::ClassDef(def) => &def.decorator_list,
+        _ => return usize::from(stmt.start()),
+    };
+    decorators
+        .iter()
+        .map(|d| usize::from(d.start()))
+        .chain([usize::from(stmt.start())])
+        .min()
+        .unwrap_or_default()
+}
+
+fn is_future_import(stmt: &ast::Stmt) -> bool {
+    matches!(stmt, ast::Stmt::ImportFrom(import) if import.module.as_deref() == Some("__future__"))
+}
+
+/// The default front end's classification of a module-level statement.
+fn kind_of(stmt: &ast::Stmt) -> ChunkKind {
+    match stmt {
+        ast::Stmt::FunctionDef(_)
+        | ast::Stmt::ClassDef(_)
+        | ast::Stmt::Import(_)
+        | ast::Stmt::ImportFrom(_) => ChunkKind::Definition,
+        ast::Stmt::Assign(_) | ast::Stmt::AnnAssign(_) => ChunkKind::Assignment,
+        ast::Stmt::Expr(e) if matches!(*e.value, ast::Expr::Constant(_)) => ChunkKind::Docstring,
+        _ => ChunkKind::Driver,
+    }
+}
+
+/// Walks the file once, noting each construct that decides a truth test.
+struct SiteCollector<'s> {
+    source: &'s UserSource,
+    sites: Vec<Site>,
+    asserts: Vec<(usize, usize, Span)>,
+}
+
+impl SiteCollector<'_> {
+    fn add(&mut self, region: TextRange, expression: bool, what: &'static str, at: TextRange) {
+        self.sites.push(Site {
+            start: usize::from(region.start()),
+            end: usize::from(region.end()),
+            expression,
+            decision: Decision {
+                what,
+                span: self.source.span_of(usize::from(at.start())),
+            },
+        });
+    }
+
+    /// A statement's test decides at the test and at the keyword itself.
+    fn add_statement(&mut self, stmt: TextRange, test: TextRange, what: &'static str) {
+        self.add(test, false, what, stmt);
+        let keyword = TextRange::new(stmt.start(), stmt.start());
+        self.add(keyword, false, what, stmt);
+    }
+
+    fn note_stmt(&mut self, stmt: &ast::Stmt) {
+        match stmt {
+            ast::Stmt::If(s) => self.add_statement(s.range, s.test.range(), "if"),
+            ast::Stmt::While(s) => self.add_statement(s.range, s.test.range(), "while"),
+            ast::Stmt::Assert(s) => {
+                self.add_statement(s.range, s.test.range(), "assert");
+                let span = self.source.span_of(usize::from(s.range.start()));
+                let (start, end) = (usize::from(s.range.start()), usize::from(s.range.end()));
+                self.asserts.push((start, end, span));
+            }
+            _ => {}
+        }
+    }
+
+    fn note_expr(&mut self, expr: &ast::Expr) {
+        match expr {
+            ast::Expr::BoolOp(e) => self.add(e.range, true, "condition", e.range),
+            ast::Expr::IfExp(e) => {
+                self.add(e.test.range(), true, "conditional expression", e.range)
+            }
+            ast::Expr::UnaryOp(e) if e.op == ast::UnaryOp::Not => {
+                self.add(e.range, true, "not", e.range)
+            }
+            ast::Expr::Compare(e) => {
+                if e.ops
+                    .iter()
+                    .any(|op| matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn))
+                {
+                    self.add(e.range, true, "in", e.range);
+                } else if e.ops.len() > 1 {
+                    self.add(e.range, true, "comparison", e.range);
+                }
+            }
+            ast::Expr::Call(call) if matches!(&*call.func, ast::Expr::Name(name) if name.id.as_str() == "bool") => {
+                self.add(call.range, true, "bool()", call.range)
+            }
+            ast::Expr::ListComp(ast::ExprListComp {
+                generators, range, ..
+            })
+            | ast::Expr::SetComp(ast::ExprSetComp {
+                generators, range, ..
+            })
+            | ast::Expr::GeneratorExp(ast::ExprGeneratorExp {
+                generators, range, ..
+            })
+            | ast::Expr::DictComp(ast::ExprDictComp {
+                generators, range, ..
+            }) => {
+                for condition in generators.iter().flat_map(|g| &g.ifs) {
+                    self.add(condition.range(), true, "comprehension filter", *range);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl ast::Fold<TextRange> for SiteCollector<'_> {
+    type TargetU = TextRange;
+    type Error = Infallible;
+    type UserContext = ();
+
+    fn will_map_user(&mut self, _user: &TextRange) -> Self::UserContext {}
+
+    fn map_user(&mut self, user: TextRange, _context: ()) -> Result<TextRange, Infallible> {
+        Ok(user)
+    }
+
+    fn fold_stmt(&mut self, node: ast::Stmt) -> Result<ast::Stmt, Infallible> {
+        self.note_stmt(&node);
+        ast::fold::fold_stmt(self, node)
+    }
+
+    fn fold_expr(&mut self, node: ast::Expr) -> Result<ast::Expr, Infallible> {
+        self.note_expr(&node);
+        ast::fold::fold_expr(self, node)
+    }
+}

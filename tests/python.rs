@@ -1,0 +1,568 @@
+//! The Python front end against the default one (feature `python`): every program of the
+//! presets, the conformance scenarios and the kernel tests is captured by both, with every
+//! input dim dynamic (`dynamic=True`, duck sizing) and with every dim static
+//! (`dynamic=False`), and the graph text and the `ShapeEnv`'s guards and events must be
+//! identical. Then programs the default front end rejects, which real Python runs.
+
+#[path = "it/models.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with the it binary, which uses every model"
+)]
+mod models;
+
+use tailor::frontend::{self, FrontendError, python};
+use tailor::graph::Shape;
+use tailor::shape::{DimPolicy, DimSource, ShapeEnv};
+
+/// What a capture produced, as text: the graph, then every guard and event.
+fn report(result: Result<(tailor::graph::Graph, ShapeEnv), FrontendError>) -> String {
+    match result {
+        Err(err) => format!("error: {err}"),
+        Ok((graph, env)) => {
+            let mut text = graph.to_string();
+            for guard in env.guards() {
+                text.push_str(&format!("guard {} ({})\n", guard.rel, guard.origin));
+            }
+            for (node, event) in env.events() {
+                text.push_str(&format!("event @{node} {event}\n"));
+            }
+            text
+        }
+    }
+}
+
+/// The input shapes of one case (`8,64;64`) under `policy`.
+fn input_shapes(env: &mut ShapeEnv, names: &[String], case: &str, policy: DimPolicy) -> Vec<Shape> {
+    let why = match policy {
+        DimPolicy::Static => "dynamic=False",
+        _ => "dynamic=True",
+    };
+    names
+        .iter()
+        .zip(models::sizes(case))
+        .map(|(name, dims)| {
+            dims.iter()
+                .enumerate()
+                .map(|(dim, &value)| {
+                    let source = DimSource {
+                        input: name.clone(),
+                        dim,
+                    };
+                    env.add_input_dim(source, value as i64, policy, None, why)
+                        .expect("no marks, so no range error")
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn capture_default(source: &str, case: &str, policy: DimPolicy) -> String {
+    let run = || {
+        let program = frontend::parse(source)?;
+        let entry = program.entry(None)?;
+        let mut env = ShapeEnv::new();
+        let shapes = input_shapes(&mut env, &entry.inputs, case, policy);
+        let graph = frontend::capture(&program, &entry, &shapes, &mut env)?;
+        Ok((graph, env))
+    };
+    report(run())
+}
+
+fn capture_python(source: &str, case: &str, policy: DimPolicy) -> String {
+    let run = || {
+        let program = python::parse(source)?;
+        let entry = program.entry(None)?;
+        let mut env = ShapeEnv::new();
+        let shapes = input_shapes(&mut env, &entry.inputs, case, policy);
+        let graph = python::capture(&program, &entry, &shapes, &mut env)?;
+        Ok((graph, env))
+    };
+    report(run())
+}
+
+/// The captures of `source` at every case under every policy where the two front ends
+/// differ, as `(what, python, default)`.
+fn differences(name: &str, source: &str, cases: &[&str]) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    for case in cases {
+        for policy in [DimPolicy::Duck, DimPolicy::Dynamic, DimPolicy::Static] {
+            let expected = capture_default(source, case, policy);
+            let got = capture_python(source, case, policy);
+            if got != expected {
+                found.push((format!("{name} at {case} ({policy:?})"), got, expected));
+            }
+        }
+    }
+    found
+}
+
+#[track_caller]
+fn check_same(programs: &[(&str, &str, &[&str])]) {
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for (name, source, cases) in programs {
+        compared += cases.len() * 3;
+        failures.extend(differences(name, source, cases));
+    }
+    let report: Vec<String> = failures
+        .iter()
+        .map(|(what, got, expected)| {
+            format!("== {what}\n-- python:\n{got}\n-- default:\n{expected}")
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} captures differ:\n{}",
+        failures.len(),
+        report.join("\n")
+    );
+}
+
+#[test]
+fn simplenet_captures_identically() {
+    check_same(&[("simplenet", models::SIMPLENET, &["8,64", "1,64"])]);
+}
+
+/// The presets (`models/*.py`) and the kernel tests' programs, at every size they are
+/// checked at.
+#[test]
+fn every_model_captures_identically() {
+    let all = models::all();
+    let programs: Vec<(&str, &str, &[&str])> = all
+        .iter()
+        .map(|m| (m.name, m.source.as_str(), m.cases))
+        .collect();
+    check_same(&programs);
+}
+
+/// The conformance scenarios' programs, at sizes of their calls (errors included: a
+/// mismatch must be the same error).
+#[test]
+fn every_conformance_program_captures_identically() {
+    check_same(&[
+        ("add_one", models::ADD_ONE, &["3", "1", "0", "5,2"]),
+        ("sum_rows", models::SUM_ROWS, &["8,16", "1,16", "32,16"]),
+        (
+            "specialize",
+            models::SPECIALIZE,
+            &["10", "20", "30", "40", "2"],
+        ),
+        ("branch_gt5", models::BRANCH_GT5, &["8", "3", "5", "100"]),
+        (
+            "linear_64_32",
+            models::LINEAR_64_32,
+            &["8,64", "1,64", "8,32"],
+        ),
+        ("add_xy", models::ADD_XY, &["3;3", "5;6", "6;1", "1;4"]),
+        ("view_4", models::VIEW_4, &["8", "12", "10"]),
+        (
+            "matmul",
+            models::MATMUL,
+            &["3,4;4,5", "2,3,8;8,5", "3,4;5,6"],
+        ),
+        (
+            "conv1d_k5_s2",
+            models::CONV1D_K5_S2,
+            &["2,4,50", "2,4,4", "2,4,3"],
+        ),
+        ("conv1d_k3_s1", models::CONV1D_K3_S1, &["2,4,16", "1,4,1"]),
+        (
+            "sequence",
+            models::SEQUENCE,
+            &["2,8,32", "1,1,32", "3,5,16"],
+        ),
+        (
+            "simplenet",
+            models::SIMPLENET,
+            &["64,64", "8,64", "4,10,64", "8,32"],
+        ),
+    ]);
+}
+
+// ---- real Python the default front end rejects ----------------------------------------------
+
+/// The Python front end's capture of `source` with every dim dynamic, and the default front
+/// end's (which must fail).
+#[track_caller]
+fn check_beyond_default(source: &str, case: &str, expected: expect_test::Expect) {
+    let default = capture_default(source, case, DimPolicy::Duck);
+    assert!(
+        default.starts_with("error: "),
+        "the default front end now accepts this program:\n{default}"
+    );
+    expected.assert_eq(&capture_python(source, case, DimPolicy::Duck));
+}
+
+/// A ResNet block as torchvision writes it: a class attribute (`expansion = 1`), a stride
+/// list built as `[stride] + [1] * (n - 1)`, an empty `nn.Sequential` shortcut.
+const RESNET: &str = "\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, in_planes, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, kernel_size=3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, kernel_size=3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or in_planes != self.expansion * planes:
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(in_planes, self.expansion * planes, kernel_size=1, stride=stride, bias=False),
+                nn.BatchNorm2d(self.expansion * planes),
+            )
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + self.shortcut(x))
+
+
+class TinyResNet(nn.Module):
+    def __init__(self, block=BasicBlock, num_blocks=(1, 2), num_classes=10):
+        super().__init__()
+        self.in_planes = 8
+        self.conv1 = nn.Conv2d(3, 8, kernel_size=3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.layer1 = self._make_layer(block, 8, num_blocks[0], stride=1)
+        self.layer2 = self._make_layer(block, 16, num_blocks[1], stride=2)
+        self.linear = nn.Linear(16 * block.expansion, num_classes)
+
+    def _make_layer(self, block, planes, num_blocks, stride):
+        strides = [stride] + [1] * (num_blocks - 1)
+        layers = []
+        for stride in strides:
+            layers.append(block(self.in_planes, planes, stride))
+            self.in_planes = planes * block.expansion
+        return nn.Sequential(*layers)
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.layer2(self.layer1(out))
+        out = F.avg_pool2d(out, 4)
+        out = out.view(out.size(0), -1)
+        return self.linear(out)
+";
+
+#[test]
+fn resnet_block_with_class_attribute_and_stride_list() {
+    check_beyond_default(
+        RESNET,
+        "2,3,8,8",
+        expect_test::expect![[r#"
+        graph(x: f32[s0, 3, s2, s2]):
+          %x = input x : f32[s0, 3, s2, s2]
+          %conv1_weight = param conv1.weight : f32[8, 3, 3, 3]
+          %conv2d = conv2d(%x, %conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 47:31
+          %bn1_running_mean = param bn1.running_mean : f32[8]
+          %bn1_running_var = param bn1.running_var : f32[8]
+          %bn1_weight = param bn1.weight : f32[8]
+          %bn1_bias = param bn1.bias : f32[8]
+          %batch_norm = batch_norm(%conv2d, %bn1_running_mean, %bn1_running_var, %bn1_weight, %bn1_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 47:22
+          %relu = relu(%batch_norm) : f32[s0, 8, s2, s2]  # 47:15
+          %layer1_0_conv1_weight = param layer1.0.conv1.weight : f32[8, 8, 3, 3]
+          %conv2d_1 = conv2d(%relu, %layer1_0_conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 23:31
+          %layer1_0_bn1_running_mean = param layer1.0.bn1.running_mean : f32[8]
+          %layer1_0_bn1_running_var = param layer1.0.bn1.running_var : f32[8]
+          %layer1_0_bn1_weight = param layer1.0.bn1.weight : f32[8]
+          %layer1_0_bn1_bias = param layer1.0.bn1.bias : f32[8]
+          %batch_norm_1 = batch_norm(%conv2d_1, %layer1_0_bn1_running_mean, %layer1_0_bn1_running_var, %layer1_0_bn1_weight, %layer1_0_bn1_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 23:22
+          %relu_1 = relu(%batch_norm_1) : f32[s0, 8, s2, s2]  # 23:15
+          %layer1_0_conv2_weight = param layer1.0.conv2.weight : f32[8, 8, 3, 3]
+          %conv2d_2 = conv2d(%relu_1, %layer1_0_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 24:24
+          %layer1_0_bn2_running_mean = param layer1.0.bn2.running_mean : f32[8]
+          %layer1_0_bn2_running_var = param layer1.0.bn2.running_var : f32[8]
+          %layer1_0_bn2_weight = param layer1.0.bn2.weight : f32[8]
+          %layer1_0_bn2_bias = param layer1.0.bn2.bias : f32[8]
+          %batch_norm_2 = batch_norm(%conv2d_2, %layer1_0_bn2_running_mean, %layer1_0_bn2_running_var, %layer1_0_bn2_weight, %layer1_0_bn2_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 24:15
+          %add = add(%batch_norm_2, %relu) : f32[s0, 8, s2, s2]  # 25:23
+          %relu_2 = relu(%add) : f32[s0, 8, s2, s2]  # 25:16
+          %layer2_0_conv1_weight = param layer2.0.conv1.weight : f32[16, 8, 3, 3]
+          %conv2d_3 = conv2d(%relu_2, %layer2_0_conv1_weight, stride=[2, 2], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:31
+          %layer2_0_bn1_running_mean = param layer2.0.bn1.running_mean : f32[16]
+          %layer2_0_bn1_running_var = param layer2.0.bn1.running_var : f32[16]
+          %layer2_0_bn1_weight = param layer2.0.bn1.weight : f32[16]
+          %layer2_0_bn1_bias = param layer2.0.bn1.bias : f32[16]
+          %batch_norm_3 = batch_norm(%conv2d_3, %layer2_0_bn1_running_mean, %layer2_0_bn1_running_var, %layer2_0_bn1_weight, %layer2_0_bn1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:22
+          %relu_3 = relu(%batch_norm_3) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:15
+          %layer2_0_conv2_weight = param layer2.0.conv2.weight : f32[16, 16, 3, 3]
+          %conv2d_4 = conv2d(%relu_3, %layer2_0_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:24
+          %layer2_0_bn2_running_mean = param layer2.0.bn2.running_mean : f32[16]
+          %layer2_0_bn2_running_var = param layer2.0.bn2.running_var : f32[16]
+          %layer2_0_bn2_weight = param layer2.0.bn2.weight : f32[16]
+          %layer2_0_bn2_bias = param layer2.0.bn2.bias : f32[16]
+          %batch_norm_4 = batch_norm(%conv2d_4, %layer2_0_bn2_running_mean, %layer2_0_bn2_running_var, %layer2_0_bn2_weight, %layer2_0_bn2_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:15
+          %layer2_0_shortcut_0_weight = param layer2.0.shortcut.0.weight : f32[16, 8, 1, 1]
+          %conv2d_5 = conv2d(%relu_2, %layer2_0_shortcut_0_weight, stride=[2, 2], padding=[0, 0], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:29
+          %layer2_0_shortcut_1_running_mean = param layer2.0.shortcut.1.running_mean : f32[16]
+          %layer2_0_shortcut_1_running_var = param layer2.0.shortcut.1.running_var : f32[16]
+          %layer2_0_shortcut_1_weight = param layer2.0.shortcut.1.weight : f32[16]
+          %layer2_0_shortcut_1_bias = param layer2.0.shortcut.1.bias : f32[16]
+          %batch_norm_5 = batch_norm(%conv2d_5, %layer2_0_shortcut_1_running_mean, %layer2_0_shortcut_1_running_var, %layer2_0_shortcut_1_weight, %layer2_0_shortcut_1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:29
+          %add_1 = add(%batch_norm_4, %batch_norm_5) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:23
+          %relu_4 = relu(%add_1) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:16
+          %layer2_1_conv1_weight = param layer2.1.conv1.weight : f32[16, 16, 3, 3]
+          %conv2d_6 = conv2d(%relu_4, %layer2_1_conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:31
+          %layer2_1_bn1_running_mean = param layer2.1.bn1.running_mean : f32[16]
+          %layer2_1_bn1_running_var = param layer2.1.bn1.running_var : f32[16]
+          %layer2_1_bn1_weight = param layer2.1.bn1.weight : f32[16]
+          %layer2_1_bn1_bias = param layer2.1.bn1.bias : f32[16]
+          %batch_norm_6 = batch_norm(%conv2d_6, %layer2_1_bn1_running_mean, %layer2_1_bn1_running_var, %layer2_1_bn1_weight, %layer2_1_bn1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:22
+          %relu_5 = relu(%batch_norm_6) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:15
+          %layer2_1_conv2_weight = param layer2.1.conv2.weight : f32[16, 16, 3, 3]
+          %conv2d_7 = conv2d(%relu_5, %layer2_1_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:24
+          %layer2_1_bn2_running_mean = param layer2.1.bn2.running_mean : f32[16]
+          %layer2_1_bn2_running_var = param layer2.1.bn2.running_var : f32[16]
+          %layer2_1_bn2_weight = param layer2.1.bn2.weight : f32[16]
+          %layer2_1_bn2_bias = param layer2.1.bn2.bias : f32[16]
+          %batch_norm_7 = batch_norm(%conv2d_7, %layer2_1_bn2_running_mean, %layer2_1_bn2_running_var, %layer2_1_bn2_weight, %layer2_1_bn2_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:15
+          %add_2 = add(%batch_norm_7, %relu_4) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:23
+          %relu_6 = relu(%add_2) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:16
+          %avg_pool2d = avg_pool2d(%relu_6, kernel=[4, 4], stride=[4, 4], padding=[0, 0]) : f32[s0, 16, 1, 1]  # 49:15
+          %reshape = reshape(%avg_pool2d) : f32[s0, 16]  # 50:15
+          %linear_weight = param linear.weight : f32[10, 16]
+          %linear_bias = param linear.bias : f32[10]
+          %linear = linear(%reshape, %linear_weight, %linear_bias) : f32[s0, 10]  # 51:16
+          return (%linear)
+        guard s1 == 3 (conv2d at line 47, col 31)
+        guard (s2 - 1)//2 + 1 != 1 (conv2d at line 23, col 31)
+        guard (s2 - 1)//2 + 1 >= 4 (avg_pool2d at line 49, col 15)
+        guard ((s2 - 1)//2 - 3)//4 + 1 == 1 (avg_pool2d at line 49, col 15)
+        event @0 create_symbol s0 = 2 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+        event @0 create_symbol s1 = 3 for L['x'].size()[1] [2, int_oo] (dynamic=True)
+        event @0 create_symbol s2 = 8 for L['x'].size()[2] [2, int_oo] (dynamic=True)
+        event @0 duck sizing: L['x'].size()[3] reuses s2 (same size)
+        event @2 eval s1 == 3 [guard added] (conv2d at line 47, col 31)
+        event @2 set_replacement s1 = 3 (range_refined_to_singleton)
+        event @2 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 47, col 31)
+        event @2 eval s2 != 1 [statically known, no guard] (conv2d at line 47, col 31)
+        event @2 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 47, col 31)
+        event @2 eval s2 != 1 [statically known, no guard] (conv2d at line 47, col 31)
+        event @10 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+        event @10 eval s2 != 1 [statically known, no guard] (conv2d at line 23, col 31)
+        event @10 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+        event @10 eval s2 != 1 [statically known, no guard] (conv2d at line 23, col 31)
+        event @18 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
+        event @18 eval s2 != 1 [statically known, no guard] (conv2d at line 24, col 24)
+        event @18 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
+        event @18 eval s2 != 1 [statically known, no guard] (conv2d at line 24, col 24)
+        event @24 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
+        event @24 eval s2 != 1 [statically known, no guard] (add at line 25, col 23)
+        event @27 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+        event @27 eval (s2 - 1)//2 + 1 != 1 [guard added] (conv2d at line 23, col 31)
+        event @27 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+        event @35 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
+        event @42 eval s2 >= 1 [statically known, no guard] (conv2d at line 25, col 29)
+        event @48 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
+        event @51 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+        event @59 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
+        event @65 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
+        event @67 eval (s2 - 1)//2 + 1 >= 4 [guard added] (avg_pool2d at line 49, col 15)
+        event @67 eval ((s2 - 1)//2 - 3)//4 + 1 == 1 [guard added] (avg_pool2d at line 49, col 15)
+    "#]],
+    );
+}
+
+/// A module-level dict config, a dict of functions, and `hasattr` on the library.
+const DICT_CONFIG: &str = "\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+CONFIG = {'d_in': 32, 'd_hidden': 64, 'activation': 'gelu'}
+ACTIVATIONS = {'relu': F.relu, 'gelu': F.gelu}
+
+
+class ConfiguredMLP(nn.Module):
+    def __init__(self, config=CONFIG):
+        super().__init__()
+        self.fc1 = nn.Linear(config['d_in'], config['d_hidden'])
+        self.fc2 = nn.Linear(config['d_hidden'], config['d_in'])
+        self.act = ACTIVATIONS[config['activation']]
+        self.flash = hasattr(F, 'scaled_dot_product_attention')
+
+    def forward(self, x):
+        h = self.act(self.fc1(x))
+        return self.fc2(h) if not self.flash else h
+";
+
+#[test]
+fn module_level_dict_config() {
+    check_beyond_default(
+        DICT_CONFIG,
+        "8,32",
+        expect_test::expect![[r#"
+        graph(x: f32[s0, 32]):
+          %x = input x : f32[s0, 32]
+          %fc1_weight = param fc1.weight : f32[64, 32]
+          %fc1_bias = param fc1.bias : f32[64]
+          %linear = linear(%x, %fc1_weight, %fc1_bias) : f32[s0, 64]  # 18:22
+          %gelu = gelu(%linear) : f32[s0, 64]  # 18:13
+          %fc2_weight = param fc2.weight : f32[32, 64]
+          %fc2_bias = param fc2.bias : f32[32]
+          %linear_1 = linear(%gelu, %fc2_weight, %fc2_bias) : f32[s0, 32]  # 19:16
+          return (%linear_1)
+        guard s1 == 32 (linear at line 18, col 22)
+        event @0 create_symbol s0 = 8 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+        event @0 create_symbol s1 = 32 for L['x'].size()[1] [2, int_oo] (dynamic=True)
+        event @3 eval s1 == 32 [guard added] (linear at line 18, col 22)
+        event @3 set_replacement s1 = 32 (range_refined_to_singleton)
+    "#]],
+    );
+}
+
+/// nanoGPT's style: a `@dataclass` config with `typing` annotations, and an `assert` on a
+/// size that becomes a guard.
+const DATACLASS_CONFIG: &str = "\
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class BlockConfig:
+    block_size: int = 64
+    n_embd: int = 32
+    bias: Optional[bool] = True
+
+
+class Block(nn.Module):
+    def __init__(self, config: BlockConfig = BlockConfig()):
+        super().__init__()
+        self.config = config
+        self.ln = nn.LayerNorm(config.n_embd)
+        self.fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+
+    def forward(self, x):
+        b, t, c = x.size()
+        assert t <= self.config.block_size, f'sequence of {t} is longer than {self.config.block_size}'
+        return x + self.proj(F.gelu(self.fc(self.ln(x))))
+";
+
+#[test]
+fn dataclass_config_and_assert_on_a_size() {
+    check_beyond_default(
+        DATACLASS_CONFIG,
+        "2,16,32",
+        expect_test::expect![[r#"
+        graph(x: f32[s0, s1, 32]):
+          %x = input x : f32[s0, s1, 32]
+          %ln_weight = param ln.weight : f32[32]
+          %ln_bias = param ln.bias : f32[32]
+          %layer_norm = layer_norm(%x, %ln_weight, %ln_bias, dims=1, eps=0.00001) : f32[s0, s1, 32]  # 27:45
+          %fc_weight = param fc.weight : f32[128, 32]
+          %fc_bias = param fc.bias : f32[128]
+          %linear = linear(%layer_norm, %fc_weight, %fc_bias) : f32[s0, s1, 128]  # 27:37
+          %gelu = gelu(%linear) : f32[s0, s1, 128]  # 27:30
+          %proj_weight = param proj.weight : f32[32, 128]
+          %proj_bias = param proj.bias : f32[32]
+          %linear_1 = linear(%gelu, %proj_weight, %proj_bias) : f32[s0, s1, 32]  # 27:20
+          %add = add(%x, %linear_1) : f32[s0, s1, 32]  # 27:16
+          return (%add)
+        guard s1 <= 64 ('assert' on sizes at line 26, col 9)
+        guard s2 == 32 (layer_norm at line 27, col 45)
+        event @0 create_symbol s0 = 2 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+        event @0 create_symbol s1 = 16 for L['x'].size()[1] [2, int_oo] (dynamic=True)
+        event @0 create_symbol s2 = 32 for L['x'].size()[2] [2, int_oo] (dynamic=True)
+        event @1 eval s1 <= 64 [guard added] ('assert' on sizes at line 26, col 9)
+        event @1 range of s1 refined to [2, 64]
+        event @3 eval s2 == 32 [guard added] (layer_norm at line 27, col 45)
+        event @3 set_replacement s2 = 32 (range_refined_to_singleton)
+        event @11 eval s0 != 1 [statically known, no guard] (add at line 27, col 16)
+        event @11 eval s1 != 1 [statically known, no guard] (add at line 27, col 16)
+    "#]],
+    );
+}
+
+/// Python control flow the default front end refuses: a `while` loop on a size, and
+/// `range()` of a size, which specialises it (a guard `s == value`, as Dynamo does).
+const SIZE_LOOPS: &str = "\
+import torch
+
+
+def f(x):
+    n = x.shape[0]
+    halvings = 0
+    while n > 1:
+        n = n // 2
+        halvings += 1
+    for i in range(x.shape[1]):
+        x = x + i
+    return x * halvings
+";
+
+#[test]
+fn while_loop_and_range_of_a_size() {
+    check_beyond_default(
+        SIZE_LOOPS,
+        "8,3",
+        expect_test::expect![[r#"
+        graph(x: f32[s0, 3]):
+          %x = input x : f32[s0, 3]
+          %add = add(%x, 0) : f32[s0, 3]  # 11:13
+          %add_1 = add(%add, 1) : f32[s0, 3]  # 11:13
+          %add_2 = add(%add_1, 2) : f32[s0, 3]  # 11:13
+          %mul = mul(%add_2, 3) : f32[s0, 3]  # 12:12
+          return (%mul)
+        guard s0//2 > 1 ('while' on sizes at line 7, col 5)
+        guard s0//4 > 1 ('while' on sizes at line 7, col 5)
+        guard s0//8 <= 1 ('while' on sizes at line 7, col 5)
+        guard s1 == 3 ('int()' on sizes at line 10, col 14)
+        event @0 create_symbol s0 = 8 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+        event @0 create_symbol s1 = 3 for L['x'].size()[1] [2, int_oo] (dynamic=True)
+        event @1 eval s0 > 1 [statically known, no guard] ('while' on sizes at line 7, col 5)
+        event @1 eval s0//2 > 1 [guard added] ('while' on sizes at line 7, col 5)
+        event @1 eval s0//4 > 1 [guard added] ('while' on sizes at line 7, col 5)
+        event @1 eval s0//8 <= 1 [guard added] ('while' on sizes at line 7, col 5)
+        event @1 eval s1 == 3 [guard added] ('int()' on sizes at line 10, col 14)
+        event @1 set_replacement s1 = 3 (range_refined_to_singleton)
+    "#]],
+    );
+}
+
+/// Errors in the model: both front ends report the same error at the same line:col.
+#[test]
+fn errors_are_the_same() {
+    check_same(&[
+        (
+            "failed_assert",
+            "import torch\n\n\ndef f(x):\n    assert x.shape[0] > 4\n    return x\n",
+            &["3"],
+        ),
+        (
+            "undefined_name",
+            "import torch\n\n\ndef f(x):\n    return y + x\n",
+            &["3"],
+        ),
+        (
+            "tensor_condition",
+            "import torch\n\n\ndef f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n",
+            &["3"],
+        ),
+        (
+            "too_many_indices",
+            "import torch\n\n\ndef f(x):\n    return x[0, 0, 0]\n",
+            &["2,3"],
+        ),
+        (
+            "returning_an_int",
+            "import torch\n\n\ndef f(x):\n    return (x, 3)\n",
+            &["2,3"],
+        ),
+        (
+            "syntax_error",
+            "import torch\n\n\ndef f(x):\n    return x +\n",
+            &["2"],
+        ),
+    ]);
+}
