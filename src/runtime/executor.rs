@@ -137,8 +137,8 @@ pub struct Backend {
 
 /// An entry's (or an eager call's) kernels, ready for the backend that built them.
 enum Kernels {
-    /// For the kernel interpreter.
-    Cpu(Box<Schedule>),
+    /// For the CPU backend: the schedule with its bound kernels and buffers.
+    Cpu(Box<super::cpu::Program>),
     /// For the wgpu runtime: WGSL, pipelines, uploaded parameters.
     #[cfg(feature = "gpu")]
     Gpu(Box<Program>),
@@ -261,7 +261,9 @@ impl Backend {
             ))));
         }
         let _ = (mode, bindings);
-        Ok(Kernels::Cpu(Box::new(schedule.clone())))
+        Ok(Kernels::Cpu(Box::new(super::cpu::Program::new(
+            schedule.clone(),
+        ))))
     }
 
     /// Runs `kernels` on `inputs`; `timing` asks for per-kernel times (GPU only).
@@ -273,11 +275,11 @@ impl Backend {
         clock: &dyn Fn() -> f64,
     ) -> Result<Ran, Error> {
         match kernels {
-            Kernels::Cpu(schedule) => {
-                // The interpreter runs kernels back to back and does not time them one by one.
+            Kernels::Cpu(program) => {
+                // The CPU backend runs kernels back to back and does not time them one by one.
                 let _ = timing;
                 let started = clock();
-                let outputs = super::cpu::run(schedule, inputs)?;
+                let outputs = program.run(inputs)?;
                 Ok(Ran {
                     outputs,
                     build_ms: 0.0,

@@ -44,6 +44,18 @@ pub enum RunError {
         /// The formula.
         expr: String,
     },
+    /// A buffer would hold more elements than the CPU runtime allocates.
+    #[error(
+        "buffer {buffer} would hold {len_elems} elements; the CPU runtime allocates at most {limit}"
+    )]
+    TooLarge {
+        /// The buffer.
+        buffer: String,
+        /// Its length for this call.
+        len_elems: usize,
+        /// The most elements one buffer may hold.
+        limit: usize,
+    },
     /// A kernel addressed memory outside a buffer: a lowering bug, reported, not a crash.
     #[error("{kernel}: element {offset} of {buffer} is outside its {len_elems} elements")]
     OutOfBounds {
