@@ -34,6 +34,8 @@ enum Step {
     Unary(UnaryOp),
     /// Pop the top into the one below: `below = op(below, top)`.
     Binary(BinaryOp),
+    /// `top = op(top, elements of load n)`: a broadcast operand (stride 0) is read once.
+    BinaryLoad(BinaryOp, usize),
     /// `top = op(top, constant)`.
     BinaryConst(BinaryOp, f32),
     /// `top = op(constant, top)`.
@@ -145,6 +147,14 @@ impl<'a> PartBuilder<'a> {
                     self.emit(lhs, steps)?;
                     steps.push(Step::BinaryConst(*op, *v));
                 }
+                (_, Value::Load(_)) => {
+                    self.emit(lhs, steps)?;
+                    self.emit(rhs, steps)?;
+                    let Some(Step::Load(n)) = steps.pop() else {
+                        unreachable!("a load compiles to one load step")
+                    };
+                    steps.push(Step::BinaryLoad(*op, n));
+                }
                 (Value::Literal(v), _) => {
                     self.emit(rhs, steps)?;
                     steps.push(Step::ConstBinary(*v, *op));
@@ -194,6 +204,8 @@ fn stack_depth(steps: &[Step]) -> usize {
         match step {
             Step::Acc | Step::Literal(_) | Step::Index(_) | Step::Load(_) => height += 1,
             Step::Binary(_) => height = height.saturating_sub(1),
+            // Its operand takes the block above the top while it is combined.
+            Step::BinaryLoad(..) => deepest = deepest.max(height + 1),
             _ => {}
         }
         deepest = deepest.max(height);
@@ -213,6 +225,43 @@ pub(super) struct Part {
     depth: usize,
 }
 
+/// Where a block's accumulator comes from: `data[j * stride]` at position `j`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Acc<'a> {
+    data: &'a [f32],
+    stride: usize,
+}
+
+impl<'a> Acc<'a> {
+    /// No accumulator (a map, an operand): reads as zeros.
+    pub fn none() -> Acc<'static> {
+        Acc {
+            data: &[],
+            stride: 1,
+        }
+    }
+
+    /// `data[j * stride]` at position `j`.
+    pub fn strided(data: &'a [f32], stride: usize) -> Acc<'a> {
+        Acc { data, stride }
+    }
+
+    fn read(&self, out: &mut [f32]) {
+        let needed = (out.len().saturating_sub(1)).saturating_mul(self.stride);
+        if out.is_empty() || needed >= self.data.len() {
+            // Only a kernel without an accumulator reads one: as in the interpreter, zero.
+            out.fill(0.0);
+            return;
+        }
+        for (o, a) in out
+            .iter_mut()
+            .zip(self.data.iter().step_by(self.stride.max(1)))
+        {
+            *o = *a;
+        }
+    }
+}
+
 /// Scratch blocks for evaluating a part's programs.
 pub(super) struct Stack {
     blocks: Vec<f32>,
@@ -224,11 +273,27 @@ impl Part {
         &self.formulas[id]
     }
 
-    /// Every formula's value at position 0 of the run in `slots`, into `starts`.
-    pub fn starts(&self, slots: &[i64], starts: &mut Vec<i64>) -> Result<(), RunError> {
-        starts.clear();
+    /// Every formula's part that stays the same across runs while the variables other
+    /// than the axis keep their values in `slots` (see `Strided::outer`), into `outer`.
+    pub fn outer_starts(&self, slots: &[i64], outer: &mut Vec<i64>) -> Result<(), RunError> {
+        outer.clear();
         for formula in &self.formulas {
-            starts.push(formula.start(slots)?);
+            outer.push(formula.outer(slots)?);
+        }
+        Ok(())
+    }
+
+    /// Every formula's value at position 0 of the run in `slots`, into `starts`; `outer`
+    /// comes from [`Part::outer_starts`] at the same outer values.
+    pub fn starts(
+        &self,
+        slots: &[i64],
+        outer: &[i64],
+        starts: &mut Vec<i64>,
+    ) -> Result<(), RunError> {
+        starts.clear();
+        for (formula, &outer) in self.formulas.iter().zip(outer) {
+            starts.push(formula.start_with(outer, slots)?);
         }
         Ok(())
     }
@@ -255,14 +320,14 @@ impl Part {
         starts: &[i64],
         first: i64,
         len: usize,
-        acc: &[f32],
+        acc: Acc<'_>,
         stack: &'s mut Stack,
     ) -> Result<&'s [f32], RunError> {
         let mut top = 0;
         for step in &self.codes[code] {
             match *step {
                 Step::Acc => {
-                    block(stack, top, len).copy_from_slice(&acc[..len]);
+                    acc.read(block(stack, top, len));
                     top += 1;
                 }
                 Step::Literal(v) => {
@@ -290,19 +355,44 @@ impl Part {
                     binary(op, lhs, &above[..len]);
                     top -= 1;
                 }
-                Step::BinaryConst(op, v) => {
-                    for x in block(stack, top - 1, len) {
-                        *x = op.apply(*x, v);
+                Step::BinaryLoad(op, n) => {
+                    let load = &self.loads[n];
+                    let offset = self.at(load.offset, starts, first);
+                    if load.mask.is_empty() && self.formulas[load.offset].stride == 0 {
+                        let v = memory.read(load.buffer, offset)?;
+                        binary_const(op, block(stack, top - 1, len), v);
+                    } else {
+                        self.load(n, memory, starts, first, block(stack, top, len))?;
+                        let (below, above) = stack.blocks.split_at_mut(top * BLOCK);
+                        binary(op, &mut below[(top - 1) * BLOCK..][..len], &above[..len]);
                     }
                 }
-                Step::ConstBinary(v, op) => {
-                    for x in block(stack, top - 1, len) {
-                        *x = op.apply(v, *x);
-                    }
-                }
+                Step::BinaryConst(op, v) => binary_const(op, block(stack, top - 1, len), v),
+                Step::ConstBinary(v, op) => const_binary(op, v, block(stack, top - 1, len)),
             }
         }
         Ok(&stack.blocks[..len])
+    }
+
+    /// [`Part::eval`] into `out` (`len` long); a program that is one load reads straight
+    /// into it.
+    #[expect(clippy::too_many_arguments, reason = "a block is all of these")]
+    pub fn eval_into(
+        &self,
+        code: usize,
+        memory: &Memory<'_>,
+        starts: &[i64],
+        first: i64,
+        acc: Acc<'_>,
+        stack: &mut Stack,
+        out: &mut [f32],
+    ) -> Result<(), RunError> {
+        if let [Step::Load(n)] = self.codes[code][..] {
+            return self.load(n, memory, starts, first, out);
+        }
+        let values = self.eval(code, memory, starts, first, out.len(), acc, stack)?;
+        out.copy_from_slice(values);
+        Ok(())
     }
 
     fn load(
@@ -373,6 +463,38 @@ fn unary(op: UnaryOp, xs: &mut [f32]) {
         };
     }
     each!(Relu, Gelu, Silu, Sigmoid, Tanh, Neg, Exp, Sqrt)
+}
+
+/// `lhs = op(lhs, v)` over a block.
+fn binary_const(op: BinaryOp, lhs: &mut [f32], v: f32) {
+    macro_rules! each {
+        ($($variant:ident),*) => {
+            match op {
+                $(BinaryOp::$variant => {
+                    for a in lhs.iter_mut() {
+                        *a = BinaryOp::$variant.apply(*a, v);
+                    }
+                })*
+            }
+        };
+    }
+    each!(Add, Sub, Mul, Div)
+}
+
+/// `rhs = op(v, rhs)` over a block.
+fn const_binary(op: BinaryOp, v: f32, rhs: &mut [f32]) {
+    macro_rules! each {
+        ($($variant:ident),*) => {
+            match op {
+                $(BinaryOp::$variant => {
+                    for b in rhs.iter_mut() {
+                        *b = BinaryOp::$variant.apply(v, *b);
+                    }
+                })*
+            }
+        };
+    }
+    each!(Add, Sub, Mul, Div)
 }
 
 /// `lhs = op(lhs, rhs)` over a block, one loop per operation.

@@ -81,31 +81,83 @@ pub(super) struct Strided {
     rest: Rest,
 }
 
+/// The start of a run, from the slots.
 #[derive(Clone, Debug)]
 enum Rest {
     Const(i64),
+    /// `outer(other variables) + per_run * run number`: consecutive runs under the same
+    /// outer values differ by `per_run`, so `outer` is evaluated once for all of them.
+    ByRun {
+        outer: CompiledExpr,
+        per_run: i64,
+        run_slot: usize,
+    },
+    /// Anything else, evaluated per run.
     Formula(CompiledExpr),
 }
 
+fn evaluated(formula: &CompiledExpr, slots: &[i64]) -> Result<i64, RunError> {
+    formula.eval(slots).ok_or_else(|| RunError::Size {
+        what: "an index".into(),
+        expr: "a kernel formula".into(),
+    })
+}
+
 impl Strided {
-    /// The formula at position 0 of the run described by `slots` (the axis variable's slot
-    /// holds the run number, the other variables their values).
-    pub fn start(&self, slots: &[i64]) -> Result<i64, RunError> {
+    /// The part of the start that does not change from run to run while the variables
+    /// other than the axis keep their values in `slots` (0 where there is none).
+    pub fn outer(&self, slots: &[i64]) -> Result<i64, RunError> {
         match &self.rest {
-            Rest::Const(value) => Ok(*value),
-            Rest::Formula(formula) => formula.eval(slots).ok_or_else(|| RunError::Size {
-                what: "an index".into(),
-                expr: "a kernel formula".into(),
-            }),
+            Rest::ByRun { outer, .. } => evaluated(outer, slots),
+            Rest::Const(_) | Rest::Formula(_) => Ok(0),
         }
     }
 
-    fn new(stride: i64, rest: &Expr) -> Strided {
+    /// The formula at position 0 of the run described by `slots` (the axis variable's slot
+    /// holds the run number, the other variables their values), `outer` from
+    /// [`Strided::outer`] at the same outer values.
+    pub fn start_with(&self, outer: i64, slots: &[i64]) -> Result<i64, RunError> {
+        match &self.rest {
+            Rest::Const(value) => Ok(*value),
+            Rest::ByRun {
+                per_run, run_slot, ..
+            } => Ok(outer.saturating_add(per_run.saturating_mul(slots[*run_slot]))),
+            Rest::Formula(formula) => evaluated(formula, slots),
+        }
+    }
+
+    /// The formula at position 0 of the run described by `slots`.
+    pub fn start(&self, slots: &[i64]) -> Result<i64, RunError> {
+        self.start_with(self.outer(slots)?, slots)
+    }
+
+    /// A formula evaluated whole per run.
+    fn whole(stride: i64, rest: &Expr) -> Strided {
         let rest = match rest.as_int() {
             Some(value) => Rest::Const(value),
             None => Rest::Formula(CompiledExpr::new(rest)),
         };
         Strided { stride, rest }
+    }
+
+    /// A formula whose rest may be affine in the run number `run` (at slot `run_slot`).
+    fn new(
+        stride: i64,
+        rest: &Expr,
+        run: (Sym, usize),
+        ranges: &dyn Fn(Sym) -> ValueRange,
+    ) -> Strided {
+        match rest.affine_in(run.0, ranges) {
+            Some((per_run, outer)) if rest.as_int().is_none() => Strided {
+                stride,
+                rest: Rest::ByRun {
+                    outer: CompiledExpr::new(&outer),
+                    per_run,
+                    run_slot: run.1,
+                },
+            },
+            _ => Strided::whole(stride, rest),
+        }
     }
 }
 
@@ -174,7 +226,7 @@ pub(super) fn split_along(exprs: &[Expr], var: usize, vars: &Vars) -> (Axis, Vec
             return (Axis { var, period }, split);
         }
     }
-    let whole = exprs.iter().map(|expr| Strided::new(0, expr)).collect();
+    let whole = exprs.iter().map(|expr| Strided::whole(0, expr)).collect();
     (Axis { var, period: 1 }, whole)
 }
 
@@ -188,7 +240,7 @@ fn split_with_period(exprs: &[Expr], var: usize, period: i64, vars: &Vars) -> Op
         .map(|expr| {
             let split = expr.substitute_with(&|s| (s == sym).then(|| position.clone()));
             let (stride, rest) = split.affine_in(inner, &ranges)?;
-            Some(Strided::new(stride, &rest))
+            Some(Strided::new(stride, &rest, (sym, vars.slot(var)), &ranges))
         })
         .collect()
 }
@@ -222,7 +274,7 @@ pub(super) fn matrix_view(
         let (col_stride, base) = rest.affine_in(vars.sym(cols), &ranges)?;
         (row_stride >= 0 && col_stride >= 0).then(|| {
             let axis = Axis { var: rows, period };
-            (axis, row_stride, col_stride, Strided::new(0, &base))
+            (axis, row_stride, col_stride, Strided::whole(0, &base))
         })
     })
 }

@@ -13,7 +13,7 @@
 //! plus `PACK_ELEMS` per thread (and `k * n` for a packed `b`).
 
 use super::super::RunError;
-use super::block::{Part, PartBuilder, Stack};
+use super::block::{Acc, Part, PartBuilder, Stack};
 use super::formula::{Axis, Strided, Vars, for_each_block, for_each_run, matrix_view};
 use super::loops::hull;
 use super::memory::{Memory, Window};
@@ -21,13 +21,13 @@ use super::parallel::{for_each_window, job_count, run_jobs, split_range, threads
 use crate::lower::{Gemm, Value};
 use crate::symbolic::Expr;
 use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
+use ndarray::{ArrayView2, ArrayViewMut2, Axis as MatrixAxis, ShapeBuilder, Slice};
 use std::ops::Range;
 
 /// Tile elements per wave: a wave's products wait here for the epilogue.
 const TILE_ELEMS: usize = 1 << 18;
 /// Packed operand elements per chunk (a chunk of an im2col).
-const PACK_ELEMS: usize = 1 << 16;
+const PACK_ELEMS: usize = 1 << 18;
 /// Multiply-adds below which a product is not worth a second thread.
 const MIN_PARALLEL_MACS: i64 = 1 << 16;
 
@@ -50,6 +50,13 @@ enum Operand {
     },
     /// Computed element by element into scratch.
     Packed { part: Part, code: usize },
+}
+
+/// How a product's work is cut into jobs: rows per chunk, and column groups per chunk.
+#[derive(Clone, Copy, Debug)]
+struct Sharing {
+    chunk_rows: i64,
+    col_groups: usize,
 }
 
 /// A bound `Body::Gemm`.
@@ -96,9 +103,11 @@ impl GemmPlan {
         } else {
             threads()
         };
-        let chunk_rows = self.chunk_rows(threads as i64);
-        let mut tile = vec![0.0f32; (chunk_rows * threads as i64 * n) as usize];
-        let mut packs = vec![0.0f32; self.pack_len(chunk_rows) * threads];
+        let sharing = self.sharing(threads as i64);
+        let chunks_per_wave = (threads / sharing.col_groups).max(1);
+        let tile_len = sharing.chunk_rows * chunks_per_wave as i64 * n;
+        let mut tile = vec![0.0f32; tile_len as usize];
+        let mut packs = vec![0.0f32; self.pack_len(sharing.chunk_rows) * chunks_per_wave];
         let mut b_pack = match self.b {
             Operand::Packed { .. } => vec![0.0f32; (k * n) as usize],
             Operand::View { .. } => Vec::new(),
@@ -122,26 +131,40 @@ impl GemmPlan {
                     dense(&b_pack, k, n, layout)
                 }
             };
-            let chunks = self.chunks(m, chunk_rows);
-            for wave in chunks.chunks(threads) {
+            let chunks = self.chunks(m, sharing.chunk_rows);
+            for wave in chunks.chunks(chunks_per_wave) {
                 let rows = wave[0].start..wave[wave.len() - 1].end;
                 let tile = &mut tile[..((rows.end - rows.start) * n) as usize];
-                self.products(wave, &b, memory, &slots, tile, &mut packs)?;
+                let work = (wave, sharing.col_groups);
+                self.products(work, &b, memory, &slots, tile, &mut packs)?;
                 self.epilogue(memory, &slots, rows, tile, out)?;
             }
         }
         Ok(())
     }
 
-    /// Rows per chunk: the rows split over the threads, within the tile and pack limits.
-    fn chunk_rows(&self, threads: i64) -> i64 {
+    /// How the threads share the product. Each job packs the part of `a` and of `b` it
+    /// multiplies (inside `matrixmultiply`), so cutting rows repeats packing `b` (`k x n`)
+    /// once per thread and cutting columns repeats packing `a` (`m x k`): a wide product
+    /// with a viewed `a` is cut by columns, any other by rows.
+    fn sharing(&self, threads: i64) -> Sharing {
         let [_, m, n, k] = self.vars.extents;
+        let viewed = matches!(self.a, Operand::View { .. });
+        if threads > 1 && viewed && m < n {
+            return Sharing {
+                chunk_rows: m.min((TILE_ELEMS as i64 / n).max(1)),
+                col_groups: threads.min(n) as usize,
+            };
+        }
         let mut rows = (m + threads - 1) / threads;
         rows = rows.min((TILE_ELEMS as i64 / (n * threads)).max(1));
-        if matches!(self.a, Operand::Packed { .. }) {
+        if !viewed {
             rows = rows.min((PACK_ELEMS as i64 / k.max(1)).max(1));
         }
-        rows.max(1)
+        Sharing {
+            chunk_rows: rows.max(1),
+            col_groups: 1,
+        }
     }
 
     fn pack_len(&self, chunk_rows: i64) -> usize {
@@ -167,10 +190,11 @@ impl GemmPlan {
         chunks
     }
 
-    /// Phase one: each chunk's product into its rows of the tile, one chunk per thread.
+    /// Phase one: each chunk's product (or each column group's part of it) into its block
+    /// of the tile, one job per thread.
     fn products(
         &self,
-        wave: &[Range<i64>],
+        (wave, col_groups): (&[Range<i64>], usize),
         b: &ArrayView2<'_, f32>,
         memory: &Memory<'_>,
         slots: &[i64],
@@ -179,16 +203,36 @@ impl GemmPlan {
     ) -> Result<(), RunError> {
         let [_, _, n, k] = self.vars.extents;
         let pack_len = packs.len() / wave.len().max(1);
-        let mut jobs = Vec::with_capacity(wave.len());
+        let rows_in_wave = (wave[wave.len() - 1].end - wave[0].start) as usize;
+        let shape = (rows_in_wave, n as usize);
+        let tile = match self.tile_layout() {
+            Layout::RowMajor => ArrayViewMut2::from_shape(shape, tile),
+            Layout::ColumnMajor => ArrayViewMut2::from_shape(shape.f(), tile),
+        }
+        .expect("a wave's tile holds its rows");
+        let mut jobs = Vec::with_capacity(wave.len() * col_groups);
         let (mut tile_rest, mut pack_rest) = (tile, packs);
         for rows in wave {
-            let len = ((rows.end - rows.start) * n) as usize;
-            let (tile, tail) = tile_rest.split_at_mut(len);
+            let (chunk, tail) = tile_rest.split_at(MatrixAxis(0), (rows.end - rows.start) as usize);
             let (pack, pack_tail) = pack_rest.split_at_mut(pack_len.min(pack_rest.len()));
-            jobs.push((rows.clone(), tile, pack));
             (tile_rest, pack_rest) = (tail, pack_tail);
+            let mut chunk_rest = chunk;
+            let groups = split_range(0..n, col_groups);
+            let last = groups.len() - 1;
+            let mut pack = Some(pack);
+            for (g, cols) in groups.into_iter().enumerate() {
+                let width = if g == last {
+                    chunk_rest.ncols()
+                } else {
+                    (cols.end - cols.start) as usize
+                };
+                let (block, tail) = chunk_rest.split_at(MatrixAxis(1), width);
+                chunk_rest = tail;
+                // Only a product cut by rows packs `a` (see `sharing`): one group per chunk.
+                jobs.push((rows.clone(), cols, block, pack.take().unwrap_or_default()));
+            }
         }
-        run_jobs(jobs, |(rows, tile, scratch)| {
+        run_jobs(jobs, |(rows, cols, mut c, scratch)| {
             let mut slots = slots.to_vec();
             let len = rows.end - rows.start;
             let a = match &self.a {
@@ -211,11 +255,24 @@ impl GemmPlan {
                     dense(scratch, len, k, layout)
                 }
             };
-            let mut c = ArrayViewMut2::from_shape((len as usize, n as usize), tile)
-                .expect("a chunk's tile holds its rows");
-            general_mat_mul(1.0, &a, b, 0.0, &mut c);
+            let b = b.slice_axis(
+                MatrixAxis(1),
+                Slice::from(cols.start as usize..cols.end as usize),
+            );
+            general_mat_mul(1.0, &a, &b, 0.0, &mut c);
             Ok(())
         })
+    }
+
+    /// The tile's layout: the epilogue reads it along its axis, so along that axis the
+    /// accumulators are contiguous (column-major for an epilogue down the rows, such as a
+    /// convolution's, whose output is channel-major).
+    fn tile_layout(&self) -> Layout {
+        if self.epilogue.axis.var == ROW {
+            Layout::ColumnMajor
+        } else {
+            Layout::RowMajor
+        }
     }
 
     /// The view of a viewed operand: `rows.1` rows from position `rows.0` of the run in
@@ -316,25 +373,23 @@ impl EpilogueJob<'_, '_> {
         let n = vars.extents[COL];
         let stride = part.formula(plan.store).stride;
         let mut slots = self.slots.to_vec();
-        let (mut starts, mut stack) = (Vec::new(), part.stack());
-        let mut acc = vec![0.0f32; super::formula::BLOCK];
+        let (mut outer_starts, mut starts, mut stack) = (Vec::new(), Vec::new(), part.stack());
         for outer in outer_values {
             slots[vars.slot(self.outer)] = outer;
+            part.outer_starts(&slots, &mut outer_starts)?;
             for_each_run(part.axis, self.axis_values.clone(), |run| {
                 slots[vars.slot(part.axis.var)] = run.number;
-                part.starts(&slots, &mut starts)?;
+                part.starts(&slots, &outer_starts, &mut starts)?;
                 for_each_block(run, |first, len| {
                     let value = run.value + first - run.first;
-                    let acc = if self.outer == ROW {
-                        let at = ((outer - self.rows.start) * n + value) as usize;
-                        &self.tile[at..at + len]
+                    // The tile's layout follows the axis (`tile_layout`): contiguous here.
+                    let rows = self.rows.end - self.rows.start;
+                    let at = if self.outer == ROW {
+                        (outer - self.rows.start) * n + value
                     } else {
-                        let at = ((value - self.rows.start) * n + outer) as usize;
-                        for (j, a) in acc[..len].iter_mut().enumerate() {
-                            *a = self.tile[at + j * n as usize];
-                        }
-                        &acc[..len]
+                        outer * rows + value - self.rows.start
                     };
+                    let acc = Acc::strided(&self.tile[at as usize..], 1);
                     let result = part.eval(
                         plan.epilogue_code,
                         self.memory,
@@ -397,18 +452,19 @@ fn pack(
     };
     let inner_len = inner.1.end - inner.1.start;
     let mut slots = slots.to_vec();
-    let (mut starts, mut stack): (Vec<i64>, Stack) = (Vec::new(), part.stack());
+    let (mut outer_starts, mut starts) = (Vec::new(), Vec::new());
+    let mut stack: Stack = part.stack();
     for outer_value in outer.1.clone() {
         slots[vars.slot(outer.0)] = outer_value;
+        part.outer_starts(&slots, &mut outer_starts)?;
         let line = (outer_value - outer.1.start) * inner_len - inner.1.start;
         for_each_run(part.axis, inner.1.clone(), |run| {
             slots[vars.slot(part.axis.var)] = run.number;
-            part.starts(&slots, &mut starts)?;
+            part.starts(&slots, &outer_starts, &mut starts)?;
             for_each_block(run, |first, len| {
-                let values = part.eval(code, memory, &starts, first, len, &[], &mut stack)?;
                 let at = (line + run.value + first - run.first) as usize;
-                out[at..at + len].copy_from_slice(values);
-                Ok(())
+                let out = &mut out[at..at + len];
+                part.eval_into(code, memory, &starts, first, Acc::none(), &mut stack, out)
             })
         })?;
     }

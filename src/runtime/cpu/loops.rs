@@ -9,7 +9,7 @@
 //! the outer loop only, so every element is computed exactly as in one sequential pass.
 
 use super::super::RunError;
-use super::block::{Part, PartBuilder};
+use super::block::{Acc, Part, PartBuilder};
 use super::formula::{BLOCK, Vars, for_each_block, for_each_run, inside};
 use super::memory::Memory;
 use super::parallel::{for_each_window, job_count, split_range, union};
@@ -88,14 +88,36 @@ impl MapPlan {
         for_each_window(out, jobs, |range, window| {
             let (part, vars) = (&self.part, &self.vars);
             let (mut slots, mut starts, mut stack) = (vars.slots(), Vec::new(), part.stack());
+            let mut outer = Vec::new();
+            part.outer_starts(&slots, &mut outer)?;
             let stride = part.formula(self.store).stride;
             for_each_run(part.axis, range, |run| {
                 slots[vars.slot(part.axis.var)] = run.number;
-                part.starts(&slots, &mut starts)?;
+                part.starts(&slots, &outer, &mut starts)?;
                 for_each_block(run, |first, n| {
-                    let values =
-                        part.eval(self.value, memory, &starts, first, n, &[], &mut stack)?;
-                    window.write(memory, part.at(self.store, &starts, first), stride, values)
+                    let at = part.at(self.store, &starts, first);
+                    if stride == 1 {
+                        let out = window.slice(memory, at, n)?;
+                        return part.eval_into(
+                            self.value,
+                            memory,
+                            &starts,
+                            first,
+                            Acc::none(),
+                            &mut stack,
+                            out,
+                        );
+                    }
+                    let values = part.eval(
+                        self.value,
+                        memory,
+                        &starts,
+                        first,
+                        n,
+                        Acc::none(),
+                        &mut stack,
+                    )?;
+                    window.write(memory, at, stride, values)
                 })
             })
         })
@@ -184,6 +206,7 @@ struct RowJob<'p, 'm> {
     plan: &'p RowsPlan,
     memory: &'p Memory<'m>,
     slots: Vec<i64>,
+    outer: Vec<i64>,
     starts: Vec<i64>,
     input_stack: super::block::Stack,
     epilogue_stack: super::block::Stack,
@@ -195,6 +218,7 @@ impl<'p, 'm> RowJob<'p, 'm> {
             plan,
             memory,
             slots: plan.vars.slots(),
+            outer: Vec::new(),
             starts: Vec::new(),
             input_stack: plan.input.stack(),
             epilogue_stack: plan.epilogue.stack(),
@@ -207,11 +231,21 @@ impl<'p, 'm> RowJob<'p, 'm> {
         let part = &plan.input;
         self.slots[plan.vars.slot(0)] = row;
         let (slots, starts, stack) = (&mut self.slots, &mut self.starts, &mut self.input_stack);
+        let outer = &mut self.outer;
+        part.outer_starts(slots, outer)?;
         for_each_run(part.axis, 0..plan.vars.extents[1], |run| {
             slots[plan.vars.slot(part.axis.var)] = run.number;
-            part.starts(slots, starts)?;
+            part.starts(slots, outer, starts)?;
             for_each_block(run, |first, n| {
-                f(part.eval(plan.input_code, memory, starts, first, n, &[], stack)?);
+                f(part.eval(
+                    plan.input_code,
+                    memory,
+                    starts,
+                    first,
+                    n,
+                    Acc::none(),
+                    stack,
+                )?);
                 Ok(())
             })
         })
@@ -230,20 +264,15 @@ impl<'p, 'm> RowJob<'p, 'm> {
         let stride = part.formula(plan.store).stride;
         let origin = values.start;
         let (slots, starts, stack) = (&mut self.slots, &mut self.starts, &mut self.epilogue_stack);
+        let outer = &mut self.outer;
+        part.outer_starts(slots, outer)?;
         for_each_run(part.axis, values, |run| {
             slots[plan.vars.slot(part.axis.var)] = run.number;
-            part.starts(slots, starts)?;
+            part.starts(slots, outer, starts)?;
             for_each_block(run, |first, n| {
                 let at = (run.value + first - run.first - origin) as usize;
-                let result = part.eval(
-                    plan.epilogue_code,
-                    memory,
-                    starts,
-                    first,
-                    n,
-                    &acc[at..],
-                    stack,
-                )?;
+                let acc = Acc::strided(&acc[at..], 1);
+                let result = part.eval(plan.epilogue_code, memory, starts, first, n, acc, stack)?;
                 window.write(memory, part.at(plan.store, starts, first), stride, result)
             })
         })
@@ -356,15 +385,24 @@ impl PoolPlan {
             let (part, vars) = (&self.part, &self.vars);
             let (mut slots, mut stack) = (vars.slots(), part.stack());
             let (mut starts, mut tap_starts) = (Vec::new(), vec![Vec::new(); taps.len()]);
+            let mut tap_outer = vec![Vec::new(); taps.len()];
+            for (&(ky, kx), outer) in taps.iter().zip(&mut tap_outer) {
+                (slots[vars.slot(1)], slots[vars.slot(2)]) = (ky, kx);
+                part.outer_starts(&slots, outer)?;
+            }
+            // The epilogue and the store do not read the taps: whichever tap the slots hold.
+            let mut epilogue_outer = Vec::new();
+            part.outer_starts(&slots, &mut epilogue_outer)?;
             let mut acc = vec![0.0f32; BLOCK];
             let stride = part.formula(self.store).stride;
             for_each_run(part.axis, range, |run| {
                 slots[vars.slot(part.axis.var)] = run.number;
-                for (&(ky, kx), starts) in taps.iter().zip(&mut tap_starts) {
+                for ((&(ky, kx), starts), outer) in taps.iter().zip(&mut tap_starts).zip(&tap_outer)
+                {
                     (slots[vars.slot(1)], slots[vars.slot(2)]) = (ky, kx);
-                    part.starts(&slots, starts)?;
+                    part.starts(&slots, outer, starts)?;
                 }
-                part.starts(&slots, &mut starts)?;
+                part.starts(&slots, &epilogue_outer, &mut starts)?;
                 for_each_block(run, |first, n| {
                     let acc = &mut acc[..n];
                     acc.fill(self.reduction.identity());
@@ -380,7 +418,7 @@ impl PoolPlan {
                             starts,
                             at,
                             valid.len(),
-                            &[],
+                            Acc::none(),
                             &mut stack,
                         )?;
                         for (a, &v) in acc[valid].iter_mut().zip(values) {
@@ -390,6 +428,7 @@ impl PoolPlan {
                     for a in acc.iter_mut() {
                         *a = self.reduction.finish(*a, taps.len());
                     }
+                    let acc = Acc::strided(acc, 1);
                     let result =
                         part.eval(self.epilogue, memory, &starts, first, n, acc, &mut stack)?;
                     window.write(memory, part.at(self.store, &starts, first), stride, result)

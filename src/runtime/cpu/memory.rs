@@ -70,6 +70,26 @@ pub(super) struct Window<'a> {
 }
 
 impl Window<'_> {
+    /// The `len` elements from offset `start` of the buffer, to write in place.
+    pub fn slice(
+        &mut self,
+        memory: &Memory<'_>,
+        start: i64,
+        len: usize,
+    ) -> Result<&mut [f32], RunError> {
+        let local = i128::from(start) - i128::from(self.start);
+        let end = local + len as i128;
+        if local < 0 || end > self.data.len() as i128 {
+            let bad = if local < 0 {
+                start
+            } else {
+                start.saturating_add(len as i64 - 1)
+            };
+            return Err(memory.write_out_of_bounds(bad, self.buffer_len));
+        }
+        Ok(&mut self.data[local as usize..end as usize])
+    }
+
     /// `buffer[start + stride * j] = values[j]`.
     pub fn write(
         &mut self,
