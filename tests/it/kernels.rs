@@ -157,6 +157,21 @@ fn conv2d_non_square_without_bias() {
 }
 
 #[test]
+fn conv2d_strided_dilated_and_padded_through_im2col() {
+    check("conv2d_strided_dilated");
+}
+
+#[test]
+fn matmul_of_reshaped_transposes_packs_both_operands() {
+    check("matmul_packed_operands");
+}
+
+#[test]
+fn residual_block_with_a_strided_shortcut() {
+    check("residual_block");
+}
+
+#[test]
 fn batch_norm_folds_into_the_conv() {
     check("conv_batch_norm");
     let model = models::get("conv_batch_norm");
@@ -243,6 +258,45 @@ fn conv1d_preset() {
 #[test]
 fn add_one_preset() {
     check("add_one");
+}
+
+#[test]
+fn one_program_runs_every_size_in_turn_and_keeps_its_memory() {
+    // One dynamic entry's program, as the executor keeps it: calls at changing sizes reuse
+    // the kernels bound earlier and the arena, which grows to the largest call only.
+    let model = models::get("bert_block");
+    let shared = compile(
+        &model.source,
+        &model.spec(model.cases[0]),
+        DynamicMode::True,
+    );
+    let mut program = runtime::cpu::Program::new(shared.schedule.clone());
+    let mut held = Vec::new();
+    for round in 0..2 {
+        for (n, case) in model.cases.iter().enumerate() {
+            let inputs = inputs(&sizes(case), n as u64);
+            let actual = match program.run(&inputs) {
+                Ok(actual) => actual,
+                Err(runtime::RunError::InputShape { .. }) => continue,
+                Err(other) => panic!("{case}: {other}"),
+            };
+            let expected = reference(&shared.graph, &inputs);
+            assert_close(
+                &format!("round {round} at {case}"),
+                &actual,
+                &expected,
+                CPU_TOLERANCE,
+            );
+            held.push(program.held_elems());
+        }
+    }
+    let (first, second) = held.split_at(held.len() / 2);
+    assert_eq!(
+        first.last(),
+        second.last(),
+        "the second round allocates nothing new"
+    );
+    assert!(second.iter().all(|&h| h == second[0]), "{held:?}");
 }
 
 #[test]

@@ -337,7 +337,7 @@ impl Part {
                 Step::Index(f) => {
                     let (start, stride) = (self.at(f, starts, first), self.formulas[f].stride);
                     for (j, x) in block(stack, top, len).iter_mut().enumerate() {
-                        *x = (start + stride * j as i64) as f32;
+                        *x = start.saturating_add(stride.saturating_mul(j as i64)) as f32;
                     }
                     top += 1;
                 }

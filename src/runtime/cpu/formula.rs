@@ -73,6 +73,14 @@ pub(super) struct Axis {
     pub period: i64,
 }
 
+impl Axis {
+    /// `along <variable> (runs of <period>)`, naming variables by `names`.
+    #[cfg(test)]
+    pub fn describe(&self, names: &[&str]) -> String {
+        format!("along {} (runs of {})", names[self.var], self.period)
+    }
+}
+
 /// `rest + stride * j` at position `j` of a run.
 #[derive(Clone, Debug)]
 pub(super) struct Strided {

@@ -92,7 +92,14 @@ impl GemmPlan {
         })
     }
 
-    pub fn run(&self, memory: &Memory<'_>, out: &mut [f32]) -> Result<(), RunError> {
+    /// Runs the product; `scratch` (kept by the program between calls) grows to what the
+    /// tile and the packs need.
+    pub fn run(
+        &self,
+        memory: &Memory<'_>,
+        out: &mut [f32],
+        scratch: &mut Vec<f32>,
+    ) -> Result<(), RunError> {
         let [batch, m, n, k] = self.vars.extents;
         if batch == 0 || m == 0 || n == 0 {
             return Ok(());
@@ -106,12 +113,18 @@ impl GemmPlan {
         let sharing = self.sharing(threads as i64);
         let chunks_per_wave = (threads / sharing.col_groups).max(1);
         let tile_len = sharing.chunk_rows * chunks_per_wave as i64 * n;
-        let mut tile = vec![0.0f32; tile_len as usize];
-        let mut packs = vec![0.0f32; self.pack_len(sharing.chunk_rows) * chunks_per_wave];
-        let mut b_pack = match self.b {
-            Operand::Packed { .. } => vec![0.0f32; (k * n) as usize],
-            Operand::View { .. } => Vec::new(),
+        let packs_len = self.pack_len(sharing.chunk_rows) * chunks_per_wave;
+        let b_pack_len = match self.b {
+            Operand::Packed { .. } => (k * n) as usize,
+            Operand::View { .. } => 0,
         };
+        let needed = tile_len as usize + packs_len + b_pack_len;
+        if scratch.len() < needed {
+            super::grow_to(scratch, needed);
+        }
+        let (tile, rest) = scratch.split_at_mut(tile_len as usize);
+        let (packs, rest) = rest.split_at_mut(packs_len);
+        let b_pack = &mut rest[..b_pack_len];
         let mut slots = self.vars.slots();
         for bat in 0..batch {
             slots[self.vars.slot(BAT)] = bat;
@@ -126,9 +139,9 @@ impl GemmPlan {
                         &self.vars,
                         (KK, 0..k),
                         (COL, 0..n),
-                        &mut b_pack,
+                        b_pack,
                     )?;
-                    dense(&b_pack, k, n, layout)
+                    dense(b_pack, k, n, layout)
                 }
             };
             let chunks = self.chunks(m, sharing.chunk_rows);
@@ -136,11 +149,34 @@ impl GemmPlan {
                 let rows = wave[0].start..wave[wave.len() - 1].end;
                 let tile = &mut tile[..((rows.end - rows.start) * n) as usize];
                 let work = (wave, sharing.col_groups);
-                self.products(work, &b, memory, &slots, tile, &mut packs)?;
+                self.products(work, &b, memory, &slots, tile, packs)?;
                 self.epilogue(memory, &slots, rows, tile, out)?;
             }
         }
         Ok(())
+    }
+
+    /// How each operand and the epilogue run, for tests.
+    #[cfg(test)]
+    pub fn describe(&self, names: &[&str]) -> String {
+        let operand = |operand: &Operand| match operand {
+            Operand::View {
+                rows,
+                row_stride,
+                col_stride,
+                ..
+            } => format!(
+                "viewed (strides {row_stride}, {col_stride}; runs of {} rows)",
+                rows.period
+            ),
+            Operand::Packed { part, .. } => format!("packed {}", part.axis.describe(names)),
+        };
+        format!(
+            "product: a {}, b {}, epilogue {}",
+            operand(&self.a),
+            operand(&self.b),
+            self.epilogue.axis.describe(names)
+        )
     }
 
     /// How the threads share the product. Each job packs the part of `a` and of `b` it
@@ -295,14 +331,18 @@ impl GemmPlan {
         else {
             unreachable!("view is called for viewed operands")
         };
-        let start = base.start(slots)? + row_stride * rows.0;
+        let start = base
+            .start(slots)?
+            .saturating_add(row_stride.saturating_mul(rows.0));
         let data = memory.buffers[*buffer];
         let offset = usize::try_from(start).ok().filter(|&s| s <= data.len());
         let offset = offset.ok_or_else(|| memory.out_of_bounds(*buffer, start))?;
         let shape =
             (rows.1 as usize, cols as usize).strides((*row_stride as usize, *col_stride as usize));
         ArrayView2::from_shape(shape, &data[offset..]).map_err(|_| {
-            let last = start + row_stride * (rows.1 - 1).max(0) + col_stride * (cols - 1).max(0);
+            let last = start
+                .saturating_add(row_stride.saturating_mul((rows.1 - 1).max(0)))
+                .saturating_add(col_stride.saturating_mul((cols - 1).max(0)));
             memory.out_of_bounds(*buffer, last)
         })
     }

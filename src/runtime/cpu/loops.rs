@@ -31,9 +31,14 @@ pub(super) fn hull(
     let mut hull = 0..0;
     for_each_run(axis, values, |run| {
         slots[vars.slot(axis.var)] = run.number;
-        let first = formula.start(slots)? + formula.stride * run.first;
-        let last = first + formula.stride * (run.len as i64 - 1);
-        hull = union(hull.clone(), first.min(last)..first.max(last) + 1);
+        let first = formula
+            .start(slots)?
+            .saturating_add(formula.stride.saturating_mul(run.first));
+        let last = first.saturating_add(formula.stride.saturating_mul(run.len as i64 - 1));
+        hull = union(
+            hull.clone(),
+            first.min(last)..first.max(last).saturating_add(1),
+        );
         Ok(())
     })?;
     Ok(hull)
@@ -65,6 +70,12 @@ impl MapPlan {
             value,
             store,
         })
+    }
+
+    /// How the map runs, for tests.
+    #[cfg(test)]
+    pub fn describe(&self, names: &[&str]) -> String {
+        format!("map {}", self.part.axis.describe(names))
     }
 
     pub fn run(&self, memory: &Memory<'_>, out: &mut [f32]) -> Result<(), RunError> {
@@ -160,6 +171,16 @@ impl RowsPlan {
             epilogue_code,
             store,
         })
+    }
+
+    /// How the rows are read and finished, for tests.
+    #[cfg(test)]
+    pub fn describe(&self, names: &[&str]) -> String {
+        format!(
+            "rows: read {}, epilogue {}",
+            self.input.axis.describe(names),
+            self.epilogue.axis.describe(names)
+        )
     }
 
     pub fn run(&self, memory: &Memory<'_>, out: &mut [f32]) -> Result<(), RunError> {
@@ -357,6 +378,12 @@ impl PoolPlan {
             store,
             inside,
         })
+    }
+
+    /// How the pool runs, for tests.
+    #[cfg(test)]
+    pub fn describe(&self, names: &[&str]) -> String {
+        format!("pool {}", self.part.axis.describe(names))
     }
 
     pub fn run(&self, memory: &Memory<'_>, out: &mut [f32]) -> Result<(), RunError> {

@@ -18,6 +18,8 @@ mod gemm;
 mod loops;
 mod memory;
 mod parallel;
+#[cfg(test)]
+mod tests;
 
 use super::{RunError, Sizes, bind, output_shapes};
 use crate::graph::{MAX_ELEMENTS, Tensor};
@@ -44,6 +46,8 @@ pub struct Program {
     bound: Vec<(Vec<i64>, Vec<Plan>)>,
     /// One vector per buffer; empty for inputs and parameters, which are read in place.
     arena: Vec<Vec<f32>>,
+    /// Matrix products' tiles and packed operands, reused by every product of every call.
+    scratch: Vec<f32>,
 }
 
 /// One kernel bound to a call's sizes.
@@ -63,6 +67,7 @@ impl Program {
             schedule,
             bound: Vec::new(),
             arena,
+            scratch: Vec::new(),
         }
     }
 
@@ -71,9 +76,10 @@ impl Program {
         &self.schedule
     }
 
-    /// Elements the program holds between calls (temporaries and outputs).
-    pub fn arena_elems(&self) -> usize {
-        self.arena.iter().map(Vec::len).sum()
+    /// Elements the program holds between calls: temporaries, outputs and scratch, as
+    /// allocated (the most any call so far needed).
+    pub fn held_elems(&self) -> usize {
+        self.arena.iter().map(Vec::capacity).sum::<usize>() + self.scratch.capacity()
     }
 
     /// Runs the kernels on `inputs` (one tensor per graph input, in order).
@@ -98,14 +104,20 @@ impl Program {
             .zip(&mut self.arena)
         {
             if matches!(buffer.role, Role::Output(_) | Role::Temp) {
-                memory.resize(len, 0.0);
+                grow_to(memory, len);
             }
         }
         let plans = &self.bound[0].1;
         for (kernel, plan) in self.schedule.kernels.iter().zip(plans) {
             let output = kernel.output.index();
             let mut out = std::mem::take(&mut self.arena[output]);
-            let result = run_kernel(&self.schedule, &self.arena, kernel, plan, inputs, &mut out);
+            let memory = readable(&self.schedule, &self.arena, kernel, inputs);
+            let result = match plan {
+                Plan::Map(plan) => plan.run(&memory, &mut out),
+                Plan::Gemm(plan) => plan.run(&memory, &mut out, &mut self.scratch),
+                Plan::Rows(plan) => plan.run(&memory, &mut out),
+                Plan::Pool(plan) => plan.run(&memory, &mut out),
+            };
             self.arena[output] = out;
             result?;
         }
@@ -132,6 +144,29 @@ impl Program {
             .collect()
     }
 
+    /// One line per kernel: how it runs at the sizes of `inputs` (for tests).
+    #[cfg(test)]
+    fn describe(&mut self, inputs: &[Tensor]) -> Result<Vec<String>, RunError> {
+        let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
+        self.bind_plans(&bind(&self.schedule, &shapes)?)?;
+        let lines = self
+            .schedule
+            .kernels
+            .iter()
+            .zip(&self.bound[0].1)
+            .map(|(kernel, plan)| {
+                let names = kernel.body.var_names();
+                let how = match plan {
+                    Plan::Map(plan) => plan.describe(names),
+                    Plan::Gemm(plan) => plan.describe(names),
+                    Plan::Rows(plan) => plan.describe(names),
+                    Plan::Pool(plan) => plan.describe(names),
+                };
+                format!("{}: {how}", kernel.name)
+            });
+        Ok(lines.collect())
+    }
+
     /// Puts the kernels bound to `sizes` first in `bound`: kept from an earlier call at the
     /// same sizes, or bound now (dropping the least recently used beyond `BOUND_SIZES_KEPT`).
     fn bind_plans(&mut self, sizes: &Sizes) -> Result<(), RunError> {
@@ -156,15 +191,22 @@ impl Program {
     }
 }
 
-/// Runs one bound kernel: every buffer but its output readable, the output writable.
-fn run_kernel(
-    schedule: &Schedule,
-    arena: &[Vec<f32>],
-    kernel: &Kernel,
-    plan: &Plan,
-    inputs: &[Tensor],
-    out: &mut [f32],
-) -> Result<(), RunError> {
+/// Makes `memory` `len` long, allocating exactly what a longer call needs (never the
+/// doubling `resize` would do) and keeping the allocation when a call needs less.
+pub(super) fn grow_to(memory: &mut Vec<f32>, len: usize) {
+    if len > memory.capacity() {
+        memory.reserve_exact(len - memory.len());
+    }
+    memory.resize(len, 0.0);
+}
+
+/// What `kernel` may read: every buffer, its output (taken out of the arena) empty.
+fn readable<'a>(
+    schedule: &'a Schedule,
+    arena: &'a [Vec<f32>],
+    kernel: &'a Kernel,
+    inputs: &'a [Tensor],
+) -> Memory<'a> {
     let buffers = schedule
         .buffers
         .iter()
@@ -175,16 +217,10 @@ fn run_kernel(
             Role::Output(_) | Role::Temp => &memory[..],
         })
         .collect();
-    let memory = Memory {
+    Memory {
         buffers,
         schedule,
         kernel,
-    };
-    match plan {
-        Plan::Map(plan) => plan.run(&memory, out),
-        Plan::Gemm(plan) => plan.run(&memory, out),
-        Plan::Rows(plan) => plan.run(&memory, out),
-        Plan::Pool(plan) => plan.run(&memory, out),
     }
 }
 
