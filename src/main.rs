@@ -3,7 +3,7 @@
 //!
 //! Input: a model file and flags. Output: a report on stdout (text or one JSON object),
 //! errors on stderr with a non-zero exit. `run` executes the compiled kernels on the GPU
-//! (wgpu) or the CPU kernel interpreter; `--check` compares them with the CPU reference.
+//! (wgpu) or the CPU backend; `--check` compares them with the CPU reference.
 
 use std::process::ExitCode;
 use std::rc::Rc;

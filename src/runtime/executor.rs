@@ -47,7 +47,7 @@ pub enum Device {
     Auto,
     /// The GPU, or an error saying why not.
     Gpu,
-    /// The CPU kernel interpreter.
+    /// The CPU backend.
     Cpu,
 }
 
@@ -128,7 +128,7 @@ impl GpuSlot {
     }
 }
 
-/// What kernels run on: the CPU interpreter, or one GPU shared by every executor of a
+/// What kernels run on: the CPU backend, or one GPU shared by every executor of a
 /// process (or of a page).
 pub struct Backend {
     #[cfg(feature = "gpu")]
@@ -154,7 +154,7 @@ struct Ran {
 }
 
 impl Backend {
-    /// The CPU kernel interpreter.
+    /// The CPU backend.
     pub fn cpu() -> Backend {
         Backend {
             #[cfg(feature = "gpu")]

@@ -1,4 +1,4 @@
-//! Running a `Schedule`: what the kernel interpreter (`cpu`) and the wgpu runtime (`gpu`)
+//! Running a `Schedule`: what the CPU backend (`cpu`) and the wgpu runtime (`gpu`)
 //! share; `executor` is the one way callers run kernels on either.
 //!
 //! In: a schedule and one call's input tensors. Out: the symbol values of the call (bound

@@ -1,11 +1,12 @@
-//! Lowering and fusion, checked numerically without a GPU: the kernel interpreter
+//! Lowering and fusion, checked numerically without a GPU: the CPU backend
 //! (`runtime::cpu`, which runs the fused kernels, shared buffers and all) against the graph
 //! reference (`graph::eval`), for every op and every preset model.
 //!
-//! Tolerance: every element within `1e-4 * max(1, |reference|)`. The interpreter sums in
-//! the same order as the reference except where fusion or folding changes the arithmetic
-//! (a bias added after the dot product instead of before it, BatchNorm folded into conv
-//! weights), which moves results by a few ulps.
+//! Tolerance: every element within `1e-4 * max(1, |reference|)`. The CPU backend computes
+//! elementwise chains and row reductions in the reference's order; its matrix products sum
+//! in blocks (SIMD lanes), and fusion or folding changes the arithmetic (a bias added after
+//! the dot product instead of before it, BatchNorm folded into conv weights), which moves
+//! results by a few ulps.
 
 use crate::models::{self, sizes};
 use expect_test::expect;
@@ -15,7 +16,7 @@ use tailor::lower::{self, Schedule};
 use tailor::symbolic::Bindings;
 use tailor::{CallMarks, CompileConfig, runtime, spec};
 
-/// Relative tolerance of the kernel interpreter against the reference.
+/// Relative tolerance of the CPU backend against the reference.
 pub const CPU_TOLERANCE: f32 = 1e-4;
 
 /// A compiled cache entry and its schedule.
@@ -86,7 +87,7 @@ pub fn assert_close(what: &str, actual: &[Tensor], expected: &[Tensor], toleranc
 }
 
 /// Compiles the model for each of its cases (under `dynamic=True`) and compares the
-/// interpreter with the reference at those sizes; then compiles one dynamic entry at the
+/// CPU backend with the reference at those sizes; then compiles one dynamic entry at the
 /// first case and runs it at every case whose sizes it accepts.
 #[track_caller]
 fn check(name: &str) {

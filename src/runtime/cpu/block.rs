@@ -11,8 +11,8 @@
 //! bit for bit wherever the reference computes the same expression.
 
 use super::super::RunError;
-use super::formula::{Axis, BLOCK, Strided, Vars, inside, split_along};
-use super::memory::Memory;
+use super::formula::{Axis, BLOCK, Run, Strided, Vars, for_each_block, inside, split_along};
+use super::memory::{Memory, Window};
 use crate::graph::{BinaryOp, UnaryOp, embedding_row};
 use crate::lower::Value;
 use crate::symbolic::Expr;
@@ -246,10 +246,20 @@ impl<'a> Acc<'a> {
         Acc { data, stride }
     }
 
+    /// The accumulator from position `n` on.
+    fn skip(&self, n: usize) -> Acc<'a> {
+        let start = n.saturating_mul(self.stride).min(self.data.len());
+        Acc {
+            data: &self.data[start..],
+            stride: self.stride,
+        }
+    }
+
     fn read(&self, out: &mut [f32]) {
         let needed = (out.len().saturating_sub(1)).saturating_mul(self.stride);
         if out.is_empty() || needed >= self.data.len() {
-            // Only a kernel without an accumulator reads one: as in the interpreter, zero.
+            // `Acc` in a part that has none (a map's value) has no value to read: zero keeps
+            // such a schedule running, deterministically, instead of failing.
             out.fill(0.0);
             return;
         }
@@ -323,59 +333,15 @@ impl Part {
         acc: Acc<'_>,
         stack: &'s mut Stack,
     ) -> Result<&'s [f32], RunError> {
-        let mut top = 0;
-        for step in &self.codes[code] {
-            match *step {
-                Step::Acc => {
-                    acc.read(block(stack, top, len));
-                    top += 1;
-                }
-                Step::Literal(v) => {
-                    block(stack, top, len).fill(v);
-                    top += 1;
-                }
-                Step::Index(f) => {
-                    let (start, stride) = (self.at(f, starts, first), self.formulas[f].stride);
-                    for (j, x) in block(stack, top, len).iter_mut().enumerate() {
-                        *x = start.saturating_add(stride.saturating_mul(j as i64)) as f32;
-                    }
-                    top += 1;
-                }
-                Step::Load(n) => {
-                    self.load(n, memory, starts, first, block(stack, top, len))?;
-                    top += 1;
-                }
-                Step::Embed(n) => {
-                    self.embed(n, memory, starts, first, block(stack, top - 1, len))?
-                }
-                Step::Unary(op) => unary(op, block(stack, top - 1, len)),
-                Step::Binary(op) => {
-                    let (below, above) = stack.blocks.split_at_mut((top - 1) * BLOCK);
-                    let lhs = &mut below[(top - 2) * BLOCK..][..len];
-                    binary(op, lhs, &above[..len]);
-                    top -= 1;
-                }
-                Step::BinaryLoad(op, n) => {
-                    let load = &self.loads[n];
-                    let offset = self.at(load.offset, starts, first);
-                    if load.mask.is_empty() && self.formulas[load.offset].stride == 0 {
-                        let v = memory.read(load.buffer, offset)?;
-                        binary_const(op, block(stack, top - 1, len), v);
-                    } else {
-                        self.load(n, memory, starts, first, block(stack, top, len))?;
-                        let (below, above) = stack.blocks.split_at_mut(top * BLOCK);
-                        binary(op, &mut below[(top - 1) * BLOCK..][..len], &above[..len]);
-                    }
-                }
-                Step::BinaryConst(op, v) => binary_const(op, block(stack, top - 1, len), v),
-                Step::ConstBinary(v, op) => const_binary(op, v, block(stack, top - 1, len)),
-            }
-        }
-        Ok(&stack.blocks[..len])
+        let (out, rest) = stack.blocks.split_at_mut(BLOCK);
+        let out = &mut out[..len];
+        self.run_steps(code, memory, starts, first, acc, out, rest)?;
+        Ok(out)
     }
 
-    /// [`Part::eval`] into `out` (`len` long); a program that is one load reads straight
-    /// into it.
+    /// The values of program `code` from position `first` of the run, straight into `out`
+    /// (any length: blocks of `BLOCK` one after another), the result of the last step
+    /// landing there without a copy.
     #[expect(clippy::too_many_arguments, reason = "a block is all of these")]
     pub fn eval_into(
         &self,
@@ -390,8 +356,105 @@ impl Part {
         if let [Step::Load(n)] = self.codes[code][..] {
             return self.load(n, memory, starts, first, out);
         }
-        let values = self.eval(code, memory, starts, first, out.len(), acc, stack)?;
-        out.copy_from_slice(values);
+        for (b, block) in out.chunks_mut(BLOCK).enumerate() {
+            let at = (b * BLOCK) as i64;
+            let acc = acc.skip(b * BLOCK);
+            self.run_steps(
+                code,
+                memory,
+                starts,
+                first + at,
+                acc,
+                block,
+                &mut stack.blocks,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Program `code` over `run`, stored through formula `store` into `window`: straight
+    /// into the window where the store is contiguous, block by block otherwise.
+    #[expect(clippy::too_many_arguments, reason = "a run is all of these")]
+    pub fn store_run(
+        &self,
+        (code, store): (usize, usize),
+        memory: &Memory<'_>,
+        starts: &[i64],
+        run: Run,
+        acc: Acc<'_>,
+        stack: &mut Stack,
+        window: &mut Window<'_>,
+    ) -> Result<(), RunError> {
+        let stride = self.formulas[store].stride;
+        if stride == 1 {
+            let out = window.slice(memory, self.at(store, starts, run.first), run.len)?;
+            return self.eval_into(code, memory, starts, run.first, acc, stack, out);
+        }
+        for_each_block(run, |first, len| {
+            let acc = acc.skip((first - run.first) as usize);
+            let values = self.eval(code, memory, starts, first, len, acc, stack)?;
+            window.write(memory, self.at(store, starts, first), stride, values)
+        })
+    }
+
+    /// Runs the steps with stack slot 0 in `out` and the others in `rest`.
+    #[expect(clippy::too_many_arguments, reason = "a block is all of these")]
+    fn run_steps(
+        &self,
+        code: usize,
+        memory: &Memory<'_>,
+        starts: &[i64],
+        first: i64,
+        acc: Acc<'_>,
+        out: &mut [f32],
+        rest: &mut [f32],
+    ) -> Result<(), RunError> {
+        let len = out.len();
+        let mut slots = Slots { out, rest, len };
+        let mut top = 0;
+        for step in &self.codes[code] {
+            match *step {
+                Step::Acc => {
+                    acc.read(slots.get(top));
+                    top += 1;
+                }
+                Step::Literal(v) => {
+                    slots.get(top).fill(v);
+                    top += 1;
+                }
+                Step::Index(f) => {
+                    let (start, stride) = (self.at(f, starts, first), self.formulas[f].stride);
+                    for (j, x) in slots.get(top).iter_mut().enumerate() {
+                        *x = start.saturating_add(stride.saturating_mul(j as i64)) as f32;
+                    }
+                    top += 1;
+                }
+                Step::Load(n) => {
+                    self.load(n, memory, starts, first, slots.get(top))?;
+                    top += 1;
+                }
+                Step::Embed(n) => self.embed(n, memory, starts, first, slots.get(top - 1))?,
+                Step::Unary(op) => unary(op, slots.get(top - 1)),
+                Step::Binary(op) => {
+                    let (lhs, rhs) = slots.pair(top - 2);
+                    binary(op, lhs, rhs);
+                    top -= 1;
+                }
+                Step::BinaryLoad(op, n) => {
+                    let load = &self.loads[n];
+                    if load.mask.is_empty() && self.formulas[load.offset].stride == 0 {
+                        let v = memory.read(load.buffer, self.at(load.offset, starts, first))?;
+                        binary_const(op, slots.get(top - 1), v);
+                    } else {
+                        self.load(n, memory, starts, first, slots.get(top))?;
+                        let (lhs, rhs) = slots.pair(top - 1);
+                        binary(op, lhs, rhs);
+                    }
+                }
+                Step::BinaryConst(op, v) => binary_const(op, slots.get(top - 1), v),
+                Step::ConstBinary(v, op) => const_binary(op, v, slots.get(top - 1)),
+            }
+        }
         Ok(())
     }
 
@@ -445,8 +508,30 @@ impl Part {
     }
 }
 
-fn block(stack: &mut Stack, n: usize, len: usize) -> &mut [f32] {
-    &mut stack.blocks[n * BLOCK..][..len]
+/// A program's stack: slot 0 is where the result goes, the others `BLOCK` apart in `rest`.
+struct Slots<'a> {
+    out: &'a mut [f32],
+    rest: &'a mut [f32],
+    len: usize,
+}
+
+impl Slots<'_> {
+    fn get(&mut self, n: usize) -> &mut [f32] {
+        match n {
+            0 => self.out,
+            n => &mut self.rest[(n - 1) * BLOCK..][..self.len],
+        }
+    }
+
+    /// Slot `n` to write and slot `n + 1` to read.
+    fn pair(&mut self, n: usize) -> (&mut [f32], &[f32]) {
+        let len = self.len;
+        if n == 0 {
+            return (self.out, &self.rest[..len]);
+        }
+        let (below, above) = self.rest.split_at_mut(n * BLOCK);
+        (&mut below[(n - 1) * BLOCK..][..len], &above[..len])
+    }
 }
 
 /// `op` over a block, one loop per function so each loop is specialised (and vectorised).

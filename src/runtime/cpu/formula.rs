@@ -312,12 +312,18 @@ fn split_ranges(var: usize, period: i64, vars: &Vars) -> (impl Fn(Sym) -> ValueR
 /// (`value(j) = value_start + value_stride * j`, likewise `limit`): one interval, because
 /// each condition holds on a prefix or a suffix.
 pub(super) fn inside(value: (i64, i64), limit: (i64, i64), len: usize) -> Range<usize> {
-    let (v0, dv) = (i128::from(value.0), i128::from(value.1));
-    let (l0, dl) = (i128::from(limit.0), i128::from(limit.1));
-    let len = len as i128;
     // 0 <= v0 + dv*j, and v0 + dv*j < l0 + dl*j, i.e. (l0 - v0 - 1) + (dl - dv)*j >= 0.
+    let (v0, dv) = value;
+    let (l0, dl) = limit;
+    let len = len as i64;
     let (lo1, hi1) = non_negative(v0, dv, len);
-    let (lo2, hi2) = non_negative(l0 - v0 - 1, dl - dv, len);
+    let (Some(c), Some(d)) = (
+        l0.checked_sub(v0).and_then(|c| c.checked_sub(1)),
+        dl.checked_sub(dv),
+    ) else {
+        return inside_wide(value, limit, len as usize);
+    };
+    let (lo2, hi2) = non_negative(c, d, len);
     let (lo, hi) = (lo1.max(lo2), hi1.min(hi2));
     if lo >= hi {
         return 0..0;
@@ -325,16 +331,50 @@ pub(super) fn inside(value: (i64, i64), limit: (i64, i64), len: usize) -> Range<
     lo as usize..hi as usize
 }
 
-/// The `j` in `0..len` with `c + d*j >= 0`, as `[lo, hi)`.
-fn non_negative(c: i128, d: i128, len: i128) -> (i128, i128) {
+/// [`inside`] in 128 bits, for a limit and a value too far apart for 64.
+fn inside_wide(value: (i64, i64), limit: (i64, i64), len: usize) -> Range<usize> {
+    let len = len as i128;
+    let solve = |c: i128, d: i128| -> (i128, i128) {
+        match d {
+            0 if c >= 0 => (0, len),
+            0 => (0, 0),
+            d if d > 0 => (
+                (-c).div_euclid(d) + i128::from((-c).rem_euclid(d) != 0),
+                len,
+            ),
+            d => (0, len.min(c.div_euclid(-d) + 1)),
+        }
+    };
+    let (v0, dv) = (i128::from(value.0), i128::from(value.1));
+    let (l0, dl) = (i128::from(limit.0), i128::from(limit.1));
+    let (lo1, hi1) = solve(v0, dv);
+    let (lo2, hi2) = solve(l0 - v0 - 1, dl - dv);
+    let (lo, hi) = (lo1.max(lo2).max(0), hi1.min(hi2).min(len));
+    if lo >= hi {
+        return 0..0;
+    }
+    lo as usize..hi as usize
+}
+
+/// The `j` in `0..len` with `c + d*j >= 0`, as `[lo, hi)` (clamped to `0..len`).
+fn non_negative(c: i64, d: i64, len: i64) -> (i64, i64) {
     match d {
         0 if c >= 0 => (0, len),
         0 => (0, 0),
-        d if d > 0 => (
-            (-c).div_euclid(d) + i128::from((-c).rem_euclid(d) != 0),
-            len,
-        ),
-        d => (0, len.min(c.div_euclid(-d) + 1)),
+        // j >= ceil(-c / d); c = i64::MIN needs a j beyond any run.
+        d if d > 0 => {
+            let lo = c.checked_neg().map_or(i64::MAX, |minus_c| {
+                minus_c.div_euclid(d) + i64::from(minus_c.rem_euclid(d) != 0)
+            });
+            (lo.clamp(0, len), len)
+        }
+        // j <= floor(c / -d); d = i64::MIN allows only j = 0, and only for c >= 0.
+        d => {
+            let hi = d.checked_neg().map_or(i64::from(c >= 0), |minus_d| {
+                c.div_euclid(minus_d).saturating_add(1)
+            });
+            (0, hi.clamp(0, len))
+        }
     }
 }
 
@@ -350,6 +390,8 @@ mod tests {
         assert_eq!(inside((5, -1), (3, 0), 10), 3..6);
         assert_eq!(inside((3, 0), (3, 0), 10), 0..0);
         assert_eq!(inside((0, 1), (100, 0), 10), 0..10);
+        assert_eq!(inside((i64::MIN, 1), (i64::MAX, 0), 10), 0..0);
+        assert_eq!(inside((5, 0), (i64::MAX, -1), 10), 0..10);
         for (v, dv, l, dl) in [(-3, 1, 4, 0), (2, -1, 5, 1), (7, 3, 20, 1), (-9, 4, 3, 2)] {
             let got = inside((v, dv), (l, dl), 12);
             for j in 0..12i64 {

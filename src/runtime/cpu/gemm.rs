@@ -14,7 +14,7 @@
 
 use super::super::RunError;
 use super::block::{Acc, Part, PartBuilder, Stack};
-use super::formula::{Axis, Strided, Vars, for_each_block, for_each_run, matrix_view};
+use super::formula::{Axis, Strided, Vars, for_each_run, matrix_view};
 use super::loops::hull;
 use super::memory::{Memory, Window};
 use super::parallel::{for_each_window, job_count, run_jobs, split_range, threads, union};
@@ -411,7 +411,6 @@ impl EpilogueJob<'_, '_> {
         let plan = self.plan;
         let (part, vars) = (&plan.epilogue, &plan.vars);
         let n = vars.extents[COL];
-        let stride = part.formula(plan.store).stride;
         let mut slots = self.slots.to_vec();
         let (mut outer_starts, mut starts, mut stack) = (Vec::new(), Vec::new(), part.stack());
         for outer in outer_values {
@@ -420,32 +419,16 @@ impl EpilogueJob<'_, '_> {
             for_each_run(part.axis, self.axis_values.clone(), |run| {
                 slots[vars.slot(part.axis.var)] = run.number;
                 part.starts(&slots, &outer_starts, &mut starts)?;
-                for_each_block(run, |first, len| {
-                    let value = run.value + first - run.first;
-                    // The tile's layout follows the axis (`tile_layout`): contiguous here.
-                    let rows = self.rows.end - self.rows.start;
-                    let at = if self.outer == ROW {
-                        (outer - self.rows.start) * n + value
-                    } else {
-                        outer * rows + value - self.rows.start
-                    };
-                    let acc = Acc::strided(&self.tile[at as usize..], 1);
-                    let result = part.eval(
-                        plan.epilogue_code,
-                        self.memory,
-                        &starts,
-                        first,
-                        len,
-                        acc,
-                        &mut stack,
-                    )?;
-                    window.write(
-                        self.memory,
-                        part.at(plan.store, &starts, first),
-                        stride,
-                        result,
-                    )
-                })
+                // The tile's layout follows the axis (`tile_layout`): contiguous here.
+                let rows = self.rows.end - self.rows.start;
+                let at = if self.outer == ROW {
+                    (outer - self.rows.start) * n + run.value
+                } else {
+                    outer * rows + run.value - self.rows.start
+                };
+                let acc = Acc::strided(&self.tile[at as usize..], 1);
+                let code = (plan.epilogue_code, plan.store);
+                part.store_run(code, self.memory, &starts, run, acc, &mut stack, window)
             })?;
         }
         Ok(())
@@ -501,11 +484,17 @@ fn pack(
         for_each_run(part.axis, inner.1.clone(), |run| {
             slots[vars.slot(part.axis.var)] = run.number;
             part.starts(&slots, &outer_starts, &mut starts)?;
-            for_each_block(run, |first, len| {
-                let at = (line + run.value + first - run.first) as usize;
-                let out = &mut out[at..at + len];
-                part.eval_into(code, memory, &starts, first, Acc::none(), &mut stack, out)
-            })
+            let at = (line + run.value) as usize;
+            let out = &mut out[at..at + run.len];
+            part.eval_into(
+                code,
+                memory,
+                &starts,
+                run.first,
+                Acc::none(),
+                &mut stack,
+                out,
+            )
         })?;
     }
     Ok(layout)

@@ -101,35 +101,11 @@ impl MapPlan {
             let (mut slots, mut starts, mut stack) = (vars.slots(), Vec::new(), part.stack());
             let mut outer = Vec::new();
             part.outer_starts(&slots, &mut outer)?;
-            let stride = part.formula(self.store).stride;
             for_each_run(part.axis, range, |run| {
                 slots[vars.slot(part.axis.var)] = run.number;
                 part.starts(&slots, &outer, &mut starts)?;
-                for_each_block(run, |first, n| {
-                    let at = part.at(self.store, &starts, first);
-                    if stride == 1 {
-                        let out = window.slice(memory, at, n)?;
-                        return part.eval_into(
-                            self.value,
-                            memory,
-                            &starts,
-                            first,
-                            Acc::none(),
-                            &mut stack,
-                            out,
-                        );
-                    }
-                    let values = part.eval(
-                        self.value,
-                        memory,
-                        &starts,
-                        first,
-                        n,
-                        Acc::none(),
-                        &mut stack,
-                    )?;
-                    window.write(memory, at, stride, values)
-                })
+                let code = (self.value, self.store);
+                part.store_run(code, memory, &starts, run, Acc::none(), &mut stack, window)
             })
         })
     }
@@ -246,8 +222,8 @@ impl<'p, 'm> RowJob<'p, 'm> {
         }
     }
 
-    /// Calls `f` with each block of row `row`'s elements, in order.
-    fn read_row(&mut self, row: i64, mut f: impl FnMut(&[f32])) -> Result<(), RunError> {
+    /// Row `row`'s elements into `xs` (`len` long).
+    fn read_row(&mut self, row: i64, xs: &mut [f32]) -> Result<(), RunError> {
         let (plan, memory) = (self.plan, self.memory);
         let part = &plan.input;
         self.slots[plan.vars.slot(0)] = row;
@@ -257,18 +233,16 @@ impl<'p, 'm> RowJob<'p, 'm> {
         for_each_run(part.axis, 0..plan.vars.extents[1], |run| {
             slots[plan.vars.slot(part.axis.var)] = run.number;
             part.starts(slots, outer, starts)?;
-            for_each_block(run, |first, n| {
-                f(part.eval(
-                    plan.input_code,
-                    memory,
-                    starts,
-                    first,
-                    n,
-                    Acc::none(),
-                    stack,
-                )?);
-                Ok(())
-            })
+            let out = &mut xs[run.value as usize..][..run.len];
+            part.eval_into(
+                plan.input_code,
+                memory,
+                starts,
+                run.first,
+                Acc::none(),
+                stack,
+                out,
+            )
         })
     }
 
@@ -282,7 +256,6 @@ impl<'p, 'm> RowJob<'p, 'm> {
     ) -> Result<(), RunError> {
         let (plan, memory) = (self.plan, self.memory);
         let part = &plan.epilogue;
-        let stride = part.formula(plan.store).stride;
         let origin = values.start;
         let (slots, starts, stack) = (&mut self.slots, &mut self.starts, &mut self.epilogue_stack);
         let outer = &mut self.outer;
@@ -290,12 +263,9 @@ impl<'p, 'm> RowJob<'p, 'm> {
         for_each_run(part.axis, values, |run| {
             slots[plan.vars.slot(part.axis.var)] = run.number;
             part.starts(slots, outer, starts)?;
-            for_each_block(run, |first, n| {
-                let at = (run.value + first - run.first - origin) as usize;
-                let acc = Acc::strided(&acc[at..], 1);
-                let result = part.eval(plan.epilogue_code, memory, starts, first, n, acc, stack)?;
-                window.write(memory, part.at(plan.store, starts, first), stride, result)
-            })
+            let acc = Acc::strided(&acc[(run.value - origin) as usize..], 1);
+            let code = (plan.epilogue_code, plan.store);
+            part.store_run(code, memory, starts, run, acc, stack, window)
         })
     }
 
@@ -306,14 +276,14 @@ impl<'p, 'm> RowJob<'p, 'm> {
         window: &mut super::memory::Window<'_>,
     ) -> Result<(), RunError> {
         let len = self.plan.vars.extents[1] as usize;
-        let mut results = vec![0.0f32; BLOCK];
+        let (mut results, mut xs) = (vec![0.0f32; BLOCK], vec![0.0f32; len]);
         let blocks = (rows.end - rows.start + BLOCK as i64 - 1) / BLOCK as i64;
         for block in split_range(rows, blocks as usize) {
             for (slot, row) in results.iter_mut().zip(block.clone()) {
-                let mut acc = kind.identity();
-                self.read_row(row, |xs| {
-                    acc = xs.iter().fold(acc, |acc, &x| kind.combine(acc, x))
-                })?;
+                self.read_row(row, &mut xs)?;
+                let acc = xs
+                    .iter()
+                    .fold(kind.identity(), |acc, &x| kind.combine(acc, x));
                 *slot = kind.finish(acc, len);
             }
             self.finish(block, &results, window)?;
@@ -328,10 +298,9 @@ impl<'p, 'm> RowJob<'p, 'm> {
         op: impl Fn(&mut [f32]),
     ) -> Result<(), RunError> {
         let len = self.plan.vars.extents[1];
-        let mut xs = Vec::with_capacity(len as usize);
+        let mut xs = vec![0.0f32; len as usize];
         for row in rows {
-            xs.clear();
-            self.read_row(row, |block| xs.extend_from_slice(block))?;
+            self.read_row(row, &mut xs)?;
             op(&mut xs);
             self.slots[self.plan.vars.slot(0)] = row;
             self.finish(0..len, &xs, window)?;
