@@ -11,11 +11,15 @@
 //! bit for bit wherever the reference computes the same expression.
 
 use super::super::RunError;
-use super::formula::{Axis, BLOCK, Run, Strided, Vars, for_each_block, inside, split_along};
+use super::formula::{
+    Axis, BLOCK, Run, Strided, Vars, for_each_block, for_each_run, inside, split_along,
+};
 use super::memory::{Memory, Window};
+use super::parallel::union;
 use crate::graph::{BinaryOp, UnaryOp, embedding_row};
 use crate::lower::Value;
 use crate::symbolic::Expr;
+use std::ops::Range;
 
 /// One step of a block program; operands are blocks on a stack.
 #[derive(Clone, Copy, Debug)]
@@ -263,6 +267,10 @@ impl<'a> Acc<'a> {
             out.fill(0.0);
             return;
         }
+        if self.stride == 1 {
+            out.copy_from_slice(&self.data[..out.len()]);
+            return;
+        }
         for (o, a) in out
             .iter_mut()
             .zip(self.data.iter().step_by(self.stride.max(1)))
@@ -281,6 +289,30 @@ impl Part {
     /// Formula number `id`.
     pub fn formula(&self, id: usize) -> &Strided {
         &self.formulas[id]
+    }
+
+    /// The range of offsets formula `store` takes over `values` of the axis variable (the
+    /// other variables as in `slots`): what a job writing those values owns.
+    pub fn hull(
+        &self,
+        store: usize,
+        values: Range<i64>,
+        slots: &mut [i64],
+        vars: &Vars,
+    ) -> Result<Range<i64>, RunError> {
+        let formula = &self.formulas[store];
+        let mut hull = 0..0;
+        for_each_run(self.axis, values, |run| {
+            slots[vars.slot(self.axis.var)] = run.number;
+            let first = formula
+                .start(slots)?
+                .saturating_add(formula.stride.saturating_mul(run.first));
+            let last = first.saturating_add(formula.stride.saturating_mul(run.len as i64 - 1));
+            let this = first.min(last)..first.max(last).saturating_add(1);
+            hull = union(hull.clone(), this);
+            Ok(())
+        })?;
+        Ok(hull)
     }
 
     /// Every formula's part that stays the same across runs while the variables other

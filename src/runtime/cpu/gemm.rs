@@ -9,13 +9,13 @@
 //! product lands in a tile, and the epilogue (bias, fused chain) runs over the tile into
 //! the output, split by rows or by columns, whichever writes disjoint memory. Invariant:
 //! `acc` is the dot product of row `row` of `a` and column `col` of `b`, and every output
-//! element gets `epilogue(acc)` exactly once; scratch never exceeds `TILE_ELEMS` per wave
-//! plus `PACK_ELEMS` per thread (and `k * n` for a packed `b`).
+//! element gets `epilogue(acc)` exactly once; scratch is at most `TILE_ELEMS` per wave plus
+//! `PACK_ELEMS` per thread (or one row of each, if a row is longer), and `k * n` for a
+//! packed `b`.
 
 use super::super::RunError;
 use super::block::{Acc, Part, PartBuilder, Stack};
 use super::formula::{Axis, Strided, Vars, for_each_run, matrix_view};
-use super::loops::hull;
 use super::memory::{Memory, Window};
 use super::parallel::{for_each_window, job_count, run_jobs, split_range, threads, union};
 use crate::lower::{Gemm, Value};
@@ -253,15 +253,9 @@ impl GemmPlan {
             let (pack, pack_tail) = pack_rest.split_at_mut(pack_len.min(pack_rest.len()));
             (tile_rest, pack_rest) = (tail, pack_tail);
             let mut chunk_rest = chunk;
-            let groups = split_range(0..n, col_groups);
-            let last = groups.len() - 1;
             let mut pack = Some(pack);
-            for (g, cols) in groups.into_iter().enumerate() {
-                let width = if g == last {
-                    chunk_rest.ncols()
-                } else {
-                    (cols.end - cols.start) as usize
-                };
+            for cols in split_range(0..n, col_groups) {
+                let width = (cols.end - cols.start) as usize;
                 let (block, tail) = chunk_rest.split_at(MatrixAxis(1), width);
                 chunk_rest = tail;
                 // Only a product cut by rows packs `a` (see `sharing`): one group per chunk.
@@ -371,13 +365,9 @@ impl GemmPlan {
             let mut all = 0..0;
             for value in values.clone() {
                 slots[self.vars.slot(outer)] = value;
-                let one = hull(
-                    &self.epilogue,
-                    self.store,
-                    axis_values.clone(),
-                    &mut slots,
-                    &self.vars,
-                )?;
+                let one =
+                    self.epilogue
+                        .hull(self.store, axis_values.clone(), &mut slots, &self.vars)?;
                 all = union(all, one);
             }
             jobs.push((all, values));

@@ -18,32 +18,6 @@ use crate::lower::{Pool, RowOp, Rows, Value};
 use crate::symbolic::Expr;
 use std::ops::Range;
 
-/// The range of offsets formula `store` of `part` takes over `values` of the part's axis
-/// variable (the other variables as in `slots`).
-pub(super) fn hull(
-    part: &Part,
-    store: usize,
-    values: Range<i64>,
-    slots: &mut [i64],
-    vars: &Vars,
-) -> Result<Range<i64>, RunError> {
-    let (axis, formula) = (part.axis, part.formula(store));
-    let mut hull = 0..0;
-    for_each_run(axis, values, |run| {
-        slots[vars.slot(axis.var)] = run.number;
-        let first = formula
-            .start(slots)?
-            .saturating_add(formula.stride.saturating_mul(run.first));
-        let last = first.saturating_add(formula.stride.saturating_mul(run.len as i64 - 1));
-        hull = union(
-            hull.clone(),
-            first.min(last)..first.max(last).saturating_add(1),
-        );
-        Ok(())
-    })?;
-    Ok(hull)
-}
-
 /// A bound `Body::Map`: one program along `gid`, stored by one formula.
 #[derive(Clone, Debug)]
 pub(super) struct MapPlan {
@@ -85,13 +59,8 @@ impl MapPlan {
             .into_iter()
             .map(|range| {
                 Ok((
-                    hull(
-                        &self.part,
-                        self.store,
-                        range.clone(),
-                        &mut slots,
-                        &self.vars,
-                    )?,
+                    self.part
+                        .hull(self.store, range.clone(), &mut slots, &self.vars)?,
                     range,
                 ))
             })
@@ -165,18 +134,15 @@ impl RowsPlan {
         let mut jobs = Vec::new();
         for range in split_range(0..rows, job_count((rows * len.max(1)) as usize)) {
             let hull = if self.op.is_reduction() {
-                hull(
-                    &self.epilogue,
-                    self.store,
-                    range.clone(),
-                    &mut slots,
-                    &self.vars,
-                )?
+                self.epilogue
+                    .hull(self.store, range.clone(), &mut slots, &self.vars)?
             } else {
                 let mut all = 0..0;
                 for row in range.clone() {
                     slots[self.vars.slot(0)] = row;
-                    let one = hull(&self.epilogue, self.store, 0..len, &mut slots, &self.vars)?;
+                    let one = self
+                        .epilogue
+                        .hull(self.store, 0..len, &mut slots, &self.vars)?;
                     all = union(all, one);
                 }
                 all
@@ -363,13 +329,8 @@ impl PoolPlan {
             .into_iter()
             .map(|range| {
                 Ok((
-                    hull(
-                        &self.part,
-                        self.store,
-                        range.clone(),
-                        &mut slots,
-                        &self.vars,
-                    )?,
+                    self.part
+                        .hull(self.store, range.clone(), &mut slots, &self.vars)?,
                     range,
                 ))
             })

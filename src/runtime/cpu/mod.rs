@@ -8,9 +8,10 @@
 //! block program), then matrix products go to `matrixmultiply` (`gemm.rs`), maps, rows and
 //! pools run as block loops (`loops.rs`), on rayon's threads natively (`parallel.rs`).
 //! Invariant: no panic on a bad schedule or bad input — an out-of-range address is a
-//! `RunError`, sizes are checked before any buffer is allocated — and after the first call
-//! at some sizes a call allocates only its returned tensors and per-job scratch: the
-//! schedule's buffers live in the program's arena.
+//! `RunError`, sizes are checked before any buffer is allocated — and a call at sizes seen
+//! before allocates only its returned tensors, small per-job scratch (index slots, block
+//! stacks of a few KiB) and `matrixmultiply`'s packing buffers: the schedule's buffers
+//! and the products' tiles live in the program, sized by the largest call so far.
 
 mod block;
 mod formula;
@@ -122,20 +123,20 @@ impl Program {
             result?;
         }
         let shapes = output_shapes(&self.schedule, &sizes)?;
+        let buffers = buffer_slices(&self.schedule, &self.arena, inputs);
         self.schedule
             .outputs
             .iter()
             .zip(shapes)
             .map(|(id, shape)| {
                 let len: usize = shape.iter().product();
-                let data = self.arena[id.index()]
-                    .get(..len)
-                    .ok_or(RunError::OutOfBounds {
-                        kernel: "the caller".into(),
-                        buffer: self.schedule.buffer(*id).name.clone(),
-                        offset: len as i64,
-                        len_elems: self.arena[id.index()].len(),
-                    })?;
+                let buffer = buffers[id.index()];
+                let data = buffer.get(..len).ok_or(RunError::OutOfBounds {
+                    kernel: "the caller".into(),
+                    buffer: self.schedule.buffer(*id).name.clone(),
+                    offset: len as i64,
+                    len_elems: buffer.len(),
+                })?;
                 Ok(Tensor {
                     data: data.to_vec(),
                     shape,
@@ -200,14 +201,14 @@ pub(super) fn grow_to(memory: &mut Vec<f32>, len: usize) {
     memory.resize(len, 0.0);
 }
 
-/// What `kernel` may read: every buffer, its output (taken out of the arena) empty.
-fn readable<'a>(
+/// Every buffer's elements: the caller's tensors and the parameters in place, the rest
+/// in the arena.
+fn buffer_slices<'a>(
     schedule: &'a Schedule,
     arena: &'a [Vec<f32>],
-    kernel: &'a Kernel,
     inputs: &'a [Tensor],
-) -> Memory<'a> {
-    let buffers = schedule
+) -> Vec<&'a [f32]> {
+    schedule
         .buffers
         .iter()
         .zip(arena)
@@ -216,9 +217,18 @@ fn readable<'a>(
             Role::Param(values) => &values[..],
             Role::Output(_) | Role::Temp => &memory[..],
         })
-        .collect();
+        .collect()
+}
+
+/// What `kernel` may read: every buffer, its output (taken out of the arena) empty.
+fn readable<'a>(
+    schedule: &'a Schedule,
+    arena: &'a [Vec<f32>],
+    kernel: &'a Kernel,
+    inputs: &'a [Tensor],
+) -> Memory<'a> {
     Memory {
-        buffers,
+        buffers: buffer_slices(schedule, arena, inputs),
         schedule,
         kernel,
     }
