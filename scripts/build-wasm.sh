@@ -16,7 +16,11 @@ fi
 
 cargo_args=(build --lib --target wasm32-unknown-unknown)
 [ "$profile" = release ] && cargo_args+=(--release)
-cargo "${cargo_args[@]}"
+# The CPU backend's matrix products (matrixmultiply) pick their wasm SIMD micro-kernel at
+# compile time, and the block loops vectorise only with simd128 enabled; every browser
+# with WebGPU runs wasm SIMD. Only the page's build sets it (tests and clippy keep the
+# default target features).
+RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" cargo "${cargo_args[@]}"
 
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')
 wasm-bindgen --target web --no-typescript --out-name tailor --out-dir "$staging_dir" \

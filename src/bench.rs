@@ -1,12 +1,14 @@
 //! Benchmarks of the compiler and its kernels, reported as medians (`tailor bench`).
 //!
 //! Input: a clock in milliseconds (injected: the CLI uses `Instant`, the page
-//! `performance.now()`) and, for the GPU figures, a GPU `Backend` that every run goes to
-//! through `runtime::executor`, as the CLI's and the page's calls do. Output: named
-//! metrics such as `compile_us.simplenet` or `steady_us.simplenet_b8.dynamic`.
-//! Invariant: nothing here asserts a speed; figures are reported, and compared as ratios.
-//! Every GPU figure includes what a caller pays (upload, dispatch, read-back), except
-//! `matmul_gflops.*`, which times the kernel alone.
+//! `performance.now()`) and, for the GPU figures, a GPU `Backend`; every run goes through
+//! `runtime::executor`, as the CLI's and the page's calls do (the CPU figures on a CPU
+//! `Backend`). Output: named metrics such as `compile_us.simplenet`,
+//! `steady_us.simplenet_b8.dynamic` or `cpu_gflops.bigmlp`. Invariant: nothing here
+//! asserts a speed; figures are reported, and compared as ratios — each CPU figure with
+//! `graph::eval` (the op-by-op reference) timed in the same run on the same inputs, as
+//! `cpu_speedup_vs_eval.*`. Every GPU figure includes what a caller pays (upload,
+//! dispatch, read-back), except `matmul_gflops.*`, which times the kernel alone.
 
 use crate::cache::{Clock, CompileConfig, DynamicMode};
 use crate::guard::CallShapes;
@@ -98,7 +100,118 @@ pub fn run(clock: Clock<'_>, rounds: usize) -> BenchReport {
         "guard_check_ns.simplenet".to_string(),
         guard_check_ns(clock, rounds),
     );
+    cpu_metrics(clock, rounds, &mut metrics);
     BenchReport { metrics }
+}
+
+/// A model the CPU figures run: its source, the call, and the floating-point operations
+/// of one call (`None`: reported as a time per call).
+struct CpuCase {
+    name: &'static str,
+    source: &'static str,
+    inputs: &'static [(&'static str, &'static [i64])],
+    flops: Option<f64>,
+}
+
+/// An MLP of the size numpy and torch reach 145-162 GFLOP/s on, on this class of machine.
+const BIGMLP_SOURCE: &str = "import torch\nimport torch.nn as nn\n\n\nclass BigMLP(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.layers = nn.Sequential(nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024))\n\n    def forward(self, x):\n        return self.layers(x)\n";
+
+/// One convolution at a detector's input resolution.
+const CONV_SOURCE: &str = "import torch\nimport torch.nn as nn\n\n\nclass Conv(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, kernel_size=3, padding=1)\n\n    def forward(self, x):\n        return self.conv(x)\n";
+
+const CPU_CASES: [CpuCase; 3] = [
+    CpuCase {
+        name: "bigmlp",
+        source: BIGMLP_SOURCE,
+        inputs: &[("x", &[256, 1024])],
+        // Two products of 256x1024 by 1024x1024, a multiply and an add per term.
+        flops: Some(2.0 * 2.0 * 256.0 * 1024.0 * 1024.0),
+    },
+    CpuCase {
+        name: "conv",
+        source: CONV_SOURCE,
+        inputs: &[("x", &[1, 3, 640, 640])],
+        // 8 channels x 640x640 positions x 27 taps.
+        flops: Some(2.0 * 8.0 * 640.0 * 640.0 * 27.0),
+    },
+    CpuCase {
+        name: "simplenet_b8",
+        source: SIMPLENET_SOURCE,
+        inputs: &[("x", &[8, 64])],
+        flops: None,
+    },
+];
+
+/// The CPU backend's figures: `cpu_gflops.bigmlp`, `cpu_gflops.conv` and
+/// `cpu_us.simplenet_b8` (one static entry's call through the executor, after a warm-up
+/// call that binds the kernels), each with `cpu_speedup_vs_eval.*`: how many times faster
+/// than `graph::eval` on the same inputs in the same run.
+fn cpu_metrics(clock: Clock<'_>, rounds: usize, metrics: &mut BTreeMap<String, f64>) {
+    use crate::runtime::executor::{self, Backend, Executor, RunOptions};
+    use std::rc::Rc;
+    for case in &CPU_CASES {
+        // One executor per model: kept kernels are keyed by entry number, per cache.
+        let mut executor = Executor::new(Rc::new(Backend::cpu()), Rc::new(|| 0.0));
+        let call = CallShapes::new(
+            case.inputs
+                .iter()
+                .map(|(name, dims)| (name.to_string(), dims.to_vec()))
+                .collect(),
+        );
+        let config = CompileConfig {
+            dynamic: DynamicMode::False,
+            ..CompileConfig::default()
+        };
+        let mut cache = crate::load(case.source, None).expect("the benchmark's models load");
+        let id = cache
+            .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
+            .entry
+            .expect("the benchmark's models compile");
+        let entry = cache.entry(id).expect("the entry exists");
+        let mode = entry.compiled.mode().expect("the benchmark's models lower");
+        let inputs = executor::call_inputs(&call, Vec::new(), 0);
+        let mut run = || {
+            let start = clock();
+            let job = executor
+                .start_entry(entry, mode, &call, inputs.clone(), RunOptions::default())
+                .expect("the kernels start");
+            ready(executor.execute(job)).expect("the kernels run");
+            clock() - start
+        };
+        run();
+        let ms = median((0..rounds).map(|_| run()).collect());
+        let reference_ms = median(
+            (0..rounds.min(3))
+                .map(|_| {
+                    let start = clock();
+                    black_box(executor::reference(&entry.graph, &call, &inputs))
+                        .expect("the reference runs");
+                    clock() - start
+                })
+                .collect(),
+        );
+        match case.flops {
+            Some(flops) => metrics.insert(format!("cpu_gflops.{}", case.name), flops / (ms * 1e6)),
+            None => metrics.insert(format!("cpu_us.{}", case.name), ms * 1e3),
+        };
+        metrics.insert(
+            format!("cpu_speedup_vs_eval.{}", case.name),
+            reference_ms / ms,
+        );
+    }
+}
+
+/// The output of a future that never waits (a run on the CPU backend).
+fn ready<T>(future: impl std::future::Future<Output = T>) -> T {
+    use std::task::{Context, Poll, Waker};
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => unreachable!("a run on the CPU backend finishes without waiting"),
+    }
 }
 
 #[cfg(feature = "gpu")]

@@ -1,7 +1,7 @@
 //! The wasm JS API, run in a headless browser by `wasm-bindgen-test` (wasm32 only):
 //! `Tailor.create`, `compile`, `call`, `wrap`, `trace`, the kernel views and runs, the quiz
 //! and the errors, seen from Rust as a page sees them from JS. Calls run on WebGPU when the
-//! browser offers it and on the CPU kernel interpreter otherwise; both must match the
+//! browser offers it and on the CPU backend otherwise; both must match the
 //! reference.
 //!
 //! Run: `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner

@@ -7,7 +7,7 @@
 //!
 //! It also holds each op's scalar maths (`UnaryOp::apply`, `BinaryOp::apply`, a reduction's
 //! identity, step and finish, the row normalisations, the embedding index rule): the CPU
-//! reference (`eval`) and the kernel interpreter (`runtime::cpu`) both call these, so the
+//! reference (`eval`) and the CPU backend (`runtime::cpu`) both call these, so the
 //! two can differ only in how lowering and fusion arrange the work, never in the maths.
 
 mod eval;
@@ -254,12 +254,17 @@ impl PoolKind {
     }
 }
 
-/// Softmax of one row in place: `exp(x - max) / sum(exp(x - max))`.
+/// Softmax of one row in place: `exp(x - max) / sum(exp(x - max))`, each exponential
+/// computed once and summed in order.
 pub fn softmax_row(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let total: f32 = row.iter().map(|x| (x - max).exp()).sum();
+    let mut total = 0.0f32;
     for x in row.iter_mut() {
-        *x = (*x - max).exp() / total;
+        *x = (*x - max).exp();
+        total += *x;
+    }
+    for x in row.iter_mut() {
+        *x /= total;
     }
 }
 

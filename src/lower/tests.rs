@@ -37,7 +37,7 @@ fn schedule(init: &str, forward: &str, x: &str) -> Schedule {
     lowered(&module(init, forward), x, FusionPolicy::Fused).1
 }
 
-/// Runs `schedule` on the CPU interpreter at input sizes `shape` and checks it against the
+/// Runs `schedule` on the CPU backend at input sizes `shape` and checks it against the
 /// graph reference, within `1e-4 * max(1, |reference|)` per element.
 #[track_caller]
 fn assert_matches_reference(graph: &Graph, schedule: &Schedule, shape: &[usize]) {
@@ -49,7 +49,7 @@ fn assert_matches_reference(graph: &Graph, schedule: &Schedule, shape: &[usize])
         }
     }
     let expected = graph::eval(graph, &bindings, &inputs).expect("the reference runs");
-    let actual = crate::runtime::cpu::run(schedule, &inputs).expect("the interpreter runs");
+    let actual = crate::runtime::cpu::run(schedule, &inputs).expect("the CPU backend runs");
     assert_eq!(actual.len(), expected.len());
     for (a, e) in actual.iter().zip(&expected) {
         assert_eq!(a.shape, e.shape);

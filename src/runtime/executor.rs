@@ -47,7 +47,7 @@ pub enum Device {
     Auto,
     /// The GPU, or an error saying why not.
     Gpu,
-    /// The CPU kernel interpreter.
+    /// The CPU backend.
     Cpu,
 }
 
@@ -128,7 +128,7 @@ impl GpuSlot {
     }
 }
 
-/// What kernels run on: the CPU interpreter, or one GPU shared by every executor of a
+/// What kernels run on: the CPU backend, or one GPU shared by every executor of a
 /// process (or of a page).
 pub struct Backend {
     #[cfg(feature = "gpu")]
@@ -137,8 +137,8 @@ pub struct Backend {
 
 /// An entry's (or an eager call's) kernels, ready for the backend that built them.
 enum Kernels {
-    /// For the kernel interpreter.
-    Cpu(Box<Schedule>),
+    /// For the CPU backend: the schedule with its bound kernels and buffers.
+    Cpu(Box<super::cpu::Program>),
     /// For the wgpu runtime: WGSL, pipelines, uploaded parameters.
     #[cfg(feature = "gpu")]
     Gpu(Box<Program>),
@@ -154,7 +154,7 @@ struct Ran {
 }
 
 impl Backend {
-    /// The CPU kernel interpreter.
+    /// The CPU backend.
     pub fn cpu() -> Backend {
         Backend {
             #[cfg(feature = "gpu")]
@@ -261,7 +261,9 @@ impl Backend {
             ))));
         }
         let _ = (mode, bindings);
-        Ok(Kernels::Cpu(Box::new(schedule.clone())))
+        Ok(Kernels::Cpu(Box::new(super::cpu::Program::new(
+            schedule.clone(),
+        ))))
     }
 
     /// Runs `kernels` on `inputs`; `timing` asks for per-kernel times (GPU only).
@@ -273,11 +275,11 @@ impl Backend {
         clock: &dyn Fn() -> f64,
     ) -> Result<Ran, Error> {
         match kernels {
-            Kernels::Cpu(schedule) => {
-                // The interpreter runs kernels back to back and does not time them one by one.
+            Kernels::Cpu(program) => {
+                // The CPU backend runs kernels back to back and does not time them one by one.
                 let _ = timing;
                 let started = clock();
-                let outputs = super::cpu::run(schedule, inputs)?;
+                let outputs = program.run(inputs)?;
                 Ok(Ran {
                     outputs,
                     build_ms: 0.0,

@@ -1,4 +1,4 @@
-//! Running a `Schedule`: what the kernel interpreter (`cpu`) and the wgpu runtime (`gpu`)
+//! Running a `Schedule`: what the CPU backend (`cpu`) and the wgpu runtime (`gpu`)
 //! share; `executor` is the one way callers run kernels on either.
 //!
 //! In: a schedule and one call's input tensors. Out: the symbol values of the call (bound
@@ -43,6 +43,18 @@ pub enum RunError {
         what: String,
         /// The formula.
         expr: String,
+    },
+    /// A buffer would hold more elements than the CPU runtime allocates.
+    #[error(
+        "buffer {buffer} would hold {len_elems} elements; the CPU runtime allocates at most {limit}"
+    )]
+    TooLarge {
+        /// The buffer.
+        buffer: String,
+        /// Its length for this call.
+        len_elems: usize,
+        /// The most elements one buffer may hold.
+        limit: usize,
     },
     /// A kernel addressed memory outside a buffer: a lowering bug, reported, not a crash.
     #[error("{kernel}: element {offset} of {buffer} is outside its {len_elems} elements")]

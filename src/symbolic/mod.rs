@@ -13,6 +13,7 @@
 //! exception is the overflow marker: when a coefficient leaves `i64` while building, the
 //! result is [`Expr::is_overflow`] and evaluates to `None` everywhere.
 
+mod affine;
 mod compiled;
 mod equiv;
 mod eval;

@@ -6,6 +6,7 @@
 //! Invariant: every printed form is pinned by an expect-test snapshot that was checked by
 //! hand; refresh with `UPDATE_EXPECT=1` only for an intended change of form.
 
+mod affine;
 mod props;
 mod sweep;
 mod values;

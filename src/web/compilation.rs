@@ -286,7 +286,7 @@ impl Compilation {
         Ok(to_js(&kernels::wgsl_views(schedule, &emitted)))
     }
 
-    /// Runs the entry's kernels on the device (WebGPU, or the CPU kernel interpreter) with
+    /// Runs the entry's kernels on the device (WebGPU, or the CPU backend) with
     /// seeded random inputs. `options`: `{ mode?: 'static' | 'override' | 'dynamic' (default:
     /// the entry's), shapes?: 'x=16,64' (default: the compiled sizes; they must pass the
     /// entry's guards), check?: true (compare with the CPU reference), timing?: false

@@ -1,5 +1,5 @@
 //! Opening the backend in a browser: probing WebGPU, then the wgpu runtime on it or the CPU
-//! kernel interpreter.
+//! backend.
 //!
 //! In: `Tailor.create`'s `device` option, parsed by `runtime::executor::Device`. Out: the
 //! `Backend` every model of one `Tailor` shares, and a [`WebGpuStatus`] saying what the

@@ -4,7 +4,7 @@
 //! `Tailor.create`, `tailor.compile(source, options)`, `model.call(inputs)`, … (README, "The
 //! page"). Out: plain JS objects built from the views in `view.rs`, `Float32Array` outputs,
 //! and thrown `TailorError`s with a `kind` and the source `line`/`col`. Kernels run on the
-//! `Device` that `Tailor.create` opens (wgpu on WebGPU, else the CPU kernel interpreter;
+//! `Device` that `Tailor.create` opens (wgpu on WebGPU, else the CPU backend;
 //! `device.rs`). Time is `performance.now()`, passed to the compiler as its clock. Page
 //! logic stays in `www/`.
 
@@ -72,7 +72,7 @@ pub struct Tailor {
 #[wasm_bindgen]
 impl Tailor {
     /// Creates the API. `options.device`: `'auto'` (default: WebGPU when the browser has a
-    /// working adapter, else the CPU kernel interpreter), `'gpu'` (WebGPU, or a `TailorError`
+    /// working adapter, else the CPU backend), `'gpu'` (WebGPU, or a `TailorError`
     /// of kind `device` saying why not) or `'cpu'`.
     pub async fn create(options: JsValue) -> Result<Tailor, JsValue> {
         let device = if options.is_object() {
@@ -95,7 +95,7 @@ impl Tailor {
     }
 
     /// Where calls run: `'gpu'` (the compiled WGSL kernels on WebGPU) or `'cpu'` (the same
-    /// kernels in the CPU interpreter).
+    /// kernels on the CPU backend).
     #[wasm_bindgen(getter)]
     pub fn device(&self) -> String {
         self.backend.name().into()

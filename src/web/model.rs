@@ -208,7 +208,7 @@ impl Model {
     /// Calls the compiled model. `inputs` is `{ x: { shape: [8, 64], data?: Float32Array } }`
     /// (missing data is seeded random) or a string such as `'x=8,64'`; `options` is
     /// `{ check?: false, timing?: false }`. The entry's kernels run on the device (WebGPU or
-    /// the CPU kernel interpreter) and are read back. Resolves to `{ outputs: [{ shape, data
+    /// the CPU backend) and are read back. Resolves to `{ outputs: [{ shape, data
     /// }], action, entry, reasons, warning, ms: { guard, compile, run, build }, index, shapes,
     /// device, maxAbsErr? (with check), kernelMs?, timing? (with timing) }`; rejects with a
     /// `TailorError` whose `call` is the record of a call that failed to compile.

@@ -2,7 +2,7 @@
 // schedule (each of the three emission modes), the run stage on WebGPU (SwiftShader in the
 // test Chromium) checked against the CPU reference, the page staying responsive while
 // pipelines compile, the benchmark view, and all of it again with WebGPU hidden (the CPU
-// kernel interpreter). Screenshots go to test-results/.
+// CPU backend). Screenshots go to test-results/.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -214,7 +214,7 @@ test("the benchmark runs the material's demo and fills its charts", { timeout: B
   await shot(page, "33-bench", page.locator("#bench"));
 });
 
-test("without WebGPU the kernels run on the CPU interpreter and the benchmark says why", { timeout: BENCH_TIMEOUT_MS }, async () => {
+test("without WebGPU the kernels run on the CPU backend and the benchmark says why", { timeout: BENCH_TIMEOUT_MS }, async () => {
   const other = await openPage({ init: () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }) });
   try {
     const p = other.page;

@@ -608,3 +608,37 @@ fn model_error_exits_with_1_and_a_caret_under_the_column() {
         "{stderr:?}"
     );
 }
+
+/// The static schedule of `source` compiled for `shapes`.
+fn cpu_schedule(source: &str, shapes: &str) -> tailor::lower::Schedule {
+    let compiled = crate::kernels::compile(source, shapes, DynamicMode::False);
+    compiled.schedule
+}
+
+#[test]
+fn a_tensor_shorter_than_its_shape_is_an_out_of_bounds_error() {
+    let schedule = cpu_schedule(models::SIMPLENET, "x=8,64");
+    let short = tailor::graph::Tensor {
+        shape: vec![8, 64],
+        data: vec![0.5; 100],
+    };
+    let err = tailor::runtime::cpu::run(&schedule, &[short]).expect_err("the data is short");
+    assert!(
+        matches!(err, tailor::runtime::RunError::OutOfBounds { ref buffer, .. } if buffer == "in0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_buffer_past_the_cpu_limit_is_refused_before_allocation() {
+    let outer = "import torch\n\ndef f(x):\n    return x.unsqueeze(1) * x.unsqueeze(0)\n";
+    let schedule = cpu_schedule(outer, "x=10000");
+    let x = tailor::graph::Tensor {
+        shape: vec![10000],
+        data: vec![1.0; 10000],
+    };
+    let err = tailor::runtime::cpu::run(&schedule, &[x]).expect_err("10^8 elements");
+    let message = err.to_string();
+    assert!(message.contains("100000000 elements"), "{message}");
+    assert!(message.contains("at most 67108864"), "{message}");
+}

@@ -1,6 +1,6 @@
 //! The same programs on the GPU: wgpu on the native adapter (lavapipe on CI, any GPU
-//! elsewhere) against the graph reference, for every model and size in `models.rs`, with
-//! sizes passed all three ways. Without an adapter each test prints a note and passes;
+//! elsewhere) against the graph reference and the CPU backend, for every model and size in
+//! `models.rs`, with sizes passed all three ways. Without an adapter each test prints a note and passes;
 //! CI installs lavapipe (`mesa-vulkan-drivers`), so there they run.
 //!
 //! Tolerance: every element within `2e-3 * max(1, |reference|)` — GPUs reassociate the
@@ -50,6 +50,7 @@ fn check_on(gpu: &mut Gpu, name: &str) {
         let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
         let inputs = inputs(&sizes(case), n as u64);
         let expected = reference(&compiled.graph, &inputs);
+        let cpu = tailor::runtime::cpu::run(&compiled.schedule, &inputs).expect("the CPU runs");
         let bound = tailor::runtime::bind(&compiled.schedule, &sizes(case)).expect("binds");
         let modes: &[Mode] = if n < 2 { &Mode::ALL } else { &[Mode::Dynamic] };
         for &mode in modes {
@@ -60,6 +61,12 @@ fn check_on(gpu: &mut Gpu, name: &str) {
                 &format!("{name} {case} on {} ({})", gpu.adapter().name, mode.name()),
                 &run.outputs,
                 &expected,
+                GPU_TOLERANCE,
+            );
+            assert_close(
+                &format!("{name} {case} on {} against the CPU backend", mode.name()),
+                &run.outputs,
+                &cpu,
                 GPU_TOLERANCE,
             );
         }
@@ -149,6 +156,21 @@ fn embedding_on_the_gpu() {
 #[test]
 fn returned_input_on_the_gpu() {
     check("returned_input");
+}
+
+#[test]
+fn conv2d_strided_dilated_on_the_gpu() {
+    check("conv2d_strided_dilated");
+}
+
+#[test]
+fn matmul_packed_operands_on_the_gpu() {
+    check("matmul_packed_operands");
+}
+
+#[test]
+fn residual_block_on_the_gpu() {
+    check("residual_block");
 }
 
 #[test]

@@ -1,20 +1,22 @@
-//! Lowering and fusion, checked numerically without a GPU: the kernel interpreter
+//! Lowering and fusion, checked numerically without a GPU: the CPU backend
 //! (`runtime::cpu`, which runs the fused kernels, shared buffers and all) against the graph
 //! reference (`graph::eval`), for every op and every preset model.
 //!
-//! Tolerance: every element within `1e-4 * max(1, |reference|)`. The interpreter sums in
-//! the same order as the reference except where fusion or folding changes the arithmetic
-//! (a bias added after the dot product instead of before it, BatchNorm folded into conv
-//! weights), which moves results by a few ulps.
+//! Tolerance: every element within `1e-4 * max(1, |reference|)`. The CPU backend computes
+//! elementwise chains and row reductions in the reference's order; its matrix products sum
+//! in blocks (SIMD lanes), and fusion or folding changes the arithmetic (a bias added after
+//! the dot product instead of before it, BatchNorm folded into conv weights), which moves
+//! results by a few ulps.
 
 use crate::models::{self, sizes};
+use expect_test::expect;
 use tailor::cache::DynamicMode;
 use tailor::graph::{self, Graph, Tensor};
 use tailor::lower::{self, Schedule};
 use tailor::symbolic::Bindings;
 use tailor::{CallMarks, CompileConfig, runtime, spec};
 
-/// Relative tolerance of the kernel interpreter against the reference.
+/// Relative tolerance of the CPU backend against the reference.
 pub const CPU_TOLERANCE: f32 = 1e-4;
 
 /// A compiled cache entry and its schedule.
@@ -85,7 +87,7 @@ pub fn assert_close(what: &str, actual: &[Tensor], expected: &[Tensor], toleranc
 }
 
 /// Compiles the model for each of its cases (under `dynamic=True`) and compares the
-/// interpreter with the reference at those sizes; then compiles one dynamic entry at the
+/// CPU backend with the reference at those sizes; then compiles one dynamic entry at the
 /// first case and runs it at every case whose sizes it accepts.
 #[track_caller]
 fn check(name: &str) {
@@ -153,6 +155,21 @@ fn conv1d_with_padding_and_dilation() {
 #[test]
 fn conv2d_non_square_without_bias() {
     check("conv2d_no_bias");
+}
+
+#[test]
+fn conv2d_strided_dilated_and_padded_through_im2col() {
+    check("conv2d_strided_dilated");
+}
+
+#[test]
+fn matmul_of_reshaped_transposes_packs_both_operands() {
+    check("matmul_packed_operands");
+}
+
+#[test]
+fn residual_block_with_a_strided_shortcut() {
+    check("residual_block");
 }
 
 #[test]
@@ -242,6 +259,82 @@ fn conv1d_preset() {
 #[test]
 fn add_one_preset() {
     check("add_one");
+}
+
+#[test]
+fn one_program_runs_every_size_in_turn_and_keeps_its_memory() {
+    // One dynamic entry's program, as the executor keeps it: calls at changing sizes reuse
+    // the kernels bound earlier and the arena, which grows to the largest call only.
+    let model = models::get("bert_block");
+    let shared = compile(
+        &model.source,
+        &model.spec(model.cases[0]),
+        DynamicMode::True,
+    );
+    let mut program = runtime::cpu::Program::new(shared.schedule.clone());
+    let mut held = Vec::new();
+    for round in 0..2 {
+        for (n, case) in model.cases.iter().enumerate() {
+            let inputs = inputs(&sizes(case), n as u64);
+            let actual = match program.run(&inputs) {
+                Ok(actual) => actual,
+                Err(runtime::RunError::InputShape { .. }) => continue,
+                Err(other) => panic!("{case}: {other}"),
+            };
+            let expected = reference(&shared.graph, &inputs);
+            assert_close(
+                &format!("round {round} at {case}"),
+                &actual,
+                &expected,
+                CPU_TOLERANCE,
+            );
+            held.push(program.held_elems());
+        }
+    }
+    let (first, second) = held.split_at(held.len() / 2);
+    assert_eq!(
+        first.last(),
+        second.last(),
+        "the second round allocates nothing new"
+    );
+    assert!(second.iter().all(|&h| h == second[0]), "{held:?}");
+}
+
+#[test]
+fn simplenet_schedule_text() {
+    let compiled = compile(
+        &models::get("simplenet").source,
+        "x=8,64",
+        DynamicMode::True,
+    );
+    expect![[r#"
+        kernels (2):
+          k0_linear_relu: linear + relu
+            gemm (Tiled) batch 1, m s0, n 128, k 64
+            a = in0[64*row + kk]
+            b = p_layers_0_weight[64*col + kk]
+            t0[128*row + col] = relu(acc + p_layers_0_bias[col])   (acc = sum over kk of a * b)
+            dispatch 4*((s0 + 31)//32) workgroups x 64 threads
+          k1_linear_1: linear_1
+            gemm (Tiled) batch 1, m s0, n 64, k 128
+            a = t0[128*row + kk]
+            b = p_layers_2_weight[128*col + kk]
+            out0[64*row + col] = acc + p_layers_2_bias[col]   (acc = sum over kk of a * b)
+            dispatch 2*((s0 + 31)//32) workgroups x 64 threads
+        memory plan:
+          in0                      input 0    64*s0 elements
+          p_layers_0_weight        parameter  8192 elements
+          p_layers_0_bias          parameter  128 elements
+          p_layers_2_weight        parameter  8192 elements
+          p_layers_2_bias          parameter  64 elements
+          out0                     output 0   64*s0 elements
+              holds %linear_1 from k1 until the caller
+          t0                       temporary  128*s0 elements
+              holds %relu from k0 until k1
+        notes:
+          fused relu into linear
+    "#]]
+    .assert_eq(&compiled.schedule.to_string());
 }
 
 #[test]

@@ -241,6 +241,17 @@ pub fn all() -> Vec<Model> {
             cases: &["5,3;7,5", "64,127;33,64", "3,1;2,3"],
         },
         Model {
+            name: "matmul_packed_operands",
+            // Reshapes of transposes: offsets with floor divisions, so both operands are
+            // packed (an im2col-like copy) rather than viewed in place.
+            source: function(
+                "a, b",
+                "return a.t().reshape(a.shape[0], a.shape[1]) @ b.t().reshape(b.shape[0], b.shape[1])",
+            ),
+            inputs: &["a", "b"],
+            cases: &["5,3;3,7", "64,127;127,33", "1,3;3,1", "7,513;513,3"],
+        },
+        Model {
             name: "conv1d_dilated",
             source: module(
                 "self.conv = nn.Conv1d(3, 6, kernel_size=3, stride=2, padding=2, dilation=2)",
@@ -259,6 +270,15 @@ pub fn all() -> Vec<Model> {
             cases: &["2,2,7,9", "1,2,3,4", "1,2,64,33", "1,2,20,127"],
         },
         Model {
+            name: "conv2d_strided_dilated",
+            source: module(
+                "self.conv = nn.Conv2d(3, 4, kernel_size=3, stride=(2, 3), padding=(2, 1), dilation=(2, 1))",
+                "return self.conv(x) * 0.5 + 1",
+            ),
+            inputs: &["x"],
+            cases: &["1,3,7,9", "2,3,3,4", "1,3,64,33", "1,3,127,7", "1,3,5,513"],
+        },
+        Model {
             name: "conv_batch_norm",
             source: module(
                 "self.conv = nn.Conv2d(3, 4, 3, padding=1)\nself.bn = nn.BatchNorm2d(4)",
@@ -266,6 +286,16 @@ pub fn all() -> Vec<Model> {
             ),
             inputs: &["x"],
             cases: &["1,3,8,8", "2,3,7,5", "1,3,64,64", "1,3,3,127"],
+        },
+        Model {
+            name: "residual_block",
+            // A ResNet basic block with a strided 1x1 shortcut, then pooling and a head.
+            source: module(
+                "self.conv1 = nn.Conv2d(3, 4, 3, stride=2, padding=1, bias=False)\nself.bn1 = nn.BatchNorm2d(4)\nself.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)\nself.bn2 = nn.BatchNorm2d(4)\nself.down = nn.Conv2d(3, 4, 1, stride=2, bias=False)\nself.bn3 = nn.BatchNorm2d(4)\nself.pool = nn.AvgPool2d(2)\nself.fc = nn.Linear(4, 5)",
+                "out = F.relu(self.bn1(self.conv1(x)))\nout = F.relu(self.bn2(self.conv2(out)) + self.bn3(self.down(x)))\nreturn self.fc(self.pool(out).mean(3).mean(2))",
+            ),
+            inputs: &["x"],
+            cases: &["1,3,8,8", "2,3,7,9", "1,3,64,33", "1,3,12,127"],
         },
         Model {
             name: "linear_batch_norm",

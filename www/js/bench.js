@@ -4,7 +4,7 @@
 // measured calls; then the three kernel specialisations (static / override / dynamic WGSL)
 // compared per shape in the steady state. Everything goes through the JS API (model.call,
 // compilation.run), one awaited call at a time, so the page keeps painting. Without WebGPU
-// the same runs use the CPU kernel interpreter, and the view says GPU timings are missing.
+// the same runs use the CPU backend, and the view says GPU timings are missing.
 
 import { fill, formatMs, h, m, s, yieldToBrowser } from "./dom.js";
 import { t } from "./i18n.js";

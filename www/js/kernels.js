@@ -1,7 +1,7 @@
 // The step-through's kernel stages, from the compilation's own data (`Compilation.schedule`,
 // `.wgsl(mode)`, `.run(options)`): the fusion groups and memory plan, the WGSL of each kernel
 // (syntax highlighted; a switch re-emits it static / override / dynamic), and a run of the
-// entry's kernels on WebGPU (or the CPU kernel interpreter) checked against the CPU
+// entry's kernels on WebGPU (or the CPU backend) checked against the CPU
 // reference. Highlighting builds spans from text nodes: the WGSL carries user identifiers.
 
 import { fill, formatMs, h } from "./dom.js";

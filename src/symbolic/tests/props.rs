@@ -1,7 +1,7 @@
 //! Property tests over random expressions (depth <= 4, small coefficients, symbols s0..s3):
 //! simplification keeps the value, bounds contain it, simplification is idempotent, the
 //! maths and source forms parse back, the compiled evaluator agrees, and relations keep
-//! their truth value.
+//! their truth value, and affine splits keep the value over the split symbol's range.
 //!
 //! The reference value comes from `Tree::eval`, an independent evaluator written here over
 //! the construction tree (i128 arithmetic with its own floor division), never through the
@@ -252,6 +252,25 @@ proptest! {
             prop_assert_eq!(CompiledRel::new(&rel).eval(&values), Some(truth));
             if let Some(decided) = rel.decide_by_ranges(&|sym| ranges[sym.index()]) {
                 prop_assert_eq!(decided, truth, "{} decided by ranges", rel);
+            }
+        }
+    }
+
+    #[test]
+    fn affine_in_keeps_value(tree in tree(), width in 0i64..=12, (ranges, values) in ranged(-20..=20)) {
+        // s0 is an index variable: it starts at 0 and its range is finite.
+        let mut ranges = ranges;
+        ranges[0] = ValueRange::new(Some(0), Some(width));
+        let expr = tree.build();
+        if let Some((coeff, rest)) = expr.affine_in(Sym(0), &|sym| ranges[sym.index()]) {
+            prop_assert!(!rest.mentions(Sym(0)), "{} => rest {}", expr, rest);
+            for v0 in 0..=width {
+                let mut at = values;
+                at[0] = v0;
+                if let Some(expected) = expr.eval(&bindings(&at)) {
+                    let split = rest.eval(&bindings(&at)).map(|r| coeff * v0 + r);
+                    prop_assert_eq!(split, Some(expected), "{} = {}*s0 + {} at {:?}", expr, coeff, rest, at);
+                }
             }
         }
     }
