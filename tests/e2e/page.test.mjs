@@ -172,7 +172,7 @@ test("without WebGPU the page says so and still compiles and runs", async () => 
     await other.page.waitForSelector('[data-testid="run-result"][data-state="done"]', { timeout: 60_000 });
     assert.equal(await other.page.getByTestId("run-result").getAttribute("data-device"), "cpu");
     assert.match(await other.page.getByTestId("run-result").textContent(), /\[8, 64\]/);
-    assert.match(await other.page.getByTestId("run-result").textContent(), /CPU 内核解释器/);
+    assert.match(await other.page.getByTestId("run-result").textContent(), /CPU 后端/);
     await shot(other.page, "23-no-webgpu", other.page.locator(".page-header"));
     assert.deepEqual(other.errors, []);
   } finally {
