@@ -4,11 +4,11 @@
 //! guards promise for each symbol, and [`CompileOptions`] (fused for a cache entry, one
 //! kernel per op for an eager call). Out: a [`Compiled`] — the lowered `Schedule` (or why it
 //! could not be lowered), its WGSL in the mode the entry runs in, the other specialisations
-//! emitted on demand, and the trace `Stage` each pass records. Invariants: this is the only
-//! caller of `lower::lower*` outside `lower/` (a tidy test checks it); every pass is followed
-//! by a check of what it produced, so a broken schedule or a kernel without WGSL is an error
-//! value here, never something a runtime discovers; the same graph and ranges always give
-//! the same `Compiled` text.
+//! emitted on demand, and the trace `Stage` of each pass (its text made when a trace asks).
+//! Invariants: this is the only caller of `lower::lower*` outside `lower/` (a tidy test
+//! checks it); every pass is followed by a check of what it produced, so a broken schedule
+//! or a kernel without WGSL is an error value here, never something a runtime discovers; the
+//! same graph and ranges always give the same `Compiled` text.
 
 use crate::codegen::{self, Mode, Resource, Specialization, Wgsl};
 use crate::graph::Graph;
@@ -72,11 +72,10 @@ pub struct Compiled {
     /// WGSL per mode, emitted once when first asked for (index: `Mode as usize`); static code
     /// is cached only for a schedule without symbols, where it needs no sizes.
     emitted: [OnceLock<Vec<Wgsl>>; 3],
-    stages: Vec<Stage>,
 }
 
 /// Compiles `graph` for every binding of its symbols inside `ranges`: lower, check the
-/// schedule, emit the WGSL of the entry's own mode, check it, and record the stage.
+/// schedule, emit the WGSL of the entry's own mode, and check it.
 pub fn compile(
     graph: &Graph,
     ranges: &dyn Fn(Sym) -> ValueRange,
@@ -86,18 +85,16 @@ pub fn compile(
     let mut compiled = Compiled {
         schedule,
         emitted: Default::default(),
-        stages: Vec::new(),
     };
     if let Ok(schedule) = &compiled.schedule {
         let mode = codegen::entry_mode(schedule);
-        let wgsl = codegen::emit_schedule(schedule, &mode_spec(mode, &Bindings::new()));
+        let wgsl = codegen::emit_schedule(schedule, &Specialization::of(mode, &Bindings::new()));
         if let Err(err) = verify_emitted(schedule, &wgsl) {
             compiled.schedule = Err(err);
         } else {
             let _ = compiled.emitted[mode as usize].set(wgsl);
         }
     }
-    compiled.stages.push(compiled.kernels_stage());
     compiled
 }
 
@@ -164,15 +161,6 @@ fn verify_emitted(schedule: &Schedule, wgsl: &[Wgsl]) -> Result<(), CompileError
     Ok(())
 }
 
-/// The specialisation of `mode`; `bindings` fixes the sizes of static code.
-pub fn mode_spec(mode: Mode, bindings: &Bindings) -> Specialization<'_> {
-    match mode {
-        Mode::Static => Specialization::Static(bindings),
-        Mode::Override => Specialization::Override,
-        Mode::Dynamic => Specialization::Dynamic,
-    }
-}
-
 impl Compiled {
     /// The lowered schedule, or why there is none.
     pub fn schedule(&self) -> Result<&Schedule, &CompileError> {
@@ -194,17 +182,18 @@ impl Compiled {
         if !keeps {
             return Ok(Cow::Owned(codegen::emit_schedule(
                 schedule,
-                &mode_spec(mode, bindings),
+                &Specialization::of(mode, bindings),
             )));
         }
         let wgsl = self.emitted[mode as usize]
-            .get_or_init(|| codegen::emit_schedule(schedule, &mode_spec(mode, bindings)));
+            .get_or_init(|| codegen::emit_schedule(schedule, &Specialization::of(mode, bindings)));
         Ok(Cow::Borrowed(wgsl))
     }
 
-    /// The stages the passes recorded, in order.
-    pub fn stages(&self) -> &[Stage] {
-        &self.stages
+    /// The trace stages of the passes, in order. Their text is built when a trace asks for
+    /// it, not on every compile: most compiles (a lab sequence, the benchmark) never print.
+    pub fn stages(&self) -> Vec<Stage> {
+        vec![self.kernels_stage()]
     }
 
     /// Fusion groups, the memory plan and each kernel's WGSL in the default mode.

@@ -124,7 +124,7 @@ impl Trace {
             title: "Guards".into(),
             text: entry.guards.to_string(),
         });
-        stages.extend(entry.compiled.stages().iter().cloned());
+        stages.extend(entry.compiled.stages());
         Trace { stages }
     }
 }

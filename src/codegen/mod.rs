@@ -61,7 +61,17 @@ pub enum Specialization<'a> {
     Dynamic,
 }
 
-impl Specialization<'_> {
+impl<'a> Specialization<'a> {
+    /// The specialisation of `mode`; `bindings` fixes the sizes of static code (unused
+    /// otherwise).
+    pub fn of(mode: Mode, bindings: &'a Bindings) -> Specialization<'a> {
+        match mode {
+            Mode::Static => Specialization::Static(bindings),
+            Mode::Override => Specialization::Override,
+            Mode::Dynamic => Specialization::Dynamic,
+        }
+    }
+
     /// The mode.
     pub fn mode(&self) -> Mode {
         match self {

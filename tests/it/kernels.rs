@@ -9,7 +9,6 @@
 //! results by a few ulps.
 
 use crate::models::{self, sizes};
-use expect_test::expect;
 use tailor::cache::DynamicMode;
 use tailor::graph::{self, Graph, Tensor};
 use tailor::lower::{self, Schedule};
@@ -298,43 +297,6 @@ fn one_program_runs_every_size_in_turn_and_keeps_its_memory() {
         "the second round allocates nothing new"
     );
     assert!(second.iter().all(|&h| h == second[0]), "{held:?}");
-}
-
-#[test]
-fn simplenet_schedule_text() {
-    let compiled = compile(
-        &models::get("simplenet").source,
-        "x=8,64",
-        DynamicMode::True,
-    );
-    expect![[r#"
-        kernels (2):
-          k0_linear_relu: linear + relu
-            gemm (Tiled) batch 1, m s0, n 128, k 64
-            a = in0[64*row + kk]
-            b = p_layers_0_weight[64*col + kk]
-            t0[128*row + col] = relu(acc + p_layers_0_bias[col])   (acc = sum over kk of a * b)
-            dispatch 4*((s0 + 31)//32) workgroups x 64 threads
-          k1_linear_1: linear_1
-            gemm (Tiled) batch 1, m s0, n 64, k 128
-            a = t0[128*row + kk]
-            b = p_layers_2_weight[128*col + kk]
-            out0[64*row + col] = acc + p_layers_2_bias[col]   (acc = sum over kk of a * b)
-            dispatch 2*((s0 + 31)//32) workgroups x 64 threads
-        memory plan:
-          in0                      input 0    64*s0 elements
-          p_layers_0_weight        parameter  8192 elements
-          p_layers_0_bias          parameter  128 elements
-          p_layers_2_weight        parameter  8192 elements
-          p_layers_2_bias          parameter  64 elements
-          out0                     output 0   64*s0 elements
-              holds %linear_1 from k1 until the caller
-          t0                       temporary  128*s0 elements
-              holds %relu from k0 until k1
-        notes:
-          fused relu into linear
-    "#]]
-    .assert_eq(&compiled.schedule.to_string());
 }
 
 #[test]

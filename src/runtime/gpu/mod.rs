@@ -157,11 +157,7 @@ impl Program {
     /// Emits the WGSL of `schedule` in `mode`; `bindings` fixes the sizes of static code
     /// (ignored otherwise).
     pub fn new(schedule: Schedule, mode: Mode, bindings: &Bindings) -> Program {
-        let spec = match mode {
-            Mode::Static => Specialization::Static(bindings),
-            Mode::Override => Specialization::Override,
-            Mode::Dynamic => Specialization::Dynamic,
-        };
+        let spec = Specialization::of(mode, bindings);
         let wgsl = codegen::emit_schedule(&schedule, &spec);
         let static_bindings = (mode == Mode::Static).then(|| bindings.clone());
         Program::from_wgsl(schedule, mode, wgsl, static_bindings)
