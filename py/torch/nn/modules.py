@@ -351,6 +351,7 @@ class _BatchNorm(Module):
         self.eps = eps
         self.weight = _tailor.parameter([num_features], "fill", 1.0)
         self.bias = _tailor.parameter([num_features], "fill", 0.0)
+        # Made as module state in place: register_buffer would copy the tensor.
         self._buffers["running_mean"] = _tailor.parameter([num_features], "fill", 0.0)
         self._buffers["running_var"] = _tailor.parameter([num_features], "fill", 1.0)
 
