@@ -14,7 +14,8 @@ if [ "$actual" != "$expected" ]; then
   exit 1
 fi
 
-cargo_args=(build --lib --target wasm32-unknown-unknown)
+# --ignore-rust-version: see scripts/test.sh (RustPython's parser crates).
+cargo_args=(build --ignore-rust-version --lib --target wasm32-unknown-unknown)
 [ "$profile" = release ] && cargo_args+=(--release)
 # The CPU backend's matrix products (matrixmultiply) pick their wasm SIMD micro-kernel at
 # compile time, and the block loops vectorise only with simd128 enabled; every browser

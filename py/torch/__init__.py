@@ -8,7 +8,7 @@ on a GPU, or in training, is answered as CPU PyTorch 2.x in eval mode would.
 
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
-from torch._tensor import _dims, _sizes
+from torch._tensor import _dims, _sizes, _missing_names
 from torch import cuda, _dynamo
 from torch import nn
 
@@ -137,3 +137,6 @@ def compile(model=None, **options):
         "torch.compile inside the model",
         "Tailor is the compiler: choose dynamic=None/True/False in the controls or on the command line",
     )
+
+
+__getattr__ = _missing_names("torch")

@@ -14,6 +14,30 @@ class TailorError(Exception):
     """An error of Tailor's capture: an op's shape error, or a construct outside the subset."""
 
 
+class UnsupportedAttribute(AttributeError):
+    """A name of PyTorch's API that Tailor's subset lacks.
+
+    An AttributeError, so `hasattr(F, "scaled_dot_product_attention")` is False as on an
+    older PyTorch; the front end reports a use of it as an unsupported construct.
+    """
+
+    def __init__(self, path):
+        super().__init__(f"{path} is not in Tailor's PyTorch subset")
+        self.path = path
+
+
+def _missing_names(owner):
+    """A module-level `__getattr__` for `owner` (PEP 562): a missing public name is an
+    UnsupportedAttribute naming `owner.name`."""
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(f"module '{owner}' has no attribute '{name}'")
+        raise UnsupportedAttribute(f"{owner}.{name}")
+
+    return __getattr__
+
+
 class dtype:
     """A tensor element type; every Tailor tensor is float32."""
 
@@ -77,6 +101,11 @@ class Tensor(_tailor.TensorBase):
     """A float32 tensor of symbolic shape: a node of the captured graph, or a constant."""
 
     __slots__ = ()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        raise UnsupportedAttribute(f"Tensor.{name}")
 
     # ---- sizes ----------------------------------------------------------------------------
 

@@ -1,122 +1,36 @@
-//! Front end: PyTorch source text to a captured `Graph` (a tiny TorchDynamo).
+//! Front end: a PyTorch model file to a captured `Graph`, on a real Python VM (RustPython).
 //!
-//! `parse` turns source into a `Program` (module-level names evaluated: imports, classes,
-//! functions, constant tensors). `Program::entry` instantiates the compiled module with its
-//! default arguments. `capture` runs `forward` symbolically over tensor proxies whose sizes
-//! come from the `ShapeEnv`, appending one graph node per tensor op.
-//! Invariant: capture never looks at a concrete size except through the `ShapeEnv`, so
-//! every size-dependent path it takes is guarded; anything outside the subset is an error
-//! with line:col naming the construct, never a panic.
+//! `parse` runs the file's module level in a fresh interpreter whose `torch` is the
+//! Python package of `py/` (frozen into the binary: nothing is read from disk), skipping
+//! driver code. `Program::entry` constructs the entry (the last `nn.Module` subclass by
+//! default, with its default arguments) and names its parameters after PyTorch's dotted
+//! paths. `capture` calls `forward` on tensor proxies of the native module `_tailor`
+//! (`native.rs`), whose operations append graph nodes through `ops` and whose sizes decide
+//! branches through `ShapeEnv::evaluate`, recording the guard where PyTorch's
+//! `ShapeEnv.evaluate_expr` would.
+//! Invariant: capture never looks at a concrete size except through the `ShapeEnv`, so every
+//! size-dependent path it takes is guarded; a Python exception in the user's code is a
+//! `FrontendError` with its line:col, never a panic.
 
-mod builtins;
-mod interp;
+mod call;
+mod capture;
+mod errors;
+mod math;
+mod native;
 mod ops;
-#[cfg(feature = "python")]
-pub mod python;
-pub mod value;
+mod source;
 
-use crate::graph::{Graph, Op, Shape, Span};
-use crate::shape::{ShapeEnv, ShapeError};
-use interp::Interp;
-use rustpython_parser::ast;
-use rustpython_parser::text_size::TextSize;
+use crate::graph::{Graph, Shape, Span};
+use crate::shape::ShapeEnv;
+use call::Call;
+pub use errors::FrontendError;
+use errors::frontend_error;
+use rustpython_vm::builtins::PyBaseExceptionRef;
+use rustpython_vm::compiler::Mode;
+use rustpython_vm::scope::Scope;
+use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
+use source::{ChunkKind, FILE_NAME, UserSource};
 use std::rc::Rc;
-use value::{ModuleRef, Value};
-
-/// Errors of the front end: the source is not in the supported subset, or capture found a
-/// bad program.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum FrontendError {
-    /// The file is not valid Python.
-    #[error("{span}: syntax error: {message}")]
-    Syntax {
-        /// Where.
-        span: Span,
-        /// The parser's message.
-        message: String,
-    },
-    /// Valid Python outside the supported subset.
-    #[error("{span}: {construct} is not supported{}", note_suffix(.note))]
-    Unsupported {
-        /// Where.
-        span: Span,
-        /// The construct (`while loop`, `torch.nonzero`, …).
-        construct: String,
-        /// What PyTorch would do, or what to write instead.
-        note: String,
-    },
-    /// A name that is not defined.
-    #[error("{span}: name '{name}' is not defined")]
-    Name {
-        /// Where.
-        span: Span,
-        /// The name.
-        name: String,
-    },
-    /// A wrong type, arity or value (Python's TypeError / ValueError / AttributeError).
-    #[error("{span}: {message}")]
-    Type {
-        /// Where.
-        span: Span,
-        /// What is wrong.
-        message: String,
-    },
-    /// An `assert` in the model failed for these sizes.
-    #[error("{span}: AssertionError: the assertion failed for these input sizes")]
-    Assertion {
-        /// Where.
-        span: Span,
-    },
-    /// The requested entry point does not exist.
-    #[error("no nn.Module subclass or function named '{name}' (found: {found})")]
-    NoEntry {
-        /// The requested name.
-        name: String,
-        /// What the file defines.
-        found: String,
-    },
-    /// The file defines nothing to compile.
-    #[error("the file defines no nn.Module subclass and no function to compile")]
-    Empty,
-    /// A shape error inside the model.
-    #[error(transparent)]
-    Shape(#[from] ShapeError),
-}
-
-fn note_suffix(note: &str) -> String {
-    if note.is_empty() {
-        String::new()
-    } else {
-        format!(" ({note})")
-    }
-}
-
-impl FrontendError {
-    /// Whether the error is in the program itself (unsupported construct, bad name or type)
-    /// rather than in this call's sizes (a shape error, a failed assert, a constraint).
-    pub fn is_in_program(&self) -> bool {
-        !matches!(
-            self,
-            FrontendError::Shape(_) | FrontendError::Assertion { .. }
-        )
-    }
-
-    /// The source position, when the error has one.
-    pub fn span(&self) -> Option<Span> {
-        match self {
-            FrontendError::Syntax { span, .. }
-            | FrontendError::Unsupported { span, .. }
-            | FrontendError::Name { span, .. }
-            | FrontendError::Type { span, .. }
-            | FrontendError::Assertion { span } => Some(*span),
-            FrontendError::Shape(
-                ShapeError::Mismatch { span, .. } | ShapeError::Invalid { span, .. },
-            ) => Some(*span),
-            FrontendError::Shape(ShapeError::ConstraintViolation { origin, .. }) => origin.span,
-            _ => None,
-        }
-    }
-}
 
 /// Why a module-level statement that is neither a definition nor an assignment is skipped.
 pub(crate) const DRIVER_CODE: &str = "driver code: Tailor compiles the model and runs only definitions and assignments at module level";
@@ -130,23 +44,24 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// A parsed and module-level-evaluated source file.
+/// A model file whose module level ran in its own interpreter.
 pub struct Program {
-    source: String,
-    line_starts: Vec<usize>,
-    globals: Vec<(String, Value)>,
+    source: Rc<UserSource>,
+    globals: PyObjectRef,
     skipped: Vec<Skipped>,
-    const_ids: std::cell::Cell<usize>,
+    // Last: the objects above belong to this interpreter and are released before it.
+    interpreter: Interpreter,
 }
 
 impl std::fmt::Debug for Program {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.globals.iter().map(|(n, _)| n.as_str()).collect();
-        f.debug_struct("Program").field("globals", &names).finish()
+        f.debug_struct("Program")
+            .field("skipped", &self.skipped)
+            .finish_non_exhaustive()
     }
 }
 
-/// What `compile` wraps: an `nn.Module` instance or a plain function.
+/// What `capture` calls: an `nn.Module` instance or a plain function of the file.
 #[derive(Clone, Debug)]
 pub struct EntryPoint {
     /// Class or function name.
@@ -155,171 +70,222 @@ pub struct EntryPoint {
     pub inputs: Vec<String>,
     /// The compiled function (`forward` for a module) and the line it is defined on.
     pub function: (String, u32),
-    target: EntryTarget,
+    callable: PyObjectRef,
 }
 
-#[derive(Clone, Debug)]
-enum EntryTarget {
-    Module(ModuleRef),
-    Function(Rc<ast::StmtFunctionDef>),
+/// A fresh interpreter with the native `_tailor` and `math`, and `py/` frozen: the `torch`
+/// stand-in, and the CPython modules of `py/stdlib/` under their own names.
+pub fn interpreter() -> Interpreter {
+    let mut settings = Settings::default();
+    settings.allow_external_library = false;
+    settings.import_site = false;
+    settings.ignore_environment = true;
+    settings.isolated = true;
+    let builder = Interpreter::builder(settings);
+    let tailor = native::_tailor::module_def(&builder.ctx);
+    let math = math::native_math::module_def(&builder.ctx);
+    builder
+        .add_native_modules(&[tailor, math])
+        .add_frozen_modules(
+            rustpython_vm::py_freeze!(dir = "../../py")
+                .into_iter()
+                .map(|(name, module)| (name.strip_prefix("stdlib.").unwrap_or(name), module)),
+        )
+        .build()
 }
 
-/// Byte offsets at which the lines of `source` start.
-pub(crate) fn line_starts(source: &str) -> Vec<usize> {
-    std::iter::once(0)
-        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
-        .collect()
-}
-
-/// 1-based line and column (in characters, as editors count) of a byte offset.
-pub(crate) fn span_at(source: &str, line_starts: &[usize], offset: usize) -> Span {
-    let offset = offset.min(source.len());
-    let line = line_starts.partition_point(|&start| start <= offset);
-    let start = line_starts[line - 1];
-    let col = source[start..offset].chars().count() + 1;
-    Span {
-        line: line as u32,
-        col: col as u32,
+/// An error of the stand-in `torch` package itself (a bug of Tailor, not of the model).
+fn package_error(vm: &VirtualMachine, exc: &PyBaseExceptionRef) -> FrontendError {
+    let message = exc
+        .as_object()
+        .str(vm)
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    FrontendError::Type {
+        span: Span { line: 1, col: 1 },
+        message: format!(
+            "Tailor's torch package failed: {}: {message}",
+            exc.as_object().class().name()
+        ),
     }
 }
 
-/// The statements of a module, or its syntax error with line:col.
-pub(crate) fn parse_module(
-    source: &str,
-    line_starts: &[usize],
-) -> Result<Vec<ast::Stmt>, FrontendError> {
-    let suite = rustpython_parser::parse(source, rustpython_parser::Mode::Module, "<model>")
-        .map_err(|err| FrontendError::Syntax {
-            span: span_at(source, line_starts, usize::from(err.offset)),
-            message: err.error.to_string(),
-        })?;
-    let ast::Mod::Module(module) = suite else {
-        unreachable!("Mode::Module always yields a module")
+/// Runs `body` under one run's step budget (`Session::trace` as `sys.settrace`), counted
+/// from zero; tracing is off again afterwards.
+fn budgeted<T>(vm: &VirtualMachine, body: impl FnOnce() -> T) -> Result<T, FrontendError> {
+    let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
+    let session = Call::session(vm).map_err(package)?;
+    session.steps.set(0);
+    let settrace = |function: PyObjectRef| {
+        vm.sys_module
+            .get_attr("settrace", vm)?
+            .call((function,), vm)
     };
-    Ok(module.body)
+    let trace = session.as_object().get_attr("trace", vm).map_err(package)?;
+    *session.tracer.borrow_mut() = Some(trace.clone());
+    settrace(trace).map_err(package)?;
+    let result = body();
+    settrace(vm.ctx.none()).map_err(package)?;
+    *session.tracer.borrow_mut() = None;
+    Ok(result)
 }
 
-/// Parses `source` and evaluates its module level.
+/// Runs `source`'s module level: definitions and imports (an error stops here),
+/// assignments (an error skips the assignment) and nothing else (driver code is reported
+/// as skipped).
 pub fn parse(source: &str) -> Result<Program, FrontendError> {
-    let line_starts = line_starts(source);
-    let mut program = Program {
-        source: source.to_string(),
-        line_starts,
-        globals: Vec::new(),
-        skipped: Vec::new(),
-        const_ids: std::cell::Cell::new(0),
-    };
-    let body = parse_module(source, &program.line_starts)?;
-    let mut interp = Interp::new(&program, None);
-    let (globals, skipped) = interp.run_module(&body)?;
-    program.globals = globals;
-    program.skipped = skipped;
-    Ok(program)
+    let source = Rc::new(UserSource::parse(source)?);
+    let interpreter = interpreter();
+    let (globals, skipped) = interpreter.enter(|vm| budgeted(vm, || run_module(vm, &source)))??;
+    Ok(Program {
+        source,
+        globals,
+        skipped,
+        interpreter,
+    })
+}
+
+fn run_module(
+    vm: &VirtualMachine,
+    source: &Rc<UserSource>,
+) -> Result<(PyObjectRef, Vec<Skipped>), FrontendError> {
+    let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+    *session.source.borrow_mut() = Some(source.clone());
+    vm.import("torch", 0)
+        .map_err(|exc| package_error(vm, &exc))?;
+    let scope = vm
+        .new_scope_with_main()
+        .map_err(|exc| package_error(vm, &exc))?;
+    let mut skipped = Vec::new();
+    for chunk in source.chunks() {
+        let outcome = match chunk.kind {
+            ChunkKind::Docstring => continue,
+            ChunkKind::Driver => {
+                skipped.push(Skipped {
+                    span: chunk.span,
+                    reason: DRIVER_CODE.to_string(),
+                });
+                continue;
+            }
+            ChunkKind::Definition | ChunkKind::Assignment => run_chunk(vm, &scope, &chunk.code),
+        };
+        let Err(exc) = outcome else {
+            continue;
+        };
+        let err = frontend_error(vm, &session, exc);
+        if chunk.kind == ChunkKind::Definition {
+            return Err(err);
+        }
+        skipped.push(Skipped {
+            span: chunk.span,
+            reason: format!("not evaluated: {err}"),
+        });
+    }
+    Ok((scope.globals.into(), skipped))
+}
+
+fn run_chunk(vm: &VirtualMachine, scope: &Scope, code: &str) -> PyResult<()> {
+    let code = vm
+        .compile(code, Mode::Exec, FILE_NAME)
+        .map_err(|err| err.into_pyexception(vm, Some(code)))?;
+    vm.run_code_obj(code, scope.clone()).map(drop)
 }
 
 impl Program {
-    /// 1-based line and column of a byte offset.
-    pub(crate) fn span_at(&self, offset: TextSize) -> Span {
-        span_at(&self.source, &self.line_starts, usize::from(offset))
-    }
-
-    /// The text of a 1-based line, without its newline.
-    pub fn line_text(&self, line: u32) -> &str {
-        self.source
-            .lines()
-            .nth(line.saturating_sub(1) as usize)
-            .unwrap_or("")
-    }
-
-    /// A fresh id for a constant tensor.
-    pub(crate) fn next_const_id(&self) -> usize {
-        let id = self.const_ids.get();
-        self.const_ids.set(id + 1);
-        id
-    }
-
     /// The module-level statements that were not executed.
     pub fn skipped(&self) -> &[Skipped] {
         &self.skipped
     }
 
-    pub(crate) fn global(&self, name: &str) -> Option<&Value> {
-        self.globals
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v)
+    /// The text of a 1-based line, without its newline.
+    pub fn line_text(&self, line: u32) -> &str {
+        self.source.line_text(line)
     }
 
-    /// Finds and instantiates the entry: `name`, or the last `nn.Module` subclass, or the
+    /// Finds and constructs the entry: `name`, or the last `nn.Module` subclass, or the
     /// last function. Modules are constructed with their default arguments.
     pub fn entry(&self, name: Option<&str>) -> Result<EntryPoint, FrontendError> {
-        let candidates: Vec<(&String, &Value)> = self
-            .globals
-            .iter()
-            .filter(|(_, v)| {
-                matches!(v, Value::Class(c) if interp::is_module_class(self, c))
-                    || matches!(v, Value::Function(_))
-            })
-            .map(|(n, v)| (n, v))
-            .collect();
-        let chosen = match name {
-            Some(name) => candidates
-                .iter()
-                .rev()
-                .find(|(n, _)| n.as_str() == name)
-                .copied(),
-            None => candidates
-                .iter()
-                .rev()
-                .find(|(_, v)| matches!(v, Value::Class(_)))
-                .or_else(|| candidates.last())
-                .copied(),
-        };
-        let Some((entry_name, value)) = chosen else {
-            return Err(match name {
-                Some(name) => FrontendError::NoEntry {
-                    name: name.to_string(),
-                    found: candidates
-                        .iter()
-                        .map(|(n, _)| n.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                },
-                None => FrontendError::Empty,
-            });
-        };
-        let mut interp = Interp::new(self, None);
-        match value {
-            Value::Class(class) => {
-                let module = interp.instantiate(class)?;
-                interp::name_parameters(&module, "");
-                let forward = interp::find_method(self, class, "forward").ok_or_else(|| {
-                    FrontendError::Type {
-                        span: self.span_at(class.range.start()),
-                        message: format!("class '{}' has no forward method", class.name),
-                    }
-                })?;
-                let inputs = interp::input_names(&forward, true);
-                let line = self.span_at(forward.range.start()).line;
-                Ok(EntryPoint {
-                    name: entry_name.clone(),
-                    inputs,
-                    function: ("forward".into(), line),
-                    target: EntryTarget::Module(module),
+        self.interpreter.enter(|vm| {
+            let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+            let helper = vm
+                .import("_tailor_frontend", 0)
+                .map_err(|exc| package_error(vm, &exc))?;
+            let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
+            let candidates = vm
+                .call_method(&helper, "candidates", (self.globals.clone(),))
+                .map_err(package)?;
+            let candidates: Vec<(String, PyObjectRef, bool)> = vm
+                .extract_elements_with(&candidates, |item| {
+                    let fields: Vec<PyObjectRef> = vm.extract_elements_with(&item, Ok)?;
+                    let [name, value, is_module] = fields.as_slice() else {
+                        return Err(vm.new_type_error("a candidate is (name, value, is_module)"));
+                    };
+                    Ok((
+                        name.clone().try_into_value::<String>(vm)?,
+                        value.clone(),
+                        is_module.clone().try_into_value::<bool>(vm)?,
+                    ))
                 })
-            }
-            Value::Function(function) => Ok(EntryPoint {
+                .map_err(package)?;
+            let chosen = match name {
+                Some(name) => candidates.iter().rev().find(|(n, _, _)| n == name),
+                None => candidates
+                    .iter()
+                    .rev()
+                    .find(|(_, _, is_module)| *is_module)
+                    .or_else(|| candidates.last()),
+            };
+            let Some((entry_name, value, is_module)) = chosen else {
+                return Err(match name {
+                    Some(name) => FrontendError::NoEntry {
+                        name: name.to_string(),
+                        found: candidates
+                            .iter()
+                            .map(|(n, _, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                    None => FrontendError::Empty,
+                });
+            };
+            let python = |exc| frontend_error(vm, &session, exc);
+            let (callable, function) = if *is_module {
+                let module = budgeted(vm, || value.call((), vm))?.map_err(python)?;
+                vm.call_method(&helper, "name_state", (module.clone(),))
+                    .map_err(package)?;
+                let forward = vm
+                    .call_method(&helper, "forward_of", (value.clone(),))
+                    .map_err(package)?;
+                if vm.is_none(&forward) {
+                    return Err(FrontendError::Type {
+                        span: self.source.definition_span(entry_name),
+                        message: format!("class '{entry_name}' has no forward method"),
+                    });
+                }
+                (module.get_attr("forward", vm).map_err(python)?, forward)
+            } else {
+                (value.clone(), value.clone())
+            };
+            let inputs: Vec<String> = vm
+                .call_method(&helper, "inputs", (function.clone(), *is_module))
+                .and_then(|names| names.try_into_value(vm))
+                .map_err(package)?;
+            let line: u32 = vm
+                .call_method(&helper, "first_line", (function.clone(),))
+                .and_then(|line| line.try_into_value(vm))
+                .map_err(package)?;
+            let function_name = if *is_module {
+                "forward".to_string()
+            } else {
+                entry_name.clone()
+            };
+            Ok(EntryPoint {
                 name: entry_name.clone(),
-                inputs: interp::input_names(function, false),
-                function: (
-                    function.name.to_string(),
-                    self.span_at(function.range.start()).line,
-                ),
-                target: EntryTarget::Function(function.clone()),
-            }),
-            _ => unreachable!("candidates are classes and functions"),
-        }
+                inputs,
+                function: (function_name, line),
+                callable,
+            })
+        })
     }
 }
 
@@ -334,32 +300,8 @@ pub fn capture(
     input_shapes: &[Shape],
     env: &mut ShapeEnv,
 ) -> Result<Graph, FrontendError> {
-    let mut graph = Graph::default();
-    let mut args = Vec::new();
-    for (name, shape) in entry.inputs.iter().zip(input_shapes) {
-        args.push(Value::Tensor(graph.push(
-            name,
-            Op::Input { name: name.clone() },
-            vec![],
-            shape.clone(),
-            None,
-        )));
-    }
-    let mut interp = Interp::new(program, Some((&mut graph, env)));
-    let result = match &entry.target {
-        EntryTarget::Module(module) => {
-            interp.call_module(module, args, Span { line: 1, col: 1 })?
-        }
-        EntryTarget::Function(function) => {
-            interp.call_function(function, None, args, vec![], Span { line: 1, col: 1 })?
-        }
-    };
-    let outputs = interp.output_tensors(&result)?;
-    drop(interp);
-    graph.push("output", Op::Output, outputs, vec![], None);
-    if let Some(violation) = env.take_violations().into_iter().next() {
-        return Err(violation.into());
-    }
-    graph.map_exprs(|e| env.replace(e));
-    Ok(graph)
+    program.interpreter.enter(|vm| {
+        let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+        budgeted(vm, || capture::run(vm, &session, entry, input_shapes, env))?
+    })
 }

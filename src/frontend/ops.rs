@@ -1,20 +1,19 @@
-//! Tensor operations as graph nodes: the half of capture that every front end shares.
+//! Tensor operations as graph nodes: what the native module's calls do to the graph.
 //!
 //! Input: operands (graph nodes, or constants made outside `forward`) and the op's
 //! attributes, already read from the caller's arguments. Output: the new node, appended to
 //! the `Graph` with the shape its rule in `shape::rules` computed (recording guards in the
 //! `ShapeEnv`). Invariant: a constant gets its node on first use, inputs are resolved in
 //! argument order, and `ShapeEnv::node_cursor` names the node being built whenever a rule
-//! runs; so two front ends that make the same calls build the same graph and the same
-//! events.
+//! runs; so the same calls build the same graph and the same events.
 
 use super::FrontendError;
-use super::value::ConstTensor;
-use crate::graph::{BinaryOp, Graph, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span};
+use crate::graph::{BinaryOp, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span};
 use crate::graph::{UnaryOp, shape_to_string};
 use crate::shape::rules::{self, OpCtx};
 use crate::shape::{ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -681,4 +680,20 @@ impl<'a> Ops<'a> {
         self.set_op(&selected, op);
         Ok(selected)
     }
+}
+
+/// A tensor created outside `forward`: a parameter, buffer or module-level constant.
+#[derive(Debug)]
+pub struct ConstTensor {
+    /// Unique id, used to give each constant one graph node.
+    pub id: usize,
+    /// Static shape.
+    pub shape: Vec<i64>,
+    /// How its values are made.
+    pub init: Init,
+    /// Name or dotted path, set when the module tree is named (parameters) or at assignment
+    /// (globals).
+    pub name: RefCell<String>,
+    /// True for module parameters and buffers, false for module-level globals.
+    pub is_param: bool,
 }

@@ -9,6 +9,7 @@ mod gpu;
 mod kernels;
 mod leaf_guards;
 mod models;
+mod python;
 mod schedules;
 mod snapshots;
 mod tidy;

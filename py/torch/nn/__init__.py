@@ -1,5 +1,6 @@
 """torch.nn: modules whose parameters are named as PyTorch names them, and the layers."""
 
+from torch._tensor import _missing_names
 from torch.nn import functional
 from torch.nn.modules import (
     AvgPool2d,
@@ -26,3 +27,6 @@ from torch.nn.modules import (
     Softmax,
     Tanh,
 )
+
+
+__getattr__ = _missing_names("torch.nn")

@@ -1,6 +1,7 @@
 """torch.nn.functional: stateless layers, each one call into `_tailor`."""
 
 import _tailor
+from torch._tensor import _missing_names
 from torch._tensor import _dims
 
 
@@ -83,3 +84,6 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0):
 
 def embedding(input, weight):
     return _tailor.embedding(input, weight)
+
+
+__getattr__ = _missing_names("torch.nn.functional")

@@ -2,11 +2,11 @@
 //! call of `forward`, and come back out with the returned tensors as the graph's outputs.
 //!
 //! Input: the entry (a module instance or a function), the input shapes and the cache's
-//! `ShapeEnv`. Output: the `Graph`, finished as the default front end finishes it (output
-//! node, `mark_dynamic` violations, final replacements). Invariant: the `ShapeEnv` is given
+//! `ShapeEnv`. Output: the finished `Graph` (output node, `mark_dynamic` violations checked,
+//! final replacements applied). Invariant: the `ShapeEnv` is given
 //! back to the caller whatever happens, and the session holds no capture afterwards.
 
-use super::PyEntry;
+use super::EntryPoint;
 use super::call::Call;
 use super::errors::frontend_error;
 use super::native::Session;
@@ -33,7 +33,7 @@ pub(crate) struct Capture {
 pub(super) fn run(
     vm: &VirtualMachine,
     session: &PyRef<Session>,
-    entry: &PyEntry,
+    entry: &EntryPoint,
     input_shapes: &[Shape],
     env: &mut ShapeEnv,
 ) -> Result<Graph, FrontendError> {
@@ -74,7 +74,7 @@ pub(super) fn run(
 fn call_entry(
     vm: &VirtualMachine,
     session: &PyRef<Session>,
-    entry: &PyEntry,
+    entry: &EntryPoint,
     inputs: &[NodeId],
 ) -> Result<Vec<NodeId>, FrontendError> {
     let python = |exc| frontend_error(vm, session, exc);

@@ -1,14 +1,14 @@
-//! The model file as the Python front end reads it: the statements to execute one by one,
-//! and the constructs in which Python asks a size for its truth value.
+//! The model file as the front end reads it: the statements to execute one by one, and the
+//! constructs in which Python asks a size for its truth value.
 //!
-//! Input: the source text. Output: `Chunk`s (top-level statements with the old front end's
-//! kind, and their text padded so that the VM reports the file's own line numbers), spans
-//! in characters from the VM's UTF-8 positions, and for a position inside a condition the
+//! Input: the source text. Output: `Chunk`s (top-level statements with their kind, and
+//! their text padded so that the VM reports the file's own line numbers), spans in
+//! characters from the VM's UTF-8 positions, and for a position inside a condition the
 //! construct that decided it (`'if'` at the `if`, `'assert'`, a boolean operator, …), which
-//! a guard's origin names exactly as the default front end does.
+//! a guard's origin names.
 //! Invariant: every span is the file's own 1-based line and character column.
 
-use crate::frontend::{FrontendError, line_starts, parse_module, span_at};
+use super::FrontendError;
 use crate::graph::Span;
 use rustpython_parser::ast::{self, Ranged};
 use rustpython_parser::text_size::TextRange;
@@ -17,7 +17,39 @@ use std::convert::Infallible;
 /// The file name the VM compiles the model under; frames with it are the user's.
 pub(super) const FILE_NAME: &str = "<model>";
 
-/// What the default front end does with a top-level statement.
+/// Byte offsets at which the lines of `source` start.
+fn line_starts(source: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
+/// 1-based line and column (in characters, as editors count) of a byte offset.
+fn span_at(source: &str, line_starts: &[usize], offset: usize) -> Span {
+    let offset = offset.min(source.len());
+    let line = line_starts.partition_point(|&start| start <= offset);
+    let start = line_starts[line - 1];
+    let col = source[start..offset].chars().count() + 1;
+    Span {
+        line: line as u32,
+        col: col as u32,
+    }
+}
+
+/// The statements of a module, or its syntax error with line:col.
+fn parse_module(source: &str, line_starts: &[usize]) -> Result<Vec<ast::Stmt>, FrontendError> {
+    let suite = rustpython_parser::parse(source, rustpython_parser::Mode::Module, "<model>")
+        .map_err(|err| FrontendError::Syntax {
+            span: span_at(source, line_starts, usize::from(err.offset)),
+            message: err.error.to_string(),
+        })?;
+    let ast::Mod::Module(module) = suite else {
+        unreachable!("Mode::Module always yields a module")
+    };
+    Ok(module.body)
+}
+
+/// What `parse` does with a top-level statement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ChunkKind {
     /// A definition or import: executed, and an error stops `parse`.
@@ -74,7 +106,7 @@ pub(super) struct UserSource {
 }
 
 impl UserSource {
-    /// Parses `text` (a syntax error is reported as the default front end reports it).
+    /// Parses `text` (a syntax error is reported with its line:col).
     pub fn parse(text: &str) -> Result<UserSource, FrontendError> {
         let line_starts = line_starts(text);
         let body = parse_module(text, &line_starts)?;
@@ -234,7 +266,7 @@ fn is_future_import(stmt: &ast::Stmt) -> bool {
     matches!(stmt, ast::Stmt::ImportFrom(import) if import.module.as_deref() == Some("__future__"))
 }
 
-/// The default front end's classification of a module-level statement.
+/// What `parse` does with a module-level statement.
 fn kind_of(stmt: &ast::Stmt) -> ChunkKind {
     match stmt {
         ast::Stmt::FunctionDef(_)

@@ -1,17 +1,11 @@
-//! The Python front end against the default one (feature `python`): every program of the
-//! presets, the conformance scenarios and the kernel tests is captured by both, with every
-//! input dim dynamic (`dynamic=True`, duck sizing) and with every dim static
-//! (`dynamic=False`), and the graph text and the `ShapeEnv`'s guards and events must be
-//! identical. Then programs the default front end rejects, which real Python runs.
+//! Real Python that a hand-written subset would not run, captured verbatim: class
+//! attributes, lists built by arithmetic, dict configs, `@dataclass` configs, `while` loops
+//! over sizes, and the model's errors at their line:col. The graph text and the
+//! `ShapeEnv`'s guards and events are snapshots.
 
-#[path = "it/models.rs"]
-#[allow(
-    dead_code,
-    reason = "shared with the it binary, which uses every model"
-)]
-mod models;
+use crate::models;
 
-use tailor::frontend::{self, FrontendError, python};
+use tailor::frontend::{self, FrontendError};
 use tailor::graph::Shape;
 use tailor::shape::{DimPolicy, DimSource, ShapeEnv};
 
@@ -57,7 +51,7 @@ fn input_shapes(env: &mut ShapeEnv, names: &[String], case: &str, policy: DimPol
         .collect()
 }
 
-fn capture_default(source: &str, case: &str, policy: DimPolicy) -> String {
+fn capture(source: &str, case: &str, policy: DimPolicy) -> String {
     let run = || {
         let program = frontend::parse(source)?;
         let entry = program.entry(None)?;
@@ -69,129 +63,10 @@ fn capture_default(source: &str, case: &str, policy: DimPolicy) -> String {
     report(run())
 }
 
-fn capture_python(source: &str, case: &str, policy: DimPolicy) -> String {
-    let run = || {
-        let program = python::parse(source)?;
-        let entry = program.entry(None)?;
-        let mut env = ShapeEnv::new();
-        let shapes = input_shapes(&mut env, &entry.inputs, case, policy);
-        let graph = python::capture(&program, &entry, &shapes, &mut env)?;
-        Ok((graph, env))
-    };
-    report(run())
-}
-
-/// The captures of `source` at every case under every policy where the two front ends
-/// differ, as `(what, python, default)`.
-fn differences(name: &str, source: &str, cases: &[&str]) -> Vec<(String, String, String)> {
-    let mut found = Vec::new();
-    for case in cases {
-        for policy in [DimPolicy::Duck, DimPolicy::Dynamic, DimPolicy::Static] {
-            let expected = capture_default(source, case, policy);
-            let got = capture_python(source, case, policy);
-            if got != expected {
-                found.push((format!("{name} at {case} ({policy:?})"), got, expected));
-            }
-        }
-    }
-    found
-}
-
+/// The capture of `source` at `case` with every dim dynamic (`dynamic=True`).
 #[track_caller]
-fn check_same(programs: &[(&str, &str, &[&str])]) {
-    let mut compared = 0;
-    let mut failures = Vec::new();
-    for (name, source, cases) in programs {
-        compared += cases.len() * 3;
-        failures.extend(differences(name, source, cases));
-    }
-    let report: Vec<String> = failures
-        .iter()
-        .map(|(what, got, expected)| {
-            format!("== {what}\n-- python:\n{got}\n-- default:\n{expected}")
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {compared} captures differ:\n{}",
-        failures.len(),
-        report.join("\n")
-    );
-}
-
-#[test]
-fn simplenet_captures_identically() {
-    check_same(&[("simplenet", models::SIMPLENET, &["8,64", "1,64"])]);
-}
-
-/// The presets (`models/*.py`) and the kernel tests' programs, at every size they are
-/// checked at.
-#[test]
-fn every_model_captures_identically() {
-    let all = models::all();
-    let programs: Vec<(&str, &str, &[&str])> = all
-        .iter()
-        .map(|m| (m.name, m.source.as_str(), m.cases))
-        .collect();
-    check_same(&programs);
-}
-
-/// The conformance scenarios' programs, at sizes of their calls (errors included: a
-/// mismatch must be the same error).
-#[test]
-fn every_conformance_program_captures_identically() {
-    check_same(&[
-        ("add_one", models::ADD_ONE, &["3", "1", "0", "5,2"]),
-        ("sum_rows", models::SUM_ROWS, &["8,16", "1,16", "32,16"]),
-        (
-            "specialize",
-            models::SPECIALIZE,
-            &["10", "20", "30", "40", "2"],
-        ),
-        ("branch_gt5", models::BRANCH_GT5, &["8", "3", "5", "100"]),
-        (
-            "linear_64_32",
-            models::LINEAR_64_32,
-            &["8,64", "1,64", "8,32"],
-        ),
-        ("add_xy", models::ADD_XY, &["3;3", "5;6", "6;1", "1;4"]),
-        ("view_4", models::VIEW_4, &["8", "12", "10"]),
-        (
-            "matmul",
-            models::MATMUL,
-            &["3,4;4,5", "2,3,8;8,5", "3,4;5,6"],
-        ),
-        (
-            "conv1d_k5_s2",
-            models::CONV1D_K5_S2,
-            &["2,4,50", "2,4,4", "2,4,3"],
-        ),
-        ("conv1d_k3_s1", models::CONV1D_K3_S1, &["2,4,16", "1,4,1"]),
-        (
-            "sequence",
-            models::SEQUENCE,
-            &["2,8,32", "1,1,32", "3,5,16"],
-        ),
-        (
-            "simplenet",
-            models::SIMPLENET,
-            &["64,64", "8,64", "4,10,64", "8,32"],
-        ),
-    ]);
-}
-
-// ---- real Python the default front end rejects ----------------------------------------------
-
-/// The Python front end's capture of `source` with every dim dynamic, and the default front
-/// end's (which must fail).
-#[track_caller]
-fn check_beyond_default(source: &str, case: &str, expected: expect_test::Expect) {
-    let default = capture_default(source, case, DimPolicy::Duck);
-    assert!(
-        default.starts_with("error: "),
-        "the default front end now accepts this program:\n{default}"
-    );
-    expected.assert_eq(&capture_python(source, case, DimPolicy::Duck));
+fn check_capture(source: &str, case: &str, expected: expect_test::Expect) {
+    expected.assert_eq(&capture(source, case, DimPolicy::Duck));
 }
 
 /// A ResNet block as torchvision writes it: a class attribute (`expansion = 1`), a stride
@@ -252,7 +127,7 @@ class TinyResNet(nn.Module):
 
 #[test]
 fn resnet_block_with_class_attribute_and_stride_list() {
-    check_beyond_default(
+    check_capture(
         RESNET,
         "2,3,8,8",
         expect_test::expect![[r#"
@@ -394,7 +269,7 @@ class ConfiguredMLP(nn.Module):
 
 #[test]
 fn module_level_dict_config() {
-    check_beyond_default(
+    check_capture(
         DICT_CONFIG,
         "8,32",
         expect_test::expect![[r#"
@@ -451,7 +326,7 @@ class Block(nn.Module):
 
 #[test]
 fn dataclass_config_and_assert_on_a_size() {
-    check_beyond_default(
+    check_capture(
         DATACLASS_CONFIG,
         "2,16,32",
         expect_test::expect![[r#"
@@ -503,7 +378,7 @@ def f(x):
 
 #[test]
 fn while_loop_and_range_of_a_size() {
-    check_beyond_default(
+    check_capture(
         SIZE_LOOPS,
         "8,3",
         expect_test::expect![[r#"
@@ -530,39 +405,49 @@ fn while_loop_and_range_of_a_size() {
     );
 }
 
-/// Errors in the model: both front ends report the same error at the same line:col.
+/// Errors in the model, each at the user's line:col.
 #[test]
-fn errors_are_the_same() {
-    check_same(&[
+fn model_errors_name_their_line_and_column() {
+    let programs = [
         (
-            "failed_assert",
             "import torch\n\n\ndef f(x):\n    assert x.shape[0] > 4\n    return x\n",
-            &["3"],
+            "3",
         ),
+        ("import torch\n\n\ndef f(x):\n    return y + x\n", "3"),
         (
-            "undefined_name",
-            "import torch\n\n\ndef f(x):\n    return y + x\n",
-            &["3"],
-        ),
-        (
-            "tensor_condition",
             "import torch\n\n\ndef f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n",
-            &["3"],
+            "3",
         ),
         (
-            "too_many_indices",
             "import torch\n\n\ndef f(x):\n    return x[0, 0, 0]\n",
-            &["2,3"],
+            "2,3",
         ),
-        (
-            "returning_an_int",
-            "import torch\n\n\ndef f(x):\n    return (x, 3)\n",
-            &["2,3"],
-        ),
-        (
-            "syntax_error",
-            "import torch\n\n\ndef f(x):\n    return x +\n",
-            &["2"],
-        ),
-    ]);
+        ("import torch\n\n\ndef f(x):\n    return (x, 3)\n", "2,3"),
+        ("import torch\n\n\ndef f(x):\n    return x +\n", "2"),
+    ];
+    let reports: Vec<String> = programs
+        .iter()
+        .map(|(source, case)| capture(source, case, DimPolicy::Duck))
+        .collect();
+    expect_test::expect![[r#"
+        error: line 5, col 5: AssertionError: the assertion failed for these input sizes
+        error: line 5, col 12: name 'y' is not defined
+        error: line 5, col 8: comparing tensor values is not supported (a data-dependent condition makes Dynamo graph-break)
+        error: line 5, col 12: IndexError: too many indices for tensor of dimension 2
+        error: line 1, col 1: returning an int from forward is not supported (return tensors only)
+        error: line 5, col 15: syntax error: invalid syntax. Got unexpected token Newline"#]].assert_eq(&reports.join("\n"));
+}
+
+/// An endless loop at module level (an assignment, so it runs) is stopped by the step
+/// budget and reported at its line; `parse` itself never hangs.
+#[test]
+fn an_endless_loop_at_module_level_is_stopped() {
+    let source = "import torch\n\nN = 0\nwhile_true = [N for N in iter(int, 1)]\n\n\ndef f(x):\n    return x\n";
+    let program = frontend::parse(source).expect("an assignment that fails is skipped");
+    let skipped: Vec<String> = program
+        .skipped()
+        .iter()
+        .map(|s| format!("{}: {}", s.span, s.reason))
+        .collect();
+    expect_test::expect!["line 4, col 1: not evaluated: line 4, col 26: the model ran more than 200000 lines of Python without finishing (an endless loop?); Tailor stops a run there"].assert_eq(&skipped.join("\n"));
 }

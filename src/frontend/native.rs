@@ -3,8 +3,7 @@
 //!
 //! Input: calls from `py/torch` with Python arguments. Output: new proxies (a `Tensor` per
 //! graph node, a `SymInt` per symbolic size, a `SymBool` per comparison of sizes), nodes
-//! appended through `frontend::ops` (the default front end's shape rules and graph
-//! building), and guards recorded in the capture's `ShapeEnv`. A `FrontendError` is raised
+//! appended through `frontend::ops` (the shape rules and graph building), and guards recorded in the capture's `ShapeEnv`. A `FrontendError` is raised
 //! into Python as `TailorError` and kept in the session, so that capture reports the
 //! error itself when Python gives up.
 //! Invariant: every node and guard carries the span of the innermost frame of the user's
@@ -18,17 +17,23 @@ pub(super) use _tailor::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
 pub(super) mod _tailor {
     use super::super::call::Call;
     use crate::frontend::FrontendError;
+    use crate::frontend::capture::Capture;
     use crate::frontend::ops::TensorRef;
-    use crate::frontend::python::capture::Capture;
-    use crate::frontend::python::source::UserSource;
+    use crate::frontend::source::FILE_NAME;
+    use crate::frontend::source::UserSource;
     use crate::graph::{BinaryOp, Init, PoolKind, ReduceKind, UnaryOp};
     use crate::shape::rules;
     use crate::symbolic::{CmpOp, Expr, Rel};
-    use rustpython_vm::builtins::{PyTypeRef, PyUtf8StrRef};
+    use rustpython_vm::builtins::{PyCode, PyTypeRef, PyUtf8StrRef};
     use rustpython_vm::function::ArgIntoFloat;
-    use rustpython_vm::{PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass};
+    use rustpython_vm::{Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass};
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
+
+    /// How many lines of the user's file one run (the module level, or one capture) may
+    /// execute: far more than any model's `__init__` and `forward` take, and, in the
+    /// browser, a few seconds of an endless loop.
+    pub const STEP_LIMIT: u64 = 200_000;
 
     /// The Python classes the `torch` package registers: results are made of these.
     #[derive(Debug, Clone)]
@@ -51,10 +56,46 @@ pub(super) mod _tailor {
         pub errors: RefCell<Vec<FrontendError>>,
         pub next_const: Cell<usize>,
         pub captures: Cell<u64>,
+        /// Lines of the user's file executed in this run (see `trace`).
+        pub steps: Cell<u64>,
+        /// This session's bound `trace`, while a run is traced.
+        pub tracer: RefCell<Option<PyObjectRef>>,
     }
 
     #[pyclass]
-    impl Session {}
+    impl Session {
+        /// The trace function of a run (`sys.settrace`'s protocol) that bounds how much of
+        /// the user's Python it executes: frames of the user's file trace their lines, and
+        /// each line is a step of `STEP_LIMIT`. Frames of the `torch` package and the
+        /// stdlib are not traced (their loops are bounded by the user's sizes and calls).
+        #[pymethod]
+        fn trace(
+            zelf: &Py<Self>,
+            frame: PyObjectRef,
+            event: PyUtf8StrRef,
+            _arg: PyObjectRef,
+            vm: &VirtualMachine,
+        ) -> PyResult {
+            let tracer = || {
+                zelf.tracer
+                    .borrow()
+                    .clone()
+                    .unwrap_or_else(|| vm.ctx.none())
+            };
+            match event.as_str() {
+                "call" if !is_user_frame(&frame, vm) => Ok(vm.ctx.none()),
+                "line" => {
+                    let steps = zelf.steps.get() + 1;
+                    zelf.steps.set(steps);
+                    if steps > STEP_LIMIT {
+                        return Call::run(vm, |call| Err(call.budget_exceeded(STEP_LIMIT)));
+                    }
+                    Ok(tracer())
+                }
+                _ => Ok(tracer()),
+            }
+        }
+    }
 
     #[pyattr]
     fn session(vm: &VirtualMachine) -> PyRef<Session> {
@@ -251,7 +292,7 @@ pub(super) mod _tailor {
         })
     }
 
-    /// `a op b` where at least one side is a tensor (the default front end's rules).
+    /// `a op b` where at least one side is a tensor.
     #[pyfunction]
     fn binary(
         name: PyUtf8StrRef,
@@ -674,6 +715,15 @@ pub(super) mod _tailor {
     #[pyfunction]
     fn describe(value: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
         Call::run_with(vm, |call| Ok(call.describe(&value)))
+    }
+
+    /// Whether `frame` runs the user's file.
+    fn is_user_frame(frame: &PyObjectRef, vm: &VirtualMachine) -> bool {
+        frame
+            .get_attr("f_code", vm)
+            .ok()
+            .and_then(|code| code.downcast::<PyCode>().ok())
+            .is_some_and(|code| code.source_path().as_str() == FILE_NAME)
     }
 
     /// Raises `construct is not supported (note)` at the user's line.

@@ -1,4 +1,4 @@
-//! Python exceptions as front-end errors, at the user's line:col.
+//! The front end's errors, and Python exceptions as those errors at the user's line:col.
 //!
 //! Input: an exception that reached the front end. Output: the `FrontendError` a
 //! `_tailor` call raised (kept in the session, found by its index), or one made from the
@@ -10,10 +10,116 @@
 use super::call::instruction_position;
 use super::native::Session;
 use super::source::FILE_NAME;
-use crate::frontend::FrontendError;
 use crate::graph::Span;
+use crate::shape::ShapeError;
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode};
 use rustpython_vm::{AsObject, PyObjectRef, PyRef, VirtualMachine};
+
+/// Errors of the front end: the source is not in the supported subset, or capture found a
+/// bad program.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FrontendError {
+    /// The file is not valid Python.
+    #[error("{span}: syntax error: {message}")]
+    Syntax {
+        /// Where.
+        span: Span,
+        /// The parser's message.
+        message: String,
+    },
+    /// Valid Python outside the supported subset.
+    #[error("{span}: {construct} is not supported{}", note_suffix(.note))]
+    Unsupported {
+        /// Where.
+        span: Span,
+        /// The construct (`while loop`, `torch.nonzero`, …).
+        construct: String,
+        /// What PyTorch would do, or what to write instead.
+        note: String,
+    },
+    /// A name that is not defined.
+    #[error("{span}: name '{name}' is not defined")]
+    Name {
+        /// Where.
+        span: Span,
+        /// The name.
+        name: String,
+    },
+    /// A wrong type, arity or value (Python's TypeError / ValueError / AttributeError).
+    #[error("{span}: {message}")]
+    Type {
+        /// Where.
+        span: Span,
+        /// What is wrong.
+        message: String,
+    },
+    /// An `assert` in the model failed for these sizes.
+    #[error("{span}: AssertionError: the assertion failed for these input sizes")]
+    Assertion {
+        /// Where.
+        span: Span,
+    },
+    /// The model ran more lines of Python than one run may (an endless loop, most likely).
+    #[error(
+        "{span}: the model ran more than {limit} lines of Python without finishing (an endless loop?); Tailor stops a run there"
+    )]
+    Budget {
+        /// The line running when the budget ran out.
+        span: Span,
+        /// The budget, in lines executed.
+        limit: u64,
+    },
+    /// The requested entry point does not exist.
+    #[error("no nn.Module subclass or function named '{name}' (found: {found})")]
+    NoEntry {
+        /// The requested name.
+        name: String,
+        /// What the file defines.
+        found: String,
+    },
+    /// The file defines nothing to compile.
+    #[error("the file defines no nn.Module subclass and no function to compile")]
+    Empty,
+    /// A shape error inside the model.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+}
+
+fn note_suffix(note: &str) -> String {
+    if note.is_empty() {
+        String::new()
+    } else {
+        format!(" ({note})")
+    }
+}
+
+impl FrontendError {
+    /// Whether the error is in the program itself (unsupported construct, bad name or type)
+    /// rather than in this call's sizes (a shape error, a failed assert, a constraint).
+    pub fn is_in_program(&self) -> bool {
+        !matches!(
+            self,
+            FrontendError::Shape(_) | FrontendError::Assertion { .. }
+        )
+    }
+
+    /// The source position, when the error has one.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            FrontendError::Syntax { span, .. }
+            | FrontendError::Unsupported { span, .. }
+            | FrontendError::Name { span, .. }
+            | FrontendError::Type { span, .. }
+            | FrontendError::Assertion { span }
+            | FrontendError::Budget { span, .. } => Some(*span),
+            FrontendError::Shape(
+                ShapeError::Mismatch { span, .. } | ShapeError::Invalid { span, .. },
+            ) => Some(*span),
+            FrontendError::Shape(ShapeError::ConstraintViolation { origin, .. }) => origin.span,
+            _ => None,
+        }
+    }
+}
 
 /// The front-end error an exception stands for.
 pub(super) fn frontend_error(
@@ -56,6 +162,14 @@ pub(super) fn frontend_error(
                 (Some(source), Some((line, col))) => source.assert_at(line, col).unwrap_or(span),
                 _ => span,
             },
+        },
+        // `torch.nonzero`, `F.unfold`, `x.nonzero()`: names py/torch does not define.
+        "UnsupportedAttribute" => FrontendError::Unsupported {
+            span,
+            construct: attribute("path")
+                .and_then(|path| path.str(vm).ok())
+                .map_or(message, |path| path.to_string_lossy().into_owned()),
+            note: "it is not in Tailor's PyTorch subset".to_string(),
         },
         "NameError" => FrontendError::Name {
             span,

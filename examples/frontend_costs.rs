@@ -1,14 +1,13 @@
-//! The two front ends side by side on SimpleNet: how long the Python VM takes to start, to
-//! run the model file's module level, and to capture `forward` (cold, then warm), against
-//! the default front end doing the same.
+//! The front end's costs on SimpleNet: how long the Python VM takes to start, to run the
+//! model file's module level, and to capture `forward` (cold, then warm).
 //!
 //! ```text
-//! cargo run --release --features python --ignore-rust-version --example python_frontend
+//! cargo run --release --ignore-rust-version --example frontend_costs
 //! ```
 
 use std::time::{Duration, Instant};
 use tailor::SIMPLENET_SOURCE;
-use tailor::frontend::{self, python};
+use tailor::frontend;
 use tailor::graph::Shape;
 use tailor::shape::{DimPolicy, DimSource, ShapeEnv};
 
@@ -37,21 +36,21 @@ fn ms(duration: Duration) -> String {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
-    drop(python::interpreter());
+    drop(frontend::interpreter());
     println!("interpreter creation            {}", ms(start.elapsed()));
 
     let start = Instant::now();
-    let program = python::parse(SIMPLENET_SOURCE)?;
+    let program = frontend::parse(SIMPLENET_SOURCE)?;
     let entry = program.entry(None)?;
-    println!("python: parse + entry           {}", ms(start.elapsed()));
+    println!("parse + entry           {}", ms(start.elapsed()));
     let start = Instant::now();
     let mut env = ShapeEnv::new();
-    let graph = python::capture(&program, &entry, &shapes(&mut env, 8), &mut env)?;
-    println!("python: first capture (cold)    {}", ms(start.elapsed()));
+    let graph = frontend::capture(&program, &entry, &shapes(&mut env, 8), &mut env)?;
+    println!("first capture (cold)    {}", ms(start.elapsed()));
     let start = Instant::now();
     for batch in 0..WARM_RUNS {
         let mut env = ShapeEnv::new();
-        python::capture(
+        frontend::capture(
             &program,
             &entry,
             &shapes(&mut env, 2 + i64::from(batch)),
@@ -59,24 +58,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
     }
     println!(
-        "python: capture (warm, mean)    {}",
+        "capture (warm, mean)    {}",
         ms(start.elapsed() / WARM_RUNS)
     );
 
-    let start = Instant::now();
-    let default_program = frontend::parse(SIMPLENET_SOURCE)?;
-    let default_entry = default_program.entry(None)?;
-    println!("default: parse + entry          {}", ms(start.elapsed()));
-    let start = Instant::now();
-    for batch in 0..WARM_RUNS {
-        let mut env = ShapeEnv::new();
-        let shapes = shapes(&mut env, 2 + i64::from(batch));
-        frontend::capture(&default_program, &default_entry, &shapes, &mut env)?;
-    }
-    println!(
-        "default: capture (mean)         {}",
-        ms(start.elapsed() / WARM_RUNS)
-    );
     println!("\n{graph}");
     Ok(())
 }

@@ -10,8 +10,8 @@
 use super::native::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
 use super::source::{Decision, FILE_NAME};
 use crate::frontend::FrontendError;
+use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::{IndexItem, Ops, TensorRef, Tracing};
-use crate::frontend::value::ConstTensor;
 use crate::graph::{Init, NodeId, Scalar, Shape, Span};
 use crate::shape::Origin;
 use crate::shape::rules::OpCtx;
@@ -169,6 +169,15 @@ impl<'vm> Call<'vm> {
         crate::frontend::ops::unsupported(self.span, construct, note).into()
     }
 
+    /// The run's step budget ran out at the user's line.
+    pub fn budget_exceeded(&self, limit: u64) -> Raise {
+        FrontendError::Budget {
+            span: self.span,
+            limit,
+        }
+        .into()
+    }
+
     /// The op context of a shape rule called directly (`size`).
     pub fn op_ctx(&self, what: &str) -> OpCtx {
         OpCtx {
@@ -235,7 +244,7 @@ impl<'vm> Call<'vm> {
     }
 
     /// A tensor operand; a constant without a name yet is named after the variable of the
-    /// user's frame that holds it (as the default front end names it at assignment).
+    /// user's frame that holds it (as Dynamo names a global it lifts).
     pub fn tensor(&self, value: &PyObjectRef) -> Result<TensorRef> {
         let Some(proxy) = value.downcast_ref::<TensorBase>() else {
             return Err(
@@ -658,7 +667,10 @@ impl<'vm> Call<'vm> {
         Call::run_with(vm, |call| {
             let returning = |value: &PyObjectRef, note: &str| {
                 call.unsupported(
-                    format!("returning a {} from forward", call.type_name(value)),
+                    format!(
+                        "returning {} from forward",
+                        with_article(&call.type_name(value))
+                    ),
                     note,
                 )
             };
@@ -696,4 +708,14 @@ impl<'vm> Call<'vm> {
             Err(_) => "tensor(<earlier capture>)".into(),
         }
     }
+}
+
+/// `a list`, `an int`: a type name with its indefinite article.
+fn with_article(name: &str) -> String {
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {name}")
 }

@@ -1,7 +1,7 @@
 //! A native `math` module with only what model files use (`math.sqrt(d_head)`): the VM
 //! alone has no `math`, and RustPython's standard library registers sixty modules at once.
 //!
-//! Input: Python numbers. Output: the same `f64` results the default front end computes.
+//! Input: Python numbers. Output: `f64` results, as CPython's `math` computes them.
 
 use rustpython_vm::pymodule;
 
