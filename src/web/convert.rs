@@ -51,6 +51,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Frontend(FrontendError::NoEntry { .. } | FrontendError::Empty) => "entry",
         Error::Frontend(FrontendError::Shape(_)) => "shape",
         Error::Frontend(FrontendError::Assertion { .. }) => "assertion",
+        Error::Frontend(FrontendError::Budget { .. }) => "budget",
         Error::Input(_) => "input",
         Error::Eval(_) => "eval",
         Error::Compile(_) => "lower",

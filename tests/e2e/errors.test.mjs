@@ -1,6 +1,6 @@
-// End-to-end tests of every kind of error the page reports: syntax, unsupported construct,
-// undefined name, shape mismatch, malformed and unknown input shapes, mark_dynamic ranges and
-// constraint violations, lab errors, user text that looks like markup, and a Rust panic
+// End-to-end tests of every kind of error the page reports: syntax, unsupported function,
+// an endless loop (the step budget), undefined name, shape mismatch, malformed and unknown
+// input shapes, mark_dynamic ranges and constraint violations, lab errors, user text that looks like markup, and a Rust panic
 // (the page shows it in place, restarts the module and keeps working).
 
 import { after, before, test } from "node:test";
@@ -39,13 +39,25 @@ test("a syntax error names its line and marks it in the source", async () => {
   await shot(page, "20-error-syntax", page.locator(".workbench"));
 });
 
-test("an unsupported construct says what to write instead", async () => {
-  const source = "import torch\n\n\ndef f(x):\n    while x.shape[0] > 1:\n        x = x[1:]\n    return x\n";
+test("an unsupported function is named as not in the subset", async () => {
+  const source = "import torch\n\n\ndef f(x):\n    return torch.nonzero(x)\n";
   // Errors found while tracing forward come from the cache's compile, so their kind is
-  // `compile`; the message still names the construct and the line.
+  // `compile`; the message names the construct and the line.
   const { text } = await errorFor(source, "x=8");
-  assert.match(text, /a while loop is not supported .*for i in range\(N\)/);
+  assert.match(text, /torch\.nonzero is not supported \(it is not in Tailor's PyTorch subset\)/);
   assert.match(text, /第 5 行/);
+});
+
+test("an endless loop is stopped by the step budget and the page keeps working", async () => {
+  const source = "import torch\n\n\ndef f(x):\n    while x.shape[0] > 1:\n        pass\n    return x\n";
+  const started = Date.now();
+  const { text } = await errorFor(source, "x=8");
+  const elapsed = Date.now() - started;
+  assert.match(text, /200000/);
+  assert.match(text, /第 5 行/);
+  console.log(`# endless loop stopped after ${elapsed} ms (200000 lines)`);
+  await compileSource(page, simplenet, "x=8,64");
+  assert.equal(await shownError(page), null, "the next compile works");
 });
 
 test("an undefined name is reported at its use", async () => {
