@@ -16,7 +16,15 @@ fi
 
 # --ignore-rust-version: see scripts/test.sh (RustPython's parser crates).
 cargo_args=(build --ignore-rust-version --lib --target wasm32-unknown-unknown)
-[ "$profile" = release ] && cargo_args+=(--release)
+# A release page builds with Cargo.toml's `wasm-release` profile (dependencies optimised for
+# size) and without the wasm name section (1.8 MB of function names, only for debuggers).
+cargo_profile=debug
+bindgen_args=()
+if [ "$profile" = release ]; then
+  cargo_profile=wasm-release
+  cargo_args+=(--profile wasm-release)
+  bindgen_args+=(--remove-name-section)
+fi
 # The CPU backend's matrix products (matrixmultiply) pick their wasm SIMD micro-kernel at
 # compile time, and the block loops vectorise only with simd128 enabled; every browser
 # with WebGPU runs wasm SIMD. Only the page's build sets it (tests and clippy keep the
@@ -24,5 +32,5 @@ cargo_args=(build --ignore-rust-version --lib --target wasm32-unknown-unknown)
 RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" cargo "${cargo_args[@]}"
 
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')
-wasm-bindgen --target web --no-typescript --out-name tailor --out-dir "$staging_dir" \
-  "$target_dir/wasm32-unknown-unknown/$profile/tailor.wasm"
+wasm-bindgen --target web --no-typescript "${bindgen_args[@]}" --out-name tailor \
+  --out-dir "$staging_dir" "$target_dir/wasm32-unknown-unknown/$cargo_profile/tailor.wasm"

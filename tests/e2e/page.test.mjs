@@ -6,6 +6,10 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { DIST_DIR } from "./harness.mjs";
 import { afterCompile, openPage, shot, shownError } from "./page-helpers.mjs";
 
 const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
@@ -33,6 +37,39 @@ test("on load, the page compiles SimpleNet at x=8,64 in Chinese", async () => {
   assert.equal(await shownError(page), null);
   assert.match(await page.getByTestId("stage-title").textContent(), /程序与设置/);
   assert.match(await page.getByTestId("webgpu-status").textContent(), /WebGPU/);
+});
+
+test("the page's payload fits 5 MB gzip; load and front-end times are reported", async () => {
+  // What a visitor downloads: the wasm, every script and the style sheet, gzip -9 each.
+  const files = ["tailor_bg.wasm", "tailor.js", "app.js", "style.css", "index.html"];
+  const jsDir = join(DIST_DIR, "js");
+  const modules = readdirSync(jsDir).map((name) => join("js", name));
+  const sizes = [...files, ...modules].map((file) => {
+    const bytes = readFileSync(join(DIST_DIR, file));
+    return { file, raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+  });
+  const total = sizes.reduce((sum, size) => sum + size.gzip, 0);
+  const wasm = sizes.find((size) => size.file === "tailor_bg.wasm");
+  console.log(`# payload: ${(total / 1e6).toFixed(2)} MB gzip in all; wasm ${(wasm.raw / 1e6).toFixed(2)} MB raw, ${(wasm.gzip / 1e6).toFixed(2)} MB gzip; scripts, style and html ${((total - wasm.gzip) / 1e3).toFixed(0)} kB gzip`);
+  assert.ok(total <= 5e6, `the page downloads ${total} bytes gzip, more than 5 MB`);
+  const times = await page.evaluate(() => {
+    const paint = performance.getEntriesByName("first-contentful-paint")[0];
+    const tailor = window.tailorPage.tailor;
+    const source = document.querySelector("[data-testid=model-editor]").value;
+    const measure = () => {
+      const start = performance.now();
+      const model = tailor.compile(source, {});
+      const parsed = performance.now();
+      model.trace("x=8,64");
+      return { parse: parsed - start, trace: performance.now() - parsed };
+    };
+    const first = measure();
+    const again = measure();
+    return { paint: paint?.startTime, ready: Number(document.body.dataset.readyMs), first, again };
+  });
+  const ms = (value) => `${Math.round(value)} ms`;
+  console.log(`# load: first paint ${ms(times.paint)}, interactive (first compile shown) ${ms(times.ready)}`);
+  console.log(`# SimpleNet front end: module level + entry ${ms(times.first.parse)}, trace to WGSL ${ms(times.first.trace)}; again ${ms(times.again.parse)} + ${ms(times.again.trace)}`);
 });
 
 test("a CPU-emulated adapter is called what it is, in the banner and next to GPU times", async () => {
