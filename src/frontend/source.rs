@@ -10,9 +10,11 @@
 
 use super::FrontendError;
 use crate::graph::Span;
-use rustpython_parser::ast::{self, Ranged};
-use rustpython_parser::text_size::TextRange;
-use std::convert::Infallible;
+use ruff_text_size::{Ranged, TextRange};
+use rustpython_vm::compiler::ast::token::{TokenKind, Tokens};
+use rustpython_vm::compiler::ast::visitor::{self, Visitor};
+use rustpython_vm::compiler::ast::{self, Expr, ModModule, Stmt};
+use rustpython_vm::compiler::parser::{self, Parsed};
 
 /// The file name the VM compiles the model under; frames with it are the user's.
 pub(super) const FILE_NAME: &str = "<model>";
@@ -36,17 +38,13 @@ fn span_at(source: &str, line_starts: &[usize], offset: usize) -> Span {
     }
 }
 
-/// The statements of a module, or its syntax error with line:col.
-fn parse_module(source: &str, line_starts: &[usize]) -> Result<Vec<ast::Stmt>, FrontendError> {
-    let suite = rustpython_parser::parse(source, rustpython_parser::Mode::Module, "<model>")
-        .map_err(|err| FrontendError::Syntax {
-            span: span_at(source, line_starts, usize::from(err.offset)),
-            message: err.error.to_string(),
-        })?;
-    let ast::Mod::Module(module) = suite else {
-        unreachable!("Mode::Module always yields a module")
-    };
-    Ok(module.body)
+/// The module with its tokens, or its syntax error with line:col. It is the parser the VM
+/// compiles each chunk with, so both accept the same files.
+fn parse_module(source: &str, line_starts: &[usize]) -> Result<Parsed<ModModule>, FrontendError> {
+    parser::parse_module(source).map_err(|err| FrontendError::Syntax {
+        span: span_at(source, line_starts, err.location.start().to_usize()),
+        message: err.error.to_string(),
+    })
 }
 
 /// What `parse` does with a top-level statement.
@@ -109,7 +107,8 @@ impl UserSource {
     /// Parses `text` (a syntax error is reported with its line:col).
     pub fn parse(text: &str) -> Result<UserSource, FrontendError> {
         let line_starts = line_starts(text);
-        let body = parse_module(text, &line_starts)?;
+        let parsed = parse_module(text, &line_starts)?;
+        let (body, tokens) = (parsed.suite(), parsed.tokens());
         let mut source = UserSource {
             text: text.to_string(),
             line_starts,
@@ -118,24 +117,22 @@ impl UserSource {
             sites: Vec::new(),
             asserts: Vec::new(),
         };
-        source.chunks = source.split(&body);
+        source.chunks = source.split(body, tokens);
         source.definitions = body
             .iter()
             .filter_map(|stmt| match stmt {
-                ast::Stmt::ClassDef(def) => Some((def.name.to_string(), stmt)),
-                ast::Stmt::FunctionDef(def) => Some((def.name.to_string(), stmt)),
+                Stmt::ClassDef(def) => Some((def.name.to_string(), stmt)),
+                Stmt::FunctionDef(def) if !def.is_async => Some((def.name.to_string(), stmt)),
                 _ => None,
             })
-            .map(|(name, stmt)| (name, source.span_of(usize::from(stmt.start()))))
+            .map(|(name, stmt)| (name, source.span_of(keyword_offset(stmt, tokens))))
             .collect();
         let mut collector = SiteCollector {
             source: &source,
             sites: Vec::new(),
             asserts: Vec::new(),
         };
-        for stmt in body {
-            let Ok(_) = ast::Fold::fold_stmt(&mut collector, stmt);
-        }
+        collector.visit_body(body);
         let (sites, asserts) = (collector.sites, collector.asserts);
         source.sites = sites;
         source.asserts = asserts;
@@ -208,15 +205,16 @@ impl UserSource {
             .map(|(_, _, span)| *span)
     }
 
-    fn split(&self, body: &[ast::Stmt]) -> Vec<Chunk> {
+    fn split(&self, body: &[Stmt], tokens: &Tokens) -> Vec<Chunk> {
         let mut chunks: Vec<Chunk> = Vec::new();
         let (mut last_line, mut last_end) = (0, 0);
         let mut futures: Vec<&str> = Vec::new();
         for stmt in body {
-            let span = self.span_of(usize::from(stmt.start()));
-            let first = self.span_of(first_offset(stmt)).line as usize;
+            let span = self.span_of(keyword_offset(stmt, tokens));
+            // A decorated definition's text begins at its first decorator.
+            let first = self.span_of(stmt.start().to_usize()).line as usize;
             let line_start = self.line_starts[first - 1];
-            let end = usize::from(stmt.end());
+            let end = stmt.end().to_usize();
             match chunks.last_mut() {
                 // Statements sharing a line (`import torch; import math`) run together.
                 Some(chunk) if first <= last_line => chunk.code.push_str(&self.text[last_end..end]),
@@ -237,7 +235,7 @@ impl UserSource {
                 }
             }
             if is_future_import(stmt) {
-                futures.push(&self.text[usize::from(stmt.start())..end]);
+                futures.push(&self.text[stmt.start().to_usize()..end]);
             }
             last_line = self.span_of(end).line as usize;
             last_end = end;
@@ -246,35 +244,41 @@ impl UserSource {
     }
 }
 
-/// Where a statement's text begins: its first decorator, if any.
-fn first_offset(stmt: &ast::Stmt) -> usize {
-    let decorators = match stmt {
-        ast::Stmt::FunctionDef(def) => &def.decorator_list,
-        ast::Stmt::AsyncFunctionDef(def) => &def.decorator_list,
-        ast::Stmt::ClassDef(def) => &def.decorator_list,
-        _ => return usize::from(stmt.start()),
+/// Where a statement starts for its span: a decorated definition at its `async`, `def` or
+/// `class` keyword, the line a reader looks for, though the parser's range begins at the
+/// first decorator.
+fn keyword_offset(stmt: &Stmt, tokens: &Tokens) -> usize {
+    let last_decorator = match stmt {
+        Stmt::FunctionDef(def) => def.decorator_list.last(),
+        Stmt::ClassDef(def) => def.decorator_list.last(),
+        _ => None,
     };
-    decorators
+    let Some(decorator) = last_decorator else {
+        return stmt.start().to_usize();
+    };
+    tokens
+        .after(decorator.end())
         .iter()
-        .map(|d| usize::from(d.start()))
-        .chain([usize::from(stmt.start())])
-        .min()
-        .unwrap_or_default()
+        .find(|token| !token.kind().is_trivia() && token.kind() != TokenKind::Newline)
+        .map_or(stmt.start(), Ranged::start)
+        .to_usize()
 }
 
-fn is_future_import(stmt: &ast::Stmt) -> bool {
-    matches!(stmt, ast::Stmt::ImportFrom(import) if import.module.as_deref() == Some("__future__"))
+fn is_future_import(stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::ImportFrom(import)
+        if import.module.as_ref().is_some_and(|module| module.as_str() == "__future__"))
 }
 
 /// What `parse` does with a module-level statement.
-fn kind_of(stmt: &ast::Stmt) -> ChunkKind {
+fn kind_of(stmt: &Stmt) -> ChunkKind {
     match stmt {
-        ast::Stmt::FunctionDef(_)
-        | ast::Stmt::ClassDef(_)
-        | ast::Stmt::Import(_)
-        | ast::Stmt::ImportFrom(_) => ChunkKind::Definition,
-        ast::Stmt::Assign(_) | ast::Stmt::AnnAssign(_) => ChunkKind::Assignment,
-        ast::Stmt::Expr(e) if matches!(*e.value, ast::Expr::Constant(_)) => ChunkKind::Docstring,
+        // An `async def` defines a coroutine, not a model: driver code.
+        Stmt::FunctionDef(def) if def.is_async => ChunkKind::Driver,
+        Stmt::FunctionDef(_) | Stmt::ClassDef(_) | Stmt::Import(_) | Stmt::ImportFrom(_) => {
+            ChunkKind::Definition
+        }
+        Stmt::Assign(_) | Stmt::AnnAssign(_) => ChunkKind::Assignment,
+        Stmt::Expr(e) if e.value.is_literal_expr() => ChunkKind::Docstring,
         _ => ChunkKind::Driver,
     }
 }
@@ -289,12 +293,12 @@ struct SiteCollector<'s> {
 impl SiteCollector<'_> {
     fn add(&mut self, region: TextRange, expression: bool, what: &'static str, at: TextRange) {
         self.sites.push(Site {
-            start: usize::from(region.start()),
-            end: usize::from(region.end()),
+            start: region.start().to_usize(),
+            end: region.end().to_usize(),
             expression,
             decision: Decision {
                 what,
-                span: self.source.span_of(usize::from(at.start())),
+                span: self.source.span_of(at.start().to_usize()),
             },
         });
     }
@@ -306,30 +310,28 @@ impl SiteCollector<'_> {
         self.add(keyword, false, what, stmt);
     }
 
-    fn note_stmt(&mut self, stmt: &ast::Stmt) {
+    fn note_stmt(&mut self, stmt: &Stmt) {
         match stmt {
-            ast::Stmt::If(s) => self.add_statement(s.range, s.test.range(), "if"),
-            ast::Stmt::While(s) => self.add_statement(s.range, s.test.range(), "while"),
-            ast::Stmt::Assert(s) => {
+            Stmt::If(s) => self.add_statement(s.range, s.test.range(), "if"),
+            Stmt::While(s) => self.add_statement(s.range, s.test.range(), "while"),
+            Stmt::Assert(s) => {
                 self.add_statement(s.range, s.test.range(), "assert");
-                let span = self.source.span_of(usize::from(s.range.start()));
-                let (start, end) = (usize::from(s.range.start()), usize::from(s.range.end()));
+                let (start, end) = (s.range.start().to_usize(), s.range.end().to_usize());
+                let span = self.source.span_of(start);
                 self.asserts.push((start, end, span));
             }
             _ => {}
         }
     }
 
-    fn note_expr(&mut self, expr: &ast::Expr) {
+    fn note_expr(&mut self, expr: &Expr) {
         match expr {
-            ast::Expr::BoolOp(e) => self.add(e.range, true, "condition", e.range),
-            ast::Expr::IfExp(e) => {
-                self.add(e.test.range(), true, "conditional expression", e.range)
-            }
-            ast::Expr::UnaryOp(e) if e.op == ast::UnaryOp::Not => {
+            Expr::BoolOp(e) => self.add(e.range, true, "condition", e.range),
+            Expr::If(e) => self.add(e.test.range(), true, "conditional expression", e.range),
+            Expr::UnaryOp(e) if e.op == ast::UnaryOp::Not => {
                 self.add(e.range, true, "not", e.range)
             }
-            ast::Expr::Compare(e) => {
+            Expr::Compare(e) => {
                 if e.ops
                     .iter()
                     .any(|op| matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn))
@@ -339,19 +341,19 @@ impl SiteCollector<'_> {
                     self.add(e.range, true, "comparison", e.range);
                 }
             }
-            ast::Expr::Call(call) if matches!(&*call.func, ast::Expr::Name(name) if name.id.as_str() == "bool") => {
-                self.add(call.range, true, "bool()", call.range)
+            Expr::Call(call) if matches!(&*call.func, Expr::Name(name) if name.id.as_str() == "bool") => {
+                self.add(call.range(), true, "bool()", call.range())
             }
-            ast::Expr::ListComp(ast::ExprListComp {
+            Expr::ListComp(ast::ExprListComp {
                 generators, range, ..
             })
-            | ast::Expr::SetComp(ast::ExprSetComp {
+            | Expr::SetComp(ast::ExprSetComp {
                 generators, range, ..
             })
-            | ast::Expr::GeneratorExp(ast::ExprGeneratorExp {
+            | Expr::Generator(ast::ExprGenerator {
                 generators, range, ..
             })
-            | ast::Expr::DictComp(ast::ExprDictComp {
+            | Expr::DictComp(ast::ExprDictComp {
                 generators, range, ..
             }) => {
                 for condition in generators.iter().flat_map(|g| &g.ifs) {
@@ -363,24 +365,25 @@ impl SiteCollector<'_> {
     }
 }
 
-impl ast::Fold<TextRange> for SiteCollector<'_> {
-    type TargetU = TextRange;
-    type Error = Infallible;
-    type UserContext = ();
-
-    fn will_map_user(&mut self, _user: &TextRange) -> Self::UserContext {}
-
-    fn map_user(&mut self, user: TextRange, _context: ()) -> Result<TextRange, Infallible> {
-        Ok(user)
+/// Each node is noted before its children, so on equal regions the outer construct comes
+/// first (a comprehension filter `if a and b` is decided by the filter).
+impl<'a> Visitor<'a> for SiteCollector<'_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        self.note_stmt(stmt);
+        visitor::walk_stmt(self, stmt);
     }
 
-    fn fold_stmt(&mut self, node: ast::Stmt) -> Result<ast::Stmt, Infallible> {
-        self.note_stmt(&node);
-        ast::fold::fold_stmt(self, node)
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        self.note_expr(expr);
+        visitor::walk_expr(self, expr);
     }
 
-    fn fold_expr(&mut self, node: ast::Expr) -> Result<ast::Expr, Infallible> {
-        self.note_expr(&node);
-        ast::fold::fold_expr(self, node)
+    /// An `elif` is a clause of its `if` here, not a nested `if` statement, yet it decides
+    /// like one, at its own keyword.
+    fn visit_elif_else_clause(&mut self, clause: &'a ast::ElifElseClause) {
+        if let Some(test) = &clause.test {
+            self.add_statement(clause.range, test.range(), "if");
+        }
+        visitor::walk_elif_else_clause(self, clause);
     }
 }

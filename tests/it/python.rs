@@ -435,7 +435,7 @@ fn model_errors_name_their_line_and_column() {
         error: line 5, col 8: comparing tensor values is not supported (a data-dependent condition makes Dynamo graph-break)
         error: line 5, col 12: IndexError: too many indices for tensor of dimension 2
         error: line 1, col 1: returning an int from forward is not supported (return tensors only)
-        error: line 5, col 15: syntax error: invalid syntax. Got unexpected token Newline"#]].assert_eq(&reports.join("\n"));
+        error: line 5, col 15: syntax error: Expected an expression"#]].assert_eq(&reports.join("\n"));
 }
 
 /// An endless loop at module level (an assignment, so it runs) is stopped by the step
