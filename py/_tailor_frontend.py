@@ -1,6 +1,6 @@
 """What the Python front end asks of the model's module: entries, their inputs, names.
 
-Called from Rust (`frontend::python`), never from model code.
+Called from Rust (`frontend`), never from model code.
 """
 
 import _tailor
@@ -45,3 +45,77 @@ def name_state(model):
         _tailor.set_name(tensor, name)
     for name, tensor in model.named_buffers():
         _tailor.set_name(tensor, name)
+
+
+# ---- modules Tailor's Python does not have ---------------------------------------------------
+#
+# A model file imports more than its model needs: argparse, torchvision's datasets, torch.optim,
+# numpy for a data loader. Dynamo never runs that driver code, and neither does Tailor; so an
+# import that no frozen module answers gives a stand-in module whose names are stand-ins too
+# (attributes, subclasses and decorators' lookups work), and only *calling* one raises
+# AbsentName, which the front end reports as "NAME is not supported" at the user's line.
+
+
+class AbsentName(ImportError):
+    """A name of a module Tailor's Python does not have was called."""
+
+    def __init__(self, path, module):
+        super().__init__(f"{path} is not available: Tailor's Python has no module '{module}'")
+        self.path = path
+        self.module = module
+
+
+class _AbsentMeta(type):
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _absent(f"{cls._tailor_path}.{name}", cls._tailor_module)
+
+    def __call__(cls, *args, **kwargs):
+        raise AbsentName(cls._tailor_path, cls._tailor_module)
+
+
+def _absent(path, module):
+    return _AbsentMeta(path.rsplit(".", 1)[-1], (), {"_tailor_path": path, "_tailor_module": module})
+
+
+class _AbsentModule(type(_tailor)):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _absent(f"{self.__name__}.{name}", self.__name__.split(".")[0])
+
+
+class _AbsentFinder:
+    """The last finder on sys.meta_path: every module nothing else found is absent."""
+
+    absent = []
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        import _frozen_importlib
+        return _frozen_importlib.ModuleSpec(name, cls, is_package=True)
+
+    @classmethod
+    def create_module(cls, spec):
+        module = _AbsentModule(spec.name)
+        module.__path__ = []
+        cls.absent.append(spec.name)
+        return module
+
+    @classmethod
+    def exec_module(cls, module):
+        pass
+
+
+def install_absent_modules():
+    import sys
+    if _AbsentFinder not in sys.meta_path:
+        sys.meta_path.append(_AbsentFinder)
+
+
+def take_absent_modules():
+    """The modules made absent since the last call, in import order."""
+    taken = list(_AbsentFinder.absent)
+    _AbsentFinder.absent.clear()
+    return taken

@@ -163,6 +163,25 @@ pub(super) fn frontend_error(
                 _ => span,
             },
         },
+        // `argparse.ArgumentParser(...)`: a call of a stand-in of an absent module.
+        "AbsentName" => FrontendError::Unsupported {
+            span,
+            construct: attribute("path")
+                .and_then(|path| path.str(vm).ok())
+                .map_or_else(
+                    || message.clone(),
+                    |path| path.to_string_lossy().into_owned(),
+                ),
+            note: attribute("module")
+                .and_then(|module| module.str(vm).ok())
+                .map_or(message, |module| {
+                    format!(
+                        "{} '{}': only the model's own code runs",
+                        super::ABSENT_MODULE,
+                        module.to_string_lossy()
+                    )
+                }),
+        },
         // `torch.nonzero`, `F.unfold`, `x.nonzero()`: names py/torch does not define.
         "UnsupportedAttribute" => FrontendError::Unsupported {
             span,

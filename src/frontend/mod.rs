@@ -35,6 +35,9 @@ use std::rc::Rc;
 /// Why a module-level statement that is neither a definition nor an assignment is skipped.
 pub(crate) const DRIVER_CODE: &str = "driver code: Tailor compiles the model and runs only definitions and assignments at module level";
 
+/// Why an import gave stand-ins: the module is not in the frozen Python.
+pub(crate) const ABSENT_MODULE: &str = "Tailor's Python has no module";
+
 /// A statement at module level that capture did not execute (the script's driver code).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Skipped {
@@ -149,13 +152,14 @@ fn run_module(
     vm: &VirtualMachine,
     source: &Rc<UserSource>,
 ) -> Result<(PyObjectRef, Vec<Skipped>), FrontendError> {
-    let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+    let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
+    let session = Call::session(vm).map_err(package)?;
     *session.source.borrow_mut() = Some(source.clone());
-    vm.import("torch", 0)
-        .map_err(|exc| package_error(vm, &exc))?;
-    let scope = vm
-        .new_scope_with_main()
-        .map_err(|exc| package_error(vm, &exc))?;
+    vm.import("torch", 0).map_err(package)?;
+    let helper = vm.import("_tailor_frontend", 0).map_err(package)?;
+    vm.call_method(&helper, "install_absent_modules", ())
+        .map_err(package)?;
+    let scope = vm.new_scope_with_main().map_err(package)?;
     let mut skipped = Vec::new();
     for chunk in source.chunks() {
         let outcome = match chunk.kind {
@@ -169,6 +173,16 @@ fn run_module(
             }
             ChunkKind::Definition | ChunkKind::Assignment => run_chunk(vm, &scope, &chunk.code),
         };
+        let absent: Vec<String> = vm
+            .call_method(&helper, "take_absent_modules", ())
+            .and_then(|names| names.try_into_value(vm))
+            .map_err(package)?;
+        skipped.extend(absent.into_iter().map(|module| Skipped {
+            span: chunk.span,
+            reason: format!(
+                "{ABSENT_MODULE} '{module}': its names are stand-ins, and calling one is an error"
+            ),
+        }));
         let Err(exc) = outcome else {
             continue;
         };

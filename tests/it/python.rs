@@ -451,3 +451,77 @@ fn an_endless_loop_at_module_level_is_stopped() {
         .collect();
     expect_test::expect!["line 4, col 1: not evaluated: line 4, col 26: the model ran more than 200000 lines of Python without finishing (an endless loop?); Tailor stops a run there"].assert_eq(&skipped.join("\n"));
 }
+
+/// A file as people paste it: imports of modules Tailor's Python lacks (`argparse`,
+/// `torchvision`, `torch.optim`) give stand-ins, driver code that calls them is skipped with
+/// the reason, and the model captures; calling a stand-in inside `forward` is an error
+/// naming it.
+const WITH_DRIVER_IMPORTS: &str = "\
+import argparse
+import torch
+import torch.nn as nn
+import torch.optim as optim
+from torchvision import datasets, transforms
+
+parser = argparse.ArgumentParser(description='PyTorch Example')
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super(Net, self).__init__()
+        self.fc1 = nn.Linear(16, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc1(x))
+
+
+class Augmented(nn.Module):
+    def forward(self, x):
+        return transforms.Normalize((0.1307,), (0.3081,))(x)
+
+
+def main():
+    model = Net()
+    optimizer = optim.Adadelta(model.parameters(), lr=1.0)
+
+
+if __name__ == '__main__':
+    main()
+";
+
+#[test]
+fn imports_of_absent_modules_give_stand_ins() {
+    let program = frontend::parse(WITH_DRIVER_IMPORTS).expect("the stand-ins import");
+    let skipped: Vec<String> = program
+        .skipped()
+        .iter()
+        .map(|s| format!("{}: {}", s.span, s.reason))
+        .collect();
+    expect_test::expect![[r#"
+        line 1, col 1: Tailor's Python has no module 'argparse': its names are stand-ins, and calling one is an error
+        line 4, col 1: Tailor's Python has no module 'torch.optim': its names are stand-ins, and calling one is an error
+        line 5, col 1: Tailor's Python has no module 'torchvision': its names are stand-ins, and calling one is an error
+        line 7, col 1: not evaluated: line 7, col 10: argparse.ArgumentParser is not supported (Tailor's Python has no module 'argparse': only the model's own code runs)
+        line 29, col 1: driver code: Tailor compiles the model and runs only definitions and assignments at module level"#]].assert_eq(&skipped.join("\n"));
+    let capture = |entry: &str| {
+        let run = || {
+            let entry = program.entry(Some(entry))?;
+            let mut env = ShapeEnv::new();
+            let shapes = input_shapes(&mut env, &entry.inputs, "4,16", DimPolicy::Duck);
+            frontend::capture(&program, &entry, &shapes, &mut env)
+        };
+        match run() {
+            Ok(graph) => graph.to_string(),
+            Err(err) => format!("error: {err}"),
+        }
+    };
+    expect_test::expect![[r#"
+        graph(x: f32[s0, 16]):
+          %x = input x : f32[s0, 16]
+          %fc1_weight = param fc1.weight : f32[8, 16]
+          %fc1_bias = param fc1.bias : f32[8]
+          %linear = linear(%x, %fc1_weight, %fc1_bias) : f32[s0, 8]  # 16:27
+          %relu = relu(%linear) : f32[s0, 8]  # 16:16
+          return (%relu)
+        error: line 21, col 16: torchvision.transforms.Normalize is not supported (Tailor's Python has no module 'torchvision': only the model's own code runs)"#]].assert_eq(&format!("{}{}", capture("Net"), capture("Augmented")));
+}
