@@ -8,7 +8,7 @@ on a GPU, or in training, is answered as CPU PyTorch 2.x in eval mode would.
 
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
-from torch._tensor import _dims, _sizes, _missing_names
+from torch._tensor import _dims, _log_softmax, _sizes, _missing_names
 from torch import cuda, _dynamo
 from torch import nn
 
@@ -75,6 +75,10 @@ def matmul(input, other):
 
 def softmax(input, dim, dtype=None):
     return _tailor.softmax(input, _dims(dim))
+
+
+def log_softmax(input, dim, dtype=None):
+    return _log_softmax(input, dim, dtype)
 
 
 def cat(tensors, dim=0):

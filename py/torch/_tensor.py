@@ -97,6 +97,15 @@ def _dims(dim):
     return [dim]
 
 
+def _log_softmax(input, dim, dtype):
+    """`log_softmax` along `dim`; every tensor here is float32, so `dtype` must be None."""
+    if dim is None:
+        raise TypeError("log_softmax() needs dim")
+    if dtype is not None:
+        _tailor.unsupported("log_softmax with a dtype", "every tensor is float32; leave dtype=None")
+    return _tailor.log_softmax(input, _dims(dim))
+
+
 class Tensor(_tailor.TensorBase):
     """A float32 tensor of symbolic shape: a node of the captured graph, or a constant."""
 
@@ -219,6 +228,9 @@ class Tensor(_tailor.TensorBase):
 
     def softmax(self, dim, dtype=None):
         return _tailor.softmax(self, _dims(dim))
+
+    def log_softmax(self, dim, dtype=None):
+        return _log_softmax(self, dim, dtype)
 
     def sum(self, dim=None, keepdim=False):
         return _tailor.reduce("sum", self, _dims(dim), keepdim)

@@ -338,6 +338,13 @@ fn row_reduction(w: &Writer<'_>, rows: &Rows) -> String {
             text.push_str("    let total = workgroup_sum(part_sum, lane);\n");
             text.push_str(&write_each("exp(x - top) / total"));
         }
+        RowOp::LogSoftmax => {
+            text.push_str(&pass("part_max", LOWEST, "max(part_max, x)"));
+            text.push_str("    let top = workgroup_max(part_max, lane);\n");
+            text.push_str(&pass("part_sum", "0.0f", "part_sum + exp(x - top)"));
+            text.push_str("    let log_total = log(workgroup_sum(part_sum, lane));\n");
+            text.push_str(&write_each("x - top - log_total"));
+        }
         RowOp::LayerNorm { eps } => {
             text.push_str(&pass("part_sum", "0.0f", "part_sum + x"));
             text.push_str("    let mean = workgroup_sum(part_sum, lane) / f32(LEN);\n");

@@ -20,7 +20,7 @@ use rustpython_vm::builtins::{
     PyBaseExceptionRef, PyCode, PyFloat, PyInt, PyList, PySlice, PyTuple, PyTypeRef,
 };
 use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// Why a `_tailor` function fails: a front-end error, or a Python exception already made.
@@ -540,7 +540,7 @@ impl<'vm> Call<'vm> {
         self.wrap_tensor(TensorRef::Const(Rc::new(ConstTensor {
             id,
             shape,
-            init,
+            init: Cell::new(init),
             name: RefCell::new(String::new()),
             is_param,
         })))
@@ -556,7 +556,7 @@ impl<'vm> Call<'vm> {
     ) -> Result<PyObjectRef> {
         let scaled = match (lhs.downcast_ref::<TensorBase>(), name, self.scalar(rhs)) {
             (Some(proxy), "mul", Some(Scalar::Number(k))) => match &proxy.tensor {
-                TensorRef::Const(c) => match c.init {
+                TensorRef::Const(c) => match c.init.get() {
                     Init::Normal { std } => Some((c, Init::Normal { std: std * k })),
                     Init::Uniform { bound } => Some((
                         c,

@@ -171,6 +171,8 @@ pub(super) mod _tailor {
             "uniform" => Init::Uniform {
                 bound: 1.0 / value.max(1.0).sqrt(),
             },
+            // `nn.init.uniform_(t, -b, b)`, `xavier_uniform_`: uniform in ±value.
+            "bounded" => Init::Uniform { bound: value },
             _ => return None,
         })
     }
@@ -210,11 +212,33 @@ pub(super) mod _tailor {
         make_constant(sizes, kind, value, true, vm)
     }
 
+    /// `nn.init.*_(t, …)`: `t`'s fill becomes `kind`/`value` (as for `constant`) in place,
+    /// as PyTorch's initialisers overwrite the tensor the module holds; returns `t`.
+    #[pyfunction]
+    fn set_init(
+        tensor: PyObjectRef,
+        kind: PyUtf8StrRef,
+        value: ArgIntoFloat,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| match call.tensor(&tensor)? {
+            TensorRef::Const(c) => {
+                let init = init_of(kind.as_str(), value.into_float())
+                    .ok_or_else(|| call.type_error(format!("unknown fill '{}'", kind.as_str())))?;
+                c.init.set(init);
+                Ok(tensor.clone())
+            }
+            TensorRef::Node(_) => {
+                Err(call.type_error("nn.init needs a tensor made outside forward, got Tensor"))
+            }
+        })
+    }
+
     /// `nn.Parameter(t)` and buffers: a new module-state constant with `t`'s shape and fill.
     #[pyfunction]
     fn as_state(data: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         Call::run(vm, |call| match call.tensor(&data)? {
-            TensorRef::Const(c) => call.new_constant(c.shape.clone(), c.init, true),
+            TensorRef::Const(c) => call.new_constant(c.shape.clone(), c.init.get(), true),
             TensorRef::Node(_) => {
                 Err(call.type_error("nn.Parameter needs a tensor made outside forward, got Tensor"))
             }
@@ -350,7 +374,16 @@ pub(super) mod _tailor {
         Call::run(vm, |call| {
             let x = call.tensor(&x)?;
             let dims = call.dims(&dims)?;
-            call.tensor_op(|ops, span| ops.softmax(x, dims, span))
+            call.tensor_op(|ops, span| ops.softmax(false, x, dims, span))
+        })
+    }
+
+    #[pyfunction]
+    fn log_softmax(x: PyObjectRef, dims: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let x = call.tensor(&x)?;
+            let dims = call.dims(&dims)?;
+            call.tensor_op(|ops, span| ops.softmax(true, x, dims, span))
         })
     }
 

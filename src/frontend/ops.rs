@@ -13,7 +13,7 @@ use crate::graph::{UnaryOp, shape_to_string};
 use crate::shape::rules::{self, OpCtx};
 use crate::shape::{ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -138,12 +138,12 @@ impl<'a> Ops<'a> {
         let op = if c.is_param {
             Op::Param {
                 path: label.clone(),
-                init: c.init,
+                init: c.init.get(),
             }
         } else {
             Op::Constant {
                 name: label.clone(),
-                init: c.init,
+                init: c.init.get(),
             }
         };
         let id = tracing
@@ -220,19 +220,25 @@ impl<'a> Ops<'a> {
         })
     }
 
-    /// `softmax(x, dim)`; `dim` as the caller read it (`None`: every dim, the first kept).
+    /// `softmax(x, dim)`, or `log_softmax(x, dim)` when `log`; `dim` as the caller read it
+    /// (`None`: every dim, the first kept). Both keep the shape and record no guard.
     pub fn softmax(
         &mut self,
+        log: bool,
         x: TensorRef,
         dim: Option<Vec<i64>>,
         span: Span,
     ) -> Result<TensorRef> {
         let rank = self.shape_of(&x).len();
-        let dims = self.dims("softmax", dim, rank, span)?;
+        let what = if log { "log_softmax" } else { "softmax" };
+        let dims = self.dims(what, dim, rank, span)?;
         let dim = dims[0];
-        self.push(Op::Softmax { dim }, &[x], span, |_, _, shapes| {
-            Ok(shapes[0].clone())
-        })
+        let op = if log {
+            Op::LogSoftmax { dim }
+        } else {
+            Op::Softmax { dim }
+        };
+        self.push(op, &[x], span, |_, _, shapes| Ok(shapes[0].clone()))
     }
 
     /// `x.sum/mean/amax(dim, keepdim)`; `what` is the method name for errors.
@@ -689,8 +695,8 @@ pub struct ConstTensor {
     pub id: usize,
     /// Static shape.
     pub shape: Vec<i64>,
-    /// How its values are made.
-    pub init: Init,
+    /// How its values are made; `nn.init.*_` sets it in place before the capture reads it.
+    pub init: Cell<Init>,
     /// Name or dotted path, set when the module tree is named (parameters) or at assignment
     /// (globals).
     pub name: RefCell<String>,

@@ -6,7 +6,7 @@
 
 use super::{
     Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, embedding_row, layer_norm_row,
-    softmax_row,
+    log_softmax_row, softmax_row,
 };
 use crate::symbolic::{Bindings, Expr};
 
@@ -232,7 +232,8 @@ pub fn eval(
                     map(arg(0), |v| op.apply(value, v))
                 }
             }
-            Op::Softmax { dim } => softmax(arg(0), *dim),
+            Op::Softmax { dim } => along(arg(0), *dim, softmax_row),
+            Op::LogSoftmax { dim } => along(arg(0), *dim, log_softmax_row),
             Op::Reduce { kind, dims, .. } => reduce(arg(0), *kind, dims, shape),
             Op::Reshape => Tensor {
                 shape,
@@ -421,14 +422,15 @@ fn conv(
     let out_points: usize = out_sizes.iter().product();
     let kernel_points: usize = kernel.iter().product();
     let in_points: usize = in_sizes.iter().product();
+    // The kernel's positions, unravelled once rather than per multiply-add.
+    let k_positions: Vec<Vec<usize>> = (0..kernel_points).map(|q| unravel(q, kernel)).collect();
     for n in 0..batch {
         for o in 0..out_ch {
             for p in 0..out_points {
                 let out_pos = unravel(p, &out_sizes);
                 let mut acc = bias.map_or(0.0, |b| b.data[o]);
                 for c in 0..in_ch {
-                    for q in 0..kernel_points {
-                        let k_pos = unravel(q, kernel);
+                    for (q, k_pos) in k_positions.iter().enumerate() {
                         let mut in_flat = 0usize;
                         let mut inside = true;
                         for d in 0..spatial {
@@ -528,7 +530,8 @@ fn pool(
     out
 }
 
-fn softmax(x: &Tensor, dim: usize) -> Tensor {
+/// `x` with every row along `dim` replaced by `row_op` of it (softmax, log-softmax).
+fn along(x: &Tensor, dim: usize, row_op: fn(&mut [f32])) -> Tensor {
     let strides = strides(&x.shape);
     let len = x.shape[dim];
     let mut out = x.clone();
@@ -540,7 +543,7 @@ fn softmax(x: &Tensor, dim: usize) -> Tensor {
         let lane = |i: usize| flat + i * strides[dim];
         row.clear();
         row.extend((0..len).map(|i| x.data[lane(i)]));
-        softmax_row(&mut row);
+        row_op(&mut row);
         for (i, &value) in row.iter().enumerate() {
             out.data[lane(i)] = value;
         }

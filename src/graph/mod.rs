@@ -268,6 +268,17 @@ pub fn softmax_row(row: &mut [f32]) {
     }
 }
 
+/// Log-softmax of one row in place: `x - max - log(sum(exp(x - max)))`, the stable form
+/// PyTorch computes (no `log` of a quotient, so no `log(0)` where softmax underflows).
+pub fn log_softmax_row(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let total: f32 = row.iter().map(|&x| (x - max).exp()).sum();
+    let log_total = total.ln();
+    for x in row.iter_mut() {
+        *x = *x - max - log_total;
+    }
+}
+
 /// Layer normalisation of one row in place, without the affine part: `(x - mean) /
 /// sqrt(var + eps)` with the biased variance, as `nn.LayerNorm` computes it.
 pub fn layer_norm_row(row: &mut [f32], eps: f32) {
@@ -363,6 +374,11 @@ pub enum Op {
         /// The normalised dimension.
         dim: usize,
     },
+    /// Log-softmax along one dimension (`log_softmax`): `x - max - log(sum(exp(x - max)))`.
+    LogSoftmax {
+        /// The normalised dimension.
+        dim: usize,
+    },
     /// Sum, mean or max over dimensions.
     Reduce {
         /// Which reduction.
@@ -432,6 +448,7 @@ impl Op {
             Op::Unary(op) => op.name().into(),
             Op::Binary(op) | Op::Scalar { op, .. } => op.name().into(),
             Op::Softmax { .. } => "softmax".into(),
+            Op::LogSoftmax { .. } => "log_softmax".into(),
             Op::Reduce { kind, .. } => kind.name().into(),
             Op::Reshape => "reshape".into(),
             Op::Permute { .. } => "permute".into(),
@@ -600,6 +617,13 @@ mod tests {
         let mut row = [1.0, 1.0];
         softmax_row(&mut row);
         assert_eq!(row, [0.5, 0.5]);
+        let mut row = [1.0, 1.0];
+        log_softmax_row(&mut row);
+        assert_eq!(row, [-std::f32::consts::LN_2; 2]);
+        // Far below the maximum: softmax underflows to 0, log-softmax stays finite.
+        let mut row = [0.0, -200.0];
+        log_softmax_row(&mut row);
+        assert_eq!(row, [0.0, -200.0]);
         let mut row = [1.0, 3.0];
         layer_norm_row(&mut row, 0.0);
         assert_eq!(row, [-1.0, 1.0]);

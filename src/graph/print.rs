@@ -100,7 +100,7 @@ fn attributes(op: &Op) -> String {
                 format!(", {scalar}, reversed")
             }
         }
-        Op::Softmax { dim } => format!(", dim={dim}"),
+        Op::Softmax { dim } | Op::LogSoftmax { dim } => format!(", dim={dim}"),
         Op::Reduce { dims, keepdim, .. } => {
             let dims: Vec<String> = dims.iter().map(usize::to_string).collect();
             format!(

@@ -254,6 +254,8 @@ pub enum RowOp {
     Max,
     /// One output per element: `exp(x - max) / sum(exp(x - max))`.
     Softmax,
+    /// One output per element: `x - max - log(sum(exp(x - max)))`.
+    LogSoftmax,
     /// One output per element: `(x - mean) / sqrt(var + eps)` (affine part in the epilogue).
     LayerNorm {
         /// Added to the variance.
@@ -274,6 +276,7 @@ impl RowOp {
             RowOp::Mean => "mean",
             RowOp::Max => "max",
             RowOp::Softmax => "softmax",
+            RowOp::LogSoftmax => "log_softmax",
             RowOp::LayerNorm { .. } => "layer_norm",
         }
     }
@@ -290,7 +293,7 @@ pub struct Rows {
     pub len: Expr,
     /// The element read over `row, e`.
     pub input: Value,
-    /// Epilogue over `Acc` and `row` (reductions) or `row, e` (softmax, layer norm).
+    /// Epilogue over `Acc` and `row` (reductions) or `row, e` (the normalisations).
     pub epilogue: Value,
     /// Output offset over the same variables.
     pub store: Expr,

@@ -10,7 +10,8 @@
 //!
 //! Launching a kernel and writing its result to memory costs more than the arithmetic of a
 //! bias or an activation, so lowering fuses (`fuse.rs`). Every *compute* op — linear,
-//! matmul, conv, a reduction, softmax, layer norm, pooling, cat, embedding — starts a kernel.
+//! matmul, conv, a reduction, (log-)softmax, layer norm, pooling, cat, embedding — starts a
+//! kernel.
 //! An elementwise op (`relu`, `+ bias`, `* 2`, an unfoldable BatchNorm) then *joins the
 //! kernel that produces its input* when nothing else reads that input: it becomes part of
 //! the kernel's epilogue, applied to each result before it is stored. SimpleNet's

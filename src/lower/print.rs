@@ -95,6 +95,7 @@ fn write_kernel(f: &mut fmt::Formatter<'_>, schedule: &Schedule, kernel: &Kernel
                 RowOp::Mean => "mean of x".to_string(),
                 RowOp::Max => "max of x".to_string(),
                 RowOp::Softmax => "exp(x - max) / sum exp(x - max)".to_string(),
+                RowOp::LogSoftmax => "x - max - log(sum exp(x - max))".to_string(),
                 RowOp::LayerNorm { eps } => format!("(x - mean) / sqrt(var + {eps:?})"),
             };
             writeln!(

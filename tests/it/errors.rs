@@ -174,6 +174,30 @@ fn nonzero_is_unsupported() {
 }
 
 #[test]
+fn adaptive_avg_pool2d_to_another_size_is_unsupported() {
+    let source = "import torch\nimport torch.nn.functional as F\n\n\ndef f(x):\n    return F.adaptive_avg_pool2d(x, (2, 1))\n";
+    check_model_error(
+        source,
+        "x=1,3,8,8",
+        &no_marks(),
+        &["adaptive_avg_pool2d to a size other than 1", "6:12"],
+        None,
+    );
+}
+
+#[test]
+fn log_softmax_with_a_dtype_is_unsupported() {
+    let source = "import torch\n\n\ndef f(x):\n    return x.log_softmax(-1, dtype=torch.float32)\n";
+    check_model_error(
+        source,
+        "x=4,5",
+        &no_marks(),
+        &["log_softmax with a dtype", "5:12"],
+        None,
+    );
+}
+
+#[test]
 fn linear_with_one_argument_names_the_missing_one() {
     let source = models::LINEAR_64_32.replace("nn.Linear(64, 32)", "nn.Linear(64)");
     check_model_error(

@@ -129,6 +129,11 @@ fn softmax_middle_dim_on_the_gpu() {
 }
 
 #[test]
+fn log_softmax_on_the_gpu() {
+    check("log_softmax");
+}
+
+#[test]
 fn layer_norm_2d_on_the_gpu() {
     check("layer_norm_2d");
 }

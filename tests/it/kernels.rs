@@ -206,6 +206,11 @@ fn softmax_over_a_middle_dim() {
 }
 
 #[test]
+fn log_softmax_along_last_middle_and_first_dims() {
+    check("log_softmax");
+}
+
+#[test]
 fn layer_norm_module_over_two_dims() {
     check("layer_norm_2d");
 }

@@ -4,6 +4,7 @@ mod cli;
 mod conformance;
 mod errors;
 mod executor;
+mod files;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod kernels;

@@ -334,6 +334,18 @@ pub fn all() -> Vec<Model> {
             cases: &["2,5,3", "3,7,4", "2,127,3"],
         },
         Model {
+            name: "log_softmax",
+            // The spellings: F's keyword dim, torch's positional one (a middle dim: strided
+            // rows), the method's with dtype=None, F's implicit dim (0 for a 3-D input); an
+            // epilogue on the first.
+            source: function(
+                "x",
+                "a = F.log_softmax(x * 2, dim=-1)\nb = torch.log_softmax(x, 1)\nc = x.log_softmax(dim=0, dtype=None)\nreturn a + 1, b, c, F.log_softmax(x)",
+            ),
+            inputs: &["x"],
+            cases: &["2,5,3", "1,1,1", "3,7,4", "2,127,3", "1,513,2", "4,6,64"],
+        },
+        Model {
             name: "layer_norm_2d",
             source: module("self.norm = nn.LayerNorm((3, 4))", "return self.norm(x)"),
             inputs: &["x"],

@@ -1,8 +1,9 @@
 """torch.nn: modules whose parameters are named as PyTorch names them, and the layers."""
 
 from torch._tensor import _missing_names
-from torch.nn import functional
+from torch.nn import functional, init
 from torch.nn.modules import (
+    AdaptiveAvgPool2d,
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
@@ -12,9 +13,11 @@ from torch.nn.modules import (
     Embedding,
     Flatten,
     GELU,
+    GroupNorm,
     Identity,
     LayerNorm,
     Linear,
+    LogSoftmax,
     MaxPool2d,
     Module,
     ModuleDict,

@@ -3,6 +3,7 @@
 import _tailor
 from torch._tensor import _missing_names
 from torch._tensor import _dims
+from torch._tensor import _log_softmax
 
 
 def relu(input, inplace=False):
@@ -33,6 +34,14 @@ def softmax(input, dim=None, dtype=None):
     if dim is None:
         raise TypeError("softmax() needs dim")
     return _tailor.softmax(input, _dims(dim))
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        # PyTorch's implicit dim (deprecated, with a warning there): 0 for 0-D, 1-D and
+        # 3-D inputs, else 1.
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return _log_softmax(input, dim, dtype)
 
 
 def linear(input, weight, bias=None):
@@ -80,6 +89,19 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0):
     kernel = _tuple(kernel_size, 2)
     stride = kernel if stride is None else _tuple(stride, 2)
     return _tailor.pool("avg", input, kernel, stride, _tuple(padding, 2))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Only to 1 or (1, 1), what ResNets use: the mean over the last two dims, kept as size
+    1, which is what that pool computes; so the graph shows a mean, not a pool."""
+    if _tuple(output_size, 2) != [1, 1]:
+        _tailor.unsupported("adaptive_avg_pool2d to a size other than 1",
+                            "use output size 1 or (1, 1), or avg_pool2d with a fixed kernel")
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {input.dim()}D"
+        )
+    return _tailor.reduce("mean", input, [-2, -1], True)
 
 
 def embedding(input, weight):

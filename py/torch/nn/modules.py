@@ -368,6 +368,15 @@ class BatchNorm2d(_BatchNorm):
     pass
 
 
+class GroupNorm(Module):
+    """Named so that `isinstance(m, (nn.BatchNorm2d, nn.GroupNorm))` (torchvision's init
+    loop) works; making one is unsupported, as Tailor has no group normalisation."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True):
+        super().__init__()
+        _tailor.unsupported("nn.GroupNorm", "use nn.BatchNorm2d or nn.LayerNorm")
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
         super().__init__()
@@ -404,6 +413,15 @@ class MaxPool2d(_Pool2d):
 
 class AvgPool2d(_Pool2d):
     kind = "avg"
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
 
 
 class _Activation(Module):
@@ -443,6 +461,15 @@ class Softmax(Module):
 
     def forward(self, input):
         return F.softmax(input, self.dim)
+
+
+class LogSoftmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
 
 
 class Dropout(Module):

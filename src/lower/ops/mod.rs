@@ -34,7 +34,10 @@ impl Builder<'_> {
             Op::Matmul => self.build_matmul(group),
             Op::Conv { .. } => self.build_conv(group),
             Op::Pool { .. } => self.build_pool(group),
-            Op::Reduce { .. } | Op::Softmax { .. } | Op::LayerNorm { .. } => self.build_rows(group),
+            Op::Reduce { .. }
+            | Op::Softmax { .. }
+            | Op::LogSoftmax { .. }
+            | Op::LayerNorm { .. } => self.build_rows(group),
             Op::Cat { dim } => self.build_cat(group, *dim),
             _ => self.build_map(group),
         }

@@ -1,7 +1,7 @@
-//! Row kernels: reductions (sum, mean, amax), softmax and layer norm, one workgroup per
-//! row of the input with a tree in workgroup memory.
+//! Row kernels: reductions (sum, mean, amax), softmax, log-softmax and layer norm, one
+//! workgroup per row of the input with a tree in workgroup memory.
 //!
-//! In: a group rooted at a reduction, a softmax or a layer norm. Out: one `Body::Rows`
+//! In: a group rooted at a reduction, a (log-)softmax or a layer norm. Out: one `Body::Rows`
 //! kernel over `row` and the element `e` within it. Invariant: a row is the set of elements
 //! the op combines — the reduced dims, the softmax dim, the normalised trailing dims —
 //! addressed through the input's own layout, so no transpose is materialised.
@@ -15,7 +15,7 @@ use crate::lower::kernel::{Body, RowOp, Rows, Value};
 use crate::symbolic::Expr;
 
 impl Builder<'_> {
-    /// Reductions, softmax and layer norm: one workgroup per row.
+    /// Reductions, softmax, log-softmax and layer norm: one workgroup per row.
     pub(super) fn build_rows(&mut self, group: &Group) -> Result<(), LowerError> {
         let root = self.graph.node(group.root());
         let x = root.inputs[0];
@@ -72,9 +72,14 @@ fn row_extents(op: &Op, x_shape: &[Expr]) -> (RowOp, Expr, Expr) {
             };
             (op, numel(&kept), numel(&reduced))
         }
-        Op::Softmax { dim } => {
+        Op::Softmax { dim } | Op::LogSoftmax { dim } => {
             let rows = numel(&x_shape[..*dim]) * numel(&x_shape[dim + 1..]);
-            (RowOp::Softmax, rows, x_shape[*dim].clone())
+            let op = if matches!(op, Op::Softmax { .. }) {
+                RowOp::Softmax
+            } else {
+                RowOp::LogSoftmax
+            };
+            (op, rows, x_shape[*dim].clone())
         }
         Op::LayerNorm {
             normalized_dims,
@@ -115,7 +120,7 @@ fn row_index(op: &Op, x_shape: &[Expr], row: &Expr, e: &Expr, len: &Expr) -> Ind
                 .collect();
             Index::multi(x_shape, multi)
         }
-        Op::Softmax { dim } => {
+        Op::Softmax { dim } | Op::LogSoftmax { dim } => {
             let inner = numel(&x_shape[dim + 1..]);
             let flat = (row.floor_div(&inner) * len + e) * &inner + row.modulo(&inner);
             Index::flat(x_shape, flat)

@@ -3,17 +3,18 @@
 //! In: a `Body::Map`, `Body::Rows` or `Body::Pool` with the call's sizes bound (`bind_*`),
 //! then the kernel's memory and its output buffer (`run`). Out: the output written. A
 //! map is one block program along `gid`; a row kernel reads each row along `e`, reduces or
-//! normalises it with the graph's own row maths (`softmax_row`, `layer_norm_row`, the
-//! `ReduceKind` fold in order), then runs its epilogue; a pool folds its window tap by tap
-//! over a block of outputs, skipping the taps that fall into padding. Invariant: jobs split
-//! the outer loop only, so every element is computed exactly as in one sequential pass.
+//! normalises it with the graph's own row maths (`softmax_row`, `log_softmax_row`,
+//! `layer_norm_row`, the `ReduceKind` fold in order), then runs its epilogue; a pool folds
+//! its window tap by tap over a block of outputs, skipping the taps that fall into padding.
+//! Invariant: jobs split the outer loop only, so every element is computed exactly as in
+//! one sequential pass.
 
 use super::super::RunError;
 use super::block::{Acc, Part, PartBuilder};
 use super::formula::{BLOCK, Vars, for_each_block, for_each_run, inside};
 use super::memory::Memory;
 use super::parallel::{for_each_window, job_count, split_range, union};
-use crate::graph::{ReduceKind, layer_norm_row, softmax_row};
+use crate::graph::{ReduceKind, layer_norm_row, log_softmax_row, softmax_row};
 use crate::lower::{Pool, RowOp, Rows, Value};
 use crate::symbolic::Expr;
 use std::ops::Range;
@@ -156,6 +157,7 @@ impl RowsPlan {
                 RowOp::Mean => job.reduce(ReduceKind::Mean, range, window),
                 RowOp::Max => job.reduce(ReduceKind::Amax, range, window),
                 RowOp::Softmax => job.normalise(range, window, softmax_row),
+                RowOp::LogSoftmax => job.normalise(range, window, log_softmax_row),
                 RowOp::LayerNorm { eps } => {
                     job.normalise(range, window, |xs| layer_norm_row(xs, eps))
                 }

@@ -1,0 +1,326 @@
+//! Model files as they are published, kept verbatim under `tests/data/models/`:
+//! `mnist.py` is the PyTorch examples' MNIST (github.com/pytorch/examples, `mnist/main.py`,
+//! its driver code abridged), `resnet18_torchvision.py` torchvision's
+//! `torchvision/models/resnet.py` reduced to ResNet-18 (BasicBlock only; a no-argument
+//! `ResNet18` subclass stands for `resnet18()`, so it is the entry).
+//!
+//! Each file is called through the guard cache under every `dynamic` mode and run on the
+//! CPU backend, and every result is compared with the graph reference (computed once per
+//! call shape: the inputs and the parameters are seeded by name, so every mode sees the
+//! same numbers). The captured graph text is a snapshot, and ResNet's `nn.init` loop is
+//! checked to set the fills PyTorch's initialisers describe.
+
+use crate::kernels::{CPU_TOLERANCE, assert_close, reference};
+use std::rc::Rc;
+use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DynamicMode};
+use tailor::graph::{Init, Op, Tensor};
+use tailor::runtime::executor::{self, Backend, Device, Executor, RunOptions};
+use tailor::spec;
+
+const MODES: [DynamicMode; 3] = [DynamicMode::True, DynamicMode::False, DynamicMode::Auto];
+
+fn model_file(name: &str) -> String {
+    let path = format!("{}/tests/data/models/{name}.py", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path).expect("the model file exists")
+}
+
+/// Calls `source` with each of `calls` (`x=2,1,28,28`) under `dynamic`, runs each call on
+/// the CPU backend and compares it with `expected[i]` (computed from the first entry that
+/// runs call `i` when empty); returns the cache and the cache's actions.
+fn run_calls(
+    source: &str,
+    dynamic: DynamicMode,
+    calls: &[&str],
+    expected: &mut Vec<Vec<Tensor>>,
+) -> (CodeCache, Vec<Action>) {
+    let backend = pollster::block_on(Backend::open(Device::Cpu, Box::new(|| 0.0)))
+        .expect("the CPU always opens");
+    let mut executor = Executor::new(Rc::new(backend), Rc::new(|| 0.0));
+    let mut cache = tailor::load(source, None).expect("the model loads");
+    let config = CompileConfig {
+        dynamic,
+        ..CompileConfig::default()
+    };
+    let mut actions = Vec::new();
+    for (i, shapes) in calls.iter().enumerate() {
+        let call = spec::parse_shapes(shapes, &cache.entry_point().inputs).expect("shapes parse");
+        let event = cache
+            .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
+            .clone();
+        let inputs = executor::call_inputs(&call, Vec::new(), i as u64);
+        if expected.len() == i {
+            let id = event.entry.expect("the first mode compiles every call");
+            let graph = &cache.entry(id).expect("the entry exists").graph;
+            expected.push(reference(graph, &inputs));
+        }
+        let options = RunOptions {
+            check: false,
+            timing: false,
+        };
+        let job = executor
+            .start_call(&cache, &event, &call, inputs, options)
+            .unwrap_or_else(|err| panic!("{dynamic} {shapes}: {err}"));
+        let outcome = pollster::block_on(executor.execute(job))
+            .unwrap_or_else(|err| panic!("{dynamic} {shapes}: {err}"));
+        let what = format!("dynamic={dynamic} {shapes}");
+        assert_close(&what, &outcome.outputs, &expected[i], CPU_TOLERANCE);
+        actions.push(event.action);
+    }
+    (cache, actions)
+}
+
+/// The graph text of the entry compiled last.
+fn last_graph(cache: &CodeCache) -> String {
+    let entries = cache.entries();
+    entries.last().expect("an entry").graph.to_string()
+}
+
+#[test]
+fn pytorch_examples_mnist_captures_and_runs_in_every_mode() {
+    let source = model_file("mnist");
+    let calls = ["x=2,1,28,28", "x=3,1,28,28", "x=5,1,28,28"];
+    let mut expected = Vec::new();
+    let mut graphs = Vec::new();
+    for (mode, actions) in MODES.into_iter().zip([
+        [Action::Compile, Action::Hit, Action::Hit],
+        [Action::Compile, Action::Compile, Action::Compile],
+        [Action::Compile, Action::Compile, Action::Hit],
+    ]) {
+        let (cache, got) = run_calls(&source, mode, &calls, &mut expected);
+        assert_eq!(got, actions, "dynamic={mode}");
+        graphs.push(last_graph(&cache));
+    }
+    // dynamic=True: batch and the (duck-sized) image side symbolic, fc1 pinning the side.
+    expect_test::expect![[r#"
+        graph(x: f32[s0, 1, s1, s1]):
+          %x = input x : f32[s0, 1, s1, s1]
+          %conv1_weight = param conv1.weight : f32[32, 1, 3, 3]
+          %conv1_bias = param conv1.bias : f32[32]
+          %conv2d = conv2d(%x, %conv1_weight, %conv1_bias, stride=[1, 1], padding=[0, 0], dilation=[1, 1]) : f32[s0, 32, s1 - 2, s1 - 2]  # 21:13
+          %relu = relu(%conv2d) : f32[s0, 32, s1 - 2, s1 - 2]  # 22:13
+          %conv2_weight = param conv2.weight : f32[64, 32, 3, 3]
+          %conv2_bias = param conv2.bias : f32[64]
+          %conv2d_1 = conv2d(%relu, %conv2_weight, %conv2_bias, stride=[1, 1], padding=[0, 0], dilation=[1, 1]) : f32[s0, 64, s1 - 4, s1 - 4]  # 23:13
+          %relu_1 = relu(%conv2d_1) : f32[s0, 64, s1 - 4, s1 - 4]  # 24:13
+          %max_pool2d = max_pool2d(%relu_1, kernel=[2, 2], stride=[2, 2], padding=[0, 0]) : f32[s0, 64, s1//2 - 2, s1//2 - 2]  # 25:13
+          %reshape = reshape(%max_pool2d) : f32[s0, 64*(s1//2)**2 - 256*(s1//2) + 256]  # 27:13
+          %fc1_weight = param fc1.weight : f32[128, 9216]
+          %fc1_bias = param fc1.bias : f32[128]
+          %linear = linear(%reshape, %fc1_weight, %fc1_bias) : f32[s0, 128]  # 28:13
+          %relu_2 = relu(%linear) : f32[s0, 128]  # 29:13
+          %fc2_weight = param fc2.weight : f32[10, 128]
+          %fc2_bias = param fc2.bias : f32[10]
+          %linear_1 = linear(%relu_2, %fc2_weight, %fc2_bias) : f32[s0, 10]  # 31:13
+          %log_softmax = log_softmax(%linear_1, dim=1) : f32[s0, 10]  # 32:18
+          return (%log_softmax)
+    "#]]
+    .assert_eq(&graphs[0]);
+    // dynamic=False at the last call: every size static.
+    assert!(
+        graphs[1].starts_with("graph(x: f32[5, 1, 28, 28]):"),
+        "{}",
+        graphs[1]
+    );
+    // dynamic=None: the batch became dynamic after it changed, the image stayed static.
+    assert!(
+        graphs[2].starts_with("graph(x: f32[s0, 1, 28, 28]):"),
+        "{}",
+        graphs[2]
+    );
+    // The log-probabilities of each row sum to 1.
+    for row in expected[0][0].data.chunks(10) {
+        let total: f32 = row.iter().map(|v| v.exp()).sum();
+        assert!((total - 1.0).abs() < 1e-5, "{row:?}");
+    }
+}
+
+#[test]
+fn torchvision_resnet18_captures_and_runs_in_every_mode() {
+    let source = model_file("resnet18_torchvision");
+    let calls = ["x=1,3,64,64", "x=2,3,64,64"];
+    let mut expected = Vec::new();
+    for mode in MODES {
+        let (cache, actions) = run_calls(&source, mode, &calls, &mut expected);
+        // Batch 1 is specialised in every mode, so batch 2 compiles again.
+        assert_eq!(
+            actions,
+            [Action::Compile, Action::Compile],
+            "dynamic={mode}"
+        );
+        let graph = last_graph(&cache);
+        let tail: Vec<&str> = graph.lines().rev().take(6).collect();
+        let tail: String = tail.into_iter().rev().map(|l| format!("{l}\n")).collect();
+        let batch = if mode == DynamicMode::False {
+            "2"
+        } else {
+            "s0"
+        };
+        // AdaptiveAvgPool2d((1, 1)) is captured as the mean it computes.
+        let want = format!(
+            "  %mean = mean(%relu_16, dims=[2, 3], keepdim=True) : f32[{batch}, 512, 1, 1]  # 185:13\n"
+        );
+        assert!(tail.starts_with(&want), "dynamic={mode}:\n{tail}");
+        assert!(
+            tail.ends_with(&format!(
+                "  %linear = linear(%reshape, %fc_weight, %fc_bias) : f32[{batch}, 1000]  # 187:13\n  return (%linear)\n"
+            )),
+            "dynamic={mode}:\n{tail}"
+        );
+    }
+}
+
+/// The `Init` of parameter `path` in the graph `source` captures at `shapes`.
+fn param_init(source: &str, shapes: &str, path: &str) -> Init {
+    let mut cache = tailor::load(source, None).expect("the model loads");
+    let call = spec::parse_shapes(shapes, &cache.entry_point().inputs).expect("shapes parse");
+    let config = CompileConfig::default();
+    let event = cache.call(0, &config, &call, &CallMarks::default(), &|| 0.0);
+    let id = event.entry.expect("compiles");
+    let graph = &cache.entry(id).expect("the entry exists").graph;
+    graph
+        .nodes
+        .iter()
+        .find_map(|node| match &node.op {
+            Op::Param { path: p, init } if p == path => Some(*init),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no parameter {path}"))
+}
+
+#[test]
+fn resnet_init_loop_sets_the_fills_pytorch_describes() {
+    let source = model_file("resnet18_torchvision");
+    let shapes = "x=1,3,64,64";
+    // kaiming_normal_(mode="fan_out", nonlinearity="relu"): std = sqrt(2 / fan_out), and
+    // conv1's fan_out is 64 * 7 * 7.
+    let std = (2.0f64 / (64.0 * 49.0)).sqrt();
+    let Init::Normal { std: got } = param_init(&source, shapes, "conv1.weight") else {
+        panic!("conv1.weight is not normal");
+    };
+    assert!((got - std).abs() < 1e-12, "{got} vs {std}");
+    let std = (2.0f64 / (512.0 * 9.0)).sqrt();
+    let Init::Normal { std: got } = param_init(&source, shapes, "layer4.1.conv2.weight") else {
+        panic!("layer4.1.conv2.weight is not normal");
+    };
+    assert!((got - std).abs() < 1e-12, "{got} vs {std}");
+    // constant_(m.weight, 1), constant_(m.bias, 0); the Linear keeps its uniform default.
+    assert_eq!(
+        param_init(&source, shapes, "layer1.0.bn2.weight"),
+        Init::Fill(1.0)
+    );
+    assert_eq!(param_init(&source, shapes, "bn1.bias"), Init::Fill(0.0));
+    assert_eq!(
+        param_init(&source, shapes, "fc.weight"),
+        Init::Uniform {
+            bound: 1.0 / 512f64.sqrt()
+        }
+    );
+    // zero_init_residual=True zeroes the last BatchNorm of each block.
+    let zeroed = source.replace(
+        "zero_init_residual: bool = False) -> None:\n        super().__init__(BasicBlock, [2, 2, 2, 2], num_classes=num_classes, zero_init_residual=zero_init_residual)",
+        "zero_init_residual: bool = True) -> None:\n        super().__init__(BasicBlock, [2, 2, 2, 2], num_classes=num_classes, zero_init_residual=zero_init_residual)",
+    );
+    assert_ne!(zeroed, source);
+    assert_eq!(
+        param_init(&zeroed, shapes, "layer1.0.bn2.weight"),
+        Init::Fill(0.0)
+    );
+    assert_eq!(
+        param_init(&zeroed, shapes, "layer1.0.bn1.weight"),
+        Init::Fill(1.0)
+    );
+}
+
+/// A module whose `__init__` runs `init` on a `Conv2d(4, 6, 3)` called `conv`.
+fn conv_with(init: &str) -> String {
+    format!(
+        "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(4, 6, 3)\n        {init}\n\n    def forward(self, x):\n        return self.conv(x)\n"
+    )
+}
+
+#[test]
+fn nn_init_functions_give_pytorchs_bounds_and_stds() {
+    let shapes = "x=1,4,5,5";
+    let weight = |init: &str| param_init(&conv_with(init), shapes, "conv.weight");
+    let bias = |init: &str| param_init(&conv_with(init), shapes, "conv.bias");
+    let (fan_in, fan_out) = (4.0f64 * 9.0, 6.0f64 * 9.0);
+    let close = |got: Init, want: Init| match (got, want) {
+        (Init::Normal { std: a }, Init::Normal { std: b })
+        | (Init::Uniform { bound: a }, Init::Uniform { bound: b }) => {
+            assert!((a - b).abs() < 1e-12, "{got:?} vs {want:?}")
+        }
+        _ => assert_eq!(got, want),
+    };
+    // leaky_relu with a=0 is relu's gain sqrt(2); fan_in is the default mode.
+    close(
+        weight("nn.init.kaiming_normal_(self.conv.weight)"),
+        Init::Normal {
+            std: (2.0 / fan_in).sqrt(),
+        },
+    );
+    close(
+        weight("nn.init.kaiming_uniform_(self.conv.weight, a=5 ** 0.5)"),
+        Init::Uniform {
+            bound: (2.0f64 / 6.0).sqrt() * (3.0 / fan_in).sqrt(),
+        },
+    );
+    close(
+        weight("nn.init.xavier_uniform_(self.conv.weight, gain=2.0)"),
+        Init::Uniform {
+            bound: 2.0 * (6.0 / (fan_in + fan_out)).sqrt(),
+        },
+    );
+    close(
+        weight("nn.init.normal_(self.conv.weight, std=0.02)"),
+        Init::Normal { std: 0.02 },
+    );
+    close(
+        weight("nn.init.uniform_(self.conv.weight, -0.1, 0.1)"),
+        Init::Uniform { bound: 0.1 },
+    );
+    close(weight("nn.init.uniform_(self.conv.weight)"), Init::Unit);
+    close(bias("nn.init.zeros_(self.conv.bias)"), Init::Fill(0.0));
+    close(bias("nn.init.ones_(self.conv.bias)"), Init::Fill(1.0));
+    close(
+        bias("nn.init.constant_(self.conv.bias, 0.5)"),
+        Init::Fill(0.5),
+    );
+    // The initialisers return the tensor they filled, as PyTorch's do.
+    close(
+        weight("w = nn.init.zeros_(self.conv.weight)\n        nn.init.ones_(w)"),
+        Init::Fill(1.0),
+    );
+}
+
+#[test]
+fn nn_init_refuses_what_no_fill_describes() {
+    for (init, needle) in [
+        (
+            "nn.init.normal_(self.conv.weight, mean=1.0)",
+            "nn.init.normal_ with a nonzero mean",
+        ),
+        (
+            "nn.init.uniform_(self.conv.weight, 0.5, 2.0)",
+            "nn.init.uniform_ over this interval",
+        ),
+        (
+            "nn.init.kaiming_normal_(self.conv.bias)",
+            "Fan in and fan out can not be computed",
+        ),
+        (
+            "nn.init.kaiming_normal_(self.conv.weight, mode='fan_avg')",
+            "Mode fan_avg not supported",
+        ),
+        (
+            "nn.init.trunc_normal_(self.conv.weight)",
+            "torch.nn.init.trunc_normal_ is not supported",
+        ),
+    ] {
+        let err = tailor::load(&conv_with(init), None)
+            .err()
+            .unwrap_or_else(|| panic!("{init} loads"))
+            .to_string();
+        assert!(err.contains(needle), "{init}: {err}");
+        assert!(crate::mentions(&err, "9:9"), "{init}: {err}");
+    }
+}
