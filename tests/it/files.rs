@@ -4,8 +4,10 @@
 //! `torchvision/models/resnet.py` reduced to ResNet-18 (BasicBlock only; a no-argument
 //! `ResNet18` subclass stands for `resnet18()`, so it is the entry).
 //!
-//! Each file is called through the guard cache under every `dynamic` mode and run on the
-//! CPU backend, and every result is compared with the graph reference (computed once per
+//! Each file is called through the guard cache under every `dynamic` mode with the calls
+//! real `torch.compile` was given (`scripts/pytorch/check_files.py` recorded its actions in
+//! `tests/data/pytorch/files.txt`; Tailor's must be the same), and run on the CPU backend;
+//! every result is compared with the graph reference (computed once per
 //! call shape: the inputs and the parameters are seeded by name, so every mode sees the
 //! same numbers). The captured graph text is a snapshot, and ResNet's `nn.init` loop is
 //! checked to set the fills PyTorch's initialisers describe.
@@ -18,6 +20,32 @@ use tailor::runtime::executor::{self, Backend, Device, Executor, RunOptions};
 use tailor::spec;
 
 const MODES: [DynamicMode; 3] = [DynamicMode::True, DynamicMode::False, DynamicMode::Auto];
+
+/// What real `torch.compile` did with `file` under `dynamic` (recorded by
+/// `scripts/pytorch/check_files.py` into `tests/data/pytorch/files.txt`): the calls and
+/// the action of each.
+fn pytorch_actions(file: &str, dynamic: DynamicMode) -> (Vec<String>, Vec<Action>) {
+    let path = format!(
+        "{}/tests/data/pytorch/files.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let recorded = std::fs::read_to_string(path).expect("PyTorch's record exists");
+    let prefix = format!("{file}.py dynamic={dynamic} ");
+    let line = recorded
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no record of {prefix}"));
+    let (calls, actions) = line.split_once(": ").expect("`calls: actions`");
+    let actions = actions
+        .split(' ')
+        .map(|action| match action {
+            "C" => Action::Compile,
+            "H" => Action::Hit,
+            other => panic!("unknown action {other}"),
+        })
+        .collect();
+    (calls.split(' ').map(str::to_string).collect(), actions)
+}
 
 fn model_file(name: &str) -> String {
     let path = format!("{}/tests/data/models/{name}.py", env!("CARGO_MANIFEST_DIR"));
@@ -78,16 +106,13 @@ fn last_graph(cache: &CodeCache) -> String {
 #[test]
 fn pytorch_examples_mnist_captures_and_runs_in_every_mode() {
     let source = model_file("mnist");
-    let calls = ["x=2,1,28,28", "x=3,1,28,28", "x=5,1,28,28"];
     let mut expected = Vec::new();
     let mut graphs = Vec::new();
-    for (mode, actions) in MODES.into_iter().zip([
-        [Action::Compile, Action::Hit, Action::Hit],
-        [Action::Compile, Action::Compile, Action::Compile],
-        [Action::Compile, Action::Compile, Action::Hit],
-    ]) {
+    for mode in MODES {
+        let (calls, actions) = pytorch_actions("mnist", mode);
+        let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
         let (cache, got) = run_calls(&source, mode, &calls, &mut expected);
-        assert_eq!(got, actions, "dynamic={mode}");
+        assert_eq!(got, actions, "dynamic={mode}: PyTorch's actions");
         graphs.push(last_graph(&cache));
     }
     // dynamic=True: batch and the (duck-sized) image side symbolic, fc1 pinning the side.
@@ -137,16 +162,13 @@ fn pytorch_examples_mnist_captures_and_runs_in_every_mode() {
 #[test]
 fn torchvision_resnet18_captures_and_runs_in_every_mode() {
     let source = model_file("resnet18_torchvision");
-    let calls = ["x=1,3,64,64", "x=2,3,64,64"];
     let mut expected = Vec::new();
     for mode in MODES {
-        let (cache, actions) = run_calls(&source, mode, &calls, &mut expected);
-        // Batch 1 is specialised in every mode, so batch 2 compiles again.
-        assert_eq!(
-            actions,
-            [Action::Compile, Action::Compile],
-            "dynamic={mode}"
-        );
+        let (calls, actions) = pytorch_actions("resnet18_torchvision", mode);
+        let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
+        let (cache, got) = run_calls(&source, mode, &calls, &mut expected);
+        // Batch 1 is specialised in every mode, so batch 2 compiles again (as in PyTorch).
+        assert_eq!(got, actions, "dynamic={mode}: PyTorch's actions");
         let graph = last_graph(&cache);
         let tail: Vec<&str> = graph.lines().rev().take(6).collect();
         let tail: String = tail.into_iter().rev().map(|l| format!("{l}\n")).collect();

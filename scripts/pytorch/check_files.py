@@ -1,0 +1,66 @@
+"""What real torch.compile does with the published model files of tests/data/models/.
+
+Run with PyTorch 2.15 (CPU is enough), from the repository root:
+
+    python3 -m venv /tmp/torch && /tmp/torch/bin/pip install torch==2.15.0 numpy
+    /tmp/torch/bin/python scripts/pytorch/check_files.py > tests/data/pytorch/files.txt
+
+For each file, each `dynamic` mode and a sequence of input shapes, it prints whether each
+call compiled (C) or hit the cache (H), counted by a counting backend with
+`torch._dynamo.reset()` between scenarios, as pytorch-semantics.md describes.
+`tests/it/files.rs` expects the same actions from Tailor. Driver-only imports the venv
+lacks (torchvision) are stubbed, as Tailor stubs them.
+"""
+
+import importlib.util
+import pathlib
+import sys
+import types
+
+import torch
+import torch._dynamo as dynamo
+from torch._dynamo.testing import CompileCounter
+
+MODELS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "models"
+
+SCENARIOS = [
+    ("mnist.py", "Net", [(2, 1, 28, 28), (3, 1, 28, 28), (5, 1, 28, 28)]),
+    ("resnet18_torchvision.py", "ResNet18", [(1, 3, 64, 64), (2, 3, 64, 64)]),
+]
+
+
+def stub_absent_modules():
+    for name in ["torchvision", "torchvision.datasets", "torchvision.transforms"]:
+        sys.modules.setdefault(name, types.ModuleType(name))
+    sys.modules["torchvision"].datasets = sys.modules["torchvision.datasets"]
+    sys.modules["torchvision"].transforms = sys.modules["torchvision.transforms"]
+
+
+def load(file):
+    spec = importlib.util.spec_from_file_location(file.removesuffix(".py"), MODELS / file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main():
+    stub_absent_modules()
+    torch.manual_seed(0)
+    for file, entry, shapes in SCENARIOS:
+        for dynamic in [True, False, None]:
+            dynamo.reset()
+            model = getattr(load(file), entry)().eval()
+            counter = CompileCounter()
+            compiled = torch.compile(model, backend=counter, dynamic=dynamic)
+            actions = []
+            for shape in shapes:
+                before = counter.frame_count
+                with torch.no_grad():
+                    compiled(torch.randn(*shape))
+                actions.append("C" if counter.frame_count > before else "H")
+            calls = " ".join("x=" + ",".join(map(str, shape)) for shape in shapes)
+            print(f"{file} dynamic={dynamic} {calls}: {' '.join(actions)}")
+
+
+if __name__ == "__main__":
+    main()
