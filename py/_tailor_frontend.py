@@ -47,6 +47,41 @@ def name_state(model):
         _tailor.set_name(tensor, name)
 
 
+def compiled_target(target):
+    """What `torch.compile(target)` compiles, in a script: (name, function, callable,
+    is_module, key), `key` naming its cache (the code object, and the instance)."""
+    if isinstance(target, torch.nn.Module):
+        cls = type(target)
+        forward = forward_of(cls)
+        if forward is None:
+            raise TypeError(f"'{cls.__name__}' has no forward method to compile")
+        name_state(target)
+        return cls.__name__, forward, target.forward, True, (id(forward.__code__), id(target))
+    if isinstance(target, _function):
+        return target.__name__, target, target, False, (id(target.__code__), 0)
+    raise TypeError(f"torch.compile expects an nn.Module or a function, got {type(target).__name__}")
+
+
+class _Output:
+    """sys.stdout / sys.stderr of a script: what it writes goes to the session, in order."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        _tailor.write(self._stream, text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def capture_output():
+    import sys
+    sys.stdout = _Output("stdout")
+    sys.stderr = _Output("stderr")
+
+
 # ---- modules Tailor's Python does not have ---------------------------------------------------
 #
 # A model file imports more than its model needs: argparse, torchvision's datasets, torch.optim,

@@ -302,10 +302,9 @@ impl CodeCache {
         let mut hit = None;
         for (position, entry) in self.entries.iter().enumerate() {
             if entry.wrapper != wrapper {
-                event.reasons.push((
-                    entry.id,
-                    "backend mismatch (compiled by another torch.compile wrapper)".into(),
-                ));
+                event
+                    .reasons
+                    .push((entry.id, backend_mismatch(entry.wrapper, wrapper)));
                 continue;
             }
             match entry.guards.check(call, &marked) {
@@ -500,6 +499,15 @@ fn dim_spec(env: &ShapeEnv, dim: &Expr) -> DimSpec {
             }
         }
     }
+}
+
+/// PyTorch 2.15's reason for an entry another `torch.compile` call made (each call has its
+/// own backend object; Tailor's "ids" are the wrappers' numbers).
+fn backend_mismatch(cached: usize, new: usize) -> String {
+    const BACKEND: &str = "_TorchCompileInductorWrapper";
+    format!(
+        "BACKEND_MATCH failure: torch.compile detected different backend callables. Cached backend: {BACKEND} (id={cached:#x}). New backend: {BACKEND} (id={new:#x}). If this is unexpected, wrap your backend in functools.partial (or reuse the same cached backend) to avoid creating a new backend function each time. More details: https://github.com/pytorch/pytorch/issues/168373"
+    )
 }
 
 /// PyTorch's `_merge_atom`: equal sizes stay, a different or already-dynamic size becomes

@@ -20,6 +20,7 @@ pub mod guard;
 pub mod lower;
 pub mod quiz;
 pub mod runtime;
+pub mod script;
 pub mod shape;
 pub mod spec;
 pub mod symbolic;

@@ -92,7 +92,7 @@ async fn wrappers_share_one_cache() {
     );
     let reasons: Array = get(&result, "reasons").dyn_into().expect("a list");
     let reason = get(&reasons.get(0), "text").as_string().expect("text");
-    assert!(reason.contains("backend mismatch"), "{reason}");
+    assert!(reason.contains("BACKEND_MATCH failure"), "{reason}");
     assert_eq!(Array::from(&dynamic.entries()).length(), 2);
 }
 

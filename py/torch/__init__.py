@@ -136,11 +136,52 @@ class no_grad:
 inference_mode = no_grad
 
 
-def compile(model=None, **options):
-    _tailor.unsupported(
-        "torch.compile inside the model",
-        "Tailor is the compiler: choose dynamic=None/True/False in the controls or on the command line",
-    )
+class OptimizedModule:
+    """What `torch.compile(module)` returns in a script: calls go through the guard cache of
+    the module's `forward` (shared by every wrapper of it), attributes are the module's."""
+
+    def __init__(self, mod, wrapper):
+        object.__setattr__(self, "_orig_mod", mod)
+        object.__setattr__(self, "_wrapper", wrapper)
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            _tailor.unsupported("keyword arguments to a compiled call", "pass the tensors positionally")
+        return _tailor.call_compiled(self._wrapper, list(args))
+
+    def __getattr__(self, name):
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._orig_mod, name, value)
+
+
+def _compiled_function(function, wrapper):
+    def compiled(*args, **kwargs):
+        if kwargs:
+            _tailor.unsupported("keyword arguments to a compiled call", "pass the tensors positionally")
+        return _tailor.call_compiled(wrapper, list(args))
+
+    compiled.__name__ = getattr(function, "__name__", "compiled")
+    compiled.__wrapped__ = function
+    compiled._torchdynamo_orig_callable = function
+    return compiled
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+            options=None, disable=False, recompile_limit=None):
+    """torch.compile: in a script, a wrapper whose calls Tailor compiles and runs; in a model
+    file, unsupported (the controls choose the mode)."""
+    if model is None:
+        return lambda target: compile(target, fullgraph=fullgraph, dynamic=dynamic,
+                                      backend=backend, mode=mode, options=options,
+                                      disable=disable, recompile_limit=recompile_limit)
+    if disable:
+        return model
+    wrapper = _tailor.compile(model, dynamic, recompile_limit)
+    if isinstance(model, nn.Module):
+        return OptimizedModule(model, wrapper)
+    return _compiled_function(model, wrapper)
 
 
 __getattr__ = _missing_names("torch")

@@ -1,22 +1,24 @@
-"""torch._dynamo: the marks are given in Tailor's controls, not in the model."""
+"""torch._dynamo: marks on a script's input tensors (in a model file, marks are given in
+Tailor's controls), and reset()."""
 
 import _tailor
 
 
-def _marks_elsewhere(name):
-    _tailor.unsupported(
-        "torch._dynamo." + name,
-        "give marks in the controls or with --mark-dynamic/--mark-static",
-    )
+def _dims(index):
+    return list(index) if isinstance(index, (list, tuple)) else [index]
 
 
 def mark_dynamic(tensor, index, min=None, max=None):
-    _marks_elsewhere("mark_dynamic")
+    for dim in _dims(index):
+        _tailor.mark(tensor, True, dim, min, max)
 
 
 def maybe_mark_dynamic(tensor, index):
-    _marks_elsewhere("maybe_mark_dynamic")
+    _tailor.unsupported("torch._dynamo.maybe_mark_dynamic",
+                        "its weak marks are not modelled; use mark_dynamic")
 
 
 def mark_static(tensor, index=None):
-    _marks_elsewhere("mark_static")
+    dims = range(tensor.dim()) if index is None else _dims(index)
+    for dim in dims:
+        _tailor.mark(tensor, False, dim, None, None)

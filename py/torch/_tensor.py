@@ -306,6 +306,29 @@ class Tensor(_tailor.TensorBase):
     def __bool__(self):
         return _tailor.tensor_condition()
 
+    # ---- values (a script's tensors outside forward) --------------------------------------
+
+    def tolist(self):
+        def nest(flat, shape):
+            if not shape:
+                return flat[0]
+            step = len(flat) // shape[0] if shape[0] else 0
+            return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+        return nest(_tailor.values(self), list(_tailor.shape(self)))
+
+    def item(self):
+        flat = _tailor.values(self)
+        if len(flat) != 1:
+            raise RuntimeError(f"a Tensor with {len(flat)} elements cannot be converted to Scalar")
+        return flat[0]
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
     def __eq__(self, other):
         return _tailor.tensor_compare()
 

@@ -12,8 +12,9 @@ use super::source::{Decision, FILE_NAME};
 use crate::frontend::FrontendError;
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::{IndexItem, Ops, TensorRef, Tracing};
-use crate::graph::{Init, NodeId, Scalar, Shape, Span};
+use crate::graph::{Graph, Init, NodeId, Op, Scalar, Shape, Span, Tensor};
 use crate::shape::Origin;
+use crate::shape::ShapeEnv;
 use crate::shape::rules::OpCtx;
 use crate::symbolic::{Bindings, CmpOp, Expr, Rel};
 use rustpython_vm::builtins::{
@@ -21,6 +22,7 @@ use rustpython_vm::builtins::{
 };
 use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine};
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// Why a `_tailor` function fails: a front-end error, or a Python exception already made.
@@ -178,6 +180,20 @@ impl<'vm> Call<'vm> {
         .into()
     }
 
+    /// A script's wall-time limit ran out at the user's line.
+    pub fn time_exceeded(&self, seconds: f64) -> Raise {
+        FrontendError::Deadline {
+            span: self.span,
+            seconds,
+        }
+        .into()
+    }
+
+    /// The session of this call.
+    pub fn session_ref(&self) -> &PyRef<Session> {
+        &self.session
+    }
+
     /// The op context of a shape rule called directly (`size`).
     pub fn op_ctx(&self, what: &str) -> OpCtx {
         OpCtx {
@@ -215,17 +231,60 @@ impl<'vm> Call<'vm> {
             graph: &mut c.graph,
             env: &mut c.env,
             const_nodes: &mut c.const_nodes,
+            fed: None,
         });
         op(&mut Ops::new(tracing))
     }
 
-    /// Runs one tensor operation at the user's span and wraps its result.
+    /// Whether tensor operations outside `forward` run eagerly (script mode).
+    pub fn is_eager(&self) -> bool {
+        self.session.eager.get() && !self.is_capturing()
+    }
+
+    /// Runs one tensor operation at the user's span and wraps its result: a node of the
+    /// capture, or, run eagerly outside `forward` in a script, a computed value.
     pub fn tensor_op(
         &self,
         op: impl FnOnce(&mut Ops<'_>, Span) -> std::result::Result<TensorRef, FrontendError>,
     ) -> Result<PyObjectRef> {
+        if self.is_eager() {
+            return self.eager_op(op);
+        }
         let tensor = self.with_ops(|ops| op(ops, self.span))?;
         self.wrap_tensor(tensor)
+    }
+
+    /// An op run eagerly: built as a graph of its own, whose inputs are the values it
+    /// reads, and run by the CPU reference (`graph::eval`) at static sizes.
+    fn eager_op(
+        &self,
+        op: impl FnOnce(&mut Ops<'_>, Span) -> std::result::Result<TensorRef, FrontendError>,
+    ) -> Result<PyObjectRef> {
+        let mut graph = Graph::default();
+        let mut env = ShapeEnv::new();
+        let mut const_nodes = BTreeMap::new();
+        let mut fed = Vec::new();
+        let tracing = Tracing {
+            graph: &mut graph,
+            env: &mut env,
+            const_nodes: &mut const_nodes,
+            fed: Some(&mut fed),
+        };
+        let result = op(&mut Ops::new(Some(tracing)), self.span)?;
+        let TensorRef::Node(id) = result else {
+            return self.wrap_tensor(result);
+        };
+        graph.push("output", Op::Output, vec![id], vec![], None);
+        let inputs: Vec<Tensor> = fed.iter().map(|(_, v)| Tensor::clone(v)).collect();
+        let mut outputs =
+            crate::graph::eval(&graph, &Bindings::new(), &inputs).map_err(|error| {
+                FrontendError::Eager {
+                    span: self.span,
+                    op: graph.node(id).op.name(),
+                    error,
+                }
+            })?;
+        self.wrap_tensor(TensorRef::Value(Rc::new(outputs.remove(0))))
     }
 
     /// `expr` with the capture's replacements applied (as size arithmetic does).
@@ -261,7 +320,7 @@ impl<'vm> Call<'vm> {
                 self.name_constant(value, c);
                 Ok(proxy.tensor.clone())
             }
-            TensorRef::Node(_) => Ok(proxy.tensor.clone()),
+            TensorRef::Node(_) | TensorRef::Value(_) => Ok(proxy.tensor.clone()),
         }
     }
 
@@ -500,12 +559,16 @@ impl<'vm> Call<'vm> {
     pub fn wrap_tensor(&self, tensor: TensorRef) -> Result<PyObjectRef> {
         let capture = match tensor {
             TensorRef::Node(_) => self.capture_number().unwrap_or(0),
-            TensorRef::Const(_) => 0,
+            TensorRef::Const(_) | TensorRef::Value(_) => 0,
         };
         let class = self.class_of(|c| &c.tensor)?;
-        Ok(TensorBase { tensor, capture }
-            .into_ref_with_type(self.vm, class)?
-            .into())
+        Ok(TensorBase {
+            tensor,
+            capture,
+            marks: RefCell::default(),
+        }
+        .into_ref_with_type(self.vm, class)?
+        .into())
     }
 
     /// A size: an int when constant, else a `SymInt`.
@@ -546,14 +609,15 @@ impl<'vm> Call<'vm> {
         })))
     }
 
-    /// Tensor arithmetic outside forward: only scaling a constant's fill by a number
-    /// (`torch.randn(...) * 0.02`) is meaningful.
-    pub fn scale_constant(
+    /// Tensor arithmetic outside forward: scaling a constant's fill by a number
+    /// (`torch.randn(...) * 0.02`) is a new constant; anything else is an op run eagerly in
+    /// a script, and unsupported in a model file.
+    pub fn outside_forward(
         &self,
         name: &str,
         lhs: &PyObjectRef,
         rhs: &PyObjectRef,
-    ) -> Result<PyObjectRef> {
+    ) -> Result<Option<PyObjectRef>> {
         let scaled = match (lhs.downcast_ref::<TensorBase>(), name, self.scalar(rhs)) {
             (Some(proxy), "mul", Some(Scalar::Number(k))) => match &proxy.tensor {
                 TensorRef::Const(c) => match c.init.get() {
@@ -567,12 +631,15 @@ impl<'vm> Call<'vm> {
                     Init::Fill(v) => Some((c, Init::Fill(v * k))),
                     _ => None,
                 },
-                TensorRef::Node(_) => None,
+                TensorRef::Node(_) | TensorRef::Value(_) => None,
             },
             _ => None,
         };
         match scaled {
-            Some((c, init)) => self.new_constant(c.shape.clone(), init, c.is_param),
+            Some((c, init)) => self
+                .new_constant(c.shape.clone(), init, c.is_param)
+                .map(Some),
+            None if self.is_eager() => Ok(None),
             None => Err(self.unsupported(
                 "tensor arithmetic outside forward",
                 "create parameters with torch.randn/zeros/ones, optionally scaled by a number",

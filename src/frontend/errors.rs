@@ -10,7 +10,7 @@
 use super::call::instruction_position;
 use super::native::Session;
 use super::source::FILE_NAME;
-use crate::graph::Span;
+use crate::graph::{EvalError, Span};
 use crate::shape::ShapeError;
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode};
 use rustpython_vm::{AsObject, PyObjectRef, PyRef, VirtualMachine};
@@ -69,6 +69,14 @@ pub enum FrontendError {
         /// The budget, in lines executed.
         limit: u64,
     },
+    /// A script ran longer than its wall-time limit.
+    #[error("{span}: the script ran longer than {seconds} s; Tailor stops a run there")]
+    Deadline {
+        /// The line running when the time ran out.
+        span: Span,
+        /// The limit, in seconds.
+        seconds: f64,
+    },
     /// The requested entry point does not exist.
     #[error("no nn.Module subclass or function named '{name}' (found: {found})")]
     NoEntry {
@@ -83,6 +91,25 @@ pub enum FrontendError {
     /// A shape error inside the model.
     #[error(transparent)]
     Shape(#[from] ShapeError),
+    /// An op a script ran eagerly (outside `forward`) could not be computed.
+    #[error("{span}: {op} (run eagerly): {error}")]
+    Eager {
+        /// Where.
+        span: Span,
+        /// The op.
+        op: String,
+        /// Why the CPU reference could not run it.
+        error: EvalError,
+    },
+    /// A call of a `torch.compile`d function in a script failed: compiling it (the error's
+    /// own span is inside `forward`) or running its kernels.
+    #[error("{span}: {message}")]
+    Compiled {
+        /// Where: the failing line of `forward`, or the call.
+        span: Span,
+        /// What failed.
+        message: String,
+    },
 }
 
 fn note_suffix(note: &str) -> String {
@@ -111,7 +138,10 @@ impl FrontendError {
             | FrontendError::Name { span, .. }
             | FrontendError::Type { span, .. }
             | FrontendError::Assertion { span }
-            | FrontendError::Budget { span, .. } => Some(*span),
+            | FrontendError::Budget { span, .. }
+            | FrontendError::Deadline { span, .. }
+            | FrontendError::Eager { span, .. }
+            | FrontendError::Compiled { span, .. } => Some(*span),
             FrontendError::Shape(
                 ShapeError::Mismatch { span, .. } | ShapeError::Invalid { span, .. },
             ) => Some(*span),

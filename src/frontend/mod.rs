@@ -18,6 +18,7 @@ mod errors;
 mod math;
 mod native;
 mod ops;
+mod script;
 mod source;
 
 use crate::graph::{Graph, Shape, Span};
@@ -29,6 +30,10 @@ use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::compiler::Mode;
 use rustpython_vm::scope::Scope;
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
+pub use script::{
+    CodeKey, DimMark, HostCall, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, ScriptOutcome, Stream,
+    run_script,
+};
 use source::{ChunkKind, FILE_NAME, UserSource};
 use std::rc::Rc;
 
@@ -52,8 +57,9 @@ pub struct Program {
     source: Rc<UserSource>,
     globals: PyObjectRef,
     skipped: Vec<Skipped>,
-    // Last: the objects above belong to this interpreter and are released before it.
-    interpreter: Interpreter,
+    // Last: the objects above belong to this interpreter and are released before it. A
+    // script's compiled functions share its interpreter (`Program::of_script`).
+    interpreter: Rc<Interpreter>,
 }
 
 impl std::fmt::Debug for Program {
@@ -74,6 +80,40 @@ pub struct EntryPoint {
     /// The compiled function (`forward` for a module) and the line it is defined on.
     pub function: (String, u32),
     callable: PyObjectRef,
+}
+
+impl EntryPoint {
+    /// What `torch.compile(target)` compiles in a script (a module instance's `forward`,
+    /// or a function), and the key of the cache its code shares.
+    fn of_target(vm: &VirtualMachine, target: &PyObjectRef) -> PyResult<(EntryPoint, CodeKey)> {
+        let helper = vm.import("_tailor_frontend", 0)?;
+        let described = vm.call_method(&helper, "compiled_target", (target.clone(),))?;
+        let fields: Vec<PyObjectRef> = vm.extract_elements_with(&described, Ok)?;
+        let [name, function, callable, is_module, key] = fields.as_slice() else {
+            return Err(vm.new_type_error("compiled_target gives five fields"));
+        };
+        let is_module: bool = is_module.clone().try_into_value(vm)?;
+        let key: Vec<usize> = vm.extract_elements_with(key, |k| k.try_into_value(vm))?;
+        let inputs: Vec<String> = vm
+            .call_method(&helper, "inputs", (function.clone(), is_module))?
+            .try_into_value(vm)?;
+        let line: u32 = vm
+            .call_method(&helper, "first_line", (function.clone(),))?
+            .try_into_value(vm)?;
+        let name: String = name.clone().try_into_value(vm)?;
+        let function_name = if is_module {
+            "forward".to_string()
+        } else {
+            name.clone()
+        };
+        let entry = EntryPoint {
+            name,
+            inputs,
+            function: (function_name, line),
+            callable: callable.clone(),
+        };
+        Ok((entry, (key[0], key.get(1).copied().unwrap_or(0))))
+    }
 }
 
 /// A fresh interpreter with the native `_tailor` and `math`, and `py/` frozen: the `torch`
@@ -114,10 +154,16 @@ fn package_error(vm: &VirtualMachine, exc: &PyBaseExceptionRef) -> FrontendError
 }
 
 /// Runs `body` under one run's step budget (`Session::trace` as `sys.settrace`), counted
-/// from zero; tracing is off again afterwards.
+/// from zero. Runs nest (a script's compiled call captures inside the script's run): the
+/// outer run's count and tracing resume afterwards; after the outermost, tracing is off.
 fn budgeted<T>(vm: &VirtualMachine, body: impl FnOnce() -> T) -> Result<T, FrontendError> {
     let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
     let session = Call::session(vm).map_err(package)?;
+    let outer_steps = session
+        .tracer
+        .borrow()
+        .is_some()
+        .then(|| session.steps.get());
     session.steps.set(0);
     let settrace = |function: PyObjectRef| {
         vm.sys_module
@@ -126,10 +172,18 @@ fn budgeted<T>(vm: &VirtualMachine, body: impl FnOnce() -> T) -> Result<T, Front
     };
     let trace = session.as_object().get_attr("trace", vm).map_err(package)?;
     *session.tracer.borrow_mut() = Some(trace.clone());
-    settrace(trace).map_err(package)?;
+    settrace(trace.clone()).map_err(package)?;
     let result = body();
-    settrace(vm.ctx.none()).map_err(package)?;
-    *session.tracer.borrow_mut() = None;
+    match outer_steps {
+        Some(steps) => {
+            session.steps.set(steps);
+            settrace(trace).map_err(package)?;
+        }
+        None => {
+            settrace(vm.ctx.none()).map_err(package)?;
+            *session.tracer.borrow_mut() = None;
+        }
+    }
     Ok(result)
 }
 
@@ -138,7 +192,7 @@ fn budgeted<T>(vm: &VirtualMachine, body: impl FnOnce() -> T) -> Result<T, Front
 /// as skipped).
 pub fn parse(source: &str) -> Result<Program, FrontendError> {
     let source = Rc::new(UserSource::parse(source)?);
-    let interpreter = interpreter();
+    let interpreter = Rc::new(interpreter());
     let (globals, skipped) = interpreter.enter(|vm| budgeted(vm, || run_module(vm, &source)))??;
     Ok(Program {
         source,
@@ -206,6 +260,21 @@ fn run_chunk(vm: &VirtualMachine, scope: &Scope, code: &str) -> PyResult<()> {
 }
 
 impl Program {
+    /// The program of a script's compiled functions: the script's own interpreter, which
+    /// is running (a capture enters it again).
+    fn of_script(
+        vm: &VirtualMachine,
+        session: &native::Session,
+        interpreter: Rc<Interpreter>,
+    ) -> Option<Program> {
+        Some(Program {
+            source: session.source.borrow().clone()?,
+            globals: vm.ctx.none(),
+            skipped: Vec::new(),
+            interpreter,
+        })
+    }
+
     /// The module-level statements that were not executed.
     pub fn skipped(&self) -> &[Skipped] {
         &self.skipped

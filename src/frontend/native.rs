@@ -19,16 +19,18 @@ pub(super) mod _tailor {
     use crate::frontend::FrontendError;
     use crate::frontend::capture::Capture;
     use crate::frontend::ops::TensorRef;
+    use crate::frontend::script::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, Stream};
     use crate::frontend::source::FILE_NAME;
     use crate::frontend::source::UserSource;
     use crate::graph::{BinaryOp, Init, PoolKind, ReduceKind, UnaryOp};
     use crate::shape::rules;
     use crate::symbolic::{CmpOp, Expr, Rel};
+    use rustpython_vm::Interpreter;
     use rustpython_vm::builtins::{PyCode, PyTypeRef, PyUtf8StrRef};
     use rustpython_vm::function::ArgIntoFloat;
     use rustpython_vm::{Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass};
     use std::cell::{Cell, RefCell};
-    use std::rc::Rc;
+    use std::rc::{Rc, Weak};
 
     /// How many lines of the user's file one run (the module level, or one capture) may
     /// execute: far more than any model's `__init__` and `forward` take, and, in the
@@ -48,7 +50,7 @@ pub(super) mod _tailor {
     /// capture in progress, and the errors raised into Python.
     #[pyattr]
     #[pyclass(name = "Session")]
-    #[derive(Debug, PyPayload, Default)]
+    #[derive(PyPayload, Default)]
     pub struct Session {
         pub classes: RefCell<Option<Classes>>,
         pub source: RefCell<Option<Rc<UserSource>>>,
@@ -60,6 +62,49 @@ pub(super) mod _tailor {
         pub steps: Cell<u64>,
         /// This session's bound `trace`, while a run is traced.
         pub tracer: RefCell<Option<PyObjectRef>>,
+        /// Script mode: tensor ops outside `forward` run eagerly.
+        pub eager: Cell<bool>,
+        /// Script mode: where `torch.compile`d calls go.
+        pub host: RefCell<Option<Box<dyn ScriptHost>>>,
+        /// Script mode: the running interpreter, for the programs of compiled functions.
+        pub interpreter: RefCell<Weak<Interpreter>>,
+        /// Script mode: what the script wrote and the host logged, in order.
+        pub output: RefCell<Vec<Output>>,
+        /// Script mode: the clock (ms) and the time the run must end by.
+        pub clock: RefCell<Option<Rc<dyn Fn() -> f64>>>,
+        pub deadline: Cell<Option<f64>>,
+    }
+
+    impl std::fmt::Debug for Session {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Session")
+                .field("captures", &self.captures)
+                .field("steps", &self.steps)
+                .field("eager", &self.eager)
+                .finish_non_exhaustive()
+        }
+    }
+
+    impl Session {
+        /// Appends to the script's output, merging with the last piece of the same stream.
+        pub fn write(&self, stream: Stream, text: &str) {
+            let mut output = self.output.borrow_mut();
+            match output.last_mut() {
+                Some(last) if last.stream == stream => last.text.push_str(text),
+                _ => output.push(Output {
+                    stream,
+                    text: text.to_string(),
+                }),
+            }
+        }
+
+        /// Whether a script's wall-time limit has passed.
+        fn past_deadline(&self) -> bool {
+            match (self.deadline.get(), &*self.clock.borrow()) {
+                (Some(deadline), Some(clock)) => clock() > deadline,
+                _ => false,
+            }
+        }
     }
 
     #[pyclass]
@@ -90,6 +135,11 @@ pub(super) mod _tailor {
                     if steps > STEP_LIMIT {
                         return Call::run(vm, |call| Err(call.budget_exceeded(STEP_LIMIT)));
                     }
+                    if steps.is_multiple_of(1024) && zelf.past_deadline() {
+                        return Call::run(vm, |call| {
+                            Err(call.time_exceeded(SCRIPT_TIME_LIMIT_MS / 1e3))
+                        });
+                    }
                     Ok(tracer())
                 }
                 _ => Ok(tracer()),
@@ -109,6 +159,8 @@ pub(super) mod _tailor {
     pub struct TensorBase {
         pub tensor: TensorRef,
         pub capture: u64,
+        /// `torch._dynamo.mark_dynamic` / `mark_static` on this tensor (script mode).
+        pub marks: RefCell<Vec<DimMark>>,
     }
 
     #[pyclass(flags(BASETYPE))]
@@ -153,6 +205,72 @@ pub(super) mod _tailor {
             symbool,
             error,
         });
+        Ok(())
+    }
+
+    // ---- script mode ---------------------------------------------------------------------
+
+    /// `torch.compile(target, dynamic=…)` in a script: the new wrapper's id.
+    #[pyfunction]
+    fn compile(
+        target: PyObjectRef,
+        dynamic: PyObjectRef,
+        recompile_limit: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<usize> {
+        crate::frontend::script::compile(vm, &target, &dynamic, &recompile_limit)
+    }
+
+    /// A call of compiled wrapper `wrapper` with `args`.
+    #[pyfunction]
+    fn call_compiled(wrapper: usize, args: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
+        crate::frontend::script::call_compiled(vm, wrapper, &args)
+    }
+
+    /// `torch._dynamo.mark_dynamic(x, dim, min, max)` (`dynamic`) or `mark_static(x, dim)`.
+    #[pyfunction]
+    fn mark(
+        tensor: PyObjectRef,
+        dynamic: bool,
+        dim: PyObjectRef,
+        min: PyObjectRef,
+        max: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        crate::frontend::script::mark(vm, &tensor, dynamic, &dim, &min, &max)
+    }
+
+    /// The values of a script's tensor, flat and row-major (`item()`, `tolist()`, `float()`).
+    #[pyfunction]
+    fn values(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let tensor = match call.tensor(&x)? {
+                TensorRef::Value(value) => crate::graph::Tensor::clone(&value),
+                TensorRef::Const(constant) if call.is_eager() => constant.values(),
+                _ => {
+                    return Err(call.unsupported(
+                        "reading a tensor's values (.item(), .tolist(), float())",
+                        "inside forward Dynamo breaks the graph here, and Tailor does not break graphs yet",
+                    ));
+                }
+            };
+            let values = tensor
+                .data
+                .iter()
+                .map(|&v| vm.ctx.new_float(f64::from(v)).into())
+                .collect();
+            Ok(vm.ctx.new_list(values).into())
+        })
+    }
+
+    /// What a script writes to `sys.stdout` (`stream` "stdout") or `sys.stderr`.
+    #[pyfunction]
+    fn write(stream: PyUtf8StrRef, text: PyUtf8StrRef, vm: &VirtualMachine) -> PyResult<()> {
+        let stream = match stream.as_str() {
+            "stdout" => Stream::Stdout,
+            _ => Stream::Stderr,
+        };
+        Call::session(vm)?.write(stream, text.as_str());
         Ok(())
     }
 
@@ -221,16 +339,18 @@ pub(super) mod _tailor {
         value: ArgIntoFloat,
         vm: &VirtualMachine,
     ) -> PyResult {
-        Call::run(vm, |call| match call.tensor(&tensor)? {
+        Call::run(vm, |call| {
+            match call.tensor(&tensor)? {
             TensorRef::Const(c) => {
                 let init = init_of(kind.as_str(), value.into_float())
                     .ok_or_else(|| call.type_error(format!("unknown fill '{}'", kind.as_str())))?;
                 c.init.set(init);
                 Ok(tensor.clone())
             }
-            TensorRef::Node(_) => {
-                Err(call.type_error("nn.init needs a tensor made outside forward, got Tensor"))
-            }
+            TensorRef::Node(_) | TensorRef::Value(_) => Err(call.type_error(
+                "nn.init needs a tensor made by torch.randn/zeros/ones or a module, got a computed Tensor",
+            )),
+        }
         })
     }
 
@@ -239,9 +359,9 @@ pub(super) mod _tailor {
     fn as_state(data: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         Call::run(vm, |call| match call.tensor(&data)? {
             TensorRef::Const(c) => call.new_constant(c.shape.clone(), c.init.get(), true),
-            TensorRef::Node(_) => {
-                Err(call.type_error("nn.Parameter needs a tensor made outside forward, got Tensor"))
-            }
+            TensorRef::Node(_) | TensorRef::Value(_) => Err(call.type_error(
+                "nn.Parameter needs a tensor made by torch.randn/zeros/ones, got a computed Tensor",
+            )),
         })
     }
 
@@ -331,7 +451,9 @@ pub(super) mod _tailor {
                 return call.tensor_op(|ops, span| ops.matmul(a, b, span));
             }
             if !call.is_capturing() {
-                return call.scale_constant(name, &lhs, &rhs);
+                if let Some(scaled) = call.outside_forward(name, &lhs, &rhs)? {
+                    return Ok(scaled);
+                }
             }
             if name == "pow" {
                 let exponent = call.scalar(&rhs);

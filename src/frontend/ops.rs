@@ -9,7 +9,7 @@
 
 use super::FrontendError;
 use crate::graph::{BinaryOp, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span};
-use crate::graph::{UnaryOp, shape_to_string};
+use crate::graph::{Tensor, UnaryOp, shape_to_string};
 use crate::shape::rules::{self, OpCtx};
 use crate::shape::{ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
@@ -27,6 +27,9 @@ pub enum TensorRef {
     Node(NodeId),
     /// A parameter, buffer or module-level constant (static shape).
     Const(Rc<ConstTensor>),
+    /// A tensor a script computed, with its values: a compiled call's output or the result
+    /// of an op run eagerly outside `forward` (script mode only).
+    Value(Rc<Tensor>),
 }
 
 /// One item of a tensor subscript `x[...]`, as read from the index expression.
@@ -58,6 +61,9 @@ pub struct Tracing<'a> {
     pub env: &'a mut ShapeEnv,
     /// The node of each constant used so far, by constant id.
     pub const_nodes: &'a mut BTreeMap<usize, NodeId>,
+    /// In an op run eagerly: the values fed as its graph's inputs, in input order. `None`
+    /// in a capture, where a script's computed tensor cannot be an operand.
+    pub fed: Option<&'a mut Vec<(NodeId, Rc<Tensor>)>>,
 }
 
 /// The tensor operations, inside `forward` (with a `Tracing`) or outside it (only shape
@@ -104,6 +110,7 @@ impl<'a> Ops<'a> {
     pub fn shape_of(&self, tensor: &TensorRef) -> Shape {
         match tensor {
             TensorRef::Const(c) => c.shape.iter().map(|&d| Expr::int(d)).collect(),
+            TensorRef::Value(v) => v.shape.iter().map(|&d| Expr::int(d as i64)).collect(),
             TensorRef::Node(id) => match &self.tracing {
                 Some(tracing) => tracing.graph.shape(*id).clone(),
                 None => unreachable!("graph tensors exist only while capturing"),
@@ -116,6 +123,7 @@ impl<'a> Ops<'a> {
         let c = match tensor {
             TensorRef::Node(id) => return Ok(*id),
             TensorRef::Const(c) => c,
+            TensorRef::Value(value) => return self.fed_node(value, span),
         };
         let Some(tracing) = &mut self.tracing else {
             return Err(FrontendError::Unsupported {
@@ -128,13 +136,8 @@ impl<'a> Ops<'a> {
             return Ok(id);
         }
         tracing.env.node_cursor = tracing.graph.nodes.len();
-        let name = c.name.borrow().clone();
         let shape: Shape = c.shape.iter().map(|&d| Expr::int(d)).collect();
-        let label = if name.is_empty() {
-            format!("const{}", c.id)
-        } else {
-            name
-        };
+        let label = c.label();
         let op = if c.is_param {
             Op::Param {
                 path: label.clone(),
@@ -150,6 +153,31 @@ impl<'a> Ops<'a> {
             .graph
             .push(&label.replace('.', "_"), op, vec![], shape, None);
         tracing.const_nodes.insert(c.id, id);
+        Ok(id)
+    }
+
+    /// The input node that feeds `value` into an op run eagerly (one per value).
+    fn fed_node(&mut self, value: &Rc<Tensor>, span: Span) -> Result<NodeId> {
+        let fed = self.tracing.as_mut().and_then(|tracing| {
+            tracing
+                .fed
+                .as_deref_mut()
+                .map(|fed| (fed, &mut *tracing.graph))
+        });
+        let Some((fed, graph)) = fed else {
+            return Err(unsupported(
+                span,
+                "a tensor the script computed outside forward",
+                "inside forward use the inputs, the module's parameters and buffers, and constants made with torch.randn/zeros/ones",
+            ));
+        };
+        if let Some((id, _)) = fed.iter().find(|(_, v)| Rc::ptr_eq(v, value)) {
+            return Ok(*id);
+        }
+        let name = format!("v{}", fed.len());
+        let shape: Shape = value.shape.iter().map(|&d| Expr::int(d as i64)).collect();
+        let id = graph.push(&name, Op::Input { name: name.clone() }, vec![], shape, None);
+        fed.push((id, value.clone()));
         Ok(id)
     }
 
@@ -702,4 +730,22 @@ pub struct ConstTensor {
     pub name: RefCell<String>,
     /// True for module parameters and buffers, false for module-level globals.
     pub is_param: bool,
+}
+
+impl ConstTensor {
+    /// The name its node gets: its name, or `const{id}` before it has one.
+    pub fn label(&self) -> String {
+        let name = self.name.borrow();
+        if name.is_empty() {
+            format!("const{}", self.id)
+        } else {
+            name.clone()
+        }
+    }
+
+    /// Its values, as every backend makes them (seeded by its label).
+    pub fn values(&self) -> Tensor {
+        let shape = self.shape.iter().map(|&d| d as usize).collect();
+        Tensor::init(shape, self.init.get(), crate::graph::seed_of(&self.label()))
+    }
 }

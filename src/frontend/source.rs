@@ -139,6 +139,11 @@ impl UserSource {
         Ok(source)
     }
 
+    /// The whole file.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The top-level statements in order.
     pub fn chunks(&self) -> &[Chunk] {
         &self.chunks

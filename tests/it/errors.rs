@@ -521,7 +521,7 @@ fn usage_errors_exit_with_2_and_the_usage() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["compile"],
-            "unknown command 'compile' (expected run or explain)",
+            "unknown command 'compile' (expected run, explain, script or bench)",
         ),
         (vec!["run"], "missing FILE"),
         (vec!["run", "--call", "x=8,64"], "missing FILE"),

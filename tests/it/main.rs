@@ -12,6 +12,7 @@ mod leaf_guards;
 mod models;
 mod python;
 mod schedules;
+mod script;
 mod snapshots;
 mod tidy;
 mod wgsl;

@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use tailor::Error;
 use tailor::cache::{CallMarks, CompileConfig, DynamicMode};
 use tailor::runtime::executor::Device;
+use tailor::script::Logs;
 use tailor::spec;
 
 /// What `--help` prints, and every usage error after its message.
@@ -22,6 +23,7 @@ pub const USAGE: &str = "usage:
              [--mark-static INPUT:DIM]... [--recompile-limit N] [--device auto|gpu|cpu]
              --call SHAPES [--call SHAPES]... [--json] [--check]
   tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
+  tailor script FILE.py [--logs recompiles,guards,dynamic] [--device auto|gpu|cpu] [--json]
   tailor bench [--json] [--rounds N]
 SHAPES = NAME=D,D,...[;NAME=D,...]   e.g. x=8,64  or  a=8,16;b=16,4";
 
@@ -33,6 +35,20 @@ pub enum Command {
     Explain(ExplainArgs),
     /// `tailor bench`: the compiler's and the kernels' timings.
     Bench(BenchArgs),
+    /// `tailor script`: a whole script, its `torch.compile` wrappers compiled and run.
+    Script(ScriptArgs),
+}
+
+/// `tailor script`.
+pub struct ScriptArgs {
+    /// The script.
+    pub file: String,
+    /// `--logs`: the `TORCH_LOGS` artifacts to print.
+    pub logs: Logs,
+    /// Where compiled calls run.
+    pub device: Device,
+    /// One JSON object (output and calls) instead of the script's own output.
+    pub json: bool,
 }
 
 /// What `run` and `explain` share: the model and how it compiles.
@@ -100,14 +116,17 @@ pub struct BenchArgs {
 /// Parses `args` (without the program name).
 pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     let mut args = args.into_iter();
-    let command = args.next().ok_or("missing command (run or explain)")?;
+    let command = args
+        .next()
+        .ok_or("missing command (run, explain, script or bench)")?;
     let mut parser = Parser::from_args(args);
     match command.to_str() {
         Some("run") => run_args(&mut parser).map(Command::Run),
         Some("explain") => explain_args(&mut parser).map(Command::Explain),
         Some("bench") => bench_args(&mut parser).map(Command::Bench),
+        Some("script") => script_args(&mut parser).map(Command::Script),
         _ => Err(format!(
-            "unknown command '{}' (expected run or explain)",
+            "unknown command '{}' (expected run, explain, script or bench)",
             command.to_string_lossy()
         )),
     }
@@ -185,6 +204,42 @@ fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, Str
         }
     }
     if args.model.file.is_empty() {
+        return Err("missing FILE".into());
+    }
+    Ok(args)
+}
+
+fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
+    let mut args = ScriptArgs {
+        file: String::new(),
+        logs: Logs::default(),
+        device: Device::Auto,
+        json: false,
+    };
+    while let Some(arg) = next(parser, "script")? {
+        let flag = match arg {
+            Arg::Value(value) if args.file.is_empty() => {
+                args.file = text(value, "FILE")?;
+                continue;
+            }
+            Arg::Value(extra) => {
+                return Err(format!("unexpected argument '{}'", extra.to_string_lossy()));
+            }
+            flag => spelled(&flag),
+        };
+        match flag.as_str() {
+            "--logs" => args.logs = value(parser, &flag)?.parse()?,
+            "--device" => {
+                let device = value(parser, &flag)?;
+                args.device = device
+                    .parse()
+                    .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))?;
+            }
+            "--json" => args.json = true,
+            _ => return Err(format!("unknown flag '{flag}' for 'script'")),
+        }
+    }
+    if args.file.is_empty() {
         return Err("missing FILE".into());
     }
     Ok(args)

@@ -5,7 +5,7 @@
 //! place (with `bench`) that prints an error or picks an exit code.
 
 use crate::args::{self, Command, ModelArgs, USAGE};
-use crate::{bench, explain, report, run};
+use crate::{bench, explain, report, run, script};
 use std::ffi::OsString;
 use std::process::ExitCode;
 use tailor::Error;
@@ -42,6 +42,7 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => on_the_model(&args.model, |source| {
             explain::explain(&args, source).map(|trace| (trace, None))
         }),
+        Command::Script(args) => on_the_file(&args.file, |source| script::script(&args, source)),
     }
 }
 
@@ -51,7 +52,15 @@ fn on_the_model(
     model: &ModelArgs,
     command: impl FnOnce(&str) -> Result<(String, Option<Error>), Error>,
 ) -> ExitCode {
-    let source = match read_source(&model.file) {
+    on_the_file(&model.file, command)
+}
+
+/// `on_the_model` for a command that takes only a file.
+fn on_the_file(
+    file: &str,
+    command: impl FnOnce(&str) -> Result<(String, Option<Error>), Error>,
+) -> ExitCode {
+    let source = match read_source(file) {
         Ok(source) => source,
         Err(message) => {
             eprintln!("error: {message}");
@@ -68,7 +77,7 @@ fn on_the_model(
     match error {
         None => ExitCode::SUCCESS,
         Some(err) => {
-            eprintln!("error: {}", report_error(&model.file, &source, &err));
+            eprintln!("error: {}", report_error(file, &source, &err));
             ExitCode::FAILURE
         }
     }

@@ -1,5 +1,6 @@
 //! The `tailor` command line: `run` a sequence of calls through the guard cache,
-//! `explain` one compilation step by step, or `bench` the compiler and the kernels
+//! `explain` one compilation step by step, run a whole `script` with its `torch.compile`
+//! wrappers compiled, or `bench` the compiler and the kernels
 //! (DESIGN.md §6; other tools parse `run --json`).
 //!
 //! In: the arguments. Out: a report on stdout (text or one JSON object), errors on stderr.
@@ -24,6 +25,8 @@ mod explain;
 mod report;
 #[cfg(not(target_arch = "wasm32"))]
 mod run;
+#[cfg(not(target_arch = "wasm32"))]
+mod script;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

@@ -1,0 +1,47 @@
+"""What real torch.compile logs for a script run with TORCH_LOGS=recompiles.
+
+Run with PyTorch 2.15 (CPU is enough), from the repository root:
+
+    /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
+        tests/data/scripts/material_demo.py > tests/data/pytorch/material_demo.eager.txt
+    /tmp/torch/bin/python scripts/pytorch/check_script.py inductor \
+        tests/data/scripts/material_demo.py > tests/data/pytorch/material_demo.inductor.txt
+
+The script runs verbatim, except that every torch.compile call gets `backend=BACKEND`
+(the material's demo uses the default, inductor). It prints the `[__recompiles]` log lines
+(and the WARNINGs) without logging's header, with the script's directory removed from
+paths and object ids written `0x…`, then what the script printed. `tests/it/script.rs`
+expects Tailor's `tailor script --logs recompiles` to give the eager backend's lines: which
+entry each call makes and why are Dynamo's decisions, made before any backend runs.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+HEADER = re.compile(r"^[VIWE]\d{4} [\d:.]+ \d+ [^\]]+\] ")
+IDS = re.compile(r"id=0x[0-9a-f]+")
+RUNNER = """
+import functools, runpy, sys, torch
+torch.compile = functools.partial(torch.compile, backend=sys.argv[1])
+runpy.run_path(sys.argv[2], run_name="__main__")
+"""
+
+
+def main():
+    backend, path = sys.argv[1], sys.argv[2]
+    env = dict(os.environ, TORCH_LOGS="recompiles")
+    run = subprocess.run([sys.executable, "-c", RUNNER, backend, path], env=env,
+                         capture_output=True, text=True, check=True)
+    directory = os.path.dirname(os.path.abspath(path)) + os.sep
+    for line in run.stderr.splitlines():
+        print(IDS.sub("id=0x…", HEADER.sub("", line)).replace(directory, ""))
+    print("---- stdout")
+    for line in run.stdout.splitlines():
+        # Timings differ from run to run: the lines are kept, their numbers are not.
+        print(re.sub(r"\d+\.\d+", "N", line))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,374 @@
+//! Script mode, the front end's half: a whole Python script runs as Python would, and its
+//! `torch.compile`d calls go to a [`ScriptHost`] (the guard cache and the executor, above
+//! the front end: `crate::script`).
+//!
+//! Input: the script's text and the host. Output: what it printed and what the host logged,
+//! in order, and the error that stopped it, at its line:col. Outside `forward` tensor ops
+//! run eagerly (`Call::eager_op`); inside a compiled call they are captured as ever.
+//! Invariant: the host is taken out of the session before `run_script` returns, so no
+//! cache (which holds the interpreter) outlives the run inside the interpreter itself; and
+//! the run is bounded by `STEP_LIMIT` lines and `SCRIPT_TIME_LIMIT_MS`.
+
+use super::call::{Call, Raise};
+use super::errors::frontend_error;
+use super::native::{Session, TensorBase};
+use super::ops::TensorRef;
+use super::source::{FILE_NAME, UserSource};
+use super::{EntryPoint, FrontendError, Program, budgeted, interpreter, package_error};
+use crate::cache::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
+use crate::graph::{Span, Tensor};
+use crate::shape::rules;
+use rustpython_vm::compiler::Mode;
+use rustpython_vm::{PyObjectRef, PyRef, PyResult, VirtualMachine};
+use std::rc::Rc;
+
+/// How long a script may run, in ms of wall time (its compiled calls included).
+pub const SCRIPT_TIME_LIMIT_MS: f64 = 30_000.0;
+
+/// Which `torch.compile` cache a wrapper's code belongs to: the compiled function's code
+/// object and, for a module, the instance (each instance gets its own cache).
+pub type CodeKey = (usize, usize);
+
+/// A `torch._dynamo.mark_dynamic` / `mark_static` carried by one input tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DimMark {
+    /// `mark_dynamic(x, dim, min=, max=)`.
+    Dynamic {
+        /// The dim.
+        dim: usize,
+        /// `min=`.
+        min: Option<i64>,
+        /// `max=`.
+        max: Option<i64>,
+    },
+    /// `mark_static(x, dim)`.
+    Static {
+        /// The dim.
+        dim: usize,
+    },
+}
+
+/// One call of a compiled wrapper, as the host ran it.
+pub struct HostCall {
+    /// The returned tensors.
+    pub outputs: Vec<Tensor>,
+    /// Log lines the call produced (`TORCH_LOGS`-style and warnings), each without its
+    /// newline.
+    pub log: Vec<String>,
+}
+
+/// What a script's `torch.compile` and compiled calls go to.
+pub trait ScriptHost {
+    /// `torch.compile(target, dynamic=…)`: a new wrapper of the code `key` (whose entry and
+    /// program are given in case this is the code's first wrapper); returns its id.
+    fn compile(
+        &mut self,
+        key: CodeKey,
+        program: Program,
+        entry: EntryPoint,
+        config: CompileConfig,
+    ) -> usize;
+
+    /// The input names of wrapper `wrapper`'s function.
+    fn inputs(&self, wrapper: usize) -> Vec<String>;
+
+    /// Calls wrapper `wrapper` with `inputs` (one per name of `inputs()`) carrying `marks`.
+    /// `span` is the call's place in the script.
+    fn call(
+        &mut self,
+        wrapper: usize,
+        inputs: Vec<Tensor>,
+        marks: CallMarks,
+        span: Span,
+    ) -> Result<HostCall, FrontendError>;
+}
+
+/// Where a piece of a script's output went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    /// `print` and `sys.stdout`.
+    Stdout,
+    /// `sys.stderr`.
+    Stderr,
+    /// `TORCH_LOGS`-style lines and PyTorch's warnings (stderr in PyTorch).
+    Log,
+}
+
+/// A piece of a script's output, in the order it was written.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Output {
+    /// Where it went.
+    pub stream: Stream,
+    /// The text, newlines included.
+    pub text: String,
+}
+
+/// A finished script.
+#[derive(Debug)]
+pub struct ScriptOutcome {
+    /// Everything written, in order.
+    pub output: Vec<Output>,
+    /// The error that stopped it.
+    pub error: Option<FrontendError>,
+}
+
+/// Runs the whole of `source` as a script, its compiled calls through `host`; `clock`
+/// gives ms for the time limit.
+pub fn run_script(
+    source: &str,
+    host: Box<dyn ScriptHost>,
+    clock: Rc<dyn Fn() -> f64>,
+) -> ScriptOutcome {
+    let user = match UserSource::parse(source) {
+        Ok(user) => Rc::new(user),
+        Err(error) => {
+            return ScriptOutcome {
+                output: Vec::new(),
+                error: Some(error),
+            };
+        }
+    };
+    let interpreter = Rc::new(interpreter());
+    let error = interpreter.enter(|vm| {
+        let session = match Call::session(vm) {
+            Ok(session) => session,
+            Err(exc) => return Some(package_error(vm, &exc)),
+        };
+        *session.interpreter.borrow_mut() = Rc::downgrade(&interpreter);
+        *session.host.borrow_mut() = Some(host);
+        *session.clock.borrow_mut() = Some(clock.clone());
+        session.deadline.set(Some(clock() + SCRIPT_TIME_LIMIT_MS));
+        session.eager.set(true);
+        let result = budgeted(vm, || run(vm, &session, &user)).and_then(|r| r);
+        session.eager.set(false);
+        session.host.borrow_mut().take();
+        result.err()
+    });
+    let output = interpreter.enter(|vm| {
+        Call::session(vm)
+            .map(|session| std::mem::take(&mut *session.output.borrow_mut()))
+            .unwrap_or_default()
+    });
+    ScriptOutcome { output, error }
+}
+
+fn run(
+    vm: &VirtualMachine,
+    session: &PyRef<Session>,
+    source: &Rc<UserSource>,
+) -> Result<(), FrontendError> {
+    let package = |exc| package_error(vm, &exc);
+    *session.source.borrow_mut() = Some(source.clone());
+    vm.import("torch", 0).map_err(package)?;
+    let helper = vm.import("_tailor_frontend", 0).map_err(package)?;
+    vm.call_method(&helper, "install_absent_modules", ())
+        .map_err(package)?;
+    vm.call_method(&helper, "capture_output", ())
+        .map_err(package)?;
+    let scope = vm.new_scope_with_main().map_err(package)?;
+    let code = vm
+        .compile(source.text(), Mode::Exec, FILE_NAME)
+        .map_err(|err| err.into_pyexception(vm, Some(source.text())))
+        .map_err(|exc| frontend_error(vm, session, exc))?;
+    vm.run_code_obj(code, scope)
+        .map(drop)
+        .map_err(|exc| frontend_error(vm, session, exc))
+}
+
+// ---- the `_tailor` calls of script mode ------------------------------------------------------
+
+/// Why a script-only call is refused in a model file.
+const NOT_IN_A_SCRIPT: &str = "Tailor is the compiler: choose dynamic=None/True/False in the controls or on the command line (or run the whole file with `tailor script`)";
+
+/// `torch.compile(target, dynamic=…, recompile_limit=…)`: registers a wrapper with the host.
+pub(super) fn compile(
+    vm: &VirtualMachine,
+    target: &PyObjectRef,
+    dynamic: &PyObjectRef,
+    recompile_limit: &PyObjectRef,
+) -> PyResult<usize> {
+    Call::run_with(vm, |call| {
+        let session = call.session_ref();
+        let interpreter = session.interpreter.borrow().upgrade();
+        let Some(interpreter) = interpreter else {
+            return Err(call.unsupported("torch.compile inside the model", NOT_IN_A_SCRIPT));
+        };
+        let dynamic = if vm.is_none(dynamic) {
+            DynamicMode::Auto
+        } else if dynamic.clone().try_into_value::<bool>(vm)? {
+            DynamicMode::True
+        } else {
+            DynamicMode::False
+        };
+        let recompile_limit = if vm.is_none(recompile_limit) {
+            DEFAULT_RECOMPILE_LIMIT
+        } else {
+            call.int(recompile_limit, "recompile_limit")?.max(0) as usize
+        };
+        let (entry, key) = EntryPoint::of_target(vm, target)?;
+        let program = Program::of_script(vm, session, interpreter)
+            .ok_or_else(|| call.type_error("torch.compile before the script started"))?;
+        let mut host = session.host.try_borrow_mut().map_err(|_| {
+            call.unsupported(
+                "torch.compile while a compiled function runs",
+                "call torch.compile at the script's level",
+            )
+        })?;
+        let host = host
+            .as_mut()
+            .ok_or_else(|| call.unsupported("torch.compile inside the model", NOT_IN_A_SCRIPT))?;
+        let config = CompileConfig {
+            dynamic,
+            recompile_limit,
+        };
+        Ok(host.compile(key, program, entry, config))
+    })
+}
+
+/// A call of a compiled wrapper: the tensors' values and marks go to the host, its log to
+/// the output, and its outputs come back as values (a tuple when there are several).
+pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjectRef]) -> PyResult {
+    Call::run(vm, |call| {
+        let session = call.session_ref().clone();
+        let mut inputs = Vec::with_capacity(args.len());
+        let mut marks = Vec::with_capacity(args.len());
+        for arg in args {
+            if !call.is_tensor(arg) {
+                return Err(call.unsupported(
+                    format!("a {} argument to a compiled function", call.type_name(arg)),
+                    "Tailor's compiled calls take tensors; guards on Python values are not modelled yet",
+                ));
+            }
+            inputs.push(match call.tensor(arg)? {
+                TensorRef::Value(value) => Tensor::clone(&value),
+                TensorRef::Const(constant) => constant.values(),
+                TensorRef::Node(_) => {
+                    return Err(call.unsupported(
+                        "calling a torch.compile'd function inside forward",
+                        "Dynamo would inline it; call it at the script's level",
+                    ));
+                }
+            });
+            marks.push(
+                arg.downcast_ref::<TensorBase>()
+                    .map(|t| t.marks.borrow().clone())
+                    .unwrap_or_default(),
+            );
+        }
+        let mut slot = session.host.try_borrow_mut().map_err(|_| {
+            call.unsupported(
+                "calling a torch.compile'd function while another one compiles",
+                "call it at the script's level",
+            )
+        })?;
+        let host = slot
+            .as_mut()
+            .ok_or_else(|| call.unsupported("a compiled call outside a script", NOT_IN_A_SCRIPT))?;
+        let names = host.inputs(wrapper);
+        if names.len() != inputs.len() {
+            return Err(call.type_error(format!(
+                "the compiled function takes {} tensor argument(s) ({}) but {} were given",
+                names.len(),
+                names.join(", "),
+                inputs.len()
+            )));
+        }
+        let call_marks = call_marks(&names, &marks);
+        let result = host.call(wrapper, inputs, call_marks, call.span);
+        drop(slot);
+        let result = result?;
+        for line in &result.log {
+            session.write(Stream::Log, &format!("{line}\n"));
+        }
+        let mut outputs = result
+            .outputs
+            .into_iter()
+            .map(|tensor| call.wrap_tensor(TensorRef::Value(Rc::new(tensor))))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(if outputs.len() == 1 {
+            outputs.remove(0)
+        } else {
+            vm.ctx.new_tuple(outputs).into()
+        })
+    })
+}
+
+/// The marks of a call's inputs, by input name.
+fn call_marks(names: &[String], marks: &[Vec<DimMark>]) -> CallMarks {
+    let mut call_marks = CallMarks::default();
+    for (name, marks) in names.iter().zip(marks) {
+        for mark in marks {
+            match *mark {
+                DimMark::Dynamic { dim, min, max } => call_marks.dynamic.push(MarkDynamic {
+                    input: name.clone(),
+                    dim,
+                    min,
+                    max,
+                }),
+                DimMark::Static { dim } => call_marks.fixed.push((name.clone(), dim)),
+            }
+        }
+    }
+    call_marks
+}
+
+/// `torch._dynamo.mark_dynamic` / `mark_static` on a tensor of a script.
+pub(super) fn mark(
+    vm: &VirtualMachine,
+    tensor: &PyObjectRef,
+    dynamic: bool,
+    dim: &PyObjectRef,
+    min: &PyObjectRef,
+    max: &PyObjectRef,
+) -> PyResult<()> {
+    Call::run_with(vm, |call| {
+        let what = if dynamic {
+            "mark_dynamic"
+        } else {
+            "mark_static"
+        };
+        if call
+            .session_ref()
+            .host
+            .try_borrow()
+            .is_ok_and(|h| h.is_none())
+        {
+            return Err(call.unsupported(
+                format!("torch._dynamo.{what} inside the model"),
+                "give marks in the controls or with --mark-dynamic/--mark-static, or run the whole file with `tailor script`",
+            ));
+        }
+        let shape = call.shape_of(tensor)?;
+        let dim = call.int(dim, "dim")?;
+        let dim = rules::normalize_dim(&call.op_ctx(what), dim, shape.len())?;
+        let bound = |value: &PyObjectRef, name| -> Result<Option<i64>, Raise> {
+            if vm.is_none(value) {
+                Ok(None)
+            } else {
+                call.int(value, name).map(Some)
+            }
+        };
+        let mark = if dynamic {
+            DimMark::Dynamic {
+                dim,
+                min: bound(min, "min")?,
+                max: bound(max, "max")?,
+            }
+        } else {
+            DimMark::Static { dim }
+        };
+        if let Some(proxy) = tensor.downcast_ref::<TensorBase>() {
+            let mut marks = proxy.marks.borrow_mut();
+            marks.retain(|m| mark_dim(m) != dim);
+            marks.push(mark);
+        }
+        Ok(())
+    })
+}
+
+fn mark_dim(mark: &DimMark) -> usize {
+    match *mark {
+        DimMark::Dynamic { dim, .. } | DimMark::Static { dim } => dim,
+    }
+}

@@ -1,0 +1,365 @@
+//! Script mode: a whole Python script runs as Python would (`tailor script FILE.py`), and
+//! each `torch.compile` wrapper it makes is a real one: its calls go through the guard cache
+//! of their code object and run their kernels on the executor's backend.
+//!
+//! In: the script's text and [`ScriptOptions`] (which `TORCH_LOGS`-style logs to print, the
+//! file's name for them, the backend and the clock). Out: a [`ScriptRun`]: what the script
+//! printed and what was logged, in order; every compiled call's event; the error that
+//! stopped the script. The front end runs the script (`frontend::run_script`); this module
+//! is its [`ScriptHost`].
+//! Invariant: wrappers of the same code (the same `forward` of the same module, or the same
+//! function) share one `CodeCache` and so one recompile limit, as Dynamo's per-code-object
+//! cache does; a log line is printed only for what the cache did, as PyTorch prints it.
+
+use crate::Error;
+use crate::cache::{Action, CallEvent, CallMarks, CodeCache, CompileConfig, Entry};
+use crate::frontend::{
+    self, CodeKey, EntryPoint, FrontendError, HostCall, Output, Program, ScriptHost, Stream,
+};
+use crate::graph::{Span, Tensor};
+use crate::guard::CallShapes;
+use crate::runtime::executor::{Backend, Executor, RunOptions};
+use std::cell::RefCell;
+use std::fmt;
+use std::future::Future;
+use std::rc::Rc;
+use std::str::FromStr;
+
+/// Which of PyTorch's `TORCH_LOGS` artifacts a script prints (`--logs recompiles,guards`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Logs {
+    /// `recompiles`: why each recompilation happened (every entry's failing guard).
+    pub recompiles: bool,
+    /// `guards`: each new entry's guards.
+    pub guards: bool,
+    /// `dynamic`: the symbolic-shape events of each compilation (`create_symbol`, `eval`).
+    pub dynamic: bool,
+}
+
+/// The artifacts `Logs` knows, as `TORCH_LOGS` names them.
+const LOG_NAMES: [&str; 3] = ["recompiles", "guards", "dynamic"];
+
+impl FromStr for Logs {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Logs, String> {
+        let mut logs = Logs::default();
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name.trim_start_matches('+') {
+                "recompiles" => logs.recompiles = true,
+                "guards" => logs.guards = true,
+                "dynamic" => logs.dynamic = true,
+                other => {
+                    return Err(format!(
+                        "unknown log '{other}' (Tailor prints {})",
+                        LOG_NAMES.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(logs)
+    }
+}
+
+/// How a script runs.
+pub struct ScriptOptions {
+    /// The logs to print.
+    pub logs: Logs,
+    /// The file's name as the logs give it (`Recompiling function forward in PATH:17`).
+    pub path: String,
+    /// Where compiled calls run. In the page only the CPU backend runs synchronously.
+    pub backend: Rc<Backend>,
+    /// Milliseconds, for `compile_ms` and the time limit.
+    pub clock: Rc<dyn Fn() -> f64>,
+}
+
+/// One call of a compiled wrapper.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ScriptCall {
+    /// The wrapper, numbered in `torch.compile` order from 0.
+    pub wrapper: usize,
+    /// Its `dynamic=`.
+    pub dynamic: crate::DynamicMode,
+    /// What the cache did.
+    pub event: CallEvent,
+    /// Running the kernels, in ms (0 when they did not run).
+    pub run_ms: f64,
+}
+
+/// A finished script.
+pub struct ScriptRun {
+    /// What it printed and what was logged, in order.
+    pub output: Vec<Output>,
+    /// Every compiled call, in order.
+    pub calls: Vec<ScriptCall>,
+    /// How many entries each code object's cache ended with, in first-compile order.
+    pub entries: Vec<usize>,
+    /// The error that stopped it.
+    pub error: Option<Error>,
+}
+
+impl ScriptRun {
+    /// The output of `stream`s, concatenated in order.
+    pub fn text(&self, streams: &[Stream]) -> String {
+        self.output
+            .iter()
+            .filter(|piece| streams.contains(&piece.stream))
+            .map(|piece| piece.text.as_str())
+            .collect()
+    }
+}
+
+/// Runs `source` as a script.
+pub fn run(source: &str, options: ScriptOptions) -> ScriptRun {
+    let clock = options.clock.clone();
+    let host = Rc::new(RefCell::new(Host {
+        codes: Vec::new(),
+        wrappers: Vec::new(),
+        calls: Vec::new(),
+        options,
+    }));
+    let outcome = frontend::run_script(source, Box::new(SharedHost(host.clone())), clock);
+    let host = host.borrow();
+    ScriptRun {
+        output: outcome.output,
+        calls: host.calls.clone(),
+        entries: host
+            .codes
+            .iter()
+            .map(|c| c.cache.entries_mru().len())
+            .collect(),
+        error: outcome.error.map(Error::from),
+    }
+}
+
+/// The cache of one code object and the executor that keeps its entries' kernels.
+struct Code {
+    key: CodeKey,
+    cache: CodeCache,
+    executor: Executor,
+    wrappers: usize,
+}
+
+/// One `torch.compile(...)` result.
+struct Wrapper {
+    code: usize,
+    index: usize,
+    config: CompileConfig,
+}
+
+struct Host {
+    codes: Vec<Code>,
+    wrappers: Vec<Wrapper>,
+    calls: Vec<ScriptCall>,
+    options: ScriptOptions,
+}
+
+/// The host as the front end holds it while the script runs; `run` keeps the other handle.
+struct SharedHost(Rc<RefCell<Host>>);
+
+impl ScriptHost for SharedHost {
+    fn compile(
+        &mut self,
+        key: CodeKey,
+        program: Program,
+        entry: EntryPoint,
+        config: CompileConfig,
+    ) -> usize {
+        let mut host = self.0.borrow_mut();
+        let code = match host.codes.iter().position(|c| c.key == key) {
+            Some(code) => code,
+            None => {
+                let executor =
+                    Executor::new(host.options.backend.clone(), host.options.clock.clone());
+                host.codes.push(Code {
+                    key,
+                    cache: CodeCache::new(program, entry),
+                    executor,
+                    wrappers: 0,
+                });
+                host.codes.len() - 1
+            }
+        };
+        let index = host.codes[code].wrappers;
+        host.codes[code].wrappers += 1;
+        host.wrappers.push(Wrapper {
+            code,
+            index,
+            config,
+        });
+        host.wrappers.len() - 1
+    }
+
+    fn inputs(&self, wrapper: usize) -> Vec<String> {
+        let host = self.0.borrow();
+        host.wrappers
+            .get(wrapper)
+            .map(|w| host.codes[w.code].cache.entry_point().inputs.clone())
+            .unwrap_or_default()
+    }
+
+    fn call(
+        &mut self,
+        wrapper: usize,
+        inputs: Vec<Tensor>,
+        marks: CallMarks,
+        span: Span,
+    ) -> Result<HostCall, FrontendError> {
+        let mut host = self.0.borrow_mut();
+        let host = &mut *host;
+        let failed = |message: String| FrontendError::Compiled { span, message };
+        let wrapper_state = host
+            .wrappers
+            .get(wrapper)
+            .ok_or_else(|| failed(format!("no compiled wrapper {wrapper}")))?;
+        let (code, index, config) = (
+            wrapper_state.code,
+            wrapper_state.index,
+            wrapper_state.config,
+        );
+        let frame = code;
+        let code = &mut host.codes[code];
+        let names = code.cache.entry_point().inputs.clone();
+        let call = CallShapes::new(
+            names
+                .into_iter()
+                .zip(&inputs)
+                .map(|(name, tensor)| (name, tensor.shape.iter().map(|&d| d as i64).collect()))
+                .collect(),
+        );
+        let clock = host.options.clock.clone();
+        let event = code
+            .cache
+            .call(index, &config, &call, &marks, &|| clock())
+            .clone();
+        let log = log_lines(&host.options, frame, &code.cache, &event);
+        let mut record = ScriptCall {
+            wrapper,
+            dynamic: config.dynamic,
+            event: event.clone(),
+            run_ms: 0.0,
+        };
+        if event.action == Action::Error {
+            host.calls.push(record);
+            return Err(FrontendError::Compiled {
+                span: event.error_span.unwrap_or(span),
+                message: event.error.unwrap_or_default(),
+            });
+        }
+        let ran = code
+            .executor
+            .start_call(&code.cache, &event, &call, inputs, RunOptions::default())
+            .and_then(|job| {
+                wait(code.executor.execute(job)).unwrap_or_else(|| {
+                    Err(Error::Call {
+                        message: "this backend runs asynchronously; a script's calls run on the CPU backend".into(),
+                        span: None,
+                    })
+                })
+            });
+        let outcome = match ran {
+            Ok(outcome) => outcome,
+            Err(err) => {
+                host.calls.push(record);
+                return Err(failed(format!("running the compiled kernels: {err}")));
+            }
+        };
+        record.run_ms = outcome.run_ms;
+        host.calls.push(record);
+        Ok(HostCall {
+            outputs: outcome.outputs,
+            log,
+        })
+    }
+}
+
+/// The log lines of one call, as PyTorch's logging prints them after its `[frame/compile]`
+/// prefix: the recompile reasons, the new entry's guards and symbolic events, and the
+/// recompile-limit warning (printed whatever the logs, as PyTorch's WARNING is).
+fn log_lines(
+    options: &ScriptOptions,
+    frame: usize,
+    cache: &CodeCache,
+    event: &CallEvent,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let entry_point = cache.entry_point();
+    let new_entry: Option<&Entry> = match event.action {
+        Action::Compile => event.entry.and_then(|id| cache.entry(id)),
+        _ => None,
+    };
+    if let Some(entry) = new_entry {
+        let prefix = CompileId(frame, entry.id);
+        if options.logs.dynamic {
+            lines.push(format!("{prefix} create_env"));
+            lines.extend(
+                entry
+                    .env
+                    .events()
+                    .iter()
+                    .map(|(_, e)| format!("{prefix} {e}")),
+            );
+        }
+        if options.logs.recompiles && entry.id > 0 {
+            let tag = format!("{prefix} [__recompiles]");
+            lines.push(format!(
+                "{tag} Recompiling function {} in {}:{}",
+                entry_point.function.0, options.path, entry_point.function.1
+            ));
+            lines.push(format!(
+                "{tag}     triggered by the following guard failure(s):"
+            ));
+            lines.extend(
+                event
+                    .reasons
+                    .iter()
+                    .map(|(id, reason)| format!("{tag}     - {frame}/{id}: {reason}")),
+            );
+        }
+        if options.logs.guards {
+            let tag = format!("{prefix} [__guards]");
+            lines.push(format!("{tag} GUARDS:"));
+            lines.extend(
+                entry
+                    .guards
+                    .source_lines()
+                    .iter()
+                    .map(|line| format!("{tag} {line}")),
+            );
+        }
+    }
+    if let Some(warning) = &event.warning {
+        let prefix = CompileId(frame, cache.compiles());
+        let warning = warning.replace("model.py", &options.path);
+        lines.extend(warning.lines().map(|line| format!("{prefix} {line}")));
+    }
+    lines
+}
+
+/// PyTorch's `[frame/compile]` log prefix: frames are numbered in the order their code was
+/// first compiled, and compiles per frame.
+struct CompileId(usize, usize);
+
+impl fmt::Display for CompileId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}/{}]", self.0, self.1)
+    }
+}
+
+/// The result of `future` when it can be had without a JavaScript event loop: natively by
+/// blocking; in the page only when it is ready at once (the CPU backend's runs are).
+fn wait<F: Future>(future: F) -> Option<F::Output> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        Some(pollster::block_on(future))
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let mut future = std::pin::pin!(future);
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        match future.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(output) => Some(output),
+            std::task::Poll::Pending => None,
+        }
+    }
+}

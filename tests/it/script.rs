@@ -1,0 +1,211 @@
+//! Script mode (`tailor script`): whole scripts run as Python, their `torch.compile`
+//! wrappers compiled by Tailor and run on the CPU backend.
+//!
+//! The material's demo runs verbatim (`tests/data/scripts/material_demo.py`) and must log
+//! the `TORCH_LOGS=recompiles` lines real PyTorch 2.15 logged for it
+//! (`scripts/pytorch/check_script.py` recorded them in
+//! `tests/data/pytorch/material_demo.eager.txt`), and print what it printed. The other
+//! tests are scripts a learner writes: eager calls next to compiled ones, marks, errors.
+
+use crate::mentions;
+use std::rc::Rc;
+use std::time::Instant;
+use tailor::Action;
+use tailor::frontend::Stream;
+use tailor::runtime::executor::Backend;
+use tailor::script::{self, Logs, ScriptOptions, ScriptRun};
+
+const DEMO: &str = "tests/data/scripts/material_demo.py";
+
+fn run_script(source: &str, logs: &str) -> ScriptRun {
+    let start = Instant::now();
+    let options = ScriptOptions {
+        logs: logs.parse::<Logs>().expect("known logs"),
+        path: DEMO.to_string(),
+        backend: Rc::new(Backend::cpu()),
+        clock: Rc::new(move || start.elapsed().as_secs_f64() * 1e3),
+    };
+    script::run(source, options)
+}
+
+fn data(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
+        .expect("test data exists")
+}
+
+/// A log line with what differs between backends and runs written out of it: the backend
+/// objects' names and ids in a `BACKEND_MATCH` reason.
+fn normalized(line: &str) -> String {
+    const CACHED: &str = "Cached backend: ";
+    const AFTER: &str = " If this is unexpected";
+    match (line.find(CACHED), line.find(AFTER)) {
+        (Some(start), Some(end)) => format!("{}<backends>{}", &line[..start], &line[end..]),
+        _ => line.to_string(),
+    }
+}
+
+/// The numbers of printed timings, which differ from run to run, as the record writes them.
+fn without_numbers(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut number = c.to_string();
+            while let Some(&next) = chars.peek() {
+                if next.is_ascii_digit() || next == '.' {
+                    number.push(next);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            out.push_str(if number.contains('.') { "N" } else { &number });
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_material_demo_logs_what_pytorch_logs_and_prints_what_it_prints() {
+    let recorded = data("tests/data/pytorch/material_demo.eager.txt");
+    let (logs, printed) = recorded
+        .split_once("---- stdout\n")
+        .expect("the record has both parts");
+    let run = run_script(&data(DEMO), "recompiles");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let ours: Vec<String> = run.text(&[Stream::Log]).lines().map(normalized).collect();
+    let theirs: Vec<String> = logs.lines().map(normalized).collect();
+    assert_eq!(ours, theirs);
+    assert_eq!(without_numbers(&run.text(&[Stream::Stdout])), printed);
+    // One code object, two wrappers: 1 dynamic entry and 7 static ones, as PyTorch.
+    assert_eq!(run.entries, vec![8]);
+    let compiles = |wrapper| {
+        run.calls
+            .iter()
+            .filter(|c| c.wrapper == wrapper && c.event.action == Action::Compile)
+            .count()
+    };
+    assert_eq!((compiles(0), compiles(1)), (1, 7));
+    assert!(
+        run.calls
+            .iter()
+            .all(|c| c.event.action != Action::Compile || c.run_ms >= 0.0)
+    );
+}
+
+#[test]
+fn without_logs_a_script_prints_only_its_own_output() {
+    let run = run_script(&data(DEMO), "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(run.text(&[Stream::Log]), "");
+    assert!(
+        run.text(&[Stream::Stdout])
+            .ends_with("多种 batch size 下输出形状均正确\n")
+    );
+}
+
+const NET: &str = "import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+net = Net()
+";
+
+#[test]
+fn eager_calls_and_compiled_calls_give_the_same_values() {
+    let source = format!(
+        "{NET}compiled = torch.compile(net, dynamic=True)
+x = torch.randn(5, 4)
+eager = net(x)
+fast = compiled(x)
+print(tuple(fast.shape), tuple(eager.shape))
+print(float(((eager - fast) * (eager - fast)).sum()) < 1e-10)
+print(float(eager.sum() * 0) == 0.0)
+"
+    );
+    let run = run_script(&source, "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(run.text(&[Stream::Stdout]), "(5, 3) (5, 3)\nTrue\nTrue\n");
+    assert_eq!(run.calls.len(), 1);
+}
+
+#[test]
+fn mark_dynamic_in_a_script_wins_over_dynamic_false() {
+    let source = format!(
+        "{NET}compiled = torch.compile(net, dynamic=False)
+for n in [8, 9, 10]:
+    x = torch.randn(n, 4)
+    torch._dynamo.mark_dynamic(x, 0)
+    compiled(x)
+"
+    );
+    let run = run_script(&source, "guards");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(run.entries, vec![1]);
+    let log = run.text(&[Stream::Log]);
+    assert!(log.contains("[0/0] [__guards] GUARDS:"), "{log}");
+    assert!(log.contains("size=[None, 4]"), "{log}");
+}
+
+#[test]
+fn a_compile_error_stops_the_script_at_the_line_in_forward() {
+    let source = format!(
+        "{NET}compiled = torch.compile(net)
+compiled(torch.randn(2, 5))
+print('not reached')
+"
+    );
+    let run = run_script(&source, "");
+    let error = run
+        .error
+        .as_ref()
+        .expect("a wrong feature size fails")
+        .to_string();
+    assert!(mentions(&error, "11:27"), "{error}");
+    assert_eq!(run.text(&[Stream::Stdout]), "");
+}
+
+#[test]
+fn a_python_error_in_the_script_names_its_line() {
+    let run = run_script(&format!("{NET}print('before')\nnet.missing\n"), "");
+    let error = run.error.as_ref().expect("an AttributeError").to_string();
+    assert!(mentions(&error, "16:1"), "{error}");
+    assert!(error.contains("missing"), "{error}");
+    assert_eq!(run.text(&[Stream::Stdout]), "before\n");
+}
+
+#[test]
+fn an_endless_loop_after_a_compiled_call_is_stopped() {
+    let source = format!(
+        "{NET}compiled = torch.compile(net)
+compiled(torch.randn(2, 4))
+while True:
+    pass
+"
+    );
+    let run = run_script(&source, "");
+    let error = run
+        .error
+        .as_ref()
+        .expect("the step budget stops it")
+        .to_string();
+    assert!(error.contains("lines of Python"), "{error}");
+    assert!(mentions(&error, "18:5"), "{error}");
+}
+
+#[test]
+fn unknown_logs_are_refused_by_name() {
+    let err = "recompiles,graph_breaks".parse::<Logs>().unwrap_err();
+    assert!(err.contains("graph_breaks"), "{err}");
+}
