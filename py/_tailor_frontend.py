@@ -82,6 +82,13 @@ def capture_output():
     sys.stderr = _Output("stderr")
 
 
+def install_clock():
+    """A script's monotonic clocks are the run's clock (also in the browser)."""
+    import time
+    time.perf_counter = time.monotonic = _tailor.perf_counter
+    time.perf_counter_ns = time.monotonic_ns = lambda: int(_tailor.perf_counter() * 1e9)
+
+
 # ---- modules Tailor's Python does not have ---------------------------------------------------
 #
 # A model file imports more than its model needs: argparse, torchvision's datasets, torch.optim,

@@ -45,8 +45,14 @@ def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, com
     return Field(default, default_factory, init, repr, compare)
 
 
+# Where a class keeps its own annotations: eagerly, or (PEP 649) as a function, which
+# RustPython stores as `__annotate__` or `__annotate_func__` depending on how the class
+# body was compiled.
+_ANNOTATION_KEYS = ("__annotations__", "__annotate__", "__annotate_func__")
+
+
 def _own_annotations(cls):
-    if "__annotations__" in cls.__dict__ or "__annotate__" in cls.__dict__:
+    if any(key in cls.__dict__ for key in _ANNOTATION_KEYS):
         return dict(cls.__annotations__)
     return {}
 

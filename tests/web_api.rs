@@ -298,3 +298,27 @@ fn exercises_generate_and_grade_through_js() {
     ));
     assert!(message.contains("unknown difficulty 'insane'"), "{message}");
 }
+
+#[wasm_bindgen_test]
+async fn the_material_script_runs_in_the_browser_with_its_clock_and_logs() {
+    let tailor = Tailor::create(JsValue::UNDEFINED).await.expect("created");
+    let options = js_sys::Object::new();
+    Reflect::set(&options, &"logs".into(), &"recompiles".into()).expect("an object");
+    let run = tailor
+        .script(&Tailor::material_demo(), options.into())
+        .expect("the options are valid");
+    assert!(get(&run, "error").is_null(), "{:?}", get(&run, "error"));
+    let text: String = Array::from(&get(&run, "output"))
+        .iter()
+        .map(|piece| get(&piece, "text").as_string().expect("text"))
+        .collect();
+    assert!(
+        text.contains("[0/7] [__recompiles] Recompiling function forward in script.py:17"),
+        "{text}"
+    );
+    assert!(text.contains("动态形状总耗时: "), "{text}");
+    assert!(
+        text.ends_with("多种 batch size 下输出形状均正确\n"),
+        "{text}"
+    );
+}

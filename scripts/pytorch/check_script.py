@@ -3,9 +3,9 @@
 Run with PyTorch 2.15 (CPU is enough), from the repository root:
 
     /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
-        tests/data/scripts/material_demo.py > tests/data/pytorch/material_demo.eager.txt
+        demos/material_demo.py > tests/data/pytorch/material_demo.eager.txt
     /tmp/torch/bin/python scripts/pytorch/check_script.py inductor \
-        tests/data/scripts/material_demo.py > tests/data/pytorch/material_demo.inductor.txt
+        demos/material_demo.py > tests/data/pytorch/material_demo.inductor.txt
 
 The script runs verbatim, except that every torch.compile call gets `backend=BACKEND`
 (the material's demo uses the default, inductor). It prints the `[__recompiles]` log lines

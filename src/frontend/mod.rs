@@ -213,6 +213,9 @@ fn run_module(
     let helper = vm.import("_tailor_frontend", 0).map_err(package)?;
     vm.call_method(&helper, "install_absent_modules", ())
         .map_err(package)?;
+    // What the model prints (nanoGPT's "number of parameters") is kept in the session.
+    vm.call_method(&helper, "capture_output", ())
+        .map_err(package)?;
     let scope = vm.new_scope_with_main().map_err(package)?;
     let mut skipped = Vec::new();
     for chunk in source.chunks() {

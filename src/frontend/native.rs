@@ -263,6 +263,18 @@ pub(super) mod _tailor {
         })
     }
 
+    /// `time.perf_counter()` in a script: seconds on the run's clock (the VM's own reads
+    /// the system time, which a browser's wasm32 does not have).
+    #[pyfunction]
+    fn perf_counter(vm: &VirtualMachine) -> PyResult<f64> {
+        let session = Call::session(vm)?;
+        let clock = session.clock.borrow();
+        let clock = clock
+            .as_ref()
+            .ok_or_else(|| vm.new_runtime_error("time.perf_counter outside a script"))?;
+        Ok(clock() / 1e3)
+    }
+
     /// What a script writes to `sys.stdout` (`stream` "stdout") or `sys.stderr`.
     #[pyfunction]
     fn write(stream: PyUtf8StrRef, text: PyUtf8StrRef, vm: &VirtualMachine) -> PyResult<()> {

@@ -166,6 +166,8 @@ fn run(
         .map_err(package)?;
     vm.call_method(&helper, "capture_output", ())
         .map_err(package)?;
+    vm.call_method(&helper, "install_clock", ())
+        .map_err(package)?;
     let scope = vm.new_scope_with_main().map_err(package)?;
     let code = vm
         .compile(source.text(), Mode::Exec, FILE_NAME)

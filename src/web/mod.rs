@@ -15,6 +15,7 @@ mod kernels;
 mod model;
 mod presets;
 mod quiz;
+mod script;
 mod view;
 
 pub use compilation::Compilation;

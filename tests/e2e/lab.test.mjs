@@ -119,6 +119,21 @@ test("the Python demo fills one shared cache with 8 entries; one more batch runs
   await shot(page, "15-python-demo", page.locator("#python-demo"));
 });
 
+test("the material's script runs verbatim and logs PyTorch's recompile lines", async () => {
+  await page.locator("#script-run").click();
+  await page.waitForSelector("#script-result .script-summary", { timeout: 60_000 });
+  const summary = page.locator("#script-result .script-summary");
+  assert.equal(await summary.getAttribute("data-entries"), "8");
+  assert.equal(await summary.getAttribute("data-compiles"), "8");
+  const output = await page.locator("#script-result .script-output").textContent();
+  assert.match(output, /\[0\/7\] \[__recompiles\] Recompiling function forward in demos\/material_demo.py:17/);
+  assert.match(output, /- 0\/6: tensor 'x' size mismatch at index 0\. expected 7, actual 11/);
+  assert.match(output, /动态形状总耗时: \d+\.\d{4}s/);
+  assert.match(output, /多种 batch size 下输出形状均正确/);
+  assert.equal(await page.locator("#script-result .error-text").count(), 0);
+  await shot(page, "15b-python-script", page.locator("#python-demo"));
+});
+
 test("the shape-combination widget counts compilations per mode", async () => {
   await page.locator("#grid-run").click();
   await page.waitForSelector('#grid-result li[data-mode="auto"]', { timeout: 60_000 });

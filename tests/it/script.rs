@@ -1,7 +1,7 @@
 //! Script mode (`tailor script`): whole scripts run as Python, their `torch.compile`
 //! wrappers compiled by Tailor and run on the CPU backend.
 //!
-//! The material's demo runs verbatim (`tests/data/scripts/material_demo.py`) and must log
+//! The material's demo runs verbatim (`demos/material_demo.py`) and must log
 //! the `TORCH_LOGS=recompiles` lines real PyTorch 2.15 logged for it
 //! (`scripts/pytorch/check_script.py` recorded them in
 //! `tests/data/pytorch/material_demo.eager.txt`), and print what it printed. The other
@@ -15,7 +15,7 @@ use tailor::frontend::Stream;
 use tailor::runtime::executor::Backend;
 use tailor::script::{self, Logs, ScriptOptions, ScriptRun};
 
-const DEMO: &str = "tests/data/scripts/material_demo.py";
+const DEMO: &str = "demos/material_demo.py";
 
 fn run_script(source: &str, logs: &str) -> ScriptRun {
     let start = Instant::now();

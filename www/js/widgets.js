@@ -314,6 +314,7 @@ function setupScenarios(ctx) {
 // §10: the material's demo as written: two wrappers of one module share one cache.
 function setupPythonDemo(ctx) {
   $("python-script").textContent = PYTHON_SCRIPT;
+  setupScriptRun(ctx);
   const run = $("python-run");
   const more = $("python-more");
   const out = $("python-result");
@@ -406,3 +407,46 @@ function setupPythonDemo(ctx) {
   });
   ctx.rerender.push(render);
 }
+
+// §10, the script itself: the material's demo runs verbatim in script mode (Python on the VM,
+// each torch.compile wrapper a real one), with TORCH_LOGS=recompiles lines as PyTorch logs
+// them. Its compiled calls run on the CPU backend: a Python call waits for its result.
+function setupScriptRun(ctx) {
+  const source = ctx.bindings.Tailor.materialDemo();
+  $("script-source").textContent = source;
+  const button = $("script-run");
+  const out = $("script-result");
+  let last = null;
+  const render = () => {
+    if (!last) return;
+    if (last.thrown) return fill(out, errorBox(ctx, last.thrown));
+    const compiles = last.calls.filter((c) => c.event.action === "compile").length;
+    fill(out,
+      h("p", { class: "script-summary", dataset: { calls: last.calls.length, compiles, entries: last.entries.join(",") } },
+        t("script.summary", last.calls.length, compiles, last.entries[0] ?? 0, formatMs(last.ms))),
+      h("pre", { class: "script-output" }, ...last.output.map((piece) =>
+        h("span", { class: `stream-${piece.stream}` }, piece.text))),
+      last.error
+        ? h("p", { class: "error-text", role: "alert" }, `${t("kind." + last.error.kind)}: ${last.error.message}`)
+        : null);
+  };
+  button.disabled = false;
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    await yieldToBrowser();
+    try {
+      await ctx.guarded(async () => {
+        const started = performance.now();
+        const run = ctx.tailor.script(source, { logs: "recompiles", path: "demos/material_demo.py" });
+        last = { ...run, ms: performance.now() - started };
+      });
+    } catch (error) {
+      last = { thrown: error };
+    } finally {
+      button.disabled = false;
+    }
+    render();
+  });
+  ctx.rerender.push(render);
+}
+
