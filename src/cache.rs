@@ -238,6 +238,15 @@ impl CodeCache {
         }
     }
 
+    /// `torch._dynamo.reset()`: no entries, no automatic-dynamic state, compile ids from 0
+    /// again (the calls so far stay in `events`).
+    pub fn reset(&mut self) {
+        self.entries.clear();
+        self.compiled = 0;
+        self.frame_state = vec![None; self.entry.inputs.len()];
+        self.run_only = false;
+    }
+
     /// The program.
     pub fn program(&self) -> &Program {
         &self.program

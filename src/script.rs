@@ -49,6 +49,9 @@ impl FromStr for Logs {
                 "recompiles" => logs.recompiles = true,
                 "guards" => logs.guards = true,
                 "dynamic" => logs.dynamic = true,
+                "graph_breaks" => {
+                    return Err("graph_breaks: Tailor does not break graphs yet (an unsupported construct in forward is an error)".into());
+                }
                 other => {
                     return Err(format!(
                         "unknown log '{other}' (Tailor prints {})",
@@ -188,6 +191,21 @@ impl ScriptHost for SharedHost {
             config,
         });
         host.wrappers.len() - 1
+    }
+
+    fn set_logs(&mut self, recompiles: bool, guards: bool, dynamic: bool) {
+        self.0.borrow_mut().options.logs = Logs {
+            recompiles,
+            guards,
+            dynamic,
+        };
+    }
+
+    fn reset(&mut self) {
+        for code in &mut self.0.borrow_mut().codes {
+            code.cache.reset();
+            code.executor.clear();
+        }
     }
 
     fn inputs(&self, wrapper: usize) -> Vec<String> {

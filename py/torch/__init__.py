@@ -9,7 +9,7 @@ on a GPU, or in training, is answered as CPU PyTorch 2.x in eval mode would.
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
 from torch._tensor import _dims, _log_softmax, _sizes, _missing_names
-from torch import cuda, _dynamo
+from torch import cuda, _dynamo, _logging
 from torch import nn
 
 float = float32

@@ -22,3 +22,9 @@ def mark_static(tensor, index=None):
     dims = range(tensor.dim()) if index is None else _dims(index)
     for dim in dims:
         _tailor.mark(tensor, False, dim, None, None)
+
+
+def reset():
+    """Forgets every compiled entry and the automatic-dynamic state (a script's wrappers
+    compile afresh on their next call)."""
+    _tailor.reset()

@@ -350,6 +350,9 @@ class Tensor(_tailor.TensorBase):
     __hash__ = object.__hash__
 
     def __repr__(self):
+        if _tailor.has_values(self):
+            from torch._tensor_str import tensor_str
+            return tensor_str(_tailor.values(self), list(_tailor.shape(self)))
         return _tailor.describe(self)
 
 

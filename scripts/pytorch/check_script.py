@@ -7,6 +7,10 @@ Run with PyTorch 2.15 (CPU is enough), from the repository root:
     /tmp/torch/bin/python scripts/pytorch/check_script.py inductor \
         demos/material_demo.py > tests/data/pytorch/material_demo.inductor.txt
 
+A script whose output is all that matters (how tensors print) is recorded by running it:
+
+    /tmp/torch/bin/python tests/data/scripts/printing.py > tests/data/pytorch/printing.txt
+
 The script runs verbatim, except that every torch.compile call gets `backend=BACKEND`
 (the material's demo uses the default, inductor). It prints the `[__recompiles]` log lines
 (and the WARNINGs) without logging's header, with the script's directory removed from

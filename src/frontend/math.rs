@@ -1,4 +1,5 @@
-//! A native `math` module with only what model files use (`math.sqrt(d_head)`): the VM
+//! A native `math` module with only what model files and scripts use (`math.sqrt(d_head)`,
+//! the tests of `torch`'s tensor printing): the VM
 //! alone has no `math`, and RustPython's standard library registers sixty modules at once.
 //!
 //! Input: Python numbers. Output: `f64` results, as CPython's `math` computes them.
@@ -32,6 +33,26 @@ pub(super) mod native_math {
     #[pyfunction]
     fn log(x: ArgIntoFloat) -> f64 {
         x.into_float().ln()
+    }
+
+    #[pyfunction]
+    fn isfinite(x: ArgIntoFloat) -> bool {
+        x.into_float().is_finite()
+    }
+
+    #[pyfunction]
+    fn isnan(x: ArgIntoFloat) -> bool {
+        x.into_float().is_nan()
+    }
+
+    #[pyfunction]
+    fn isinf(x: ArgIntoFloat) -> bool {
+        x.into_float().is_infinite()
+    }
+
+    #[pyfunction]
+    fn fabs(x: ArgIntoFloat) -> f64 {
+        x.into_float().abs()
     }
 
     #[pyfunction]

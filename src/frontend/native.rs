@@ -227,6 +227,25 @@ pub(super) mod _tailor {
         crate::frontend::script::call_compiled(vm, wrapper, &args)
     }
 
+    /// `torch._logging.set_logs(...)` in a script.
+    #[pyfunction]
+    fn set_logs(
+        recompiles: bool,
+        guards: bool,
+        dynamic: bool,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        crate::frontend::script::with_host(vm, "torch._logging.set_logs", |host| {
+            host.set_logs(recompiles, guards, dynamic)
+        })
+    }
+
+    /// `torch._dynamo.reset()` in a script.
+    #[pyfunction]
+    fn reset(vm: &VirtualMachine) -> PyResult<()> {
+        crate::frontend::script::with_host(vm, "torch._dynamo.reset", |host| host.reset())
+    }
+
     /// `torch._dynamo.mark_dynamic(x, dim, min, max)` (`dynamic`) or `mark_static(x, dim)`.
     #[pyfunction]
     fn mark(
@@ -260,6 +279,18 @@ pub(super) mod _tailor {
                 .map(|&v| vm.ctx.new_float(f64::from(v)).into())
                 .collect();
             Ok(vm.ctx.new_list(values).into())
+        })
+    }
+
+    /// Whether `values` can read `x`: a script's computed tensor, or a constant in a script.
+    #[pyfunction]
+    fn has_values(x: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+        Call::run_with(vm, |call| {
+            Ok(match &x.downcast_ref::<TensorBase>().map(|t| &t.tensor) {
+                Some(TensorRef::Value(_)) => true,
+                Some(TensorRef::Const(_)) => call.is_eager(),
+                _ => false,
+            })
         })
     }
 

@@ -72,6 +72,12 @@ pub trait ScriptHost {
     /// The input names of wrapper `wrapper`'s function.
     fn inputs(&self, wrapper: usize) -> Vec<String>;
 
+    /// `torch._logging.set_logs(recompiles=, guards=, dynamic=)`.
+    fn set_logs(&mut self, recompiles: bool, guards: bool, dynamic: bool);
+
+    /// `torch._dynamo.reset()`: every cache forgets its entries and automatic-dynamic state.
+    fn reset(&mut self);
+
     /// Calls wrapper `wrapper` with `inputs` (one per name of `inputs()`) carrying `marks`.
     /// `span` is the call's place in the script.
     fn call(
@@ -313,6 +319,27 @@ fn call_marks(names: &[String], marks: &[Vec<DimMark>]) -> CallMarks {
         }
     }
     call_marks
+}
+
+/// Runs `body` on the script's host (`torch._logging.set_logs`, `torch._dynamo.reset`).
+pub(super) fn with_host(
+    vm: &VirtualMachine,
+    what: &str,
+    body: impl FnOnce(&mut dyn ScriptHost),
+) -> PyResult<()> {
+    Call::run_with(vm, |call| {
+        let mut host = call.session_ref().host.try_borrow_mut().map_err(|_| {
+            call.unsupported(
+                format!("{what} while a compiled function runs"),
+                "call it at the script's level",
+            )
+        })?;
+        let host = host
+            .as_mut()
+            .ok_or_else(|| call.unsupported(format!("{what} inside the model"), NOT_IN_A_SCRIPT))?;
+        body(host.as_mut());
+        Ok(())
+    })
 }
 
 /// `torch._dynamo.mark_dynamic` / `mark_static` on a tensor of a script.

@@ -293,3 +293,47 @@ fn help_exits_zero_with_usage() {
     assert!(output.status.success());
     assert!(String::from_utf8_lossy(&output.stdout).contains("tailor run FILE"));
 }
+
+#[test]
+fn script_prints_the_script_output_and_logs_torch_logs_to_stderr() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(["script", "demos/material_demo.py", "--device", "cpu"])
+        .env("TORCH_LOGS", "recompiles")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.ends_with("多种 batch size 下输出形状均正确\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("__recompiles"), "{stdout}");
+    let recompiles = stderr
+        .lines()
+        .filter(|l| {
+            l.contains("[__recompiles] Recompiling function forward in demos/material_demo.py:17")
+        })
+        .count();
+    assert_eq!(recompiles, 7, "{stderr}");
+}
+
+#[test]
+fn script_json_has_the_output_the_calls_and_the_entries() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args([
+            "script",
+            "demos/material_demo.py",
+            "--device",
+            "cpu",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("one JSON value");
+    assert_eq!(report["entries"], json!([8]));
+    assert_eq!(report["calls"].as_array().map(Vec::len), Some(58));
+    assert!(report["error"].is_null());
+    assert_eq!(report["output"][0]["stream"], "stdout");
+}

@@ -5,7 +5,9 @@
 //! the `TORCH_LOGS=recompiles` lines real PyTorch 2.15 logged for it
 //! (`scripts/pytorch/check_script.py` recorded them in
 //! `tests/data/pytorch/material_demo.eager.txt`), and print what it printed. The other
-//! tests are scripts a learner writes: eager calls next to compiled ones, marks, errors.
+//! tests are scripts a learner writes: eager calls next to compiled ones, marks, errors, and
+//! printed tensors (`tests/data/scripts/printing.py`, whose output under PyTorch is
+//! `tests/data/pytorch/printing.txt`).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -92,6 +94,16 @@ fn the_material_demo_logs_what_pytorch_logs_and_prints_what_it_prints() {
         run.calls
             .iter()
             .all(|c| c.event.action != Action::Compile || c.run_ms >= 0.0)
+    );
+}
+
+#[test]
+fn tensors_print_as_pytorch_prints_them() {
+    let run = run_script(&data("tests/data/scripts/printing.py"), "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(
+        run.text(&[Stream::Stdout]),
+        data("tests/data/pytorch/printing.txt")
     );
 }
 
@@ -202,6 +214,33 @@ while True:
         .to_string();
     assert!(error.contains("lines of Python"), "{error}");
     assert!(mentions(&error, "18:5"), "{error}");
+}
+
+#[test]
+fn set_logs_and_reset_in_the_script_log_as_pytorch_does() {
+    let source = format!(
+        "{NET}compiled = torch.compile(net)
+torch._logging.set_logs(recompiles=True)
+compiled(torch.randn(2, 4))
+compiled(torch.randn(3, 4))
+torch._dynamo.reset()
+compiled(torch.randn(4, 4))
+compiled(torch.randn(5, 4))
+"
+    );
+    let run = run_script(&source, "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    // What PyTorch 2.15 logs for the same script (backend="eager").
+    let expected = format!(
+        "[0/1] [__recompiles] Recompiling function forward in {DEMO}:10
+[0/1] [__recompiles]     triggered by the following guard failure(s):
+[0/1] [__recompiles]     - 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 3
+[0/1] [__recompiles] Recompiling function forward in {DEMO}:10
+[0/1] [__recompiles]     triggered by the following guard failure(s):
+[0/1] [__recompiles]     - 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 5
+"
+    );
+    assert_eq!(run.text(&[Stream::Log]), expected);
 }
 
 #[test]

@@ -24,6 +24,7 @@ pub const USAGE: &str = "usage:
              --call SHAPES [--call SHAPES]... [--json] [--check]
   tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
   tailor script FILE.py [--logs recompiles,guards,dynamic] [--device auto|gpu|cpu] [--json]
+                (without --logs, the TORCH_LOGS variable's artifacts)
   tailor bench [--json] [--rounds N]
 SHAPES = NAME=D,D,...[;NAME=D,...]   e.g. x=8,64  or  a=8,16;b=16,4";
 
@@ -43,8 +44,8 @@ pub enum Command {
 pub struct ScriptArgs {
     /// The script.
     pub file: String,
-    /// `--logs`: the `TORCH_LOGS` artifacts to print.
-    pub logs: Logs,
+    /// `--logs`: the `TORCH_LOGS` artifacts to print (`None`: the `TORCH_LOGS` variable's).
+    pub logs: Option<Logs>,
     /// Where compiled calls run.
     pub device: Device,
     /// One JSON object (output and calls) instead of the script's own output.
@@ -212,7 +213,7 @@ fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, Str
 fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
     let mut args = ScriptArgs {
         file: String::new(),
-        logs: Logs::default(),
+        logs: None,
         device: Device::Auto,
         json: false,
     };
@@ -228,7 +229,7 @@ fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
             flag => spelled(&flag),
         };
         match flag.as_str() {
-            "--logs" => args.logs = value(parser, &flag)?.parse()?,
+            "--logs" => args.logs = Some(value(parser, &flag)?.parse()?),
             "--device" => {
                 let device = value(parser, &flag)?;
                 args.device = device

@@ -20,8 +20,18 @@ pub fn script(args: &ScriptArgs, source: &str) -> Result<(String, Option<Error>)
     let start = Instant::now();
     let clock = move || start.elapsed().as_secs_f64() * 1e3;
     let backend = pollster::block_on(Backend::open(args.device, Box::new(clock)))?;
+    let logs = match args.logs {
+        Some(logs) => logs,
+        None => std::env::var("TORCH_LOGS")
+            .unwrap_or_default()
+            .parse()
+            .map_err(|message| Error::Call {
+                message: format!("TORCH_LOGS: {message}"),
+                span: None,
+            })?,
+    };
     let options = ScriptOptions {
-        logs: args.logs,
+        logs,
         path: args.file.clone(),
         backend: Rc::new(backend),
         clock: Rc::new(clock),

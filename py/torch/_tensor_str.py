@@ -1,0 +1,91 @@
+"""How a script's tensor prints: PyTorch's `torch/_tensor_str.py` rules at its default print
+options (precision 4, linewidth 80, summarised above 1000 elements with 3 edge items).
+
+Every tensor is float32, so there is no dtype suffix. Written after PyTorch's `_Formatter`,
+`_vector_str`, `_tensor_str_with_formatter` and `get_summarized_data`.
+"""
+
+import math
+
+PRECISION = 4
+LINEWIDTH = 80
+THRESHOLD = 1000
+EDGEITEMS = 3
+
+
+def _nest(flat, shape, summarise):
+    """The values nested by `shape`; when `summarise`, every dim longer than 2 * EDGEITEMS
+    keeps EDGEITEMS at each end and `None` marks the elided middle."""
+    if not shape:
+        return flat[0]
+    step = len(flat) // shape[0] if shape[0] else 0
+    rows = list(range(shape[0]))
+    if summarise and shape[0] > 2 * EDGEITEMS:
+        rows = rows[:EDGEITEMS] + [None] + rows[-EDGEITEMS:]
+    return [None if r is None else _nest(flat[r * step:(r + 1) * step], shape[1:], summarise)
+            for r in rows]
+
+
+def _leaves(nested):
+    if isinstance(nested, list):
+        for item in nested:
+            yield from _leaves(item)
+    elif nested is not None:
+        yield nested
+
+
+class _Formatter:
+    def __init__(self, values):
+        finite = [abs(v) for v in values if math.isfinite(v)]
+        nonzero = [v for v in finite if v != 0]
+        self.int_mode = all(v == math.ceil(v) for v in finite)
+        self.sci_mode = False
+        if nonzero:
+            largest, smallest = max(nonzero), min(nonzero)
+            if self.int_mode:
+                self.sci_mode = largest > 1e8
+            else:
+                self.sci_mode = largest / smallest > 1000 or largest > 1e8 or smallest < 1e-4
+        self.width = max((len(self._plain(v)) for v in values), default=1)
+
+    def _plain(self, value):
+        if not math.isfinite(value):
+            return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        if self.sci_mode:
+            return f"{value:.{PRECISION}e}"
+        if self.int_mode:
+            return f"{value:.0f}."
+        return f"{value:.{PRECISION}f}"
+
+    def format(self, value):
+        text = self._plain(value)
+        return " " * (self.width - len(text)) + text
+
+
+def _vector(items, indent, formatter):
+    element = formatter.width + 2
+    per_line = max(1, int(math.floor((LINEWIDTH - indent) / element)))
+    texts = [" ..." if v is None else formatter.format(v) for v in items]
+    lines = [", ".join(texts[i:i + per_line]) for i in range(0, len(texts), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested(nested, dims, indent, formatter):
+    if dims == 1:
+        return _vector(nested, indent, formatter)
+    parts = ["..." if item is None else _nested(item, dims - 1, indent + 1, formatter)
+             for item in nested]
+    separator = "," + "\n" * (dims - 1) + " " * (indent + 1)
+    return "[" + separator.join(parts) + "]"
+
+
+def tensor_str(values, shape):
+    """`tensor(...)` for a float32 tensor of `shape` whose row-major values are `values`."""
+    prefix = "tensor("
+    nested = _nest(values, list(shape), len(values) > THRESHOLD)
+    formatter = _Formatter(list(_leaves(nested)))
+    if not shape:
+        return prefix + formatter.format(values[0]) + ")"
+    if 0 in shape:
+        return prefix + "[], size=(" + ", ".join(map(str, shape)) + "))" if len(shape) > 1 else prefix + "[])"
+    return prefix + _nested(nested, len(shape), len(prefix), formatter) + ")"
