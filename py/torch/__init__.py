@@ -8,11 +8,15 @@ on a GPU, or in training, is answered as CPU PyTorch 2.x in eval mode would.
 
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
+from torch._tensor import bfloat16, float16, float64, int64
 from torch._tensor import _dims, _log_softmax, _sizes, _missing_names
 from torch import cuda, _dynamo, _logging
 from torch import nn
 
 float = float32
+long = int64
+double = float64
+half = float16
 
 
 # ---- creating tensors (constants: made outside forward, static shape, seeded fill) ----------
@@ -38,8 +42,34 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
     return _tailor.constant(_sizes(size), "fill", 0.0)
 
 
-def arange(end, dtype=None, device=None):
-    return _tailor.constant([max(end, 0)], "arange", 0.0)
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    return _tailor.arange(start, end, step)
+
+
+def where(condition, input, other):
+    return _tailor.where_(condition, input, other)
+
+
+def tril(input, diagonal=0):
+    return input.tril(diagonal)
+
+
+def triu(input, diagonal=0):
+    return input.triu(diagonal)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    return tensor.split(split_size_or_sections, dim)
+
+
+def chunk(input, chunks, dim=0):
+    return input.chunk(chunks, dim)
+
+
+def masked_fill(input, mask, value):
+    return input.masked_fill(mask, value)
 
 
 def manual_seed(seed):

@@ -49,6 +49,12 @@ class dtype:
 
 
 float32 = dtype("float32")
+# Accepted where a model names them (`torch.arange(T, dtype=torch.long)`, ids for an
+# embedding): Tailor computes in float32, where such values stay exact integers.
+int64 = dtype("int64")
+float64 = dtype("float64")
+float16 = dtype("float16")
+bfloat16 = dtype("bfloat16")
 
 
 class device:
@@ -104,6 +110,22 @@ def _log_softmax(input, dim, dtype):
     if dtype is not None:
         _tailor.unsupported("log_softmax with a dtype", "every tensor is float32; leave dtype=None")
     return _tailor.log_softmax(input, _dims(dim))
+
+
+def _one_index_list_as_slice(item):
+    """`x[:, [-1], :]`: an index list of one int keeps its dim, as a one-long slice does;
+    longer lists are advanced indexing, outside the subset."""
+    if not isinstance(item, list):
+        return item
+    if len(item) == 1 and isinstance(item[0], int):
+        i = item[0]
+        return slice(i, None) if i == -1 else slice(i, i + 1)
+    _tailor.unsupported("indexing with a list of several indices",
+                        "advanced indexing (index_select, gather) is not in Tailor's subset")
+
+
+def _dim_index(dim, rank):
+    return dim + rank if dim < 0 else dim
 
 
 class Tensor(_tailor.TensorBase):
@@ -183,7 +205,36 @@ class Tensor(_tailor.TensorBase):
         return _tailor.permute(self, _sizes(dims))
 
     def __getitem__(self, index):
-        return _tailor.index(self, index if isinstance(index, tuple) else (index,))
+        items = index if isinstance(index, tuple) else (index,)
+        return _tailor.index(self, tuple(_one_index_list_as_slice(item) for item in items))
+
+    def split(self, split_size_or_sections, dim=0):
+        size = self.size(dim)
+        if isinstance(split_size_or_sections, (list, tuple)):
+            lengths = list(split_size_or_sections)
+        else:
+            step = split_size_or_sections
+            lengths = [step] * (size // step) + ([size % step] if size % step else [])
+        parts, start = [], 0
+        for length in lengths:
+            parts.append(self[(slice(None),) * _dim_index(dim, self.dim()) + (slice(start, start + length),)])
+            start = start + length
+        return tuple(parts)
+
+    def chunk(self, chunks, dim=0):
+        size = self.size(dim)
+        return self.split((size + chunks - 1) // chunks, dim)
+
+    # ---- masks ----------------------------------------------------------------------------
+
+    def masked_fill(self, mask, value):
+        return _tailor.where_(mask, value, self)
+
+    def tril(self, diagonal=0):
+        return _tailor.triangle(self, False, diagonal)
+
+    def triu(self, diagonal=0):
+        return _tailor.triangle(self, True, diagonal)
 
     def contiguous(self, memory_format=None):
         return self
@@ -330,22 +381,22 @@ class Tensor(_tailor.TensorBase):
         return int(self.item())
 
     def __eq__(self, other):
-        return _tailor.tensor_compare()
+        return _tailor.binary("eq", self, other)
 
     def __ne__(self, other):
-        return _tailor.tensor_compare()
+        return _tailor.binary("ne", self, other)
 
     def __lt__(self, other):
-        return _tailor.tensor_compare()
+        return _tailor.binary("lt", self, other)
 
     def __le__(self, other):
-        return _tailor.tensor_compare()
+        return _tailor.binary("le", self, other)
 
     def __gt__(self, other):
-        return _tailor.tensor_compare()
+        return _tailor.binary("gt", self, other)
 
     def __ge__(self, other):
-        return _tailor.tensor_compare()
+        return _tailor.binary("ge", self, other)
 
     __hash__ = object.__hash__
 

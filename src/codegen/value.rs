@@ -6,7 +6,7 @@
 //! (`dims.s0`); index variables and derived sizes always print by name.
 
 use super::{Mode, Specialization, static_value};
-use crate::graph::{BinaryOp, UnaryOp};
+use crate::graph::UnaryOp;
 use crate::lower::{Kernel, Schedule, Value};
 use crate::symbolic::{Bindings, Expr, Sym};
 use std::cell::RefCell;
@@ -156,18 +156,28 @@ impl<'a> Writer<'a> {
                 }
             }
             Value::Binary(op, lhs, rhs) => {
-                let symbol = match op {
-                    BinaryOp::Add => "+",
-                    BinaryOp::Sub => "-",
-                    BinaryOp::Mul => "*",
-                    BinaryOp::Div => "/",
-                };
-                format!(
-                    "({} {symbol} {})",
+                let applied = format!(
+                    "({} {} {})",
                     self.value(lhs, acc),
+                    op.symbol(),
                     self.value(rhs, acc)
-                )
+                );
+                if op.is_comparison() {
+                    format!("select(0.0f, 1.0f, {applied})")
+                } else {
+                    applied
+                }
             }
+            Value::Select {
+                cond,
+                then,
+                otherwise,
+            } => format!(
+                "select({}, {}, {} != 0.0f)",
+                self.value(otherwise, acc),
+                self.value(then, acc),
+                self.value(cond, acc)
+            ),
         }
     }
 }

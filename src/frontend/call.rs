@@ -366,6 +366,33 @@ impl<'vm> Call<'vm> {
         })
     }
 
+    /// A tensor operand, or a Python number as a 0-dimensional constant (`torch.where(c,
+    /// x, 0.0)`, `masked_fill(mask, float('-inf'))`).
+    pub fn tensor_or_number(&self, value: &PyObjectRef) -> Result<TensorRef> {
+        if self.is_tensor(value) {
+            return self.tensor(value);
+        }
+        let number = match (value.downcast_ref::<PyFloat>(), self.small_int(value)) {
+            (Some(float), _) => float.to_f64(),
+            (None, Some(int)) => int? as f64,
+            (None, None) => {
+                return Err(self.type_error(format!(
+                    "expected a Tensor or a number, got {}",
+                    self.type_name(value)
+                )));
+            }
+        };
+        let id = self.session.next_const.get();
+        self.session.next_const.set(id + 1);
+        Ok(TensorRef::Const(Rc::new(ConstTensor {
+            id,
+            shape: Vec::new(),
+            init: Cell::new(Init::Fill(number)),
+            name: RefCell::new(String::new()),
+            is_param: false,
+        })))
+    }
+
     /// A tensor operand or `None`.
     pub fn optional_tensor(&self, value: &PyObjectRef) -> Result<Option<TensorRef>> {
         if self.vm.is_none(value) {

@@ -346,8 +346,20 @@ pub(super) mod _tailor {
         vm: &VirtualMachine,
     ) -> PyResult {
         Call::run(vm, |call| {
+            let value = value.into_float();
+            if call.is_capturing() && kind.as_str() == "fill" {
+                // `torch.ones(t, t)` in forward: sizes of the capture make a node.
+                let shape: Vec<Expr> = call
+                    .sizes(&sizes)?
+                    .into_iter()
+                    .map(|size| size.ok_or_else(|| call.type_error("a size of -1 in a new tensor")))
+                    .collect::<Result<_, _>>()?;
+                if shape.iter().any(|d| d.as_int().is_none()) {
+                    return call.tensor_op(|ops, span| ops.full(value, shape, span));
+                }
+            }
             let shape = call.static_sizes(&sizes)?;
-            let init = init_of(kind.as_str(), value.into_float())
+            let init = init_of(kind.as_str(), value)
                 .ok_or_else(|| call.type_error(format!("unknown fill '{}'", kind.as_str())))?;
             call.new_constant(shape, init, is_param)
         })
@@ -508,7 +520,16 @@ pub(super) mod _tailor {
                 "sub" => BinaryOp::Sub,
                 "mul" => BinaryOp::Mul,
                 "div" => BinaryOp::Div,
-                _ => return Err(call.unsupported("this operator on tensors", "use + - * / or @")),
+                "eq" => BinaryOp::Eq,
+                "ne" => BinaryOp::Ne,
+                "lt" => BinaryOp::Lt,
+                "le" => BinaryOp::Le,
+                "gt" => BinaryOp::Gt,
+                "ge" => BinaryOp::Ge,
+                _ => {
+                    return Err(call
+                        .unsupported("this operator on tensors", "use + - * / @ or a comparison"));
+                }
             };
             match (call.is_tensor(&lhs), call.is_tensor(&rhs)) {
                 (true, true) => {
@@ -802,13 +823,68 @@ pub(super) mod _tailor {
         })
     }
 
+    /// `torch.where(cond, a, b)`; `a` and `b` may be numbers.
     #[pyfunction]
-    fn tensor_compare(vm: &VirtualMachine) -> PyResult {
+    fn where_(cond: PyObjectRef, a: PyObjectRef, b: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         Call::run(vm, |call| {
-            Err(call.unsupported(
-                "comparing tensor values",
-                "a data-dependent condition makes Dynamo graph-break",
-            ))
+            let cond = call.tensor(&cond)?;
+            let (a, b) = (call.tensor_or_number(&a)?, call.tensor_or_number(&b)?);
+            call.tensor_op(|ops, span| ops.where_(cond, a, b, span))
+        })
+    }
+
+    /// `torch.tril(x, diagonal)` / (`upper`) `torch.triu`.
+    #[pyfunction]
+    fn triangle(
+        x: PyObjectRef,
+        upper: bool,
+        diagonal: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let x = call.tensor(&x)?;
+            let diagonal = call.int(&diagonal, "diagonal")?;
+            call.tensor_op(|ops, span| ops.triangle(upper, x, diagonal, span))
+        })
+    }
+
+    /// `torch.arange(start, end, step)` with int bounds, `end` possibly a size of the
+    /// capture: a constant when its length is known, else a node.
+    #[pyfunction]
+    fn arange(
+        start: PyObjectRef,
+        end: PyObjectRef,
+        step: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let start = call.int(&start, "start")?;
+            let step = call.int(&step, "step")?;
+            if step <= 0 {
+                return Err(call.unsupported(
+                    format!("torch.arange with step {step}"),
+                    "only positive int steps are in the subset",
+                ));
+            }
+            let end = call.size_expr(&end).ok_or_else(|| {
+                call.type_error(format!(
+                    "arange's end must be an int or a size, not {}",
+                    call.type_name(&end)
+                ))
+            })?;
+            let len = call.replace(
+                &((end - Expr::int(start)) + Expr::int(step - 1)).floor_div(&Expr::int(step)),
+            );
+            let init = Init::Arange {
+                start: start as f64,
+                step: step as f64,
+            };
+            match len.as_int() {
+                Some(n) => call.new_constant(vec![n.max(0)], init, false),
+                None => {
+                    call.tensor_op(|ops, span| ops.arange(start as f64, step as f64, len, span))
+                }
+            }
         })
     }
 

@@ -550,6 +550,62 @@ impl<'a> Ops<'a> {
         })
     }
 
+    /// `torch.where(cond, a, b)`: the three broadcast together (a 0/1 `cond`).
+    pub fn where_(
+        &mut self,
+        cond: TensorRef,
+        then: TensorRef,
+        otherwise: TensorRef,
+        span: Span,
+    ) -> Result<TensorRef> {
+        self.push(
+            Op::Where,
+            &[cond, then, otherwise],
+            span,
+            |env, ctx, shapes| {
+                let values = rules::broadcast(env, ctx, &shapes[1], &shapes[2])?;
+                rules::broadcast(env, ctx, &shapes[0], &values)
+            },
+        )
+    }
+
+    /// `torch.tril(x, diagonal)` or (`upper`) `torch.triu`: the shape of `x`, which needs
+    /// two dimensions at least.
+    pub fn triangle(
+        &mut self,
+        upper: bool,
+        x: TensorRef,
+        diagonal: i64,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let op = Op::Triangle { upper, diagonal };
+        self.push(op, &[x], span, |_, ctx, shapes| {
+            if shapes[0].len() < 2 {
+                return Err(ShapeError::Invalid {
+                    op: ctx.what.clone(),
+                    span: ctx.span,
+                    detail: format!(
+                        "the input needs at least 2 dimensions, got {}",
+                        shape_to_string(&shapes[0])
+                    ),
+                });
+            }
+            Ok(shapes[0].clone())
+        })
+    }
+
+    /// `torch.arange(start, end, step)` whose length is the size `len` (symbolic or not).
+    pub fn arange(&mut self, start: f64, step: f64, len: Expr, span: Span) -> Result<TensorRef> {
+        self.push(Op::Arange { start, step }, &[], span, |_, _, _| {
+            Ok(vec![len])
+        })
+    }
+
+    /// `torch.full(shape, value)` (`zeros`, `ones`) of sizes known only as symbols.
+    pub fn full(&mut self, value: f64, shape: Shape, span: Span) -> Result<TensorRef> {
+        self.push(Op::Full { value }, &[], span, |_, _, _| Ok(shape))
+    }
+
     /// `tensor op scalar` (or `scalar op tensor` when not `tensor_on_left`).
     pub fn scalar(
         &mut self,

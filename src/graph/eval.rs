@@ -232,6 +232,51 @@ pub fn eval(
                     map(arg(0), |v| op.apply(value, v))
                 }
             }
+            Op::Where => {
+                let n = shape.iter().product();
+                let (cond, a, b) = (arg(0), arg(1), arg(2));
+                let data = (0..n)
+                    .map(|flat| {
+                        let index = unravel(flat, &shape);
+                        if cond.data[broadcast_offset(&index, &cond.shape)] != 0.0 {
+                            a.data[broadcast_offset(&index, &a.shape)]
+                        } else {
+                            b.data[broadcast_offset(&index, &b.shape)]
+                        }
+                    })
+                    .collect();
+                Tensor { shape, data }
+            }
+            Op::Triangle { upper, diagonal } => {
+                let x = arg(0);
+                let rank = shape.len();
+                let data = (0..x.len())
+                    .map(|flat| {
+                        let index = unravel(flat, &shape);
+                        let offset = index[rank - 1] as i64 - index[rank - 2] as i64;
+                        let keep = if *upper {
+                            offset >= *diagonal
+                        } else {
+                            offset <= *diagonal
+                        };
+                        if keep { x.data[flat] } else { 0.0 }
+                    })
+                    .collect();
+                Tensor { shape, data }
+            }
+            Op::Arange { start, step } => {
+                let data = (0..shape[0])
+                    .map(|i| (start + step * i as f64) as f32)
+                    .collect();
+                Tensor { shape, data }
+            }
+            Op::Full { value } => {
+                let n = shape.iter().product();
+                Tensor {
+                    shape,
+                    data: vec![*value as f32; n],
+                }
+            }
             Op::Softmax { dim } => along(arg(0), *dim, softmax_row),
             Op::LogSoftmax { dim } => along(arg(0), *dim, log_softmax_row),
             Op::Reduce { kind, dims, .. } => reduce(arg(0), *kind, dims, shape),

@@ -126,6 +126,18 @@ pub enum BinaryOp {
     Mul,
     /// `a / b` (true division).
     Div,
+    /// `a == b`, as 1.0 or 0.0 (Tailor's tensors are float32: a bool tensor is 0/1).
+    Eq,
+    /// `a != b`, as 1.0 or 0.0.
+    Ne,
+    /// `a < b`, as 1.0 or 0.0.
+    Lt,
+    /// `a <= b`, as 1.0 or 0.0.
+    Le,
+    /// `a > b`, as 1.0 or 0.0.
+    Gt,
+    /// `a >= b`, as 1.0 or 0.0.
+    Ge,
 }
 
 impl BinaryOp {
@@ -136,6 +148,12 @@ impl BinaryOp {
             BinaryOp::Sub => "sub",
             BinaryOp::Mul => "mul",
             BinaryOp::Div => "div",
+            BinaryOp::Eq => "eq",
+            BinaryOp::Ne => "ne",
+            BinaryOp::Lt => "lt",
+            BinaryOp::Le => "le",
+            BinaryOp::Gt => "gt",
+            BinaryOp::Ge => "ge",
         }
     }
 
@@ -146,7 +164,37 @@ impl BinaryOp {
             BinaryOp::Sub => lhs - rhs,
             BinaryOp::Mul => lhs * rhs,
             BinaryOp::Div => lhs / rhs,
+            BinaryOp::Eq => f32::from(u8::from(lhs == rhs)),
+            BinaryOp::Ne => f32::from(u8::from(lhs != rhs)),
+            BinaryOp::Lt => f32::from(u8::from(lhs < rhs)),
+            BinaryOp::Le => f32::from(u8::from(lhs <= rhs)),
+            BinaryOp::Gt => f32::from(u8::from(lhs > rhs)),
+            BinaryOp::Ge => f32::from(u8::from(lhs >= rhs)),
         }
+    }
+
+    /// The infix operator (`+`, `==`, …) of the schedule's text and of WGSL.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+        }
+    }
+
+    /// Whether the result is a truth value (1.0 or 0.0).
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
     }
 }
 
@@ -369,6 +417,30 @@ pub enum Op {
         /// False for `2 - x` (the scalar is the left operand).
         tensor_on_left: bool,
     },
+    /// `torch.where(cond, a, b)` (and `masked_fill`): `a` where `cond` is non-zero, else
+    /// `b`; inputs: cond, a, b, broadcast together.
+    Where,
+    /// `torch.tril` / `torch.triu` over the last two dimensions: elements with
+    /// `col - row <= diagonal` (tril) or `>= diagonal` (triu) kept, the others zero.
+    Triangle {
+        /// `triu` rather than `tril`.
+        upper: bool,
+        /// The diagonal's offset.
+        diagonal: i64,
+    },
+    /// `torch.arange(start, start + n * step, step)` whose length `n` (the node's one size)
+    /// may be symbolic; no inputs.
+    Arange {
+        /// First value.
+        start: f64,
+        /// Increment.
+        step: f64,
+    },
+    /// `torch.full(size, value)` (`zeros`, `ones`) whose sizes may be symbolic; no inputs.
+    Full {
+        /// Every element's value.
+        value: f64,
+    },
     /// Softmax along one dimension.
     Softmax {
         /// The normalised dimension.
@@ -447,6 +519,11 @@ impl Op {
             } => "avg_pool2d".into(),
             Op::Unary(op) => op.name().into(),
             Op::Binary(op) | Op::Scalar { op, .. } => op.name().into(),
+            Op::Where => "where".into(),
+            Op::Triangle { upper: false, .. } => "tril".into(),
+            Op::Triangle { upper: true, .. } => "triu".into(),
+            Op::Arange { .. } => "arange".into(),
+            Op::Full { .. } => "full".into(),
             Op::Softmax { .. } => "softmax".into(),
             Op::LogSoftmax { .. } => "log_softmax".into(),
             Op::Reduce { kind, .. } => kind.name().into(),
@@ -462,7 +539,16 @@ impl Op {
 
     /// Whether the op applies the same function to every element independently.
     pub fn is_elementwise(&self) -> bool {
-        matches!(self, Op::Unary(_) | Op::Binary(_) | Op::Scalar { .. })
+        matches!(
+            self,
+            Op::Unary(_)
+                | Op::Binary(_)
+                | Op::Scalar { .. }
+                | Op::Where
+                | Op::Triangle { .. }
+                | Op::Arange { .. }
+                | Op::Full { .. }
+        )
     }
 }
 

@@ -319,6 +319,34 @@ impl Builder<'_> {
                 let centred = binary(BinaryOp::Sub, x, mean);
                 binary(BinaryOp::Add, binary(BinaryOp::Mul, centred, scale), bias)
             }
+            Op::Where => {
+                let [cond, then, otherwise]: [Value; 3] =
+                    operands.try_into().expect("where has three operands");
+                Value::Select {
+                    cond: Box::new(cond),
+                    then: Box::new(then),
+                    otherwise: Box::new(otherwise),
+                }
+            }
+            Op::Triangle { upper, diagonal } => {
+                let multi = index.to_multi();
+                let [.., row, col] = multi.as_slice() else {
+                    unreachable!("the shape rule asks for two dimensions")
+                };
+                let offset = Value::Size(self.simplify(&(col - row)));
+                let test = if *upper { BinaryOp::Ge } else { BinaryOp::Le };
+                Value::Select {
+                    cond: Box::new(binary(test, offset, Value::Literal(*diagonal as f32))),
+                    then: Box::new(operands.remove(0)),
+                    otherwise: Box::new(Value::Literal(0.0)),
+                }
+            }
+            Op::Arange { start, step } => {
+                let position = Value::Size(index.to_multi()[0].clone());
+                let scaled = binary(BinaryOp::Mul, Value::Literal(*step as f32), position);
+                binary(BinaryOp::Add, Value::Literal(*start as f32), scaled)
+            }
+            Op::Full { value } => Value::Literal(*value as f32),
             other => unreachable!("{} is not elementwise", other.name()),
         })
     }

@@ -97,6 +97,15 @@ pub enum Value {
     Unary(UnaryOp, Box<Value>),
     /// Elementwise arithmetic.
     Binary(BinaryOp, Box<Value>, Box<Value>),
+    /// `then` where `cond` is non-zero, else `otherwise` (`torch.where`, masks).
+    Select {
+        /// The condition, a 0/1 value.
+        cond: Box<Value>,
+        /// Where it holds.
+        then: Box<Value>,
+        /// Where it does not.
+        otherwise: Box<Value>,
+    },
 }
 
 impl Value {
@@ -118,6 +127,15 @@ impl Value {
                 lhs.visit_loads(f);
                 rhs.visit_loads(f);
             }
+            Value::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.visit_loads(f);
+                then.visit_loads(f);
+                otherwise.visit_loads(f);
+            }
         }
     }
 
@@ -134,6 +152,15 @@ impl Value {
             Value::Binary(_, lhs, rhs) => {
                 lhs.map_buffers(f);
                 rhs.map_buffers(f);
+            }
+            Value::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.map_buffers(f);
+                then.map_buffers(f);
+                otherwise.map_buffers(f);
             }
         }
     }
@@ -167,6 +194,15 @@ impl Value {
                 lhs.visit_exprs(f);
                 rhs.visit_exprs(f);
             }
+            Value::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.visit_exprs(f);
+                then.visit_exprs(f);
+                otherwise.visit_exprs(f);
+            }
         }
     }
 
@@ -180,6 +216,15 @@ impl Value {
                 Box::new(lhs.substitute_acc(acc)),
                 Box::new(rhs.substitute_acc(acc)),
             ),
+            Value::Select {
+                cond,
+                then,
+                otherwise,
+            } => Value::Select {
+                cond: Box::new(cond.substitute_acc(acc)),
+                then: Box::new(then.substitute_acc(acc)),
+                otherwise: Box::new(otherwise.substitute_acc(acc)),
+            },
             Value::Embed {
                 index,
                 table,

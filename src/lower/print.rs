@@ -6,7 +6,7 @@
 //! depends only on the schedule, index variables print by name, never as raw symbols.
 
 use super::kernel::{Body, Kernel, Load, Role, RowOp, Schedule, Value};
-use crate::graph::{BinaryOp, PoolKind, UnaryOp};
+use crate::graph::{PoolKind, UnaryOp};
 use crate::symbolic::{Expr, Sym};
 use std::fmt::{self, Write};
 
@@ -193,14 +193,23 @@ impl Printer<'_> {
             Value::Unary(UnaryOp::Neg, inner) => format!("-{}", self.operand(inner)),
             Value::Unary(op, inner) => format!("{}({})", op.name(), self.value(inner)),
             Value::Binary(op, lhs, rhs) => {
-                let symbol = match op {
-                    BinaryOp::Add => "+",
-                    BinaryOp::Sub => "-",
-                    BinaryOp::Mul => "*",
-                    BinaryOp::Div => "/",
-                };
-                format!("{} {symbol} {}", self.operand(lhs), self.operand(rhs))
+                format!(
+                    "{} {} {}",
+                    self.operand(lhs),
+                    op.symbol(),
+                    self.operand(rhs)
+                )
             }
+            Value::Select {
+                cond,
+                then,
+                otherwise,
+            } => format!(
+                "where({}, {}, {})",
+                self.value(cond),
+                self.value(then),
+                self.value(otherwise)
+            ),
         }
     }
 

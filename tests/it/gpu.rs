@@ -134,6 +134,11 @@ fn log_softmax_on_the_gpu() {
 }
 
 #[test]
+fn masks_on_the_gpu() {
+    check("masks");
+}
+
+#[test]
 fn layer_norm_2d_on_the_gpu() {
     check("layer_norm_2d");
 }

@@ -211,6 +211,11 @@ fn log_softmax_along_last_middle_and_first_dims() {
 }
 
 #[test]
+fn masks_where_triangles_arange_and_split() {
+    check("masks");
+}
+
+#[test]
 fn layer_norm_module_over_two_dims() {
     check("layer_norm_2d");
 }

@@ -346,6 +346,18 @@ pub fn all() -> Vec<Model> {
             cases: &["2,5,3", "1,1,1", "3,7,4", "2,127,3", "1,513,2", "4,6,64"],
         },
         Model {
+            name: "masks",
+            // nanoGPT's causal mask (a comparison of a triangle, masked_fill with -inf, then
+            // softmax), torch.where with a number, triu above the diagonal, arange over a
+            // symbolic length, split, and a one-element index list keeping its dim.
+            source: function(
+                "x",
+                "t = x.size(1)\natt = (x @ x.transpose(-2, -1)).masked_fill(torch.tril(torch.ones(t, t)) == 0, float('-inf'))\nw = torch.where(x > 0, x, 0.5 * x)\na, b = x.split(2, dim=2)\nreturn torch.softmax(att, dim=-1), w, x.triu(1), torch.arange(0, t) * 2 + 1, a - b, x[:, [-1], :]",
+            ),
+            inputs: &["x"],
+            cases: &["2,5,4", "1,1,4", "3,7,4", "2,33,4"],
+        },
+        Model {
             name: "layer_norm_2d",
             source: module("self.norm = nn.LayerNorm((3, 4))", "return self.norm(x)"),
             inputs: &["x"],

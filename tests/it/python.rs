@@ -432,7 +432,7 @@ fn model_errors_name_their_line_and_column() {
     expect_test::expect![[r#"
         error: line 5, col 5: AssertionError: the assertion failed for these input sizes
         error: line 5, col 12: name 'y' is not defined
-        error: line 5, col 8: comparing tensor values is not supported (a data-dependent condition makes Dynamo graph-break)
+        error: line 5, col 8: using a tensor's value in 'if' is not supported (data-dependent control flow makes Dynamo graph-break)
         error: line 5, col 12: IndexError: too many indices for tensor of dimension 2
         error: line 1, col 1: returning an int from forward is not supported (return tensors only)
         error: line 5, col 15: syntax error: Expected an expression"#]].assert_eq(&reports.join("\n"));

@@ -44,6 +44,9 @@ enum Step {
     BinaryConst(BinaryOp, f32),
     /// `top = op(constant, top)`.
     ConstBinary(f32, BinaryOp),
+    /// Pop the two top blocks (`then`, then `otherwise` above it) into the condition below:
+    /// `cond = if cond != 0 { then } else { otherwise }`.
+    Select,
 }
 
 #[derive(Clone, Debug)]
@@ -169,6 +172,16 @@ impl<'a> PartBuilder<'a> {
                     steps.push(Step::Binary(*op));
                 }
             },
+            Value::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.emit(cond, steps)?;
+                self.emit(then, steps)?;
+                self.emit(otherwise, steps)?;
+                steps.push(Step::Select);
+            }
         }
         Ok(())
     }
@@ -208,6 +221,7 @@ fn stack_depth(steps: &[Step]) -> usize {
         match step {
             Step::Acc | Step::Literal(_) | Step::Index(_) | Step::Load(_) => height += 1,
             Step::Binary(_) => height = height.saturating_sub(1),
+            Step::Select => height = height.saturating_sub(2),
             // Its operand takes the block above the top while it is combined.
             Step::BinaryLoad(..) => deepest = deepest.max(height + 1),
             _ => {}
@@ -485,6 +499,13 @@ impl Part {
                 }
                 Step::BinaryConst(op, v) => binary_const(op, slots.get(top - 1), v),
                 Step::ConstBinary(v, op) => const_binary(op, v, slots.get(top - 1)),
+                Step::Select => {
+                    let (cond, then, otherwise) = slots.triple(top - 3);
+                    for ((c, t), o) in cond.iter_mut().zip(then).zip(otherwise) {
+                        *c = if *c != 0.0 { *t } else { *o };
+                    }
+                    top -= 2;
+                }
             }
         }
         Ok(())
@@ -555,6 +576,18 @@ impl Slots<'_> {
         }
     }
 
+    /// Slot `n` to write and slots `n + 1`, `n + 2` to read.
+    fn triple(&mut self, n: usize) -> (&mut [f32], &[f32], &[f32]) {
+        let len = self.len;
+        let (written, read) = if n == 0 {
+            (&mut *self.out, &*self.rest)
+        } else {
+            let (below, above) = self.rest.split_at_mut(n * BLOCK);
+            (&mut below[(n - 1) * BLOCK..][..len], &*above)
+        };
+        (&mut written[..len], &read[..len], &read[BLOCK..][..len])
+    }
+
     /// Slot `n` to write and slot `n + 1` to read.
     fn pair(&mut self, n: usize) -> (&mut [f32], &[f32]) {
         let len = self.len;
@@ -595,7 +628,7 @@ fn binary_const(op: BinaryOp, lhs: &mut [f32], v: f32) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div)
+    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge)
 }
 
 /// `rhs = op(v, rhs)` over a block.
@@ -611,7 +644,7 @@ fn const_binary(op: BinaryOp, v: f32, rhs: &mut [f32]) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div)
+    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge)
 }
 
 /// `lhs = op(lhs, rhs)` over a block, one loop per operation.
@@ -627,5 +660,5 @@ fn binary(op: BinaryOp, lhs: &mut [f32], rhs: &[f32]) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div)
+    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge)
 }
