@@ -12,7 +12,9 @@ call compiled (C) or hit the cache (H), counted by a counting backend with
 lacks (torchvision) are stubbed, as Tailor stubs them.
 """
 
+import contextlib
 import importlib.util
+import inspect
 import pathlib
 import sys
 import types
@@ -23,9 +25,11 @@ from torch._dynamo.testing import CompileCounter
 
 MODELS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "models"
 
+# (file, entry, input shapes, token ids below this vocabulary size or None for randn)
 SCENARIOS = [
-    ("mnist.py", "Net", [(2, 1, 28, 28), (3, 1, 28, 28), (5, 1, 28, 28)]),
-    ("resnet18_torchvision.py", "ResNet18", [(1, 3, 64, 64), (2, 3, 64, 64)]),
+    ("mnist.py", "Net", [(2, 1, 28, 28), (3, 1, 28, 28), (5, 1, 28, 28)], None),
+    ("resnet18_torchvision.py", "ResNet18", [(1, 3, 64, 64), (2, 3, 64, 64)], None),
+    ("nanogpt.py", "NanoGPT", [(2, 16), (2, 24), (3, 24)], 256),
 ]
 
 
@@ -46,19 +50,24 @@ def load(file):
 def main():
     stub_absent_modules()
     torch.manual_seed(0)
-    for file, entry, shapes in SCENARIOS:
+    for file, entry, shapes, vocab in SCENARIOS:
         for dynamic in [True, False, None]:
             dynamo.reset()
-            model = getattr(load(file), entry)().eval()
+            # What the model prints while it is built (nanoGPT's parameter count) is not
+            # part of the record.
+            with contextlib.redirect_stdout(sys.stderr):
+                model = getattr(load(file), entry)().eval()
+            name = next(iter(inspect.signature(model.forward).parameters))
             counter = CompileCounter()
             compiled = torch.compile(model, backend=counter, dynamic=dynamic)
             actions = []
             for shape in shapes:
                 before = counter.frame_count
+                x = torch.randn(*shape) if vocab is None else torch.randint(0, vocab, shape)
                 with torch.no_grad():
-                    compiled(torch.randn(*shape))
+                    compiled(x)
                 actions.append("C" if counter.frame_count > before else "H")
-            calls = " ".join("x=" + ",".join(map(str, shape)) for shape in shapes)
+            calls = " ".join(f"{name}=" + ",".join(map(str, shape)) for shape in shapes)
             print(f"{file} dynamic={dynamic} {calls}: {' '.join(actions)}")
 
 

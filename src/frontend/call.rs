@@ -12,7 +12,7 @@ use super::source::{Decision, FILE_NAME};
 use crate::frontend::FrontendError;
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::{IndexItem, Ops, TensorRef, Tracing};
-use crate::graph::{Graph, Init, NodeId, Op, Scalar, Shape, Span, Tensor};
+use crate::graph::{Graph, Init, NodeId, Op, Returned, Scalar, Shape, Span, Tensor};
 use crate::shape::Origin;
 use crate::shape::ShapeEnv;
 use crate::shape::rules::OpCtx;
@@ -21,7 +21,7 @@ use rustpython_vm::builtins::{
     PyBaseExceptionRef, PyCode, PyFloat, PyInt, PyList, PySlice, PyTuple, PyTypeRef,
 };
 use rustpython_vm::{AsObject, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -236,9 +236,10 @@ impl<'vm> Call<'vm> {
         op(&mut Ops::new(tracing))
     }
 
-    /// Whether tensor operations outside `forward` run eagerly (script mode).
+    /// Whether tensor operations run eagerly: outside `forward` (module level, `__init__`,
+    /// a script), as Python would run them.
     pub fn is_eager(&self) -> bool {
-        self.session.eager.get() && !self.is_capturing()
+        !self.is_capturing()
     }
 
     /// Runs one tensor operation at the user's span and wraps its result: a node of the
@@ -387,7 +388,7 @@ impl<'vm> Call<'vm> {
         Ok(TensorRef::Const(Rc::new(ConstTensor {
             id,
             shape: Vec::new(),
-            init: Cell::new(Init::Fill(number)),
+            init: RefCell::new(Init::Fill(number)),
             name: RefCell::new(String::new()),
             is_param: false,
         })))
@@ -630,15 +631,15 @@ impl<'vm> Call<'vm> {
         self.wrap_tensor(TensorRef::Const(Rc::new(ConstTensor {
             id,
             shape,
-            init: Cell::new(init),
+            init: RefCell::new(init),
             name: RefCell::new(String::new()),
             is_param,
         })))
     }
 
     /// Tensor arithmetic outside forward: scaling a constant's fill by a number
-    /// (`torch.randn(...) * 0.02`) is a new constant; anything else is an op run eagerly in
-    /// a script, and unsupported in a model file.
+    /// (`torch.randn(...) * 0.02`) is a new constant (`None`: anything else, an op to run
+    /// eagerly).
     pub fn outside_forward(
         &self,
         name: &str,
@@ -647,15 +648,15 @@ impl<'vm> Call<'vm> {
     ) -> Result<Option<PyObjectRef>> {
         let scaled = match (lhs.downcast_ref::<TensorBase>(), name, self.scalar(rhs)) {
             (Some(proxy), "mul", Some(Scalar::Number(k))) => match &proxy.tensor {
-                TensorRef::Const(c) => match c.init.get() {
-                    Init::Normal { std } => Some((c, Init::Normal { std: std * k })),
+                TensorRef::Const(c) => match &*c.init.borrow() {
+                    Init::Normal { std } => Some((c.clone(), Init::Normal { std: std * k })),
                     Init::Uniform { bound } => Some((
-                        c,
+                        c.clone(),
                         Init::Uniform {
                             bound: bound * k.abs(),
                         },
                     )),
-                    Init::Fill(v) => Some((c, Init::Fill(v * k))),
+                    Init::Fill(v) => Some((c.clone(), Init::Fill(v * k))),
                     _ => None,
                 },
                 TensorRef::Node(_) | TensorRef::Value(_) => None,
@@ -756,8 +757,12 @@ impl<'vm> Call<'vm> {
         })
     }
 
-    /// The nodes of what `forward` returned: a tensor, or a tuple or list of tensors.
-    pub fn output_nodes(vm: &VirtualMachine, value: &PyObjectRef) -> PyResult<Vec<NodeId>> {
+    /// The nodes of what `forward` returned (a tensor, or a tuple or list of tensors and
+    /// `None`s), and how the return value is made of them.
+    pub fn output_nodes(
+        vm: &VirtualMachine,
+        value: &PyObjectRef,
+    ) -> PyResult<(Vec<NodeId>, Returned)> {
         Call::run_with(vm, |call| {
             let returning = |value: &PyObjectRef, note: &str| {
                 call.unsupported(
@@ -768,24 +773,31 @@ impl<'vm> Call<'vm> {
                     note,
                 )
             };
-            let items = if call.is_tensor(value) {
-                vec![value.clone()]
-            } else if value.downcast_ref::<PyTuple>().is_some()
-                || value.downcast_ref::<PyList>().is_some()
+            if call.is_tensor(value) {
+                let tensor = call.tensor(value)?;
+                let node = call.with_ops(|ops| ops.node_of(&tensor, call.span))?;
+                return Ok((vec![node], Returned::Tensor));
+            }
+            if value.downcast_ref::<PyTuple>().is_none() && value.downcast_ref::<PyList>().is_none()
             {
-                vm.extract_elements_with(value, Ok)?
-            } else {
                 return Err(returning(value, "return a tensor or a tuple of tensors"));
-            };
+            }
+            let items: Vec<PyObjectRef> = vm.extract_elements_with(value, Ok)?;
             let mut nodes = Vec::with_capacity(items.len());
+            let mut layout = Vec::with_capacity(items.len());
             for item in &items {
+                if vm.is_none(item) {
+                    layout.push(None);
+                    continue;
+                }
                 if !call.is_tensor(item) {
-                    return Err(returning(item, "return tensors only"));
+                    return Err(returning(item, "return tensors (or None) only"));
                 }
                 let tensor = call.tensor(item)?;
+                layout.push(Some(nodes.len()));
                 nodes.push(call.with_ops(|ops| ops.node_of(&tensor, call.span))?);
             }
-            Ok(nodes)
+            Ok((nodes, Returned::Tuple(layout)))
         })
     }
 

@@ -11,7 +11,7 @@ use super::call::Call;
 use super::errors::frontend_error;
 use super::native::Session;
 use crate::frontend::FrontendError;
-use crate::graph::{Graph, NodeId, Op, Shape};
+use crate::graph::{Graph, NodeId, Op, Returned, Shape};
 use crate::shape::ShapeEnv;
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
 use std::collections::BTreeMap;
@@ -63,7 +63,9 @@ pub(super) fn run(
     };
     *env = capture.env;
     let mut graph = capture.graph;
-    graph.push("output", Op::Output, outputs?, vec![], None);
+    let (outputs, returned) = outputs?;
+    graph.push("output", Op::Output, outputs, vec![], None);
+    graph.returned = returned;
     if let Some(violation) = env.take_violations().into_iter().next() {
         return Err(violation.into());
     }
@@ -76,7 +78,7 @@ fn call_entry(
     session: &PyRef<Session>,
     entry: &EntryPoint,
     inputs: &[NodeId],
-) -> Result<Vec<NodeId>, FrontendError> {
+) -> Result<(Vec<NodeId>, Returned), FrontendError> {
     let python = |exc| frontend_error(vm, session, exc);
     let args: Vec<PyObjectRef> = Call::input_proxies(vm, inputs).map_err(python)?;
     let result = entry.callable.call(args, vm).map_err(python)?;

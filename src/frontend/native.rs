@@ -62,8 +62,6 @@ pub(super) mod _tailor {
         pub steps: Cell<u64>,
         /// This session's bound `trace`, while a run is traced.
         pub tracer: RefCell<Option<PyObjectRef>>,
-        /// Script mode: tensor ops outside `forward` run eagerly.
-        pub eager: Cell<bool>,
         /// Script mode: where `torch.compile`d calls go.
         pub host: RefCell<Option<Box<dyn ScriptHost>>>,
         /// Script mode: the running interpreter, for the programs of compiled functions.
@@ -80,7 +78,6 @@ pub(super) mod _tailor {
             f.debug_struct("Session")
                 .field("captures", &self.captures)
                 .field("steps", &self.steps)
-                .field("eager", &self.eager)
                 .finish_non_exhaustive()
         }
     }
@@ -399,7 +396,7 @@ pub(super) mod _tailor {
             TensorRef::Const(c) => {
                 let init = init_of(kind.as_str(), value.into_float())
                     .ok_or_else(|| call.type_error(format!("unknown fill '{}'", kind.as_str())))?;
-                c.init.set(init);
+                *c.init.borrow_mut() = init;
                 Ok(tensor.clone())
             }
             TensorRef::Node(_) | TensorRef::Value(_) => Err(call.type_error(
@@ -413,9 +410,17 @@ pub(super) mod _tailor {
     #[pyfunction]
     fn as_state(data: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         Call::run(vm, |call| match call.tensor(&data)? {
-            TensorRef::Const(c) => call.new_constant(c.shape.clone(), c.init.get(), true),
-            TensorRef::Node(_) | TensorRef::Value(_) => Err(call.type_error(
-                "nn.Parameter needs a tensor made by torch.randn/zeros/ones, got a computed Tensor",
+            TensorRef::Const(c) => {
+                let init = c.init.borrow().clone();
+                call.new_constant(c.shape.clone(), init, true)
+            }
+            // A tensor computed outside forward (nanoGPT's mask): state holding its values.
+            TensorRef::Value(v) => {
+                let shape = v.shape.iter().map(|&d| d as i64).collect();
+                call.new_constant(shape, Init::Data(v.data.clone().into()), true)
+            }
+            TensorRef::Node(_) => Err(call.type_error(
+                "nn.Parameter and buffers need a tensor made outside forward, got a graph Tensor",
             )),
         })
     }

@@ -13,7 +13,7 @@ use crate::graph::{Tensor, UnaryOp, shape_to_string};
 use crate::shape::rules::{self, OpCtx};
 use crate::shape::{ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -61,8 +61,8 @@ pub struct Tracing<'a> {
     pub env: &'a mut ShapeEnv,
     /// The node of each constant used so far, by constant id.
     pub const_nodes: &'a mut BTreeMap<usize, NodeId>,
-    /// In an op run eagerly: the values fed as its graph's inputs, in input order. `None`
-    /// in a capture, where a script's computed tensor cannot be an operand.
+    /// In an op run eagerly, the computed tensors it is fed as inputs (in input order);
+    /// `None` in a capture, where they cannot be operands.
     pub fed: Option<&'a mut Vec<(NodeId, Rc<Tensor>)>>,
 }
 
@@ -123,7 +123,7 @@ impl<'a> Ops<'a> {
         let c = match tensor {
             TensorRef::Node(id) => return Ok(*id),
             TensorRef::Const(c) => c,
-            TensorRef::Value(value) => return self.fed_node(value, span),
+            TensorRef::Value(value) => return self.value_node(value, span),
         };
         let Some(tracing) = &mut self.tracing else {
             return Err(FrontendError::Unsupported {
@@ -141,12 +141,12 @@ impl<'a> Ops<'a> {
         let op = if c.is_param {
             Op::Param {
                 path: label.clone(),
-                init: c.init.get(),
+                init: c.init.borrow().clone(),
             }
         } else {
             Op::Constant {
                 name: label.clone(),
-                init: c.init.get(),
+                init: c.init.borrow().clone(),
             }
         };
         let id = tracing
@@ -156,25 +156,26 @@ impl<'a> Ops<'a> {
         Ok(id)
     }
 
-    /// The input node that feeds `value` into an op run eagerly (one per value).
-    fn fed_node(&mut self, value: &Rc<Tensor>, span: Span) -> Result<NodeId> {
+    /// The input node that feeds a computed tensor into an op run eagerly (one per tensor).
+    /// In a capture it is an error: Dynamo would make such a global an input guarded on its
+    /// identity, which Tailor does not model, and baking its values in would go stale when
+    /// the script rebinds it. (Module state made from one, `register_buffer`, is a constant.)
+    fn value_node(&mut self, value: &Rc<Tensor>, span: Span) -> Result<NodeId> {
         let fed = self.tracing.as_mut().and_then(|tracing| {
-            tracing
-                .fed
-                .as_deref_mut()
-                .map(|fed| (fed, &mut *tracing.graph))
+            let graph = &mut *tracing.graph;
+            tracing.fed.as_deref_mut().map(|fed| (fed, graph))
         });
         let Some((fed, graph)) = fed else {
             return Err(unsupported(
                 span,
                 "a tensor the script computed outside forward",
-                "inside forward use the inputs, the module's parameters and buffers, and constants made with torch.randn/zeros/ones",
+                "inside forward use the inputs, the module's parameters and buffers (register_buffer keeps a computed tensor), and constants made with torch.randn/zeros/ones",
             ));
         };
         if let Some((id, _)) = fed.iter().find(|(_, v)| Rc::ptr_eq(v, value)) {
             return Ok(*id);
         }
-        let name = format!("v{}", fed.len());
+        let name = format!("value{}", fed.len());
         let shape: Shape = value.shape.iter().map(|&d| Expr::int(d as i64)).collect();
         let id = graph.push(&name, Op::Input { name: name.clone() }, vec![], shape, None);
         fed.push((id, value.clone()));
@@ -780,7 +781,7 @@ pub struct ConstTensor {
     /// Static shape.
     pub shape: Vec<i64>,
     /// How its values are made; `nn.init.*_` sets it in place before the capture reads it.
-    pub init: Cell<Init>,
+    pub init: RefCell<Init>,
     /// Name or dotted path, set when the module tree is named (parameters) or at assignment
     /// (globals).
     pub name: RefCell<String>,
@@ -802,6 +803,10 @@ impl ConstTensor {
     /// Its values, as every backend makes them (seeded by its label).
     pub fn values(&self) -> Tensor {
         let shape = self.shape.iter().map(|&d| d as usize).collect();
-        Tensor::init(shape, self.init.get(), crate::graph::seed_of(&self.label()))
+        Tensor::init(
+            shape,
+            self.init.borrow().clone(),
+            crate::graph::seed_of(&self.label()),
+        )
     }
 }

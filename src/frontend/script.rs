@@ -145,9 +145,7 @@ pub fn run_script(
         *session.host.borrow_mut() = Some(host);
         *session.clock.borrow_mut() = Some(clock.clone());
         session.deadline.set(Some(clock() + SCRIPT_TIME_LIMIT_MS));
-        session.eager.set(true);
         let result = budgeted(vm, || run(vm, &session, &user)).and_then(|r| r);
-        session.eager.set(false);
         session.host.borrow_mut().take();
         result.err()
     });

@@ -68,6 +68,12 @@ impl Tensor {
     /// A tensor filled by `init`, seeded by `seed`.
     pub fn init(shape: Vec<usize>, init: Init, seed: u64) -> Tensor {
         let n: usize = shape.iter().product();
+        if let Init::Data(values) = &init {
+            return Tensor {
+                shape,
+                data: values.to_vec(),
+            };
+        }
         let mut rng = SplitMix64(seed);
         let data = (0..n)
             .map(|i| match init {
@@ -76,6 +82,7 @@ impl Tensor {
                 Init::Unit => rng.unit() as f32,
                 Init::Fill(value) => value as f32,
                 Init::Arange { start, step } => (start + step * i as f64) as f32,
+                Init::Data(ref values) => values[i],
             })
             .collect();
         Tensor { shape, data }
@@ -189,7 +196,7 @@ pub fn eval(
                 tensor
             }
             Op::Param { path: name, init } | Op::Constant { name, init } => {
-                Tensor::init(shape, *init, seed_of(name))
+                Tensor::init(shape, init.clone(), seed_of(name))
             }
             Op::Linear => linear(arg(0), arg(1), node.inputs.get(2).map(|_| arg(2)), shape),
             Op::Matmul => matmul(arg(0), arg(1), shape),

@@ -209,7 +209,7 @@ pub enum Scalar {
 
 /// How the values of a parameter or constant tensor are made. Random fills are seeded by
 /// the tensor's name, so every run of the same program sees the same numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Init {
     /// Uniform in `[-bound, bound]` (`nn.Linear`/`nn.Conv*` use `1/sqrt(fan_in)`).
     Uniform {
@@ -232,6 +232,17 @@ pub enum Init {
         /// Increment.
         step: f64,
     },
+    /// Values the program computed before the capture, row-major: a buffer made by ops
+    /// (nanoGPT's causal mask, `torch.tril(torch.ones(n, n))`), or a script's tensor.
+    Data(#[serde(serialize_with = "serialize_len")] std::sync::Arc<[f32]>),
+}
+
+/// `Init::Data` in JSON: how many values, not the values.
+fn serialize_len<S: serde::Serializer>(
+    values: &std::sync::Arc<[f32]>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(values.len() as u64)
 }
 
 /// Reductions over some dimensions.
@@ -579,6 +590,19 @@ pub struct Graph {
     pub inputs: Vec<NodeId>,
     /// The `Output` node, once capture finished.
     pub output: Option<NodeId>,
+    /// How `forward`'s return value is made of the outputs.
+    pub returned: Returned,
+}
+
+/// The shape of what `forward` returned: one tensor, or a tuple whose items are outputs
+/// (by position in the `Output` node) or `None` (nanoGPT's `return logits, None`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub enum Returned {
+    /// A single tensor, the one output.
+    #[default]
+    Tensor,
+    /// A tuple or list.
+    Tuple(Vec<Option<usize>>),
 }
 
 impl Graph {

@@ -161,8 +161,8 @@ impl Builder<'_> {
         }
         let this = self.graph.node(node);
         let (name, init) = match &this.op {
-            Op::Param { path, init } => (path, *init),
-            Op::Constant { name, init } => (name, *init),
+            Op::Param { path, init } => (path, init.clone()),
+            Op::Constant { name, init } => (name, init.clone()),
             _ => unreachable!("only parameters and constants have compile-time values"),
         };
         let shape: Option<Vec<usize>> = this

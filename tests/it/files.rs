@@ -2,7 +2,9 @@
 //! `mnist.py` is the PyTorch examples' MNIST (github.com/pytorch/examples, `mnist/main.py`,
 //! its driver code abridged), `resnet18_torchvision.py` torchvision's
 //! `torchvision/models/resnet.py` reduced to ResNet-18 (BasicBlock only; a no-argument
-//! `ResNet18` subclass stands for `resnet18()`, so it is the entry).
+//! `ResNet18` subclass stands for `resnet18()`, so it is the entry), `nanogpt.py` nanoGPT's
+//! `model.py` (github.com/karpathy/nanoGPT) with a `NanoGPT` subclass at a small config
+//! appended.
 //!
 //! Each file is called through the guard cache under every `dynamic` mode with the calls
 //! real `torch.compile` was given (`scripts/pytorch/check_files.py` recorded its actions in
@@ -191,6 +193,49 @@ fn torchvision_resnet18_captures_and_runs_in_every_mode() {
     }
 }
 
+#[test]
+fn nanogpt_model_file_captures_and_runs_in_every_mode() {
+    let source = model_file("nanogpt");
+    let mut expected = Vec::new();
+    let mut guards = Vec::new();
+    let mut graphs = Vec::new();
+    for mode in MODES {
+        let (calls, actions) = pytorch_actions("nanogpt", mode);
+        let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
+        let (cache, got) = run_calls(&source, mode, &calls, &mut expected);
+        assert_eq!(got, actions, "dynamic={mode}: PyTorch's actions");
+        let entries = cache.entries();
+        guards.push(entries.last().expect("an entry").guards.source_lines());
+        graphs.push(last_graph(&cache));
+    }
+    // dynamic=True: the shape guards PyTorch 2.15 prints for this call (TORCH_LOGS=guards),
+    // `assert t <= self.config.block_size` bounding the sequence length.
+    let shape_guards: Vec<&str> = guards[0]
+        .iter()
+        .map(String::as_str)
+        .filter(|g| g.starts_with("L[") || g.starts_with("2 <="))
+        .collect();
+    assert_eq!(
+        shape_guards,
+        [
+            "L['idx'].stride()[0] == L['idx'].size()[1]",
+            "2 <= L['idx'].size()[0]",
+            "2 <= L['idx'].size()[1] <= 64"
+        ]
+    );
+    // Inference returns the last position's logits: (b, 1, vocab).
+    assert_eq!(expected[0][0].shape, vec![2, 1, 256]);
+    // The causal mask is module state made by ops in __init__ (a tril of ones, run
+    // eagerly), sliced to the symbolic length and applied with masked_fill.
+    let graph = &graphs[0];
+    assert!(
+        graph.contains("= param transformer.h.0.attn.bias : f32[1, 1, 64, 64]"),
+        "{graph}"
+    );
+    assert!(graph.contains("= where("), "{graph}");
+    assert!(graph.contains("= arange() : f32[s1]"), "{graph}");
+}
+
 /// The `Init` of parameter `path` in the graph `source` captures at `shapes`.
 fn param_init(source: &str, shapes: &str, path: &str) -> Init {
     let mut cache = tailor::load(source, None).expect("the model loads");
@@ -203,7 +248,7 @@ fn param_init(source: &str, shapes: &str, path: &str) -> Init {
         .nodes
         .iter()
         .find_map(|node| match &node.op {
-            Op::Param { path: p, init } if p == path => Some(*init),
+            Op::Param { path: p, init } if p == path => Some(init.clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no parameter {path}"))
@@ -266,7 +311,7 @@ fn nn_init_functions_give_pytorchs_bounds_and_stds() {
     let weight = |init: &str| param_init(&conv_with(init), shapes, "conv.weight");
     let bias = |init: &str| param_init(&conv_with(init), shapes, "conv.bias");
     let (fan_in, fan_out) = (4.0f64 * 9.0, 6.0f64 * 9.0);
-    let close = |got: Init, want: Init| match (got, want) {
+    let close = |got: Init, want: Init| match (&got, &want) {
         (Init::Normal { std: a }, Init::Normal { std: b })
         | (Init::Uniform { bound: a }, Init::Uniform { bound: b }) => {
             assert!((a - b).abs() < 1e-12, "{got:?} vs {want:?}")

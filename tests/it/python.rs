@@ -434,7 +434,7 @@ fn model_errors_name_their_line_and_column() {
         error: line 5, col 12: name 'y' is not defined
         error: line 5, col 8: using a tensor's value in 'if' is not supported (data-dependent control flow makes Dynamo graph-break)
         error: line 5, col 12: IndexError: too many indices for tensor of dimension 2
-        error: line 1, col 1: returning an int from forward is not supported (return tensors only)
+        error: line 1, col 1: returning an int from forward is not supported (return tensors (or None) only)
         error: line 5, col 15: syntax error: Expected an expression"#]].assert_eq(&reports.join("\n"));
 }
 
