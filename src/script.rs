@@ -284,8 +284,16 @@ impl ScriptHost for SharedHost {
         };
         record.run_ms = outcome.run_ms;
         host.calls.push(record);
+        // An eager call has no entry of its own; every entry of one code returns alike.
+        let returned = event
+            .entry
+            .and_then(|id| code.cache.entry(id))
+            .or_else(|| code.cache.entries_mru().first())
+            .map(|entry| entry.graph.returned.clone())
+            .unwrap_or_default();
         Ok(HostCall {
             outputs: outcome.outputs,
+            returned,
             log,
         })
     }

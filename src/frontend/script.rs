@@ -16,7 +16,7 @@ use super::ops::TensorRef;
 use super::source::{FILE_NAME, UserSource};
 use super::{EntryPoint, FrontendError, Program, budgeted, interpreter, package_error};
 use crate::cache::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
-use crate::graph::{Span, Tensor};
+use crate::graph::{Returned, Span, Tensor};
 use crate::shape::rules;
 use rustpython_vm::compiler::Mode;
 use rustpython_vm::{PyObjectRef, PyRef, PyResult, VirtualMachine};
@@ -52,6 +52,8 @@ pub enum DimMark {
 pub struct HostCall {
     /// The returned tensors.
     pub outputs: Vec<Tensor>,
+    /// How `forward`'s return value is made of them.
+    pub returned: Returned,
     /// Log lines the call produced (`TORCH_LOGS`-style and warnings), each without its
     /// newline.
     pub log: Vec<String>,
@@ -292,10 +294,19 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
             .into_iter()
             .map(|tensor| call.wrap_tensor(TensorRef::Value(Rc::new(tensor))))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(if outputs.len() == 1 {
-            outputs.remove(0)
-        } else {
-            vm.ctx.new_tuple(outputs).into()
+        Ok(match result.returned {
+            Returned::Tensor if outputs.len() == 1 => outputs.remove(0),
+            Returned::Tensor => vm.ctx.new_tuple(outputs).into(),
+            Returned::Tuple(layout) => {
+                let items = layout
+                    .iter()
+                    .map(|item| match item {
+                        Some(i) => outputs.get(*i).cloned().unwrap_or_else(|| vm.ctx.none()),
+                        None => vm.ctx.none(),
+                    })
+                    .collect();
+                vm.ctx.new_tuple(items).into()
+            }
         })
     })
 }

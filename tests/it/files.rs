@@ -225,15 +225,43 @@ fn nanogpt_model_file_captures_and_runs_in_every_mode() {
     );
     // Inference returns the last position's logits: (b, 1, vocab).
     assert_eq!(expected[0][0].shape, vec![2, 1, 256]);
-    // The causal mask is module state made by ops in __init__ (a tril of ones, run
-    // eagerly), sliced to the symbolic length and applied with masked_fill.
+    // F.scaled_dot_product_attention(is_causal=True) as PyTorch's math reference: a
+    // triangle of ones of the symbolic length masks the scores; positions by arange.
     let graph = &graphs[0];
-    assert!(
-        graph.contains("= param transformer.h.0.attn.bias : f32[1, 1, 64, 64]"),
-        "{graph}"
-    );
+    assert!(graph.contains("= full() : f32[s1, s1]"), "{graph}");
+    assert!(graph.contains("= tril(%full) : f32[s1, s1]"), "{graph}");
     assert!(graph.contains("= where("), "{graph}");
     assert!(graph.contains("= arange() : f32[s1]"), "{graph}");
+}
+
+/// nanoGPT's path without flash attention: the causal mask is a buffer made by ops in
+/// `__init__` (run eagerly), sliced to the symbolic length in `forward`.
+const BUFFER_MASK: &str = "import torch
+import torch.nn as nn
+
+
+class Masked(nn.Module):
+    def __init__(self, n=16):
+        super().__init__()
+        self.register_buffer(\"bias\", torch.tril(torch.ones(n, n)).view(1, n, n))
+
+    def forward(self, x):
+        t = x.size(1)
+        att = (x @ x.transpose(-2, -1)).masked_fill(self.bias[:, :t, :t] == 0, float(\"-inf\"))
+        return torch.softmax(att, dim=-1)
+";
+
+#[test]
+fn a_buffer_made_by_ops_in_init_holds_its_values() {
+    let mut expected = Vec::new();
+    for mode in MODES {
+        let calls = ["x=2,5,4", "x=2,9,4", "x=3,9,4"];
+        let (cache, _) = run_calls(BUFFER_MASK, mode, &calls, &mut expected);
+        let graph = last_graph(&cache);
+        assert!(graph.contains("= param bias : f32[1, 16, 16]"), "{graph}");
+    }
+    // Row 0 attends only to position 0: the mask held the triangle's values.
+    assert_eq!(expected[0][0].data[..5], [1.0, 0.0, 0.0, 0.0, 0.0]);
 }
 
 /// The `Init` of parameter `path` in the graph `source` captures at `shapes`.

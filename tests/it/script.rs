@@ -153,6 +153,36 @@ print(float(eager.sum() * 0) == 0.0)
 }
 
 #[test]
+fn nanogpt_generates_in_a_script_through_its_compiled_forward() {
+    let model = data("tests/data/models/nanogpt.py");
+    let source = format!(
+        "{model}
+model = NanoGPT().eval()
+compiled = torch.compile(model, dynamic=True)
+idx = torch.zeros(1, 4)
+for _ in range(3):
+    logits, loss = compiled(idx)
+    assert loss is None
+    print(tuple(logits.shape))
+    idx = torch.cat([idx, torch.zeros(1, 1)], dim=1)
+"
+    );
+    let run = run_script(&source, "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let printed = run.text(&[Stream::Stdout]);
+    assert!(
+        printed.starts_with("number of parameters: 0.12M\n"),
+        "{printed}"
+    );
+    assert!(
+        printed.ends_with("(1, 1, 256)\n(1, 1, 256)\n(1, 1, 256)\n"),
+        "{printed}"
+    );
+    // One dynamic entry serves the growing sequence.
+    assert_eq!(run.entries, vec![1]);
+}
+
+#[test]
 fn mark_dynamic_in_a_script_wins_over_dynamic_false() {
     let source = format!(
         "{NET}compiled = torch.compile(net, dynamic=False)

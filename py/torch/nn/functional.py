@@ -44,6 +44,29 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _log_softmax(input, dim, dtype)
 
 
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """PyTorch's math reference for it (its documentation's Python): softmax of the scaled
+    scores, future positions masked with -inf under `is_causal`, times the values."""
+    if attn_mask is not None:
+        _tailor.unsupported("scaled_dot_product_attention with attn_mask",
+                            "every Tailor tensor is float32, so a bool mask cannot be told from an additive one; use is_causal or masked_fill")
+    if dropout_p != 0.0:
+        _tailor.unsupported("scaled_dot_product_attention with dropout_p > 0",
+                            "dropout is the identity in inference; pass dropout_p=0.0")
+    if enable_gqa:
+        _tailor.unsupported("scaled_dot_product_attention with enable_gqa", "")
+    import math
+    import torch
+    target, source = query.size(-2), key.size(-2)
+    factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * factor
+    if is_causal:
+        causal = torch.ones(target, source).tril(0)
+        scores = scores.masked_fill(causal == 0, float("-inf"))
+    return softmax(scores, dim=-1) @ value
+
+
 def linear(input, weight, bias=None):
     return _tailor.linear(input, weight, bias)
 
