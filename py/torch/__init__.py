@@ -8,7 +8,7 @@ on a GPU, or in training, is answered as CPU PyTorch 2.x in eval mode would.
 
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
-from torch._tensor import bfloat16, float16, float64, int64
+from torch._tensor import bfloat16, float16, float64, int64, UNARY_METHODS
 from torch._tensor import _dims, _log_softmax, _sizes, _missing_names
 from torch import cuda, _dynamo, _logging
 from torch import nn
@@ -79,24 +79,19 @@ def manual_seed(seed):
 # ---- tensor functions ------------------------------------------------------------------------
 
 
-def relu(input):
-    return _tailor.unary("relu", input)
+def _function_of_method(name):
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = name
+    return function
 
 
-def sigmoid(input):
-    return _tailor.unary("sigmoid", input)
-
-
-def tanh(input):
-    return _tailor.unary("tanh", input)
-
-
-def exp(input):
-    return _tailor.unary("exp", input)
-
-
-def sqrt(input):
-    return _tailor.unary("sqrt", input)
+# torch.relu(x) is x.relu(), and so on. (`abs` becomes a global of this module: its own
+# functions must not call the builtin.)
+for _name in UNARY_METHODS + ("rsqrt", "clamp", "clamp_min", "clamp_max", "maximum", "minimum"):
+    globals()[_name] = _function_of_method(_name)
+clip = clamp
 
 
 def matmul(input, other):

@@ -259,23 +259,30 @@ class Tensor(_tailor.TensorBase):
 
     # ---- elementwise, reductions, products -------------------------------------------------
 
-    def relu(self):
-        return _tailor.unary("relu", self)
+    # relu, sigmoid, tanh, exp, sqrt, neg, log, abs: made from UNARY below.
 
-    def sigmoid(self):
-        return _tailor.unary("sigmoid", self)
+    def rsqrt(self):
+        return 1.0 / _tailor.unary("sqrt", self)
 
-    def tanh(self):
-        return _tailor.unary("tanh", self)
+    def clamp(self, min=None, max=None):
+        out = self
+        if min is not None:
+            out = _tailor.binary("maximum", out, min)
+        if max is not None:
+            out = _tailor.binary("minimum", out, max)
+        return out
 
-    def exp(self):
-        return _tailor.unary("exp", self)
+    def clamp_min(self, min):
+        return self.clamp(min=min)
 
-    def sqrt(self):
-        return _tailor.unary("sqrt", self)
+    def clamp_max(self, max):
+        return self.clamp(max=max)
 
-    def neg(self):
-        return _tailor.unary("neg", self)
+    def maximum(self, other):
+        return _tailor.binary("maximum", self, other)
+
+    def minimum(self, other):
+        return _tailor.binary("minimum", self, other)
 
     def softmax(self, dim, dtype=None):
         return _tailor.softmax(self, _dims(dim))
@@ -405,6 +412,24 @@ class Tensor(_tailor.TensorBase):
             from torch._tensor_str import tensor_str
             return tensor_str(_tailor.values(self), list(_tailor.shape(self)))
         return _tailor.describe(self)
+
+
+# The elementwise functions of one tensor that are Tensor methods, each one `_tailor.unary`
+# call; `torch.NAME` calls the method (torch/__init__.py).
+UNARY_METHODS = ("relu", "sigmoid", "tanh", "exp", "sqrt", "neg", "log", "abs")
+
+
+def _unary_method(name):
+    def method(self):
+        return _tailor.unary(name, self)
+
+    method.__name__ = name
+    return method
+
+
+for _name in UNARY_METHODS:
+    setattr(Tensor, _name, _unary_method(_name))
+Tensor.__abs__ = Tensor.abs
 
 
 class SymInt(_tailor.SymIntBase):

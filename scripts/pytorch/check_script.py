@@ -10,6 +10,7 @@ Run with PyTorch 2.15 (CPU is enough), from the repository root:
 A script whose output is all that matters (how tensors print) is recorded by running it:
 
     /tmp/torch/bin/python tests/data/scripts/printing.py > tests/data/pytorch/printing.txt
+    /tmp/torch/bin/python tests/data/scripts/activations.py > tests/data/pytorch/activations.txt
 
 The script runs verbatim, except that every torch.compile call gets `backend=BACKEND`
 (the material's demo uses the default, inductor). It prints the `[__recompiles]` log lines

@@ -153,8 +153,16 @@ impl<'a> Writer<'a> {
                     UnaryOp::Neg => format!("-({x})"),
                     UnaryOp::Exp => format!("exp({x})"),
                     UnaryOp::Sqrt => format!("sqrt({x})"),
+                    UnaryOp::Log => format!("log({x})"),
+                    UnaryOp::Abs => format!("abs({x})"),
                 }
             }
+            Value::Binary(op, lhs, rhs) if op.is_function() => format!(
+                "{}({}, {})",
+                op.symbol(),
+                self.value(lhs, acc),
+                self.value(rhs, acc)
+            ),
             Value::Binary(op, lhs, rhs) => {
                 let applied = format!(
                     "({} {} {})",

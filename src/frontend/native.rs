@@ -480,16 +480,8 @@ pub(super) mod _tailor {
     #[pyfunction]
     fn unary(name: PyUtf8StrRef, x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         Call::run(vm, |call| {
-            let op = match name.as_str() {
-                "relu" => UnaryOp::Relu,
-                "gelu" => UnaryOp::Gelu,
-                "silu" => UnaryOp::Silu,
-                "sigmoid" => UnaryOp::Sigmoid,
-                "tanh" => UnaryOp::Tanh,
-                "neg" => UnaryOp::Neg,
-                "exp" => UnaryOp::Exp,
-                "sqrt" => UnaryOp::Sqrt,
-                other => return Err(call.unsupported(format!("torch.{other}"), "")),
+            let Some(op) = UnaryOp::named(name.as_str()) else {
+                return Err(call.unsupported(format!("torch.{}", name.as_str()), ""));
             };
             let x = call.tensor(&x)?;
             call.tensor_op(|ops, span| ops.unary(op, x, span))
@@ -520,21 +512,10 @@ pub(super) mod _tailor {
                 let x = call.tensor(&lhs).map_err(|raise| call.frontend(raise));
                 return call.tensor_op(|ops, span| ops.pow(x, exponent, span));
             }
-            let op = match name {
-                "add" => BinaryOp::Add,
-                "sub" => BinaryOp::Sub,
-                "mul" => BinaryOp::Mul,
-                "div" => BinaryOp::Div,
-                "eq" => BinaryOp::Eq,
-                "ne" => BinaryOp::Ne,
-                "lt" => BinaryOp::Lt,
-                "le" => BinaryOp::Le,
-                "gt" => BinaryOp::Gt,
-                "ge" => BinaryOp::Ge,
-                _ => {
-                    return Err(call
-                        .unsupported("this operator on tensors", "use + - * / @ or a comparison"));
-                }
+            let Some(op) = BinaryOp::named(name) else {
+                return Err(
+                    call.unsupported("this operator on tensors", "use + - * / @ or a comparison")
+                );
             };
             match (call.is_tensor(&lhs), call.is_tensor(&rhs)) {
                 (true, true) => {

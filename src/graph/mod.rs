@@ -72,9 +72,32 @@ pub enum UnaryOp {
     Exp,
     /// Square root.
     Sqrt,
+    /// Natural logarithm.
+    Log,
+    /// `|x|`.
+    Abs,
 }
 
 impl UnaryOp {
+    /// Every function, for lookups by name.
+    pub const ALL: [UnaryOp; 10] = [
+        UnaryOp::Relu,
+        UnaryOp::Gelu,
+        UnaryOp::Silu,
+        UnaryOp::Sigmoid,
+        UnaryOp::Tanh,
+        UnaryOp::Neg,
+        UnaryOp::Exp,
+        UnaryOp::Sqrt,
+        UnaryOp::Log,
+        UnaryOp::Abs,
+    ];
+
+    /// The function named `name` (`relu`, `log`, …).
+    pub fn named(name: &str) -> Option<UnaryOp> {
+        UnaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
     /// The name used in the graph's text form (`relu`, `gelu`, …).
     pub fn name(self) -> &'static str {
         match self {
@@ -86,6 +109,8 @@ impl UnaryOp {
             UnaryOp::Neg => "neg",
             UnaryOp::Exp => "exp",
             UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Log => "log",
+            UnaryOp::Abs => "abs",
         }
     }
 
@@ -100,6 +125,8 @@ impl UnaryOp {
             UnaryOp::Neg => -v,
             UnaryOp::Exp => v.exp(),
             UnaryOp::Sqrt => v.sqrt(),
+            UnaryOp::Log => v.ln(),
+            UnaryOp::Abs => v.abs(),
         }
     }
 }
@@ -138,9 +165,34 @@ pub enum BinaryOp {
     Gt,
     /// `a >= b`, as 1.0 or 0.0.
     Ge,
+    /// The larger (`torch.maximum`, `clamp`'s lower bound).
+    Maximum,
+    /// The smaller (`torch.minimum`, `clamp`'s upper bound).
+    Minimum,
 }
 
 impl BinaryOp {
+    /// Every operation, for lookups by name.
+    pub const ALL: [BinaryOp; 12] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+    ];
+
+    /// The operation named `name` (`add`, `eq`, `maximum`, …).
+    pub fn named(name: &str) -> Option<BinaryOp> {
+        BinaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
     /// The name used in the graph's text form.
     pub fn name(self) -> &'static str {
         match self {
@@ -154,6 +206,8 @@ impl BinaryOp {
             BinaryOp::Le => "le",
             BinaryOp::Gt => "gt",
             BinaryOp::Ge => "ge",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
         }
     }
 
@@ -170,10 +224,13 @@ impl BinaryOp {
             BinaryOp::Le => f32::from(u8::from(lhs <= rhs)),
             BinaryOp::Gt => f32::from(u8::from(lhs > rhs)),
             BinaryOp::Ge => f32::from(u8::from(lhs >= rhs)),
+            BinaryOp::Maximum => lhs.max(rhs),
+            BinaryOp::Minimum => lhs.min(rhs),
         }
     }
 
-    /// The infix operator (`+`, `==`, …) of the schedule's text and of WGSL.
+    /// The infix operator (`+`, `==`, …) of the schedule's text and of WGSL, or for
+    /// `Maximum`/`Minimum` the function (`max`, `min`: see `is_function`).
     pub fn symbol(self) -> &'static str {
         match self {
             BinaryOp::Add => "+",
@@ -186,7 +243,14 @@ impl BinaryOp {
             BinaryOp::Le => "<=",
             BinaryOp::Gt => ">",
             BinaryOp::Ge => ">=",
+            BinaryOp::Maximum => "max",
+            BinaryOp::Minimum => "min",
         }
+    }
+
+    /// Whether it is written as a function of its operands (`max(a, b)`), not infix.
+    pub fn is_function(self) -> bool {
+        matches!(self, BinaryOp::Maximum | BinaryOp::Minimum)
     }
 
     /// Whether the result is a truth value (1.0 or 0.0).

@@ -192,6 +192,9 @@ impl Printer<'_> {
             ),
             Value::Unary(UnaryOp::Neg, inner) => format!("-{}", self.operand(inner)),
             Value::Unary(op, inner) => format!("{}({})", op.name(), self.value(inner)),
+            Value::Binary(op, lhs, rhs) if op.is_function() => {
+                format!("{}({}, {})", op.symbol(), self.value(lhs), self.value(rhs))
+            }
             Value::Binary(op, lhs, rhs) => {
                 format!(
                     "{} {} {}",

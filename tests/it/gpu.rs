@@ -134,6 +134,11 @@ fn log_softmax_on_the_gpu() {
 }
 
 #[test]
+fn activations_on_the_gpu() {
+    check("activations");
+}
+
+#[test]
 fn masks_on_the_gpu() {
     check("masks");
 }

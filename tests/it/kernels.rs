@@ -211,6 +211,11 @@ fn log_softmax_along_last_middle_and_first_dims() {
 }
 
 #[test]
+fn activations_clamps_logs_and_extrema() {
+    check("activations");
+}
+
+#[test]
 fn masks_where_triangles_arange_and_split() {
     check("masks");
 }

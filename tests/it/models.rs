@@ -346,6 +346,17 @@ pub fn all() -> Vec<Model> {
             cases: &["2,5,3", "1,1,1", "3,7,4", "2,127,3", "1,513,2", "4,6,64"],
         },
         Model {
+            name: "activations",
+            // The activations of MobileNet-style and GAN files, as PyTorch decomposes them
+            // (clamp is a maximum then a minimum), and log/abs/rsqrt/maximum.
+            source: function(
+                "x",
+                "a = F.leaky_relu(x, 0.2) + F.relu6(x * 4) + F.hardswish(x * 4) + F.hardsigmoid(x * 4)\nb = torch.log(x.abs() + 1) * torch.rsqrt(x * x + 1)\nc = torch.clamp(x, min=-0.5, max=0.25) + x.clamp(max=0.1) + nn.LeakyReLU()(x)\nreturn a, b, c, torch.maximum(x, x.t().t() * 0.5), abs(x).minimum(x * x)",
+            ),
+            inputs: &["x"],
+            cases: &["2,5", "1,1", "3,127", "4,513"],
+        },
+        Model {
             name: "masks",
             // nanoGPT's causal mask (a comparison of a triangle, masked_fill with -inf, then
             // softmax), torch.where with a number, triu above the diagonal, arange over a

@@ -7,7 +7,9 @@
 //! `tests/data/pytorch/material_demo.eager.txt`), and print what it printed. The other
 //! tests are scripts a learner writes: eager calls next to compiled ones, marks, errors, and
 //! printed tensors (`tests/data/scripts/printing.py`, whose output under PyTorch is
-//! `tests/data/pytorch/printing.txt`).
+//! `tests/data/pytorch/printing.txt`), and the values of the ops PyTorch decomposes
+//! (`activations.py`: leaky_relu, hardswish, clamp, where, tril, scaled_dot_product_attention,
+//! …, against `tests/data/pytorch/activations.txt`).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -104,6 +106,16 @@ fn tensors_print_as_pytorch_prints_them() {
     assert_eq!(
         run.text(&[Stream::Stdout]),
         data("tests/data/pytorch/printing.txt")
+    );
+}
+
+#[test]
+fn activations_masks_and_attention_compute_what_pytorch_computes() {
+    let run = run_script(&data("tests/data/scripts/activations.py"), "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(
+        run.text(&[Stream::Stdout]),
+        data("tests/data/pytorch/activations.txt")
     );
 }
 

@@ -26,6 +26,26 @@ def tanh(input):
     return _tailor.unary("tanh", input)
 
 
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _tailor.where_(input > 0, input, input * negative_slope)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return input.clamp(min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    return input.clamp(0.0, 6.0)
+
+
+def hardsigmoid(input, inplace=False):
+    return relu6(input + 3.0) / 6.0
+
+
+def hardswish(input, inplace=False):
+    return input * relu6(input + 3.0) / 6.0
+
+
 def dropout(input, p=0.5, training=False, inplace=False):
     return input
 

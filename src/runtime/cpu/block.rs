@@ -612,7 +612,7 @@ fn unary(op: UnaryOp, xs: &mut [f32]) {
             }
         };
     }
-    each!(Relu, Gelu, Silu, Sigmoid, Tanh, Neg, Exp, Sqrt)
+    each!(Relu, Gelu, Silu, Sigmoid, Tanh, Neg, Exp, Sqrt, Log, Abs)
 }
 
 /// `lhs = op(lhs, v)` over a block.
@@ -628,7 +628,7 @@ fn binary_const(op: BinaryOp, lhs: &mut [f32], v: f32) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge)
+    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum)
 }
 
 /// `rhs = op(v, rhs)` over a block.
@@ -644,7 +644,7 @@ fn const_binary(op: BinaryOp, v: f32, rhs: &mut [f32]) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge)
+    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum)
 }
 
 /// `lhs = op(lhs, rhs)` over a block, one loop per operation.
@@ -660,5 +660,5 @@ fn binary(op: BinaryOp, lhs: &mut [f32], rhs: &[f32]) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge)
+    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum)
 }
