@@ -18,7 +18,7 @@ import { language, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
 import { renderGraph } from "./js/graph.js";
 import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
 import { setupLab } from "./js/lab.js";
-import { setupWidgets } from "./js/widgets.js";
+import { setupEditorScript, setupWidgets } from "./js/widgets.js";
 import { setupQuiz } from "./js/quiz.js";
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +32,7 @@ const ui = {
   marks: $("marks-table"),
   compile: document.querySelector('[data-testid="compile-button"]'),
   share: $("share-button"),
+  script: $("editor-script"),
   status: $("status"),
   error: $("error-message"),
   prev: $("step-prev"),
@@ -729,7 +730,8 @@ async function main() {
   setupWidgets(ctx);
   setupBench(ctx);
   setupQuiz(ctx);
-  for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.compile, ui.share]) control.disabled = false;
+  setupEditorScript(ctx, ui.editor, ui.script, $("editor-script-result"));
+  for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.compile, ui.share, ui.script]) control.disabled = false;
   await compile({ step });
   // A handle for learners in the console, and for tests of the recovery path.
   window.tailorPage = {

@@ -1,6 +1,6 @@
 // End-to-end tests of every kind of error the page reports: syntax, unsupported function,
 // an endless loop (the step budget), undefined name, shape mismatch, malformed and unknown
-// input shapes, mark_dynamic ranges and constraint violations, lab errors, user text that looks like markup, and a Rust panic
+// input shapes, mark_dynamic ranges and constraint violations, lab errors, a script's error, user text that looks like markup, and a Rust panic
 // (the page shows it in place, restarts the module and keeps working).
 
 import { after, before, test } from "node:test";
@@ -58,6 +58,26 @@ test("an endless loop is stopped by the step budget and the page keeps working",
   console.log(`# endless loop stopped after ${elapsed} ms (200000 lines)`);
   await compileSource(page, simplenet, "x=8,64");
   assert.equal(await shownError(page), null, "the next compile works");
+});
+
+test("the editor's file runs as a script, and a script's error names its line", async () => {
+  const script = `${simplenet}
+model = torch.compile(SimpleNet(), dynamic=True)
+for n in [2, 3, 5]:
+    print(tuple(model(torch.randn(n, 64)).shape))
+undefined_name
+`;
+  await page.getByTestId("model-editor").fill(script);
+  await page.locator("#editor-script").click();
+  await page.waitForSelector("#editor-script-result .script-summary", { timeout: 60_000 });
+  const output = await page.locator("#editor-script-result .script-output").textContent();
+  assert.equal(output, "(2, 64)\n(3, 64)\n(5, 64)\n");
+  assert.equal(await page.locator("#editor-script-result .script-summary").getAttribute("data-entries"), "1");
+  const error = await page.locator("#editor-script-result .error-text").textContent();
+  assert.match(error, /undefined_name/);
+  const line = script.split("\n").indexOf("undefined_name") + 1;
+  assert.match(error, new RegExp(`line ${line}, col 1`));
+  await page.getByTestId("model-editor").fill(simplenet);
 });
 
 test("an undefined name is reported at its use", async () => {

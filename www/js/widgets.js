@@ -414,8 +414,17 @@ function setupPythonDemo(ctx) {
 function setupScriptRun(ctx) {
   const source = ctx.bindings.Tailor.materialDemo();
   $("script-source").textContent = source;
-  const button = $("script-run");
-  const out = $("script-result");
+  runsAsScript(ctx, () => source, $("script-run"), $("script-result"), "demos/material_demo.py");
+  $("script-run").disabled = false;
+}
+
+/** The editor's text as a whole script (`tailor script`): what it prints, its recompile
+ * lines, and its error at line:col. */
+export function setupEditorScript(ctx, editor, button, out) {
+  runsAsScript(ctx, () => editor.value, button, out, "model.py");
+}
+
+function runsAsScript(ctx, source, button, out, path) {
   let last = null;
   const render = () => {
     if (!last) return;
@@ -424,20 +433,21 @@ function setupScriptRun(ctx) {
     fill(out,
       h("p", { class: "script-summary", dataset: { calls: last.calls.length, compiles, entries: last.entries.join(",") } },
         t("script.summary", last.calls.length, compiles, last.entries[0] ?? 0, formatMs(last.ms))),
-      h("pre", { class: "script-output" }, ...last.output.map((piece) =>
-        h("span", { class: `stream-${piece.stream}` }, piece.text))),
+      last.output.length
+        ? h("pre", { class: "script-output" }, ...last.output.map((piece) =>
+          h("span", { class: `stream-${piece.stream}` }, piece.text)))
+        : null,
       last.error
         ? h("p", { class: "error-text", role: "alert" }, `${t("kind." + last.error.kind)}: ${last.error.message}`)
         : null);
   };
-  button.disabled = false;
   button.addEventListener("click", async () => {
     button.disabled = true;
     await yieldToBrowser();
     try {
       await ctx.guarded(async () => {
         const started = performance.now();
-        const run = ctx.tailor.script(source, { logs: "recompiles", path: "demos/material_demo.py" });
+        const run = ctx.tailor.script(source(), { logs: "recompiles", path });
         last = { ...run, ms: performance.now() - started };
       });
     } catch (error) {
@@ -449,4 +459,3 @@ function setupScriptRun(ctx) {
   });
   ctx.rerender.push(render);
 }
-
