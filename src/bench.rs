@@ -3,7 +3,8 @@
 //! Input: a clock in milliseconds (injected: the CLI uses `Instant`, the page
 //! `performance.now()`) and, for the GPU figures, a GPU `Backend`; every run goes through
 //! `runtime::executor`, as the CLI's and the page's calls do (the CPU figures on a CPU
-//! `Backend`). Output: named metrics such as `compile_us.simplenet`,
+//! `Backend`). Output: named metrics such as `compile_us.simplenet` (a fresh interpreter:
+//! load, capture, guards, lowering, WGSL), `recompile_us.simplenet` (the same in a warm one),
 //! `steady_us.simplenet_b8.dynamic` or `cpu_gflops.bigmlp`. Invariant: nothing here
 //! asserts a speed; figures are reported, and compared as ratios — each CPU figure with
 //! `graph::eval` (the op-by-op reference) timed in the same run on the same inputs, as
@@ -39,18 +40,44 @@ fn compile_us(clock: Clock<'_>, rounds: usize) -> f64 {
         .map(|_| {
             let start = clock();
             let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
-            let id = cache
-                .call(
-                    0,
-                    &CompileConfig::default(),
-                    &simplenet_call(8),
-                    &CallMarks::default(),
-                    &|| 0.0,
-                )
-                .entry
-                .expect("SimpleNet compiles");
-            let entry = cache.entry(id).expect("the entry exists");
-            black_box(entry.compiled.schedule().expect("SimpleNet lowers"));
+            compile_entry(&mut cache, &CompileConfig::default(), &simplenet_call(8));
+            (clock() - start) * 1e3
+        })
+        .collect();
+    median(samples)
+}
+
+/// Calls SimpleNet's cache once, which must compile, and keeps its schedule alive.
+fn compile_entry(cache: &mut crate::CodeCache, config: &CompileConfig, call: &CallShapes) {
+    let id = cache
+        .call(0, config, call, &CallMarks::default(), &|| 0.0)
+        .entry
+        .expect("SimpleNet compiles");
+    let entry = cache.entry(id).expect("the entry exists");
+    black_box(entry.compiled.schedule().expect("SimpleNet lowers"));
+}
+
+/// A recompile of SimpleNet in a warm interpreter: the cache of `load` already holds a
+/// static entry for batch 8, and batch 9 under `dynamic=False` captures, produces guards,
+/// lowers and emits again (the capture → WGSL a learner waits for after the first compile).
+fn recompile_us(clock: Clock<'_>, rounds: usize) -> f64 {
+    let config = CompileConfig {
+        dynamic: DynamicMode::False,
+        recompile_limit: usize::MAX,
+    };
+    let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+    cache.call(
+        0,
+        &config,
+        &simplenet_call(8),
+        &CallMarks::default(),
+        &|| 0.0,
+    );
+    let samples = (0..rounds)
+        .map(|round| {
+            let call = simplenet_call(9 + round as i64);
+            let start = clock();
+            compile_entry(&mut cache, &config, &call);
             (clock() - start) * 1e3
         })
         .collect();
@@ -95,6 +122,10 @@ pub fn run(clock: Clock<'_>, rounds: usize) -> BenchReport {
     metrics.insert(
         "compile_us.simplenet".to_string(),
         compile_us(clock, rounds),
+    );
+    metrics.insert(
+        "recompile_us.simplenet".to_string(),
+        recompile_us(clock, rounds),
     );
     metrics.insert(
         "guard_check_ns.simplenet".to_string(),

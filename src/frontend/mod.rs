@@ -202,20 +202,32 @@ pub fn parse(source: &str) -> Result<Program, FrontendError> {
     })
 }
 
+/// Readies the interpreter for the user's `source`: the session knows it, `torch` is
+/// imported, absent modules get stand-ins and what the file prints is kept in the session
+/// (nanoGPT prints its parameter count). Returns the `_tailor_frontend` helper module.
+fn prepare(
+    vm: &VirtualMachine,
+    session: &native::Session,
+    source: &Rc<UserSource>,
+) -> Result<PyObjectRef, FrontendError> {
+    let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
+    *session.source.borrow_mut() = Some(source.clone());
+    vm.import("torch", 0).map_err(package)?;
+    let helper = vm.import("_tailor_frontend", 0).map_err(package)?;
+    vm.call_method(&helper, "install_absent_modules", ())
+        .map_err(package)?;
+    vm.call_method(&helper, "capture_output", ())
+        .map_err(package)?;
+    Ok(helper)
+}
+
 fn run_module(
     vm: &VirtualMachine,
     source: &Rc<UserSource>,
 ) -> Result<(PyObjectRef, Vec<Skipped>), FrontendError> {
     let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
     let session = Call::session(vm).map_err(package)?;
-    *session.source.borrow_mut() = Some(source.clone());
-    vm.import("torch", 0).map_err(package)?;
-    let helper = vm.import("_tailor_frontend", 0).map_err(package)?;
-    vm.call_method(&helper, "install_absent_modules", ())
-        .map_err(package)?;
-    // What the model prints (nanoGPT's "number of parameters") is kept in the session.
-    vm.call_method(&helper, "capture_output", ())
-        .map_err(package)?;
+    let helper = prepare(vm, &session, source)?;
     let scope = vm.new_scope_with_main().map_err(package)?;
     let mut skipped = Vec::new();
     for chunk in source.chunks() {
