@@ -168,7 +168,7 @@ impl<'a> Ops<'a> {
         let Some((fed, graph)) = fed else {
             return Err(unsupported(
                 span,
-                "a tensor the script computed outside forward",
+                "a tensor computed outside forward (by ops at module level or in a script)",
                 "inside forward use the inputs, the module's parameters and buffers (register_buffer keeps a computed tensor), and constants made with torch.randn/zeros/ones",
             ));
         };
