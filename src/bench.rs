@@ -66,13 +66,7 @@ fn recompile_us(clock: Clock<'_>, rounds: usize) -> f64 {
         recompile_limit: usize::MAX,
     };
     let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
-    cache.call(
-        0,
-        &config,
-        &simplenet_call(8),
-        &CallMarks::default(),
-        &|| 0.0,
-    );
+    compile_entry(&mut cache, &config, &simplenet_call(8));
     let samples = (0..rounds)
         .map(|round| {
             let call = simplenet_call(9 + round as i64);
@@ -91,13 +85,7 @@ fn guard_check_ns(clock: Clock<'_>, rounds: usize) -> f64 {
         ..CompileConfig::default()
     };
     let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
-    cache.call(
-        0,
-        &config,
-        &simplenet_call(8),
-        &CallMarks::default(),
-        &|| 0.0,
-    );
+    compile_entry(&mut cache, &config, &simplenet_call(8));
     let entry = &cache.entries_mru()[0];
     let call = simplenet_call(16);
     let marked = [false];

@@ -14,12 +14,13 @@ use super::errors::frontend_error;
 use super::native::{Session, TensorBase};
 use super::ops::TensorRef;
 use super::source::{FILE_NAME, UserSource};
-use super::{EntryPoint, FrontendError, Program, budgeted, interpreter, package_error};
+use super::{EntryPoint, FrontendError, Program, budgeted, interpreter, package_error, prepare};
 use crate::cache::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
 use crate::graph::{Returned, Span, Tensor};
 use crate::shape::rules;
 use rustpython_vm::compiler::Mode;
 use rustpython_vm::{PyObjectRef, PyRef, PyResult, VirtualMachine};
+use std::cell::RefMut;
 use std::rc::Rc;
 
 /// How long a script may run, in ms of wall time (its compiled calls included).
@@ -165,13 +166,7 @@ fn run(
     source: &Rc<UserSource>,
 ) -> Result<(), FrontendError> {
     let package = |exc| package_error(vm, &exc);
-    *session.source.borrow_mut() = Some(source.clone());
-    vm.import("torch", 0).map_err(package)?;
-    let helper = vm.import("_tailor_frontend", 0).map_err(package)?;
-    vm.call_method(&helper, "install_absent_modules", ())
-        .map_err(package)?;
-    vm.call_method(&helper, "capture_output", ())
-        .map_err(package)?;
+    let helper = prepare(vm, session, source)?;
     vm.call_method(&helper, "install_clock", ())
         .map_err(package)?;
     let scope = vm.new_scope_with_main().map_err(package)?;
@@ -217,15 +212,7 @@ pub(super) fn compile(
         let (entry, key) = EntryPoint::of_target(vm, target)?;
         let program = Program::of_script(vm, session, interpreter)
             .ok_or_else(|| call.type_error("torch.compile before the script started"))?;
-        let mut host = session.host.try_borrow_mut().map_err(|_| {
-            call.unsupported(
-                "torch.compile while a compiled function runs",
-                "call torch.compile at the script's level",
-            )
-        })?;
-        let host = host
-            .as_mut()
-            .ok_or_else(|| call.unsupported("torch.compile inside the model", NOT_IN_A_SCRIPT))?;
+        let mut host = borrow_host(call, session, "torch.compile")?;
         let config = CompileConfig {
             dynamic,
             recompile_limit,
@@ -264,15 +251,7 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
                     .unwrap_or_default(),
             );
         }
-        let mut slot = session.host.try_borrow_mut().map_err(|_| {
-            call.unsupported(
-                "calling a torch.compile'd function while another one compiles",
-                "call it at the script's level",
-            )
-        })?;
-        let host = slot
-            .as_mut()
-            .ok_or_else(|| call.unsupported("a compiled call outside a script", NOT_IN_A_SCRIPT))?;
+        let mut host = borrow_host(call, &session, "calling a torch.compile'd function")?;
         let names = host.inputs(wrapper);
         if names.len() != inputs.len() {
             return Err(call.type_error(format!(
@@ -284,7 +263,7 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
         }
         let call_marks = call_marks(&names, &marks);
         let result = host.call(wrapper, inputs, call_marks, call.span);
-        drop(slot);
+        drop(host);
         let result = result?;
         for line in &result.log {
             session.write(Stream::Log, &format!("{line}\n"));
@@ -337,18 +316,27 @@ pub(super) fn with_host(
     body: impl FnOnce(&mut dyn ScriptHost),
 ) -> PyResult<()> {
     Call::run_with(vm, |call| {
-        let mut host = call.session_ref().host.try_borrow_mut().map_err(|_| {
-            call.unsupported(
-                format!("{what} while a compiled function runs"),
-                "call it at the script's level",
-            )
-        })?;
-        let host = host
-            .as_mut()
-            .ok_or_else(|| call.unsupported(format!("{what} inside the model"), NOT_IN_A_SCRIPT))?;
+        let mut host = borrow_host(call, call.session_ref(), what)?;
         body(host.as_mut());
         Ok(())
     })
+}
+
+/// The script's host, borrowed for `what`: refused while a compiled call runs (its
+/// capture holds the host) and in a model file (which has none).
+fn borrow_host<'s>(
+    call: &Call<'_>,
+    session: &'s Session,
+    what: &str,
+) -> Result<RefMut<'s, Box<dyn ScriptHost>>, Raise> {
+    let slot = session.host.try_borrow_mut().map_err(|_| {
+        call.unsupported(
+            format!("{what} while a compiled function runs"),
+            "call it at the script's level",
+        )
+    })?;
+    RefMut::filter_map(slot, Option::as_mut)
+        .map_err(|_| call.unsupported(format!("{what} inside the model"), NOT_IN_A_SCRIPT))
 }
 
 /// `torch._dynamo.mark_dynamic` / `mark_static` on a tensor of a script.
