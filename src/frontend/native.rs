@@ -595,6 +595,7 @@ pub(super) mod _tailor {
     }
 
     #[pyfunction]
+    #[expect(clippy::too_many_arguments, reason = "F.conv2d's arguments, named")]
     fn conv(
         x: PyObjectRef,
         weight: PyObjectRef,
@@ -602,15 +603,19 @@ pub(super) mod _tailor {
         stride: Vec<PyObjectRef>,
         padding: Vec<PyObjectRef>,
         dilation: Vec<PyObjectRef>,
+        groups: i64,
         vm: &VirtualMachine,
     ) -> PyResult {
         Call::run(vm, |call| {
             let mut inputs = vec![call.tensor(&x)?, call.tensor(&weight)?];
             inputs.extend(call.optional_tensor(&bias)?);
-            let stride = call.ints(&stride, "stride")?;
-            let padding = call.ints(&padding, "padding")?;
-            let dilation = call.ints(&dilation, "dilation")?;
-            call.tensor_op(|ops, span| ops.conv(&inputs, stride, padding, dilation, span))
+            let window = rules::ConvWindow {
+                stride: call.ints(&stride, "stride")?,
+                padding: call.ints(&padding, "padding")?,
+                dilation: call.ints(&dilation, "dilation")?,
+                groups,
+            };
+            call.tensor_op(|ops, span| ops.conv(&inputs, window, span))
         })
     }
 

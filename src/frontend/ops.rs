@@ -327,24 +327,22 @@ impl<'a> Ops<'a> {
         })
     }
 
-    /// A 1-d or 2-d convolution (`inputs`: x, weight and the bias if any).
+    /// A 1-d or 2-d convolution (`inputs`: x, weight and the bias if any), its channels in
+    /// `groups` groups.
     pub fn conv(
         &mut self,
         inputs: &[TensorRef],
-        stride: Vec<i64>,
-        padding: Vec<i64>,
-        dilation: Vec<i64>,
+        window: rules::ConvWindow,
         span: Span,
     ) -> Result<TensorRef> {
         let op = Op::Conv {
-            stride: stride.clone(),
-            padding: padding.clone(),
-            dilation: dilation.clone(),
+            stride: window.stride.clone(),
+            padding: window.padding.clone(),
+            dilation: window.dilation.clone(),
+            groups: window.groups,
         };
         self.push(op, inputs, span, |env, ctx, shapes| {
-            rules::conv(
-                env, ctx, &shapes[0], &shapes[1], &stride, &padding, &dilation,
-            )
+            rules::conv(env, ctx, &shapes[0], &shapes[1], &window)
         })
     }
 

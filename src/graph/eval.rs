@@ -204,9 +204,16 @@ pub fn eval(
                 stride,
                 padding,
                 dilation,
+                groups,
             } => {
                 let bias = node.inputs.get(2).map(|_| arg(2));
-                conv(arg(0), arg(1), bias, stride, padding, dilation, shape)
+                let window = Window {
+                    stride,
+                    padding,
+                    dilation,
+                    groups: *groups as usize,
+                };
+                conv(arg(0), arg(1), bias, &window, shape)
             }
             Op::BatchNorm { eps } => batch_norm(arg(0), arg(1), arg(2), arg(3), arg(4), *eps),
             Op::LayerNorm {
@@ -455,18 +462,33 @@ fn matmul(a: &Tensor, b: &Tensor, shape: Vec<usize>) -> Tensor {
     Tensor { shape, data }
 }
 
+/// A convolution's window and channel grouping.
+struct Window<'a> {
+    stride: &'a [i64],
+    padding: &'a [i64],
+    dilation: &'a [i64],
+    groups: usize,
+}
+
 fn conv(
     x: &Tensor,
     weight: &Tensor,
     bias: Option<&Tensor>,
-    stride: &[i64],
-    padding: &[i64],
-    dilation: &[i64],
+    window: &Window,
     shape: Vec<usize>,
 ) -> Tensor {
+    let Window {
+        stride,
+        padding,
+        dilation,
+        groups,
+    } = *window;
     let spatial = stride.len();
     let (batch, in_ch) = (x.shape[0], x.shape[1]);
     let out_ch = weight.shape[0];
+    // Each output channel reads the `group_in` input channels of its group.
+    let group_in = weight.shape[1];
+    let group_out = out_ch / groups.max(1);
     let in_sizes = &x.shape[2..];
     let kernel = &weight.shape[2..];
     let out_sizes = shape[2..].to_vec();
@@ -481,7 +503,8 @@ fn conv(
             for p in 0..out_points {
                 let out_pos = unravel(p, &out_sizes);
                 let mut acc = bias.map_or(0.0, |b| b.data[o]);
-                for c in 0..in_ch {
+                for c in 0..group_in {
+                    let channel = (o / group_out.max(1)) * group_in + c;
                     for (q, k_pos) in k_positions.iter().enumerate() {
                         let mut in_flat = 0usize;
                         let mut inside = true;
@@ -495,8 +518,8 @@ fn conv(
                             in_flat = in_flat * in_sizes[d] + pos as usize;
                         }
                         if inside {
-                            let xv = x.data[(n * in_ch + c) * in_points + in_flat];
-                            let wv = weight.data[(o * in_ch + c) * kernel_points + q];
+                            let xv = x.data[(n * in_ch + channel) * in_points + in_flat];
+                            let wv = weight.data[(o * group_in + c) * kernel_points + q];
                             acc += xv * wv;
                         }
                     }

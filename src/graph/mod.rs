@@ -454,6 +454,9 @@ pub enum Op {
         padding: Vec<i64>,
         /// Dilation per spatial dimension.
         dilation: Vec<i64>,
+        /// Channel groups: output channel `o` reads only the input channels of its group,
+        /// `o / (out / groups)` (depthwise when `groups` is the channel count).
+        groups: i64,
     },
     /// Batch normalisation in eval mode; inputs: x, running_mean, running_var, weight, bias.
     BatchNorm {

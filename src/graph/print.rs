@@ -63,12 +63,20 @@ fn attributes(op: &Op) -> String {
             stride,
             padding,
             dilation,
-        } => format!(
-            ", stride={}, padding={}, dilation={}",
-            list(stride),
-            list(padding),
-            list(dilation)
-        ),
+            groups,
+        } => {
+            let groups = if *groups == 1 {
+                String::new()
+            } else {
+                format!(", groups={groups}")
+            };
+            format!(
+                ", stride={}, padding={}, dilation={}{groups}",
+                list(stride),
+                list(padding),
+                list(dilation)
+            )
+        }
         Op::BatchNorm { eps } => format!(", eps={eps}"),
         Op::LayerNorm {
             normalized_dims,

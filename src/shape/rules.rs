@@ -208,16 +208,34 @@ pub fn window_output(
     Ok(env.replace(&out))
 }
 
-/// `nn.Conv1d/2d`: `x[N, C, *L]`, `w[O, C, *k]`; the channel dim must match the weight.
+/// A convolution's window and channel grouping, one entry per spatial dimension.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvWindow {
+    /// Step between windows.
+    pub stride: Vec<i64>,
+    /// Zero padding on both sides.
+    pub padding: Vec<i64>,
+    /// Step between window taps.
+    pub dilation: Vec<i64>,
+    /// Channel groups (1: every output channel reads every input channel).
+    pub groups: i64,
+}
+
+/// `nn.Conv1d/2d`: `x[N, C, *L]`, `w[O, C / groups, *k]`; the channel dim must match the
+/// weight's times the groups.
 pub fn conv(
     env: &mut ShapeEnv,
     ctx: &OpCtx,
     x: &[Expr],
     weight: &[Expr],
-    stride: &[i64],
-    padding: &[i64],
-    dilation: &[i64],
+    window: &ConvWindow,
 ) -> Result<Shape, ShapeError> {
+    let ConvWindow {
+        stride,
+        padding,
+        dilation,
+        groups,
+    } = window;
     let spatial = stride.len();
     if x.len() != spatial + 2 {
         return Err(ctx.invalid(format!(
@@ -228,10 +246,19 @@ pub fn conv(
             shape_to_string(x)
         )));
     }
-    if !env.expect_equal(&x[1], &weight[1], &ctx.origin()) {
+    let out_channels = weight[0].as_int().expect("weights have static shapes");
+    if *groups < 1 || out_channels % groups != 0 {
+        return Err(ctx.invalid(format!(
+            "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, \
+             but got weight of size {}",
+            shape_to_string(weight)
+        )));
+    }
+    let channels = &weight[1] * *groups;
+    if !env.expect_equal(&x[1], &channels, &ctx.origin()) {
         let detail = format!(
             "expected input to have {} channels, but got {} channels instead",
-            env.hint(&weight[1]).unwrap_or_default(),
+            env.hint(&channels).unwrap_or_default(),
             env.hint(&x[1]).unwrap_or_default()
         );
         return Err(ctx.mismatch(detail, x, weight));

@@ -139,6 +139,11 @@ fn activations_on_the_gpu() {
 }
 
 #[test]
+fn grouped_conv_on_the_gpu() {
+    check("grouped_conv");
+}
+
+#[test]
 fn masks_on_the_gpu() {
     check("masks");
 }

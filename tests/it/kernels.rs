@@ -152,6 +152,34 @@ fn conv1d_with_padding_and_dilation() {
 }
 
 #[test]
+fn grouped_and_depthwise_conv() {
+    check("grouped_conv");
+}
+
+/// The reference's grouped convolution is, group by group, the plain convolution of the
+/// group's channels (PyTorch's definition), here as slices and a cat.
+#[test]
+fn grouped_conv_reference_is_a_conv_per_group() {
+    let source = "import torch\nimport torch.nn.functional as F\n\n\ndef f(x, w):\n    grouped = F.conv2d(x, w, stride=2, padding=1, groups=3)\n    parts = [F.conv2d(x[:, 2 * g:2 * g + 2], w[4 * g:4 * g + 4], stride=2, padding=1) for g in range(3)]\n    return grouped, torch.cat(parts, dim=1)\n";
+    let mut cache = tailor::load(source, None).expect("the function loads");
+    let call = spec::parse_shapes("x=2,6,7,9;w=12,2,3,3", &cache.entry_point().inputs)
+        .expect("shapes parse");
+    let event = cache.call(
+        0,
+        &CompileConfig::default(),
+        &call,
+        &CallMarks::default(),
+        &|| 0.0,
+    );
+    let id = event.entry.expect("captures");
+    let graph = &cache.entry(id).expect("the entry exists").graph;
+    let inputs = inputs(&[vec![2, 6, 7, 9], vec![12, 2, 3, 3]], 3);
+    let outputs = reference(graph, &inputs);
+    assert_eq!(outputs[0].shape, [2, 12, 4, 5]);
+    assert_close("grouped vs per group", &outputs[..1], &outputs[1..], 1e-6);
+}
+
+#[test]
 fn conv2d_non_square_without_bias() {
     check("conv2d_no_bias");
 }

@@ -270,6 +270,17 @@ pub fn all() -> Vec<Model> {
             cases: &["2,2,7,9", "1,2,3,4", "1,2,64,33", "1,2,20,127"],
         },
         Model {
+            name: "grouped_conv",
+            // MobileNet's depthwise convolution with a folded BatchNorm, then a grouped,
+            // strided one (ShuffleNet, ResNeXt).
+            source: module(
+                "self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False)\nself.bn = nn.BatchNorm2d(8)\nself.g = nn.Conv2d(8, 12, 3, stride=2, groups=4)",
+                "return self.g(F.relu6(self.bn(self.dw(x))))",
+            ),
+            inputs: &["x"],
+            cases: &["2,8,9,9", "1,8,3,3", "1,8,32,17", "3,8,5,127"],
+        },
+        Model {
             name: "conv2d_strided_dilated",
             source: module(
                 "self.conv = nn.Conv2d(3, 4, kernel_size=3, stride=(2, 3), padding=(2, 1), dilation=(2, 1))",

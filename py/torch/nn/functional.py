@@ -108,10 +108,8 @@ def _tuple(value, n):
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, n):
-    if groups != 1:
-        _tailor.unsupported("grouped convolution", "groups must be 1")
     return _tailor.conv(input, weight, bias, _tuple(stride, n), _tuple(padding, n),
-                        _tuple(dilation, n))
+                        _tuple(dilation, n), groups)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -306,18 +306,21 @@ class _ConvNd(Module):
     def __init__(self, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
                  groups, bias):
         super().__init__()
-        if groups != 1:
-            _tailor.unsupported("grouped convolution", "groups must be 1")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _tuple(kernel_size, n)
         self.stride = _tuple(stride, n)
         self.padding = _tuple(padding, n)
         self.dilation = _tuple(dilation, n)
-        fan_in = in_channels
+        self.groups = groups
+        fan_in = in_channels // groups
         for k in self.kernel_size:
             fan_in = fan_in * k
-        shape = [out_channels, in_channels, *self.kernel_size]
+        shape = [out_channels, in_channels // groups, *self.kernel_size]
         self.weight = _tailor.parameter(shape, "uniform", fan_in)
         if bias:
             self.bias = _tailor.parameter([out_channels], "uniform", fan_in)
@@ -326,7 +329,7 @@ class _ConvNd(Module):
 
     def forward(self, input):
         return _tailor.conv(input, self.weight, self.bias, list(self.stride),
-                            list(self.padding), list(self.dilation))
+                            list(self.padding), list(self.dilation), self.groups)
 
 
 class Conv1d(_ConvNd):

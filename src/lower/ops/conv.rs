@@ -1,8 +1,9 @@
 //! Convolution kernels: a convolution as one matrix product (an implicit im2col), with a
 //! following BatchNorm folded into its weights and bias when every value involved is known.
 //!
-//! In: a group rooted at a convolution. Out: one `Body::Gemm` kernel whose rows are output
-//! positions, columns output channels, and reduction input channels × window taps.
+//! In: a group rooted at a convolution. Out: one `Body::Gemm` kernel whose batch is the
+//! channel groups, rows output positions, columns a group's output channels, and reduction
+//! a group's input channels × window taps.
 //! Invariant: padding is a mask on the input load, never a padded copy; folded parameters
 //! get their own buffers and the originals are not read.
 
@@ -16,14 +17,16 @@ use crate::symbolic::Expr;
 use std::sync::Arc;
 
 impl Builder<'_> {
-    /// Convolution as one product: rows are output positions, columns output channels,
-    /// and the reduction runs over input channels × window (an implicit im2col).
+    /// Convolution as one product per channel group: rows are output positions, columns
+    /// the group's output channels, and the reduction runs over the group's input channels
+    /// × window (an implicit im2col).
     pub(super) fn build_conv(&mut self, group: &Group) -> Result<(), LowerError> {
         let root = self.graph.node(group.root());
         let Op::Conv {
             stride,
             padding,
             dilation,
+            groups,
         } = &root.op
         else {
             unreachable!("build_conv is called for convolutions")
@@ -35,17 +38,21 @@ impl Builder<'_> {
         let out_shape = self.shape(root.id);
         let out_sizes = out_shape[2..].to_vec();
         let window = w_shape[2..].to_vec();
-        let (channels, out_channels) = (x_shape[1].clone(), w_shape[0].clone());
+        // Per group: `group_in` input channels in, `group_out` output channels out.
+        let (group_in, out_channels) = (w_shape[1].clone(), w_shape[0].clone());
+        let group_out = out_channels.floor_div(&Expr::int(*groups));
         let points = numel(&out_sizes);
         let window_points = numel(&window);
         let m = &x_shape[0] * &points;
-        let k = &channels * &window_points;
-        self.set_extents(&[Expr::int(1), m.clone(), out_channels.clone(), k.clone()]);
-        let (row, col, kk) = (self.var(1), self.var(2), self.var(3));
+        let k = &group_in * &window_points;
+        let batch = Expr::int(*groups);
+        self.set_extents(&[batch.clone(), m.clone(), group_out.clone(), k.clone()]);
+        let (channel_group, row, col, kk) = (self.var(0), self.var(1), self.var(2), self.var(3));
         let batch_idx = row.floor_div(&points);
         let point = row.modulo(&points);
         let out_pos = unravel(&point, &out_sizes);
-        let channel = kk.floor_div(&window_points);
+        let channel = &channel_group * &group_in + kk.floor_div(&window_points);
+        let out_channel = &channel_group * &group_out + &col;
         let tap = unravel(&kk.modulo(&window_points), &window);
         let mut x_multi = vec![batch_idx.clone(), channel];
         let mut mask = Vec::new();
@@ -63,27 +70,17 @@ impl Builder<'_> {
         let (w_buffer, bias) = self.conv_params(group)?;
         let b = Value::Load(Load {
             buffer: w_buffer,
-            offset_elems: self.simplify(&(&col * &k + &kk)),
+            offset_elems: self.simplify(&(&out_channel * &k + &kk)),
             mask: Vec::new(),
         });
-        let mut out_multi = vec![batch_idx.clone(), col.clone()];
+        let mut out_multi = vec![batch_idx.clone(), out_channel.clone()];
         out_multi.extend(out_pos);
-        let flat = (&batch_idx * &out_channels + &col) * &points + &point;
+        let flat = (&batch_idx * &out_channels + &out_channel) * &points + &point;
         let out_index = Index::both(&out_shape, flat.clone(), out_multi);
-        let acc = self.plus_bias(bias, &col);
+        let acc = self.plus_bias(bias, &out_channel);
         let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
         let store = self.simplify(&flat);
-        self.finish_gemm(
-            group,
-            Expr::int(1),
-            m,
-            out_channels,
-            k,
-            a,
-            b,
-            epilogue,
-            store,
-        );
+        self.finish_gemm(group, batch, m, group_out, k, a, b, epilogue, store);
         Ok(())
     }
 
