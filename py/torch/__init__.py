@@ -89,7 +89,8 @@ def _function_of_method(name):
 
 # torch.relu(x) is x.relu(), and so on. (`abs` becomes a global of this module: its own
 # functions must not call the builtin.)
-for _name in UNARY_METHODS + ("rsqrt", "clamp", "clamp_min", "clamp_max", "maximum", "minimum"):
+for _name in UNARY_METHODS + ("rsqrt", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
+                              "pow", "square", "var"):
     globals()[_name] = _function_of_method(_name)
 clip = clamp
 
@@ -112,6 +113,10 @@ def cat(tensors, dim=0):
 
 concat = cat
 concatenate = cat
+
+
+def stack(tensors, dim=0):
+    return cat([t.unsqueeze(dim) for t in tensors], dim)
 
 
 def sum(input, dim=None, keepdim=False):

@@ -149,6 +149,9 @@ class Tensor(_tailor.TensorBase):
             return Size(_tailor.shape(self))
         return _tailor.size(self, dim)
 
+    def ndimension(self):
+        return self.dim()
+
     def dim(self):
         return len(_tailor.shape(self))
 
@@ -203,6 +206,27 @@ class Tensor(_tailor.TensorBase):
 
     def permute(self, *dims):
         return _tailor.permute(self, _sizes(dims))
+
+    def expand(self, *sizes):
+        return _tailor.expand(self, _sizes(sizes))
+
+    def expand_as(self, other):
+        return _tailor.expand(self, list(other.shape))
+
+    def repeat(self, *sizes):
+        # As PyTorch computes it: each dim of `self` gets a new dim of its repeat count in
+        # front, expanded, then each pair is merged.
+        sizes = _sizes(sizes)
+        if len(sizes) < self.dim():
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                               "number of dimensions of tensor")
+        shape = [1] * (len(sizes) - self.dim()) + list(self.shape)
+        paired, expanded, merged = [], [], []
+        for count, size in zip(sizes, shape):
+            paired += [1, size]
+            expanded += [count, size]
+            merged.append(count * size)
+        return self.reshape(paired).expand(expanded).reshape(merged)
 
     def __getitem__(self, index):
         items = index if isinstance(index, tuple) else (index,)
@@ -260,6 +284,31 @@ class Tensor(_tailor.TensorBase):
     # ---- elementwise, reductions, products -------------------------------------------------
 
     # relu, sigmoid, tanh, exp, sqrt, neg, log, abs: made from UNARY below.
+
+    def pow(self, exponent):
+        return _tailor.binary("pow", self, exponent)
+
+    def __rpow__(self, other):
+        return _tailor.binary("pow", other, self)
+
+    def square(self):
+        return self * self
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return _tailor.constant(_sizes(size), "fill", 0.0)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return _tailor.constant(_sizes(size), "fill", 1.0)
+
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        if correction is None:
+            correction = 1 if unbiased else 0
+        dims = list(range(self.dim())) if dim is None else _dims(dim)
+        count = 1
+        for d in dims:
+            count = count * self.size(d)
+        centred = self - self.mean(dims, keepdim=True)
+        return (centred * centred).sum(dims, keepdim=keepdim) / (count - correction)
 
     def rsqrt(self):
         return 1.0 / _tailor.unary("sqrt", self)

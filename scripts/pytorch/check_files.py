@@ -30,14 +30,27 @@ SCENARIOS = [
     ("mnist.py", "Net", [(2, 1, 28, 28), (3, 1, 28, 28), (5, 1, 28, 28)], None),
     ("resnet18_torchvision.py", "ResNet18", [(1, 3, 64, 64), (2, 3, 64, 64)], None),
     ("nanogpt.py", "NanoGPT", [(2, 16), (2, 24), (3, 24)], 256),
+    ("mobilenetv2.py", "MobileNetV2Cifar", [(2, 3, 32, 32), (3, 3, 32, 32), (5, 3, 32, 32)], None),
+    ("shufflenetv2.py", "ShuffleNetV2Cifar", [(2, 3, 32, 32), (3, 3, 32, 32), (5, 3, 32, 32)], None),
+    ("densenet.py", "DenseNetCifar", [(2, 3, 32, 32), (3, 3, 32, 32), (5, 3, 32, 32)], None),
+    ("vgg.py", "VGG11", [(2, 3, 32, 32), (3, 3, 32, 32), (5, 3, 32, 32)], None),
+    ("efficientnet.py", "EfficientNetB0Cifar", [(2, 3, 32, 32), (3, 3, 32, 32), (5, 3, 32, 32)], None),
+    # VAE.reparameterize draws torch.randn_like in forward, also in eval mode.
+    ("vae.py", "VAE", [(2, 1, 28, 28), (3, 1, 28, 28), (5, 1, 28, 28)], None),
+    ("super_resolution.py", "SuperResolution", [(2, 1, 32, 32), (3, 1, 32, 32), (5, 1, 32, 32)], None),
+    ("fast_neural_style.py", "TransformerNet", [(2, 3, 32, 32), (3, 3, 32, 32), (5, 3, 32, 32)], None),
+    ("mingpt.py", "MinGPT", [(2, 16), (2, 24), (3, 24)], 256),
 ]
 
 
 def stub_absent_modules():
-    for name in ["torchvision", "torchvision.datasets", "torchvision.transforms"]:
+    for name in ["torchvision", "torchvision.datasets", "torchvision.transforms", "torchvision.utils"]:
         sys.modules.setdefault(name, types.ModuleType(name))
     sys.modules["torchvision"].datasets = sys.modules["torchvision.datasets"]
     sys.modules["torchvision"].transforms = sys.modules["torchvision.transforms"]
+    sys.modules["torchvision"].utils = sys.modules["torchvision.utils"]
+    # vae.py's `from torchvision.utils import save_image` (its driver saves image grids).
+    sys.modules["torchvision.utils"].save_image = None
 
 
 def load(file):

@@ -331,6 +331,8 @@ pub(super) mod _tailor {
             },
             // `nn.init.uniform_(t, -b, b)`, `xavier_uniform_`: uniform in ±value.
             "bounded" => Init::Uniform { bound: value },
+            // `nn.init.orthogonal_(t, gain)`.
+            "orthogonal" => Init::Orthogonal { gain: value },
             _ => return None,
         })
     }
@@ -507,10 +509,11 @@ pub(super) mod _tailor {
                     return Ok(scaled);
                 }
             }
-            if name == "pow" {
-                let exponent = call.scalar(&rhs);
-                let x = call.tensor(&lhs).map_err(|raise| call.frontend(raise));
-                return call.tensor_op(|ops, span| ops.pow(x, exponent, span));
+            if name == "pow" && call.is_tensor(&lhs) && !call.is_tensor(&rhs) {
+                if let Some(exponent) = call.scalar(&rhs) {
+                    let x = call.tensor(&lhs)?;
+                    return call.tensor_op(|ops, span| ops.pow(x, exponent, span));
+                }
             }
             let Some(op) = BinaryOp::named(name) else {
                 return Err(
@@ -708,6 +711,15 @@ pub(super) mod _tailor {
             let target = call.sizes(&sizes)?;
             let x = call.tensor(&x)?;
             call.tensor_op(|ops, span| ops.reshape(x, target, span))
+        })
+    }
+
+    #[pyfunction]
+    fn expand(x: PyObjectRef, sizes: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let target = call.sizes(&sizes)?;
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.expand(x, target, span))
         })
     }
 

@@ -66,6 +66,10 @@ pub struct Tracing<'a> {
     pub fed: Option<&'a mut Vec<(NodeId, Rc<Tensor>)>>,
 }
 
+/// The largest integer exponent `x ** n` multiplies out (by squaring: at most 8 products);
+/// a larger one is a `pow`.
+const MAX_MULTIPLIED_EXPONENT: f64 = 16.0;
+
 /// The tensor operations, inside `forward` (with a `Tracing`) or outside it (only shape
 /// queries work there; appending a node is an error naming the place).
 pub struct Ops<'a> {
@@ -419,6 +423,18 @@ impl<'a> Ops<'a> {
         })
     }
 
+    /// `x.expand(target)`; `None` is `-1` (the size kept).
+    pub fn expand(
+        &mut self,
+        x: TensorRef,
+        target: Vec<Option<Expr>>,
+        span: Span,
+    ) -> Result<TensorRef> {
+        self.push(Op::Expand, &[x], span, |env, ctx, shapes| {
+            rules::expand(env, ctx, &shapes[0], &target)
+        })
+    }
+
     /// `x.flatten(start, end)`.
     pub fn flatten(&mut self, x: TensorRef, start: i64, end: i64, span: Span) -> Result<TensorRef> {
         let shape = self.shape_of(&x);
@@ -622,25 +638,37 @@ impl<'a> Ops<'a> {
         self.push(op, &[tensor], span, |_, _, shapes| Ok(shapes[0].clone()))
     }
 
-    /// `x ** exponent`: only `** 2` (a multiply) and `** 0.5` (a square root) are in the
-    /// subset; the exponent is checked before the base, which may not be a tensor.
-    pub fn pow(
-        &mut self,
-        x: Result<TensorRef>,
-        exponent: Option<Scalar>,
-        span: Span,
-    ) -> Result<TensorRef> {
+    /// `x ** exponent` for a number: a small integer exponent is multiplications (by
+    /// squaring; a negative one divides 1 by them), `0.5` a square root, any other a `pow`.
+    pub fn pow(&mut self, x: TensorRef, exponent: Scalar, span: Span) -> Result<TensorRef> {
         match exponent {
-            Some(Scalar::Number(2.0)) => {
-                let x = x?;
-                self.binary(BinaryOp::Mul, x.clone(), x, span)
+            Scalar::Number(0.5) => self.unary(UnaryOp::Sqrt, x, span),
+            Scalar::Number(e)
+                if e.fract() == 0.0 && (1.0..=MAX_MULTIPLIED_EXPONENT).contains(&e.abs()) =>
+            {
+                let mut n = e.abs() as u32;
+                let (mut square, mut product) = (x, None::<TensorRef>);
+                loop {
+                    if n & 1 == 1 {
+                        product = Some(match product {
+                            None => square.clone(),
+                            Some(p) => self.binary(BinaryOp::Mul, p, square.clone(), span)?,
+                        });
+                    }
+                    n >>= 1;
+                    if n == 0 {
+                        break;
+                    }
+                    square = self.binary(BinaryOp::Mul, square.clone(), square, span)?;
+                }
+                let product = product.expect("the exponent is at least 1");
+                if e > 0.0 {
+                    Ok(product)
+                } else {
+                    self.scalar(BinaryOp::Div, product, Scalar::Number(1.0), false, span)
+                }
             }
-            Some(Scalar::Number(0.5)) => self.unary(UnaryOp::Sqrt, x?, span),
-            _ => Err(unsupported(
-                span,
-                "tensor ** this exponent",
-                "only ** 2 and ** 0.5 are in the subset",
-            )),
+            other => self.scalar(BinaryOp::Pow, x, other, true, span),
         }
     }
 

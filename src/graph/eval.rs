@@ -75,6 +75,11 @@ impl Tensor {
             };
         }
         let mut rng = SplitMix64(seed);
+        if let Init::Orthogonal { gain } = init {
+            let rows = shape.first().copied().unwrap_or(1);
+            let data = orthogonal(rows, n / rows.max(1), gain, &mut rng);
+            return Tensor { shape, data };
+        }
         let data = (0..n)
             .map(|i| match init {
                 Init::Uniform { bound } => ((rng.unit() * 2.0 - 1.0) * bound) as f32,
@@ -83,6 +88,7 @@ impl Tensor {
                 Init::Fill(value) => value as f32,
                 Init::Arange { start, step } => (start + step * i as f64) as f32,
                 Init::Data(ref values) => values[i],
+                Init::Orthogonal { .. } => unreachable!("made above"),
             })
             .collect();
         Tensor { shape, data }
@@ -97,6 +103,44 @@ impl Tensor {
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
+}
+
+/// A `rows × cols` matrix with orthonormal rows (when `rows <= cols`) or columns, times
+/// `gain`: modified Gram–Schmidt over the longer vectors of a normal matrix, which is its QR
+/// factorisation's Q with R's diagonal positive (what PyTorch's `q * sign(diag(r))` gives).
+fn orthogonal(rows: usize, cols: usize, gain: f64, rng: &mut SplitMix64) -> Vec<f32> {
+    let (count, len) = (rows.min(cols), rows.max(cols));
+    let mut vectors: Vec<Vec<f64>> = (0..count)
+        .map(|_| (0..len).map(|_| rng.normal()).collect())
+        .collect();
+    for i in 0..count {
+        let (done, rest) = vectors.split_at_mut(i);
+        let v = &mut rest[0];
+        for q in done.iter() {
+            let dot: f64 = q.iter().zip(v.iter()).map(|(a, b)| a * b).sum();
+            v.iter_mut().zip(q).for_each(|(x, q)| *x -= dot * q);
+        }
+        let norm = v
+            .iter()
+            .map(|x| x * x)
+            .sum::<f64>()
+            .sqrt()
+            .max(f64::MIN_POSITIVE);
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    let mut data = vec![0.0f32; rows * cols];
+    for (i, v) in vectors.iter().enumerate() {
+        for (j, &x) in v.iter().enumerate() {
+            // Orthonormal rows when rows <= cols, else orthonormal columns.
+            let at = if rows <= cols {
+                i * cols + j
+            } else {
+                j * cols + i
+            };
+            data[at] = (x * gain) as f32;
+        }
+    }
+    data
 }
 
 /// Seeds derived from names, so a parameter's values depend only on its path.
@@ -298,6 +342,14 @@ pub fn eval(
                 shape,
                 data: arg(0).data.clone(),
             },
+            Op::Expand => {
+                let x = arg(0);
+                let n = shape.iter().product();
+                let data = (0..n)
+                    .map(|flat| x.data[broadcast_offset(&unravel(flat, &shape), &x.shape)])
+                    .collect();
+                Tensor { shape, data }
+            }
             Op::Permute { perm } => permute(arg(0), perm, shape),
             Op::Slice { dim, start, step } => {
                 let start = size(start)?;

@@ -169,11 +169,14 @@ pub enum BinaryOp {
     Maximum,
     /// The smaller (`torch.minimum`, `clamp`'s upper bound).
     Minimum,
+    /// `a ** b` (`torch.pow`) for an exponent that is not a small integer or `0.5`; those
+    /// become multiplications or a square root, as Inductor decomposes them.
+    Pow,
 }
 
 impl BinaryOp {
     /// Every operation, for lookups by name.
-    pub const ALL: [BinaryOp; 12] = [
+    pub const ALL: [BinaryOp; 13] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
@@ -186,6 +189,7 @@ impl BinaryOp {
         BinaryOp::Ge,
         BinaryOp::Maximum,
         BinaryOp::Minimum,
+        BinaryOp::Pow,
     ];
 
     /// The operation named `name` (`add`, `eq`, `maximum`, …).
@@ -208,6 +212,7 @@ impl BinaryOp {
             BinaryOp::Ge => "ge",
             BinaryOp::Maximum => "maximum",
             BinaryOp::Minimum => "minimum",
+            BinaryOp::Pow => "pow",
         }
     }
 
@@ -226,11 +231,12 @@ impl BinaryOp {
             BinaryOp::Ge => f32::from(u8::from(lhs >= rhs)),
             BinaryOp::Maximum => lhs.max(rhs),
             BinaryOp::Minimum => lhs.min(rhs),
+            BinaryOp::Pow => lhs.powf(rhs),
         }
     }
 
     /// The infix operator (`+`, `==`, …) of the schedule's text and of WGSL, or for
-    /// `Maximum`/`Minimum` the function (`max`, `min`: see `is_function`).
+    /// `Maximum`/`Minimum`/`Pow` the function (`max`, `min`, `pow`: see `is_function`).
     pub fn symbol(self) -> &'static str {
         match self {
             BinaryOp::Add => "+",
@@ -245,12 +251,13 @@ impl BinaryOp {
             BinaryOp::Ge => ">=",
             BinaryOp::Maximum => "max",
             BinaryOp::Minimum => "min",
+            BinaryOp::Pow => "pow",
         }
     }
 
     /// Whether it is written as a function of its operands (`max(a, b)`), not infix.
     pub fn is_function(self) -> bool {
-        matches!(self, BinaryOp::Maximum | BinaryOp::Minimum)
+        matches!(self, BinaryOp::Maximum | BinaryOp::Minimum | BinaryOp::Pow)
     }
 
     /// Whether the result is a truth value (1.0 or 0.0).
@@ -295,6 +302,13 @@ pub enum Init {
         start: f64,
         /// Increment.
         step: f64,
+    },
+    /// `nn.init.orthogonal_`: the tensor as a `shape[0] × rest` matrix whose rows (or
+    /// columns, whichever are fewer) are orthonormal, times `gain`: a seeded normal
+    /// matrix's Q factor with R's diagonal made positive, as PyTorch takes it.
+    Orthogonal {
+        /// Scale of the orthonormal matrix.
+        gain: f64,
     },
     /// Values the program computed before the capture, row-major: a buffer made by ops
     /// (nanoGPT's causal mask, `torch.tril(torch.ones(n, n))`), or a script's tensor.
@@ -540,6 +554,9 @@ pub enum Op {
     },
     /// `view`, `reshape` or `flatten`: same elements, the node's shape.
     Reshape,
+    /// `expand` / `expand_as`: size-1 dims (and new leading dims) repeated to the node's
+    /// shape without a copy, as broadcasting reads them.
+    Expand,
     /// `permute` / `transpose`: output dim `i` is input dim `perm[i]`.
     Permute {
         /// The permutation.
@@ -606,6 +623,7 @@ impl Op {
             Op::LogSoftmax { .. } => "log_softmax".into(),
             Op::Reduce { kind, .. } => kind.name().into(),
             Op::Reshape => "reshape".into(),
+            Op::Expand => "expand".into(),
             Op::Permute { .. } => "permute".into(),
             Op::Slice { .. } => "slice".into(),
             Op::Select { .. } => "select".into(),

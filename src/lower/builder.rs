@@ -204,7 +204,7 @@ impl Builder<'_> {
         let this = self.graph.node(node);
         let is_view = matches!(
             this.op,
-            Op::Reshape | Op::Permute { .. } | Op::Slice { .. } | Op::Select { .. }
+            Op::Reshape | Op::Expand | Op::Permute { .. } | Op::Slice { .. } | Op::Select { .. }
         );
         if !is_view {
             let buffer = self.leaf_buffer(node)?;
@@ -218,6 +218,7 @@ impl Builder<'_> {
         let in_shape = &self.shape(input);
         let in_index = match &this.op {
             Op::Reshape => index.reshaped(in_shape),
+            Op::Expand => index.broadcast_to(in_shape),
             Op::Permute { perm } => {
                 let multi = index.to_multi();
                 let mut in_multi = vec![Expr::int(0); multi.len()];

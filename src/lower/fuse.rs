@@ -114,9 +114,11 @@ pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
     for node in &graph.nodes {
         let kind = match &node.op {
             Op::Input { .. } | Op::Param { .. } | Op::Constant { .. } => NodeKind::Leaf,
-            Op::Reshape | Op::Permute { .. } | Op::Slice { .. } | Op::Select { .. } => {
-                NodeKind::View
-            }
+            Op::Reshape
+            | Op::Expand
+            | Op::Permute { .. }
+            | Op::Slice { .. }
+            | Op::Select { .. } => NodeKind::View,
             Op::Output => NodeKind::Output,
             Op::BatchNorm { .. } if fused && foldable(graph, &fusion, node.id, &users) => {
                 let group = fusion

@@ -21,10 +21,11 @@
 //! fuses nothing — one library kernel per op — and [`lower_with`] under
 //! [`FusionPolicy::PerOp`] lowers a graph that way, for comparison.
 //!
-//! Views — `reshape`, `permute`/`transpose`, slices and `select` — launch nothing. A kernel
-//! reading through a view computes the element's address with index arithmetic
-//! (`index.rs`): a transpose swaps two indices, a slice adds its start, a reshape
-//! re-derives the indices from the flat position with `//` and `%`. Those formulas are
+//! Views — `reshape`, `expand`, `permute`/`transpose`, slices and `select` — launch
+//! nothing. A kernel reading through a view computes the element's address with index
+//! arithmetic (`index.rs`): a transpose swaps two indices, a slice adds its start, an
+//! expand reads index 0 of a size-1 dim, a reshape re-derives the indices from the flat
+//! position with `//` and `%`. Those formulas are
 //! symbolic `Expr`s over the kernel's index variables (`gid`, `row`, `col`, `kk`, …,
 //! symbols numbered from [`Schedule::first_index_sym`]) and the shape symbols, simplified
 //! with what the ranges tell (`kk < 64` makes `kk // 64` vanish).

@@ -109,6 +109,67 @@ pub fn broadcast(
     Ok(out)
 }
 
+/// `x.expand(target)`: new leading dims take the target's size; an existing dim keeps its
+/// size (`-1`, here `None`, or an equal size, guarded when symbolic) or, when it is 1,
+/// takes the target's.
+pub fn expand(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    target: &[Option<Expr>],
+) -> Result<Shape, ShapeError> {
+    let target_text = || {
+        let items: Vec<String> = target
+            .iter()
+            .map(|size| size.as_ref().map_or("-1".into(), |s| s.to_string()))
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    let Some(new_dims) = target.len().checked_sub(x.len()) else {
+        return Err(ctx.invalid(format!(
+            "the number of sizes provided ({}) must be greater or equal to the number of \
+             dimensions in the tensor ({})",
+            target.len(),
+            x.len()
+        )));
+    };
+    let origin = ctx.origin();
+    let mut out = Vec::with_capacity(target.len());
+    for (d, size) in target.iter().enumerate() {
+        let existing = d.checked_sub(new_dims).map(|i| &x[i]);
+        let dim = match (existing, size) {
+            (None, None) => {
+                return Err(ctx.invalid(format!(
+                    "the expanded size of the tensor (-1) isn't allowed in a leading, \
+                     non-existing dimension {d}"
+                )));
+            }
+            (None, Some(size)) => size.clone(),
+            (Some(existing), None) => existing.clone(),
+            (Some(existing), Some(size)) => {
+                if env.expect_equal(existing, size, &origin) {
+                    existing.clone()
+                } else if is_one(env, existing, &origin) {
+                    size.clone()
+                } else {
+                    // PyTorch's wording under torch.compile (its fake tensors'), with
+                    // where: eager PyTorch words it as "The expanded size … must match".
+                    return Err(ctx.invalid(format!(
+                        "expand: attempting to expand a dimension of length {} -> {}! \
+                         (dimension {d}, target sizes {}, tensor sizes {})",
+                        env.hint(existing).unwrap_or_default(),
+                        env.hint(size).unwrap_or_default(),
+                        target_text(),
+                        shape_to_string(x)
+                    )));
+                }
+            }
+        };
+        out.push(env.replace(&dim));
+    }
+    Ok(out)
+}
+
 /// `torch.matmul`: contraction `a[-1] == b[-2]`, batch dims broadcast, 1-d operands promoted.
 pub fn matmul(
     env: &mut ShapeEnv,

@@ -4,7 +4,12 @@
 //! `torchvision/models/resnet.py` reduced to ResNet-18 (BasicBlock only; a no-argument
 //! `ResNet18` subclass stands for `resnet18()`, so it is the entry), `nanogpt.py` nanoGPT's
 //! `model.py` (github.com/karpathy/nanoGPT) with a `NanoGPT` subclass at a small config
-//! appended.
+//! appended. The model-zoo files are kept the same way, each with a no-argument entry class
+//! appended: kuangliu/pytorch-cifar's MobileNetV2, ShuffleNetV2, DenseNet, VGG (from its
+//! module-level config dict) and EfficientNet-B0; the PyTorch examples' super-resolution
+//! net (`PixelShuffle`, `init.orthogonal_`) and fast-neural-style `TransformerNet`
+//! (`ReflectionPad2d`, `InstanceNorm2d`, `interpolate`); minGPT's `model.py` (its `CfgNode`
+//! import replaced by the class itself).
 //!
 //! Each file is called through the guard cache under every `dynamic` mode with the calls
 //! real `torch.compile` was given (`scripts/pytorch/check_files.py` recorded its actions in
@@ -54,11 +59,13 @@ fn model_file(name: &str) -> String {
     std::fs::read_to_string(path).expect("the model file exists")
 }
 
-/// Calls `source` with each of `calls` (`x=2,1,28,28`) under `dynamic`, runs each call on
+/// Calls `source`'s `entry` (`None`: the default one) with each of `calls`
+/// (`x=2,1,28,28`) under `dynamic`, runs each call on
 /// the CPU backend and compares it with `expected[i]` (computed from the first entry that
 /// runs call `i` when empty); returns the cache and the cache's actions.
 fn run_calls(
     source: &str,
+    entry: Option<&str>,
     dynamic: DynamicMode,
     calls: &[&str],
     expected: &mut Vec<Vec<Tensor>>,
@@ -66,7 +73,7 @@ fn run_calls(
     let backend = pollster::block_on(Backend::open(Device::Cpu, Box::new(|| 0.0)))
         .expect("the CPU always opens");
     let mut executor = Executor::new(Rc::new(backend), Rc::new(|| 0.0));
-    let mut cache = tailor::load(source, None).expect("the model loads");
+    let mut cache = tailor::load(source, entry).expect("the model loads");
     let config = CompileConfig {
         dynamic,
         ..CompileConfig::default()
@@ -113,7 +120,7 @@ fn pytorch_examples_mnist_captures_and_runs_in_every_mode() {
     for mode in MODES {
         let (calls, actions) = pytorch_actions("mnist", mode);
         let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
-        let (cache, got) = run_calls(&source, mode, &calls, &mut expected);
+        let (cache, got) = run_calls(&source, None, mode, &calls, &mut expected);
         assert_eq!(got, actions, "dynamic={mode}: PyTorch's actions");
         graphs.push(last_graph(&cache));
     }
@@ -161,6 +168,89 @@ fn pytorch_examples_mnist_captures_and_runs_in_every_mode() {
     }
 }
 
+/// A model-zoo file's `entry` under every mode with PyTorch's calls: PyTorch's actions
+/// (captures only), then the first call run once on the CPU backend against the reference,
+/// with its output shapes (the debug-built reference is slow on these nets: one run each).
+fn zoo_file(file: &str, entry: &str, output_shapes: &[&[usize]]) {
+    let source = model_file(file);
+    let mut first_call = None;
+    for mode in MODES {
+        let (calls, actions) = pytorch_actions(file, mode);
+        let mut cache = tailor::load(&source, Some(entry)).expect("the model loads");
+        let config = CompileConfig {
+            dynamic: mode,
+            ..CompileConfig::default()
+        };
+        let got: Vec<Action> = calls
+            .iter()
+            .map(|shapes| {
+                let call =
+                    spec::parse_shapes(shapes, &cache.entry_point().inputs).expect("shapes parse");
+                let event = cache.call(0, &config, &call, &CallMarks::default(), &|| 0.0);
+                assert!(
+                    event.error.is_none(),
+                    "{file} {mode} {shapes}: {:?}",
+                    event.error
+                );
+                event.action
+            })
+            .collect();
+        assert_eq!(got, actions, "{file} dynamic={mode}: PyTorch's actions");
+        first_call.get_or_insert(calls[0].clone());
+    }
+    let call = first_call.expect("PyTorch's record has calls");
+    let mut expected = Vec::new();
+    run_calls(
+        &source,
+        Some(entry),
+        DynamicMode::True,
+        &[&call],
+        &mut expected,
+    );
+    let shapes: Vec<&[usize]> = expected[0].iter().map(|t| t.shape.as_slice()).collect();
+    assert_eq!(shapes, output_shapes, "{file}: the first call's outputs");
+}
+
+#[test]
+fn cifar_mobilenetv2_with_depthwise_convolutions() {
+    zoo_file("mobilenetv2", "MobileNetV2Cifar", &[&[2, 10]]);
+}
+
+#[test]
+fn cifar_shufflenetv2_with_channel_shuffles_and_splits() {
+    zoo_file("shufflenetv2", "ShuffleNetV2Cifar", &[&[2, 10]]);
+}
+
+#[test]
+fn cifar_densenet_with_concatenated_features() {
+    zoo_file("densenet", "DenseNetCifar", &[&[2, 10]]);
+}
+
+#[test]
+fn cifar_vgg_from_a_config_dict() {
+    zoo_file("vgg", "VGG11", &[&[2, 10]]);
+}
+
+#[test]
+fn cifar_efficientnet_with_squeeze_and_excitation() {
+    zoo_file("efficientnet", "EfficientNetB0Cifar", &[&[2, 10]]);
+}
+
+#[test]
+fn pytorch_examples_super_resolution_with_pixel_shuffle() {
+    zoo_file("super_resolution", "SuperResolution", &[&[2, 1, 96, 96]]);
+}
+
+#[test]
+fn pytorch_examples_fast_neural_style_with_reflection_pads_and_upsampling() {
+    zoo_file("fast_neural_style", "TransformerNet", &[&[2, 3, 32, 32]]);
+}
+
+#[test]
+fn mingpt_model_file_with_its_cfgnode() {
+    zoo_file("mingpt", "MinGPT", &[&[2, 16, 256]]);
+}
+
 #[test]
 fn torchvision_resnet18_captures_and_runs_in_every_mode() {
     let source = model_file("resnet18_torchvision");
@@ -168,7 +258,7 @@ fn torchvision_resnet18_captures_and_runs_in_every_mode() {
     for mode in MODES {
         let (calls, actions) = pytorch_actions("resnet18_torchvision", mode);
         let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
-        let (cache, got) = run_calls(&source, mode, &calls, &mut expected);
+        let (cache, got) = run_calls(&source, None, mode, &calls, &mut expected);
         // Batch 1 is specialised in every mode, so batch 2 compiles again (as in PyTorch).
         assert_eq!(got, actions, "dynamic={mode}: PyTorch's actions");
         let graph = last_graph(&cache);
@@ -202,7 +292,7 @@ fn nanogpt_model_file_captures_and_runs_in_every_mode() {
     for mode in MODES {
         let (calls, actions) = pytorch_actions("nanogpt", mode);
         let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
-        let (cache, got) = run_calls(&source, mode, &calls, &mut expected);
+        let (cache, got) = run_calls(&source, None, mode, &calls, &mut expected);
         assert_eq!(got, actions, "dynamic={mode}: PyTorch's actions");
         let entries = cache.entries();
         guards.push(entries.last().expect("an entry").guards.source_lines());
@@ -256,7 +346,7 @@ fn a_buffer_made_by_ops_in_init_holds_its_values() {
     let mut expected = Vec::new();
     for mode in MODES {
         let calls = ["x=2,5,4", "x=2,9,4", "x=3,9,4"];
-        let (cache, _) = run_calls(BUFFER_MASK, mode, &calls, &mut expected);
+        let (cache, _) = run_calls(BUFFER_MASK, None, mode, &calls, &mut expected);
         let graph = last_graph(&cache);
         assert!(graph.contains("= param bias : f32[1, 16, 16]"), "{graph}");
     }

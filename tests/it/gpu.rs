@@ -139,6 +139,11 @@ fn activations_on_the_gpu() {
 }
 
 #[test]
+fn reshuffles_on_the_gpu() {
+    check("reshuffles");
+}
+
+#[test]
 fn grouped_conv_on_the_gpu() {
     check("grouped_conv");
 }

@@ -152,6 +152,11 @@ fn conv1d_with_padding_and_dilation() {
 }
 
 #[test]
+fn reshuffles_pads_and_group_norm() {
+    check("reshuffles");
+}
+
+#[test]
 fn grouped_and_depthwise_conv() {
     check("grouped_conv");
 }

@@ -380,6 +380,18 @@ pub fn all() -> Vec<Model> {
             cases: &["2,5,4", "1,1,4", "3,7,4", "2,33,4"],
         },
         Model {
+            name: "reshuffles",
+            // Super-resolution's pixel shuffle, U-Net's and fast-neural-style's upsampling
+            // and reflection pad, GroupNorm, repeat/expand/stack and powers: views, cats and
+            // reductions as PyTorch decomposes them.
+            source: function(
+                "x",
+                "up = F.interpolate(F.pixel_shuffle(x, 2), scale_factor=2)\npadded = F.pad(up, (2, 1, 1, 1), mode='reflect')\nnorm = F.group_norm(padded, 2) + F.pad(up, (1, 0, 0, 1), mode='replicate').mean()\nreturn norm ** 3, x.repeat(1, 1, 2, 1), torch.stack([x, x * 2], -1).expand(2, -1, -1, -1, -1, -1), x.abs() ** 1.5",
+            ),
+            inputs: &["x"],
+            cases: &["2,8,3,3", "1,8,2,5", "3,8,7,2", "1,8,16,33"],
+        },
+        Model {
             name: "layer_norm_2d",
             source: module("self.norm = nn.LayerNorm((3, 4))", "return self.norm(x)"),
             inputs: &["x"],

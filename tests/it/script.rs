@@ -9,7 +9,9 @@
 //! printed tensors (`tests/data/scripts/printing.py`, whose output under PyTorch is
 //! `tests/data/pytorch/printing.txt`), and the values of the ops PyTorch decomposes
 //! (`activations.py`: leaky_relu, hardswish, clamp, where, tril, scaled_dot_product_attention,
-//! …, against `tests/data/pytorch/activations.txt`).
+//! …, against `tests/data/pytorch/activations.txt`; `reshuffles.py`: pixel_shuffle,
+//! interpolate, pad, instance/group norm, expand, repeat, stack, pow, against
+//! `reshuffles.txt`).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -116,6 +118,19 @@ fn activations_masks_and_attention_compute_what_pytorch_computes() {
     assert_eq!(
         run.text(&[Stream::Stdout]),
         data("tests/data/pytorch/activations.txt")
+    );
+}
+
+/// Pixel shuffles, nearest upsampling, the four paddings, instance and group norms,
+/// expand/repeat/stack, powers and variances, eagerly and compiled (the kernels), print
+/// what PyTorch prints (`tests/data/pytorch/reshuffles.txt`).
+#[test]
+fn reshuffles_pads_and_norms_compute_what_pytorch_computes() {
+    let run = run_script(&data("tests/data/scripts/reshuffles.py"), "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(
+        run.text(&[Stream::Stdout]),
+        data("tests/data/pytorch/reshuffles.txt")
     );
 }
 

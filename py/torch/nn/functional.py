@@ -149,4 +149,175 @@ def embedding(input, weight):
     return _tailor.embedding(input, weight)
 
 
+# ---- reshuffles, resampling and padding: views, expands and cats, as PyTorch decomposes ----
+
+
+def pixel_shuffle(input, upscale_factor):
+    r = upscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, "
+                           f"but got input with {input.dim()} dimension(s)")
+    *lead, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r != 0 or w % r != 0:
+        raise RuntimeError("pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got {h} and {w} for {r}")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _integer_scales(input, size, scale_factor):
+    spatial = input.dim() - 2
+    if size is not None:
+        _tailor.unsupported("interpolate to a size=",
+                            "give an integer scale_factor (the output is the input repeated)")
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    scales = _tuple(scale_factor, spatial)
+    for s in scales:
+        if s != int(s) or s < 1:
+            _tailor.unsupported("interpolate with a scale_factor that is not a whole number",
+                                "use an integer scale_factor such as 2")
+    return [int(s) for s in scales]
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    if input.dim() not in (3, 4):
+        _tailor.unsupported(f"interpolate of a {input.dim()}-d input",
+                            "inputs are (N, C, L) or (N, C, H, W)")
+    if mode not in ("nearest", "nearest-exact"):
+        _tailor.unsupported(f"interpolate mode='{mode}'", "use mode='nearest'")
+    if align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    scales = _integer_scales(input, size, scale_factor)
+    # Nearest with a whole factor s: output index i reads i // s, i.e. each element
+    # repeated s times along its dim.
+    lead = list(input.shape[:2])
+    sizes = list(input.shape[2:])
+    paired, expanded = list(lead), list(lead)
+    for size, s in zip(sizes, scales):
+        paired += [size, 1]
+        expanded += [size, s]
+    out = lead + [size * s for size, s in zip(sizes, scales)]
+    return input.reshape(paired).expand(expanded).reshape(out)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def _narrow(x, dim, start, length):
+    return x[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def pad(input, pad, mode="constant", value=None):
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError("Padding length should be less than or equal to two times the "
+                           "input dimension")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        out = _pad_dim(out, dim, before, after, mode, 0.0 if value is None else value)
+    return out
+
+
+def _pad_dim(x, dim, before, after, mode, value):
+    size = x.size(dim)
+    if mode == "constant":
+        # Negative padding crops.
+        if before < 0:
+            x, size, before = _narrow(x, dim, -before, size + before), size + before, 0
+        if after < 0:
+            x, size, after = _narrow(x, dim, 0, size + after), size + after, 0
+        parts = []
+        for count in (before, after):
+            shape = list(x.shape)
+            shape[dim] = count
+            parts.append(_tailor.constant(shape, "fill", value) if count else None)
+        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+        return pieces[0] if len(pieces) == 1 else _tailor.cat(pieces, dim)
+    if before < 0 or after < 0:
+        _tailor.unsupported(f"negative padding in mode '{mode}'", "pad by 0 or more")
+    if mode == "reflect" and (before >= size or after >= size):
+        raise RuntimeError(
+            f"Argument #4: Padding size should be less than the corresponding input "
+            f"dimension, but got: padding ({before}, {after}) at dimension {dim} of input "
+            f"{list(x.shape)}"
+        )
+    if mode == "reflect":
+        left = [_narrow(x, dim, i, 1) for i in range(before, 0, -1)]
+        right = [_narrow(x, dim, size - 2 - i, 1) for i in range(after)]
+    elif mode == "replicate":
+        left = [_narrow(x, dim, 0, 1)] * before
+        right = [_narrow(x, dim, size - 1, 1)] * after
+    else:
+        left = [_narrow(x, dim, size - before, before)] if before else []
+        right = [_narrow(x, dim, 0, after)] if after else []
+    if not left and not right:
+        return x
+    return _tailor.cat(left + [x] + right, dim)
+
+
+# ---- normalisations over instances and groups: means and variances, as PyTorch decomposes --
+
+
+def _normalize(x, dims, eps):
+    mean = x.mean(dims, keepdim=True)
+    centred = x - mean
+    var = (centred * centred).mean(dims, keepdim=True)
+    return centred * (var + eps).rsqrt()
+
+
+def _affine(x, weight, bias):
+    shape = [1, x.size(1)] + [1] * (x.dim() - 2)
+    if weight is not None:
+        x = x * weight.reshape(shape)
+    if bias is not None:
+        x = x + bias.reshape(shape)
+    return x
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    dims = list(range(2, input.dim()))
+    return _affine(_normalize(input, dims, eps), weight, bias)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups != 0:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    rest = list(input.shape[2:])
+    grouped = input.reshape([n, num_groups, c // num_groups] + rest)
+    dims = list(range(2, grouped.dim()))
+    normalized = _normalize(grouped, dims, eps).reshape(list(input.shape))
+    return _affine(normalized, weight, bias)
+
+
 __getattr__ = _missing_names("torch.nn.functional")

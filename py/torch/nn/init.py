@@ -118,4 +118,12 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return _tailor.set_init(tensor, "normal", std)
 
 
+def orthogonal_(tensor, gain=1, generator=None):
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    return _tailor.set_init(tensor, "orthogonal", gain)
+
+
 __getattr__ = _missing_names("torch.nn.init")

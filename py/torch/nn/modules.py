@@ -372,12 +372,60 @@ class BatchNorm2d(_BatchNorm):
 
 
 class GroupNorm(Module):
-    """Named so that `isinstance(m, (nn.BatchNorm2d, nn.GroupNorm))` (torchvision's init
-    loop) works; making one is unsupported, as Tailor has no group normalisation."""
-
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None):
         super().__init__()
-        _tailor.unsupported("nn.GroupNorm", "use nn.BatchNorm2d or nn.LayerNorm")
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = _tailor.parameter([num_channels], "fill", 1.0)
+            self.bias = _tailor.parameter([num_channels], "fill", 0.0)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+
+class _InstanceNorm(Module):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = _tailor.parameter([num_features], "fill", 1.0)
+            self.bias = _tailor.parameter([num_features], "fill", 0.0)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self._buffers["running_mean"] = _tailor.parameter([num_features], "fill", 0.0)
+            self._buffers["running_var"] = _tailor.parameter([num_features], "fill", 1.0)
+
+    def forward(self, input):
+        # In eval mode the running statistics are used when they are tracked.
+        use_input_stats = self.training or not self.track_running_stats
+        running = (self.running_mean, self.running_var) if self.track_running_stats \
+            else (None, None)
+        return F.instance_norm(input, running[0], running[1], self.weight, self.bias,
+                               use_input_stats, self.momentum, self.eps)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    pass
+
+
+class InstanceNorm2d(_InstanceNorm):
+    pass
 
 
 class LayerNorm(Module):
@@ -425,6 +473,100 @@ class AdaptiveAvgPool2d(Module):
 
     def forward(self, input):
         return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+
+class Upsample(Module):
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.size = size
+        self.scale_factor = scale_factor
+        self.mode = mode
+        self.align_corners = align_corners
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self.mode,
+                             self.align_corners)
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "nearest")
+
+
+class _Pad(Module):
+    mode = "constant"
+    dims = 2
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        self.padding = tuple(_tuple(padding, 2 * self.dims))
+        self.value = value
+
+    def forward(self, input):
+        return F.pad(input, list(self.padding), self.mode, self.value)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ReflectionPad1d(_Pad):
+    mode, dims = "reflect", 1
+
+
+class ReflectionPad2d(_Pad):
+    mode, dims = "reflect", 2
+
+
+class ReplicationPad1d(_Pad):
+    mode, dims = "replicate", 1
+
+
+class ReplicationPad2d(_Pad):
+    mode, dims = "replicate", 2
+
+
+class ZeroPad1d(_Pad):
+    dims = 1
+
+
+class ZeroPad2d(_Pad):
+    dims = 2
+
+
+class ConstantPad1d(_Pad):
+    dims = 1
+
+    def __init__(self, padding, value):
+        super().__init__(padding, value)
+
+
+class ConstantPad2d(_Pad):
+    dims = 2
+
+    def __init__(self, padding, value):
+        super().__init__(padding, value)
 
 
 class _Activation(Module):

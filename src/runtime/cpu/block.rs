@@ -628,7 +628,9 @@ fn binary_const(op: BinaryOp, lhs: &mut [f32], v: f32) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum)
+    each!(
+        Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum, Pow
+    )
 }
 
 /// `rhs = op(v, rhs)` over a block.
@@ -644,7 +646,9 @@ fn const_binary(op: BinaryOp, v: f32, rhs: &mut [f32]) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum)
+    each!(
+        Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum, Pow
+    )
 }
 
 /// `lhs = op(lhs, rhs)` over a block, one loop per operation.
@@ -660,5 +664,7 @@ fn binary(op: BinaryOp, lhs: &mut [f32], rhs: &[f32]) {
             }
         };
     }
-    each!(Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum)
+    each!(
+        Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, Maximum, Minimum, Pow
+    )
 }
