@@ -72,6 +72,26 @@ def masked_fill(input, mask, value):
     return input.masked_fill(mask, value)
 
 
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _tailor.constant(list(input.shape), "normal", 1.0)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _tailor.constant(list(input.shape), "unit", 0.0)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _tailor.constant(list(input.shape), "fill", 0.0)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _tailor.constant(list(input.shape), "fill", 1.0)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _tailor.constant(_sizes((size,)), "fill", fill_value)
+
+
 def manual_seed(seed):
     return None
 

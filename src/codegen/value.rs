@@ -6,7 +6,7 @@
 //! (`dims.s0`); index variables and derived sizes always print by name.
 
 use super::{Mode, Specialization, static_value};
-use crate::graph::UnaryOp;
+use crate::graph::{RandomKind, UnaryOp};
 use crate::lower::{Kernel, Schedule, Value};
 use crate::symbolic::{Bindings, Expr, Sym};
 use std::cell::RefCell;
@@ -141,6 +141,11 @@ impl<'a> Writer<'a> {
                 self.expr(width),
                 self.expr(col)
             ),
+            Value::Random { kind, seed, index } => format!(
+                "tailor_random(u32({}), {seed}u, {})",
+                self.expr(index),
+                *kind == RandomKind::Normal
+            ),
             Value::Unary(op, inner) => {
                 let x = self.value(inner, acc);
                 match op {
@@ -208,7 +213,28 @@ pub fn helpers(body: &str) -> Vec<&'static str> {
         .collect()
 }
 
-const HELPERS: [(&str, &str); 4] = [
+const HELPERS: [(&str, &str); 5] = [
+    (
+        "tailor_random",
+        "// graph::random_value: PCG's hash of index + seed as a 24-bit fraction, or Box-Muller
+// over it and its hash for a normal.
+fn pcg_hash(v: u32) -> u32 {
+    let state = v * 747796405u + 2891336453u;
+    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+    return (word >> 22u) ^ word;
+}
+
+fn tailor_random(index: u32, seed: u32, normal: bool) -> f32 {
+    let a = pcg_hash(index + seed);
+    let unit = f32(a >> 8u) * (1.0f / 16777216.0f);
+    if (!normal) {
+        return unit;
+    }
+    let u2 = f32(pcg_hash(a) >> 8u) * (1.0f / 16777216.0f);
+    return sqrt(-2.0f * log(1.0f - unit)) * cos(6.2831855f * u2);
+}
+",
+    ),
     (
         "gelu_erf",
         "// GELU in nn.GELU's default erf form; erf by Abramowitz & Stegun 7.1.26, as the CPU

@@ -22,7 +22,7 @@ pub(super) mod _tailor {
     use crate::frontend::script::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, Stream};
     use crate::frontend::source::FILE_NAME;
     use crate::frontend::source::UserSource;
-    use crate::graph::{BinaryOp, Init, PoolKind, ReduceKind, UnaryOp};
+    use crate::graph::{BinaryOp, Init, PoolKind, RandomKind, ReduceKind, UnaryOp};
     use crate::shape::rules;
     use crate::symbolic::{CmpOp, Expr, Rel};
     use rustpython_vm::Interpreter;
@@ -346,13 +346,22 @@ pub(super) mod _tailor {
     ) -> PyResult {
         Call::run(vm, |call| {
             let value = value.into_float();
-            if call.is_capturing() && kind.as_str() == "fill" {
-                // `torch.ones(t, t)` in forward: sizes of the capture make a node.
+            let random = match kind.as_str() {
+                "normal" if value == 1.0 => Some(RandomKind::Normal),
+                "unit" => Some(RandomKind::Unit),
+                _ => None,
+            };
+            if call.is_capturing() && (kind.as_str() == "fill" || random.is_some()) {
+                // `torch.ones(t, t)`, `torch.randn_like(x)` in forward: sizes of the capture
+                // make a node; a draw is always one, as in PyTorch's graph.
                 let shape: Vec<Expr> = call
                     .sizes(&sizes)?
                     .into_iter()
                     .map(|size| size.ok_or_else(|| call.type_error("a size of -1 in a new tensor")))
                     .collect::<Result<_, _>>()?;
+                if let Some(kind) = random {
+                    return call.tensor_op(|ops, span| ops.random(kind, shape, span));
+                }
                 if shape.iter().any(|d| d.as_int().is_none()) {
                     return call.tensor_op(|ops, span| ops.full(value, shape, span));
                 }

@@ -9,7 +9,7 @@
 
 use super::FrontendError;
 use crate::graph::{BinaryOp, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span};
-use crate::graph::{Tensor, UnaryOp, shape_to_string};
+use crate::graph::{RandomKind, Tensor, UnaryOp, seed_of, shape_to_string};
 use crate::shape::rules::{self, OpCtx};
 use crate::shape::{ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
@@ -619,6 +619,21 @@ impl<'a> Ops<'a> {
     /// `torch.full(shape, value)` (`zeros`, `ones`) of sizes known only as symbols.
     pub fn full(&mut self, value: f64, shape: Shape, span: Span) -> Result<TensorRef> {
         self.push(Op::Full { value }, &[], span, |_, _, _| Ok(shape))
+    }
+
+    /// `torch.randn(shape)` / `rand` in forward (`randn_like`): a random op with the next
+    /// stream of the graph (its random ops so far, hashed), so two draws differ.
+    pub fn random(&mut self, kind: RandomKind, shape: Shape, span: Span) -> Result<TensorRef> {
+        let drawn = self.tracing.as_ref().map_or(0, |tracing| {
+            let graph = &tracing.graph;
+            graph
+                .nodes
+                .iter()
+                .filter(|node| matches!(node.op, Op::Random { .. }))
+                .count()
+        });
+        let seed = seed_of(&format!("random{drawn}")) as u32;
+        self.push(Op::Random { kind, seed }, &[], span, |_, _, _| Ok(shape))
     }
 
     /// `tensor op scalar` (or `scalar op tensor` when not `tensor_on_left`).

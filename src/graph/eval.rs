@@ -6,7 +6,7 @@
 
 use super::{
     Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, embedding_row, layer_norm_row,
-    log_softmax_row, softmax_row,
+    log_softmax_row, random_value, softmax_row,
 };
 use crate::symbolic::{Bindings, Expr};
 
@@ -302,6 +302,13 @@ pub fn eval(
                             b.data[broadcast_offset(&index, &b.shape)]
                         }
                     })
+                    .collect();
+                Tensor { shape, data }
+            }
+            Op::Random { kind, seed } => {
+                let n: usize = shape.iter().product();
+                let data = (0..n)
+                    .map(|i| random_value(*kind, *seed, i as u32))
                     .collect();
                 Tensor { shape, data }
             }

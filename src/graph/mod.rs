@@ -142,6 +142,40 @@ fn erf(x: f32) -> f32 {
     if x >= 0.0 { y } else { -y }
 }
 
+/// The distribution of an [`Op::Random`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum RandomKind {
+    /// Uniform in [0, 1) (`rand_like`).
+    Unit,
+    /// Standard normal (`randn_like`), by the Box–Muller transform.
+    Normal,
+}
+
+/// PCG's output permutation as a hash (Jarzynski & Olano, "Hash Functions for GPU
+/// Rendering", 2020): u32 arithmetic only, so WGSL computes the same bits.
+pub fn pcg_hash(v: u32) -> u32 {
+    let state = v.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
+    let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277_803_737);
+    (word >> 22) ^ word
+}
+
+/// Element `index` of random stream `seed`: the hash of `index + seed` as a 24-bit
+/// fraction in [0, 1), or for a normal, Box–Muller over that hash and its hash. The WGSL
+/// helper `tailor_random` is this function.
+pub fn random_value(kind: RandomKind, seed: u32, index: u32) -> f32 {
+    const SCALE: f32 = 1.0 / 16_777_216.0;
+    let a = pcg_hash(index.wrapping_add(seed));
+    match kind {
+        RandomKind::Unit => (a >> 8) as f32 * SCALE,
+        RandomKind::Normal => {
+            let b = pcg_hash(a);
+            let u1 = 1.0 - (a >> 8) as f32 * SCALE;
+            let u2 = (b >> 8) as f32 * SCALE;
+            (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos()
+        }
+    }
+}
+
 /// Elementwise arithmetic of two operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum BinaryOp {
@@ -528,6 +562,16 @@ pub enum Op {
         /// Increment.
         step: f64,
     },
+    /// `torch.randn_like` / `rand_like` (and `randn`/`rand` of symbolic sizes) in
+    /// `forward`: element `i` is [`random_value`]`(kind, seed, i)`, a counter-based
+    /// generator every backend computes alike; no inputs. Seeded: every call draws the same
+    /// numbers, as if `torch.manual_seed` ran before it.
+    Random {
+        /// Uniform in [0, 1) or standard normal.
+        kind: RandomKind,
+        /// The stream, one per random op of the graph.
+        seed: u32,
+    },
     /// `torch.full(size, value)` (`zeros`, `ones`) whose sizes may be symbolic; no inputs.
     Full {
         /// Every element's value.
@@ -619,6 +663,14 @@ impl Op {
             Op::Triangle { upper: true, .. } => "triu".into(),
             Op::Arange { .. } => "arange".into(),
             Op::Full { .. } => "full".into(),
+            Op::Random {
+                kind: RandomKind::Unit,
+                ..
+            } => "rand".into(),
+            Op::Random {
+                kind: RandomKind::Normal,
+                ..
+            } => "randn".into(),
             Op::Softmax { .. } => "softmax".into(),
             Op::LogSoftmax { .. } => "log_softmax".into(),
             Op::Reduce { kind, .. } => kind.name().into(),
@@ -644,6 +696,7 @@ impl Op {
                 | Op::Triangle { .. }
                 | Op::Arange { .. }
                 | Op::Full { .. }
+                | Op::Random { .. }
         )
     }
 }

@@ -348,6 +348,11 @@ impl Builder<'_> {
                 binary(BinaryOp::Add, Value::Literal(*start as f32), scaled)
             }
             Op::Full { value } => Value::Literal(*value as f32),
+            Op::Random { kind, seed } => Value::Random {
+                kind: *kind,
+                seed: *seed,
+                index: self.simplify(&index.to_flat()),
+            },
             other => unreachable!("{} is not elementwise", other.name()),
         })
     }

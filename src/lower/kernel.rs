@@ -9,7 +9,7 @@
 //! and never reads the buffer it writes.
 
 use super::index::ceil_div;
-use crate::graph::{BinaryOp, NodeId, PoolKind, UnaryOp};
+use crate::graph::{BinaryOp, NodeId, PoolKind, RandomKind, UnaryOp};
 use crate::symbolic::{Expr, Sym, ValueRange};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -97,6 +97,15 @@ pub enum Value {
     Unary(UnaryOp, Box<Value>),
     /// Elementwise arithmetic.
     Binary(BinaryOp, Box<Value>, Box<Value>),
+    /// Element `index` of a random stream (`graph::random_value`).
+    Random {
+        /// The distribution.
+        kind: RandomKind,
+        /// The stream.
+        seed: u32,
+        /// The element's flat position in the random tensor.
+        index: Expr,
+    },
     /// `then` where `cond` is non-zero, else `otherwise` (`torch.where`, masks).
     Select {
         /// The condition, a 0/1 value.
@@ -112,7 +121,7 @@ impl Value {
     /// Calls `f` on every load, embedding table included (as a load at offset 0).
     pub fn visit_loads(&self, f: &mut dyn FnMut(&Load)) {
         match self {
-            Value::Acc | Value::Literal(_) | Value::Size(_) => {}
+            Value::Acc | Value::Literal(_) | Value::Size(_) | Value::Random { .. } => {}
             Value::Load(load) => f(load),
             Value::Embed { index, table, .. } => {
                 index.visit_loads(f);
@@ -142,7 +151,7 @@ impl Value {
     /// Rewrites every buffer id with `f` (used by the memory plan).
     pub fn map_buffers(&mut self, f: &dyn Fn(BufferId) -> BufferId) {
         match self {
-            Value::Acc | Value::Literal(_) | Value::Size(_) => {}
+            Value::Acc | Value::Literal(_) | Value::Size(_) | Value::Random { .. } => {}
             Value::Load(load) => load.buffer = f(load.buffer),
             Value::Embed { index, table, .. } => {
                 index.map_buffers(f);
@@ -169,7 +178,7 @@ impl Value {
     pub fn visit_exprs(&self, f: &mut dyn FnMut(&Expr)) {
         match self {
             Value::Acc | Value::Literal(_) => {}
-            Value::Size(expr) => f(expr),
+            Value::Size(expr) | Value::Random { index: expr, .. } => f(expr),
             Value::Load(load) => {
                 f(&load.offset_elems);
                 for bound in &load.mask {

@@ -6,7 +6,7 @@
 //! depends only on the schedule, index variables print by name, never as raw symbols.
 
 use super::kernel::{Body, Kernel, Load, Role, RowOp, Schedule, Value};
-use crate::graph::{PoolKind, UnaryOp};
+use crate::graph::{PoolKind, RandomKind, UnaryOp};
 use crate::symbolic::{Expr, Sym};
 use std::fmt::{self, Write};
 
@@ -190,6 +190,13 @@ impl Printer<'_> {
                 self.expr(width),
                 self.expr(col)
             ),
+            Value::Random { kind, seed, index } => {
+                let name = match kind {
+                    RandomKind::Unit => "rand",
+                    RandomKind::Normal => "randn",
+                };
+                format!("{name}(seed={seed}, {})", self.expr(index))
+            }
             Value::Unary(UnaryOp::Neg, inner) => format!("-{}", self.operand(inner)),
             Value::Unary(op, inner) => format!("{}({})", op.name(), self.value(inner)),
             Value::Binary(op, lhs, rhs) if op.is_function() => {

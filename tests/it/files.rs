@@ -8,7 +8,8 @@
 //! appended: kuangliu/pytorch-cifar's MobileNetV2, ShuffleNetV2, DenseNet, VGG (from its
 //! module-level config dict) and EfficientNet-B0; the PyTorch examples' super-resolution
 //! net (`PixelShuffle`, `init.orthogonal_`) and fast-neural-style `TransformerNet`
-//! (`ReflectionPad2d`, `InstanceNorm2d`, `interpolate`); minGPT's `model.py` (its `CfgNode`
+//! (`ReflectionPad2d`, `InstanceNorm2d`, `interpolate`) and VAE (`torch.randn_like` in
+//! `forward`); minGPT's `model.py` (its `CfgNode`
 //! import replaced by the class itself).
 //!
 //! Each file is called through the guard cache under every `dynamic` mode with the calls
@@ -244,6 +245,11 @@ fn pytorch_examples_super_resolution_with_pixel_shuffle() {
 #[test]
 fn pytorch_examples_fast_neural_style_with_reflection_pads_and_upsampling() {
     zoo_file("fast_neural_style", "TransformerNet", &[&[2, 3, 32, 32]]);
+}
+
+#[test]
+fn pytorch_examples_vae_with_a_random_draw_in_forward() {
+    zoo_file("vae", "VAE", &[&[2, 784], &[2, 20], &[2, 20]]);
 }
 
 #[test]

@@ -144,6 +144,11 @@ fn reshuffles_on_the_gpu() {
 }
 
 #[test]
+fn random_draws_on_the_gpu() {
+    check("random");
+}
+
+#[test]
 fn grouped_conv_on_the_gpu() {
     check("grouped_conv");
 }

@@ -157,6 +157,44 @@ fn reshuffles_pads_and_group_norm() {
 }
 
 #[test]
+fn random_draws_in_forward() {
+    check("random");
+}
+
+/// `randn_like` draws a standard normal and `rand_like` a uniform in [0, 1); two draws of
+/// one graph are different streams.
+#[test]
+fn random_draws_have_their_distributions() {
+    let source = "import torch\n\n\ndef f(x):\n    return torch.randn_like(x), torch.rand_like(x), torch.randn_like(x)\n";
+    let compiled = compile(source, "x=64,1024", DynamicMode::True);
+    let inputs = inputs(&[vec![64, 1024]], 0);
+    let outputs = runtime::cpu::run(&compiled.schedule, &inputs).expect("runs");
+    let moments = |t: &Tensor| {
+        let n = t.data.len() as f64;
+        let mean = t.data.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
+        let var = t
+            .data
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        (mean, var)
+    };
+    let (mean, var) = moments(&outputs[0]);
+    assert!(
+        mean.abs() < 0.01 && (var - 1.0).abs() < 0.02,
+        "normal: {mean} {var}"
+    );
+    let (mean, var) = moments(&outputs[1]);
+    assert!(
+        (mean - 0.5).abs() < 0.01 && (var - 1.0 / 12.0).abs() < 0.005,
+        "unit: {mean} {var}"
+    );
+    assert!(outputs[1].data.iter().all(|&v| (0.0..1.0).contains(&v)));
+    assert_ne!(outputs[0].data, outputs[2].data, "two draws, two streams");
+}
+
+#[test]
 fn grouped_and_depthwise_conv() {
     check("grouped_conv");
 }

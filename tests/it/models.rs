@@ -392,6 +392,16 @@ pub fn all() -> Vec<Model> {
             cases: &["2,8,3,3", "1,8,2,5", "3,8,7,2", "1,8,16,33"],
         },
         Model {
+            name: "random",
+            // The VAE's reparameterisation and friends: draws in forward, of symbolic size.
+            source: function(
+                "x",
+                "return x + torch.randn_like(x) * 0.5, torch.rand_like(x) * 2, torch.randn(x.size(0), 3)",
+            ),
+            inputs: &["x"],
+            cases: &["2,5", "1,1", "3,127", "4,513"],
+        },
+        Model {
             name: "layer_norm_2d",
             source: module("self.norm = nn.LayerNorm((3, 4))", "return self.norm(x)"),
             inputs: &["x"],

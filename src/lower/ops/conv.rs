@@ -52,7 +52,7 @@ impl Builder<'_> {
         let point = row.modulo(&points);
         let out_pos = unravel(&point, &out_sizes);
         let channel = &channel_group * &group_in + kk.floor_div(&window_points);
-        let out_channel = &channel_group * &group_out + &col;
+        let out_channel = self.simplify(&(&channel_group * &group_out + &col));
         let tap = unravel(&kk.modulo(&window_points), &window);
         let mut x_multi = vec![batch_idx.clone(), channel];
         let mut mask = Vec::new();

@@ -16,7 +16,7 @@ use super::formula::{
 };
 use super::memory::{Memory, Window};
 use super::parallel::union;
-use crate::graph::{BinaryOp, UnaryOp, embedding_row};
+use crate::graph::{BinaryOp, RandomKind, UnaryOp, embedding_row, random_value};
 use crate::lower::Value;
 use crate::symbolic::Expr;
 use std::ops::Range;
@@ -30,6 +30,8 @@ enum Step {
     Literal(f32),
     /// Push a formula's values as numbers.
     Index(usize),
+    /// Push the random stream's elements at a formula's values (`graph::random_value`).
+    Random(RandomKind, u32, usize),
     /// Push the elements of load number `n`.
     Load(usize),
     /// Replace the top (row numbers) by the elements of embedding number `n`.
@@ -113,6 +115,11 @@ impl<'a> PartBuilder<'a> {
                         steps.push(Step::Index(self.exprs.len() - 1));
                     }
                 }
+            }
+            Value::Random { kind, seed, index } => {
+                let bound = (self.bind)(index)?;
+                self.exprs.push(bound);
+                steps.push(Step::Random(*kind, *seed, self.exprs.len() - 1));
             }
             Value::Load(load) => {
                 let offset = self.formula(&load.offset_elems)?;
@@ -219,7 +226,9 @@ fn stack_depth(steps: &[Step]) -> usize {
     let (mut height, mut deepest) = (0usize, 0usize);
     for step in steps {
         match step {
-            Step::Acc | Step::Literal(_) | Step::Index(_) | Step::Load(_) => height += 1,
+            Step::Acc | Step::Literal(_) | Step::Index(_) | Step::Random(..) | Step::Load(_) => {
+                height += 1
+            }
             Step::Binary(_) => height = height.saturating_sub(1),
             Step::Select => height = height.saturating_sub(2),
             // Its operand takes the block above the top while it is combined.
@@ -472,6 +481,15 @@ impl Part {
                     let (start, stride) = (self.at(f, starts, first), self.formulas[f].stride);
                     for (j, x) in slots.get(top).iter_mut().enumerate() {
                         *x = start.saturating_add(stride.saturating_mul(j as i64)) as f32;
+                    }
+                    top += 1;
+                }
+                Step::Random(kind, seed, f) => {
+                    let (start, stride) = (self.at(f, starts, first), self.formulas[f].stride);
+                    for (j, x) in slots.get(top).iter_mut().enumerate() {
+                        let index = start.saturating_add(stride.saturating_mul(j as i64));
+                        // Flat positions of a tensor the kernels can bind fit in u32.
+                        *x = random_value(kind, seed, index as u32);
                     }
                     top += 1;
                 }
