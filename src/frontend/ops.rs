@@ -139,6 +139,11 @@ impl<'a> Ops<'a> {
         if let Some(&id) = tracing.const_nodes.get(&c.id) {
             return Ok(id);
         }
+        if tracing.fed.is_some() {
+            // Read eagerly before a capture names it: its values are fixed now, so the
+            // capture (which seeds by the module path) computes with the same numbers.
+            c.fix_values();
+        }
         tracing.env.node_cursor = tracing.graph.nodes.len();
         let shape: Shape = c.shape.iter().map(|&d| Expr::int(d)).collect();
         let label = c.label();
@@ -838,6 +843,18 @@ impl ConstTensor {
             format!("const{}", self.id)
         } else {
             name.clone()
+        }
+    }
+
+    /// Makes a seeded random fill its values, kept as `Init::Data` (a fill or data stays).
+    pub fn fix_values(&self) {
+        let random = matches!(
+            *self.init.borrow(),
+            Init::Uniform { .. } | Init::Normal { .. } | Init::Unit | Init::Orthogonal { .. }
+        );
+        if random {
+            let values = self.values().data.into();
+            *self.init.borrow_mut() = Init::Data(values);
         }
     }
 

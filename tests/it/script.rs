@@ -179,6 +179,25 @@ print(float(eager.sum() * 0) == 0.0)
     assert_eq!(run.calls.len(), 1);
 }
 
+/// A model called eagerly before `torch.compile` names its parameters keeps the values
+/// that call saw: the compiled call computes the same numbers.
+#[test]
+fn an_eager_call_before_compiling_sees_the_compiled_parameters() {
+    let source = "import torch
+import torch.nn as nn
+
+m = nn.Sequential(nn.Conv2d(2, 4, 3, groups=2), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                  nn.Linear(16, 3)).eval()
+x = torch.randn(2, 2, 4, 4)
+eager = m(x)
+fast = torch.compile(m)(x)
+print(float(((eager - fast) * (eager - fast)).sum()) < 1e-10, float(eager.abs().sum()) > 0)
+";
+    let run = run_script(source, "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(run.text(&[Stream::Stdout]), "True True\n");
+}
+
 #[test]
 fn nanogpt_generates_in_a_script_through_its_compiled_forward() {
     let model = data("tests/data/models/nanogpt.py");
