@@ -371,6 +371,16 @@ class BatchNorm2d(_BatchNorm):
     pass
 
 
+def _affine_parameters(module, shape, affine):
+    """A normalisation's `weight` (ones) and `bias` (zeros), or both None."""
+    if affine:
+        module.weight = _tailor.parameter(shape, "fill", 1.0)
+        module.bias = _tailor.parameter(shape, "fill", 0.0)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
 class GroupNorm(Module):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None):
@@ -381,12 +391,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = _tailor.parameter([num_channels], "fill", 1.0)
-            self.bias = _tailor.parameter([num_channels], "fill", 0.0)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, [num_channels], affine)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -401,12 +406,7 @@ class _InstanceNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = _tailor.parameter([num_features], "fill", 1.0)
-            self.bias = _tailor.parameter([num_features], "fill", 0.0)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, [num_features], affine)
         if track_running_stats:
             self._buffers["running_mean"] = _tailor.parameter([num_features], "fill", 0.0)
             self._buffers["running_var"] = _tailor.parameter([num_features], "fill", 1.0)
@@ -433,12 +433,7 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape = _tuple(normalized_shape, 1)
         self.eps = eps
-        if elementwise_affine:
-            self.weight = _tailor.parameter(list(self.normalized_shape), "fill", 1.0)
-            self.bias = _tailor.parameter(list(self.normalized_shape), "fill", 0.0)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, list(self.normalized_shape), elementwise_affine)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
