@@ -631,6 +631,34 @@ pub(super) mod _tailor {
         })
     }
 
+    /// A transposed convolution; `window` is its stride, padding, output padding and
+    /// dilation lists.
+    #[pyfunction]
+    fn conv_transpose(
+        x: PyObjectRef,
+        weight: PyObjectRef,
+        bias: PyObjectRef,
+        window: Vec<Vec<PyObjectRef>>,
+        groups: i64,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let mut inputs = vec![call.tensor(&x)?, call.tensor(&weight)?];
+            inputs.extend(call.optional_tensor(&bias)?);
+            let [stride, padding, output_padding, dilation] = window.as_slice() else {
+                return Err(call.type_error("conv_transpose takes four window lists"));
+            };
+            let window = rules::ConvWindow {
+                stride: call.ints(stride, "stride")?,
+                padding: call.ints(padding, "padding")?,
+                dilation: call.ints(dilation, "dilation")?,
+                groups,
+            };
+            let output_padding = call.ints(output_padding, "output_padding")?;
+            call.tensor_op(|ops, span| ops.conv_transpose(&inputs, window, output_padding, span))
+        })
+    }
+
     /// Eval-mode batch norm; `state` is the running mean, running var, weight and bias.
     #[pyfunction]
     fn batch_norm(

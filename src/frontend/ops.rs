@@ -355,6 +355,26 @@ impl<'a> Ops<'a> {
         })
     }
 
+    /// A 1-d or 2-d transposed convolution (`inputs`: x, weight and the bias if any).
+    pub fn conv_transpose(
+        &mut self,
+        inputs: &[TensorRef],
+        window: rules::ConvWindow,
+        output_padding: Vec<i64>,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let op = Op::ConvTranspose {
+            stride: window.stride.clone(),
+            padding: window.padding.clone(),
+            output_padding: output_padding.clone(),
+            dilation: window.dilation.clone(),
+            groups: window.groups,
+        };
+        self.push(op, inputs, span, |env, ctx, shapes| {
+            rules::conv_transpose(env, ctx, &shapes[0], &shapes[1], &window, &output_padding)
+        })
+    }
+
     /// Eval-mode batch norm (`inputs`: x, running mean, running var, weight, bias).
     pub fn batch_norm(
         &mut self,

@@ -259,6 +259,22 @@ pub fn eval(
                 };
                 conv(arg(0), arg(1), bias, &window, shape)
             }
+            Op::ConvTranspose {
+                stride,
+                padding,
+                dilation,
+                groups,
+                ..
+            } => {
+                let bias = node.inputs.get(2).map(|_| arg(2));
+                let window = Window {
+                    stride,
+                    padding,
+                    dilation,
+                    groups: *groups as usize,
+                };
+                conv_transpose(arg(0), arg(1), bias, &window, shape)
+            }
             Op::BatchNorm { eps } => batch_norm(arg(0), arg(1), arg(2), arg(3), arg(4), *eps),
             Op::LayerNorm {
                 normalized_dims,
@@ -584,6 +600,70 @@ fn conv(
                     }
                 }
                 out.data[(n * out_ch + o) * out_points + p] = acc;
+            }
+        }
+    }
+    out
+}
+
+/// The scatter form: each input element, times each tap, adds to one output element.
+fn conv_transpose(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    window: &Window,
+    shape: Vec<usize>,
+) -> Tensor {
+    let Window {
+        stride,
+        padding,
+        dilation,
+        groups,
+    } = *window;
+    let spatial = stride.len();
+    let (batch, in_ch) = (x.shape[0], x.shape[1]);
+    let (group_in, group_out) = (in_ch / groups.max(1), weight.shape[1]);
+    let out_ch = shape[1];
+    let in_sizes = &x.shape[2..];
+    let kernel = &weight.shape[2..];
+    let out_sizes = shape[2..].to_vec();
+    let in_points: usize = in_sizes.iter().product();
+    let out_points: usize = out_sizes.iter().product();
+    let kernel_points: usize = kernel.iter().product();
+    let k_positions: Vec<Vec<usize>> = (0..kernel_points).map(|q| unravel(q, kernel)).collect();
+    let mut out = Tensor::zeros(shape);
+    for n in 0..batch {
+        for o in 0..out_ch {
+            let start = (n * out_ch + o) * out_points;
+            let b = bias.map_or(0.0, |b| b.data[o]);
+            out.data[start..start + out_points].fill(b);
+        }
+        for c in 0..in_ch {
+            let group = c / group_in.max(1);
+            for p in 0..in_points {
+                let in_pos = unravel(p, in_sizes);
+                let xv = x.data[(n * in_ch + c) * in_points + p];
+                for (q, k_pos) in k_positions.iter().enumerate() {
+                    let mut out_flat = 0usize;
+                    let mut inside = true;
+                    for d in 0..spatial {
+                        let pos = in_pos[d] as i64 * stride[d] - padding[d]
+                            + k_pos[d] as i64 * dilation[d];
+                        if pos < 0 || pos >= out_sizes[d] as i64 {
+                            inside = false;
+                            break;
+                        }
+                        out_flat = out_flat * out_sizes[d] + pos as usize;
+                    }
+                    if !inside {
+                        continue;
+                    }
+                    for o_local in 0..group_out {
+                        let o = group * group_out + o_local;
+                        let wv = weight.data[(c * group_out + o_local) * kernel_points + q];
+                        out.data[(n * out_ch + o) * out_points + out_flat] += xv * wv;
+                    }
+                }
             }
         }
     }

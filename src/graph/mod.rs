@@ -506,6 +506,21 @@ pub enum Op {
         /// `o / (out / groups)` (depthwise when `groups` is the channel count).
         groups: i64,
     },
+    /// N-d transposed convolution (`nn.ConvTranspose*d`, the gradient of a convolution):
+    /// input position `i` and tap `t` add to output position `i * stride - padding + t *
+    /// dilation`; inputs: x, weight `[in, out / groups, *k]`, optional bias.
+    ConvTranspose {
+        /// Stride per spatial dimension.
+        stride: Vec<i64>,
+        /// Padding removed from both ends per spatial dimension.
+        padding: Vec<i64>,
+        /// Extra size added at the end per spatial dimension.
+        output_padding: Vec<i64>,
+        /// Dilation per spatial dimension.
+        dilation: Vec<i64>,
+        /// Channel groups, as for `Conv`.
+        groups: i64,
+    },
     /// Batch normalisation in eval mode; inputs: x, running_mean, running_var, weight, bias.
     BatchNorm {
         /// Added to the variance.
@@ -646,6 +661,7 @@ impl Op {
             Op::Linear => "linear".into(),
             Op::Matmul => "matmul".into(),
             Op::Conv { stride, .. } => format!("conv{}d", stride.len()),
+            Op::ConvTranspose { stride, .. } => format!("conv_transpose{}d", stride.len()),
             Op::BatchNorm { .. } => "batch_norm".into(),
             Op::LayerNorm { .. } => "layer_norm".into(),
             Op::Pool {

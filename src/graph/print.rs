@@ -77,6 +77,19 @@ fn attributes(op: &Op) -> String {
                 list(dilation)
             )
         }
+        Op::ConvTranspose {
+            stride,
+            padding,
+            output_padding,
+            dilation,
+            groups,
+        } => format!(
+            ", stride={}, padding={}, output_padding={}, dilation={}, groups={groups}",
+            list(stride),
+            list(padding),
+            list(output_padding),
+            list(dilation)
+        ),
         Op::BatchNorm { eps } => format!(", eps={eps}"),
         Op::LayerNorm {
             normalized_dims,

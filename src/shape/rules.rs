@@ -269,6 +269,82 @@ pub fn window_output(
     Ok(env.replace(&out))
 }
 
+/// `nn.ConvTranspose1d/2d`: `x[N, C, *L]`, `w[C, O / groups, *k]`; each output length is
+/// `(L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1`.
+pub fn conv_transpose(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    weight: &[Expr],
+    window: &ConvWindow,
+    output_padding: &[i64],
+) -> Result<Shape, ShapeError> {
+    let ConvWindow {
+        stride,
+        padding,
+        dilation,
+        groups,
+    } = window;
+    let spatial = stride.len();
+    if x.len() != spatial + 2 {
+        return Err(ctx.invalid(format!(
+            "expected a {}-d input (batch, channels, {} spatial) but got {}-d input of shape {}",
+            spatial + 2,
+            spatial,
+            x.len(),
+            shape_to_string(x)
+        )));
+    }
+    for d in 0..spatial {
+        if output_padding[d] >= stride[d] && output_padding[d] >= dilation[d] {
+            return Err(ctx.invalid(format!(
+                "output padding must be smaller than either stride or dilation, but got \
+                 output_padding {} with stride {} and dilation {} in spatial dimension {d}",
+                output_padding[d], stride[d], dilation[d]
+            )));
+        }
+    }
+    if !env.expect_equal(&x[1], &weight[0], &ctx.origin()) {
+        let detail = format!(
+            "expected input to have {} channels, but got {} channels instead",
+            env.hint(&weight[0]).unwrap_or_default(),
+            env.hint(&x[1]).unwrap_or_default()
+        );
+        return Err(ctx.mismatch(detail, x, weight));
+    }
+    let mut out = vec![env.replace(&x[0]), &weight[1] * *groups];
+    for d in 0..spatial {
+        let kernel = weight_size(env, ctx, &weight[2 + d])?;
+        let extent = dilation[d] * (kernel - 1) + output_padding[d] + 1 - 2 * padding[d];
+        let length = (&x[2 + d] - &Expr::int(1)) * stride[d] + Expr::int(extent);
+        let length = env.replace(&length);
+        if !env.evaluate(
+            &Rel::new(length.clone(), CmpOp::Ge, Expr::int(1)),
+            &ctx.origin(),
+        ) {
+            return Err(ctx.invalid(format!(
+                "the output length {} in spatial dimension {d} is not positive",
+                env.hint(&length).unwrap_or_default()
+            )));
+        }
+        out.push(length);
+    }
+    Ok(out)
+}
+
+/// A weight size the window arithmetic needs as a number: a symbolic one (a weight passed
+/// as an input under `dynamic=True`) is specialised to its value, with the guard.
+fn weight_size(env: &mut ShapeEnv, ctx: &OpCtx, size: &Expr) -> Result<i64, ShapeError> {
+    if let Some(value) = env.replace(size).as_int() {
+        return Ok(value);
+    }
+    let value = env
+        .hint(size)
+        .ok_or_else(|| ctx.invalid(format!("the weight size {size} has no value")))?;
+    env.expect_equal(size, &Expr::int(value), &ctx.origin());
+    Ok(value)
+}
+
 /// A convolution's window and channel grouping, one entry per spatial dimension.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConvWindow {
@@ -307,7 +383,7 @@ pub fn conv(
             shape_to_string(x)
         )));
     }
-    let out_channels = weight[0].as_int().expect("weights have static shapes");
+    let out_channels = weight_size(env, ctx, &weight[0])?;
     if *groups < 1 || out_channels % groups != 0 {
         return Err(ctx.invalid(format!(
             "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, \
@@ -326,7 +402,7 @@ pub fn conv(
     }
     let mut out = vec![env.replace(&x[0]), weight[0].clone()];
     for d in 0..spatial {
-        let kernel = weight[2 + d].as_int().expect("weights have static shapes");
+        let kernel = weight_size(env, ctx, &weight[2 + d])?;
         out.push(window_output(
             env,
             ctx,

@@ -149,6 +149,11 @@ fn random_draws_on_the_gpu() {
 }
 
 #[test]
+fn transposed_conv_on_the_gpu() {
+    check("conv_transpose");
+}
+
+#[test]
 fn grouped_conv_on_the_gpu() {
     check("grouped_conv");
 }

@@ -195,6 +195,11 @@ fn random_draws_have_their_distributions() {
 }
 
 #[test]
+fn transposed_conv_strided_padded_and_grouped() {
+    check("conv_transpose");
+}
+
+#[test]
 fn grouped_and_depthwise_conv() {
     check("grouped_conv");
 }

@@ -281,6 +281,16 @@ pub fn all() -> Vec<Model> {
             cases: &["2,8,9,9", "1,8,3,3", "1,8,32,17", "3,8,5,127"],
         },
         Model {
+            name: "conv_transpose",
+            // U-Net's and DCGAN's upsampling: strided and padded, then grouped, then 1-d.
+            source: module(
+                "self.up = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)\nself.g = nn.ConvTranspose2d(6, 4, 2, stride=2, groups=2, bias=False)",
+                "return self.g(F.relu(self.up(x)))",
+            ),
+            inputs: &["x"],
+            cases: &["2,4,3,3", "1,4,1,1", "1,4,16,9", "3,4,5,33"],
+        },
+        Model {
             name: "conv2d_strided_dilated",
             source: module(
                 "self.conv = nn.Conv2d(3, 4, kernel_size=3, stride=(2, 3), padding=(2, 1), dilation=(2, 1))",

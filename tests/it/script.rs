@@ -134,6 +134,19 @@ fn reshuffles_pads_and_norms_compute_what_pytorch_computes() {
     );
 }
 
+/// Transposed convolutions (strided, padded, grouped, dilated, 1-d), eagerly and
+/// compiled with the weight an input under `dynamic=True` (its sizes specialised), print
+/// what PyTorch prints (`tests/data/pytorch/conv_transpose.txt`).
+#[test]
+fn transposed_convolutions_compute_what_pytorch_computes() {
+    let run = run_script(&data("tests/data/scripts/conv_transpose.py"), "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(
+        run.text(&[Stream::Stdout]),
+        data("tests/data/pytorch/conv_transpose.txt")
+    );
+}
+
 #[test]
 fn without_logs_a_script_prints_only_its_own_output() {
     let run = run_script(&data(DEMO), "");

@@ -11,6 +11,8 @@ from torch.nn.modules import (
     ConstantPad2d,
     Conv1d,
     Conv2d,
+    ConvTranspose1d,
+    ConvTranspose2d,
     Dropout,
     Embedding,
     Flatten,

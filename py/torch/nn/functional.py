@@ -120,6 +120,25 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                    n):
+    window = [_tuple(stride, n), _tuple(padding, n), _tuple(output_padding, n),
+              _tuple(dilation, n)]
+    return _tailor.conv_transpose(input, weight, bias, window, groups)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2)
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0):
     kernel = _tuple(kernel_size, 2)
     stride = kernel if stride is None else _tuple(stride, 2)

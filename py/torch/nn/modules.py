@@ -346,6 +346,58 @@ class Conv2d(_ConvNd):
                          groups, bias)
 
 
+class _ConvTransposeNd(Module):
+    def __init__(self, n, in_channels, out_channels, kernel_size, stride, padding,
+                 output_padding, groups, bias, dilation):
+        super().__init__()
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _tuple(kernel_size, n)
+        self.stride = _tuple(stride, n)
+        self.padding = _tuple(padding, n)
+        self.output_padding = _tuple(output_padding, n)
+        self.dilation = _tuple(dilation, n)
+        self.groups = groups
+        self._n = n
+        # PyTorch's fan_in of a transposed weight [in, out / groups, *k]: its dim 1 times k.
+        fan_in = out_channels // groups
+        for k in self.kernel_size:
+            fan_in = fan_in * k
+        shape = [in_channels, out_channels // groups, *self.kernel_size]
+        self.weight = _tailor.parameter(shape, "uniform", fan_in)
+        if bias:
+            self.bias = _tailor.parameter([out_channels], "uniform", fan_in)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input, output_size=None):
+        if output_size is not None:
+            _tailor.unsupported("ConvTranspose with output_size=",
+                                "give output_padding in the constructor instead")
+        return F._conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
+                                 self.output_padding, self.groups, self.dilation, self._n)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        super().__init__(1, in_channels, out_channels, kernel_size, stride, padding,
+                         output_padding, groups, bias, dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        super().__init__(2, in_channels, out_channels, kernel_size, stride, padding,
+                         output_padding, groups, bias, dilation)
+
+
 class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True):

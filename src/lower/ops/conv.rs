@@ -84,6 +84,82 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// Transposed convolution in its gather form, one product per channel group: output
+    /// position `y` reads input position `(y + padding - t * dilation) / stride` for tap `t`
+    /// where that division is exact and lands inside the input (a mask on the load).
+    pub(super) fn build_conv_transpose(&mut self, group: &Group) -> Result<(), LowerError> {
+        let root = self.graph.node(group.root());
+        let Op::ConvTranspose {
+            stride,
+            padding,
+            dilation,
+            groups,
+            ..
+        } = &root.op
+        else {
+            unreachable!("build_conv_transpose is called for transposed convolutions")
+        };
+        let (x, weight, bias) = (root.inputs[0], root.inputs[1], root.inputs.get(2).copied());
+        self.begin_kernel();
+        let x_shape = self.shape(x);
+        let w_shape = self.shape(weight);
+        let out_shape = self.shape(root.id);
+        let out_sizes = out_shape[2..].to_vec();
+        let window = w_shape[2..].to_vec();
+        let group_out = w_shape[1].clone();
+        let group_in = x_shape[1].floor_div(&Expr::int(*groups));
+        let out_channels = out_shape[1].clone();
+        let points = numel(&out_sizes);
+        let window_points = numel(&window);
+        let m = &x_shape[0] * &points;
+        let k = &group_in * &window_points;
+        let batch = Expr::int(*groups);
+        self.set_extents(&[batch.clone(), m.clone(), group_out.clone(), k.clone()]);
+        let (channel_group, row, col, kk) = (self.var(0), self.var(1), self.var(2), self.var(3));
+        let batch_idx = row.floor_div(&points);
+        let point = row.modulo(&points);
+        let out_pos = unravel(&point, &out_sizes);
+        let channel = self.simplify(&(&channel_group * &group_in + kk.floor_div(&window_points)));
+        let tap_flat = kk.modulo(&window_points);
+        let tap = unravel(&tap_flat, &window);
+        let mut x_multi = vec![batch_idx.clone(), channel.clone()];
+        let mut mask = Vec::new();
+        for d in 0..stride.len() {
+            let reach = &out_pos[d] + padding[d] - &tap[d] * dilation[d];
+            let pos = reach.floor_div(&Expr::int(stride[d]));
+            if stride[d] > 1 {
+                mask.push(Bound {
+                    expr: reach.modulo(&Expr::int(stride[d])),
+                    limit: Expr::int(1),
+                });
+            }
+            mask.push(Bound {
+                expr: pos.clone(),
+                limit: x_shape[2 + d].clone(),
+            });
+            x_multi.push(pos);
+        }
+        let a = self.load_masked(x, &Index::multi(&x_shape, x_multi), mask)?;
+        let out_channel = self.simplify(&(&channel_group * &group_out + &col));
+        let w_buffer = self.weight_buffer(weight)?;
+        let b = Value::Load(Load {
+            buffer: w_buffer,
+            offset_elems: self
+                .simplify(&((&channel * &group_out + &col) * &window_points + &tap_flat)),
+            mask: Vec::new(),
+        });
+        let mut out_multi = vec![batch_idx.clone(), out_channel.clone()];
+        out_multi.extend(out_pos);
+        let flat = (&batch_idx * &out_channels + &out_channel) * &points + &point;
+        let out_index = Index::both(&out_shape, flat.clone(), out_multi);
+        let bias = bias.map(|b| self.leaf_buffer(b)).transpose()?;
+        let acc = self.plus_bias(bias, &out_channel);
+        let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
+        let store = self.simplify(&flat);
+        self.finish_gemm(group, batch, m, group_out, k, a, b, epilogue, store);
+        Ok(())
+    }
+
     /// The weight and bias buffers of a convolution, with a folded BatchNorm applied.
     fn conv_params(&mut self, group: &Group) -> Result<(BufferId, Option<BufferId>), LowerError> {
         let root = self.graph.node(group.root());

@@ -33,6 +33,7 @@ impl Builder<'_> {
             Op::Linear => self.build_linear(group),
             Op::Matmul => self.build_matmul(group),
             Op::Conv { .. } => self.build_conv(group),
+            Op::ConvTranspose { .. } => self.build_conv_transpose(group),
             Op::Pool { .. } => self.build_pool(group),
             Op::Reduce { .. }
             | Op::Softmax { .. }
