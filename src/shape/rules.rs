@@ -286,15 +286,7 @@ pub fn conv_transpose(
         groups,
     } = window;
     let spatial = stride.len();
-    if x.len() != spatial + 2 {
-        return Err(ctx.invalid(format!(
-            "expected a {}-d input (batch, channels, {} spatial) but got {}-d input of shape {}",
-            spatial + 2,
-            spatial,
-            x.len(),
-            shape_to_string(x)
-        )));
-    }
+    check_conv_input(ctx, x, spatial)?;
     for d in 0..spatial {
         if output_padding[d] >= stride[d] && output_padding[d] >= dilation[d] {
             return Err(ctx.invalid(format!(
@@ -330,6 +322,20 @@ pub fn conv_transpose(
         out.push(length);
     }
     Ok(out)
+}
+
+/// A convolution's input is (batch, channels, *spatial).
+fn check_conv_input(ctx: &OpCtx, x: &[Expr], spatial: usize) -> Result<(), ShapeError> {
+    if x.len() == spatial + 2 {
+        return Ok(());
+    }
+    Err(ctx.invalid(format!(
+        "expected a {}-d input (batch, channels, {} spatial) but got {}-d input of shape {}",
+        spatial + 2,
+        spatial,
+        x.len(),
+        shape_to_string(x)
+    )))
 }
 
 /// A weight size the window arithmetic needs as a number: a symbolic one (a weight passed
@@ -374,15 +380,7 @@ pub fn conv(
         groups,
     } = window;
     let spatial = stride.len();
-    if x.len() != spatial + 2 {
-        return Err(ctx.invalid(format!(
-            "expected a {}-d input (batch, channels, {} spatial) but got {}-d input of shape {}",
-            spatial + 2,
-            spatial,
-            x.len(),
-            shape_to_string(x)
-        )));
-    }
+    check_conv_input(ctx, x, spatial)?;
     let out_channels = weight_size(env, ctx, &weight[0])?;
     if *groups < 1 || out_channels % groups != 0 {
         return Err(ctx.invalid(format!(

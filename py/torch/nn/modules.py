@@ -302,30 +302,40 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}"
 
 
+def _init_conv(module, n, in_channels, out_channels, kernel_size, stride, padding,
+               dilation, groups, bias, transposed):
+    """The attributes and parameters of `nn.Conv*d` / `nn.ConvTranspose*d`: the weight is
+    [out, in / groups, *k], transposed [in, out / groups, *k]; PyTorch's fan_in is its dim 1
+    times the kernel's size."""
+    if in_channels % groups != 0:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups != 0:
+        raise ValueError("out_channels must be divisible by groups")
+    module.in_channels = in_channels
+    module.out_channels = out_channels
+    module.kernel_size = _tuple(kernel_size, n)
+    module.stride = _tuple(stride, n)
+    module.padding = _tuple(padding, n)
+    module.dilation = _tuple(dilation, n)
+    module.groups = groups
+    rows, per_group = (in_channels, out_channels) if transposed else (out_channels, in_channels)
+    fan_in = per_group // groups
+    for k in module.kernel_size:
+        fan_in = fan_in * k
+    shape = [rows, per_group // groups, *module.kernel_size]
+    module.weight = _tailor.parameter(shape, "uniform", fan_in)
+    if bias:
+        module.bias = _tailor.parameter([out_channels], "uniform", fan_in)
+    else:
+        module.register_parameter("bias", None)
+
+
 class _ConvNd(Module):
     def __init__(self, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
                  groups, bias):
         super().__init__()
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _tuple(kernel_size, n)
-        self.stride = _tuple(stride, n)
-        self.padding = _tuple(padding, n)
-        self.dilation = _tuple(dilation, n)
-        self.groups = groups
-        fan_in = in_channels // groups
-        for k in self.kernel_size:
-            fan_in = fan_in * k
-        shape = [out_channels, in_channels // groups, *self.kernel_size]
-        self.weight = _tailor.parameter(shape, "uniform", fan_in)
-        if bias:
-            self.bias = _tailor.parameter([out_channels], "uniform", fan_in)
-        else:
-            self.register_parameter("bias", None)
+        _init_conv(self, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                   groups, bias, False)
 
     def forward(self, input):
         return _tailor.conv(input, self.weight, self.bias, list(self.stride),
@@ -350,29 +360,10 @@ class _ConvTransposeNd(Module):
     def __init__(self, n, in_channels, out_channels, kernel_size, stride, padding,
                  output_padding, groups, bias, dilation):
         super().__init__()
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _tuple(kernel_size, n)
-        self.stride = _tuple(stride, n)
-        self.padding = _tuple(padding, n)
+        _init_conv(self, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                   groups, bias, True)
         self.output_padding = _tuple(output_padding, n)
-        self.dilation = _tuple(dilation, n)
-        self.groups = groups
         self._n = n
-        # PyTorch's fan_in of a transposed weight [in, out / groups, *k]: its dim 1 times k.
-        fan_in = out_channels // groups
-        for k in self.kernel_size:
-            fan_in = fan_in * k
-        shape = [in_channels, out_channels // groups, *self.kernel_size]
-        self.weight = _tailor.parameter(shape, "uniform", fan_in)
-        if bias:
-            self.bias = _tailor.parameter([out_channels], "uniform", fan_in)
-        else:
-            self.register_parameter("bias", None)
 
     def forward(self, input, output_size=None):
         if output_size is not None:
