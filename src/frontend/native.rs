@@ -606,25 +606,26 @@ pub(super) mod _tailor {
         })
     }
 
+    /// A convolution; `window` is its stride, padding and dilation lists.
     #[pyfunction]
-    #[expect(clippy::too_many_arguments, reason = "F.conv2d's arguments, named")]
     fn conv(
         x: PyObjectRef,
         weight: PyObjectRef,
         bias: PyObjectRef,
-        stride: Vec<PyObjectRef>,
-        padding: Vec<PyObjectRef>,
-        dilation: Vec<PyObjectRef>,
+        window: Vec<Vec<PyObjectRef>>,
         groups: i64,
         vm: &VirtualMachine,
     ) -> PyResult {
         Call::run(vm, |call| {
             let mut inputs = vec![call.tensor(&x)?, call.tensor(&weight)?];
             inputs.extend(call.optional_tensor(&bias)?);
+            let [stride, padding, dilation] = window.as_slice() else {
+                return Err(call.type_error("conv takes three window lists"));
+            };
             let window = rules::ConvWindow {
-                stride: call.ints(&stride, "stride")?,
-                padding: call.ints(&padding, "padding")?,
-                dilation: call.ints(&dilation, "dilation")?,
+                stride: call.ints(stride, "stride")?,
+                padding: call.ints(padding, "padding")?,
+                dilation: call.ints(dilation, "dilation")?,
                 groups,
             };
             call.tensor_op(|ops, span| ops.conv(&inputs, window, span))

@@ -108,8 +108,8 @@ def _tuple(value, n):
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, n):
-    return _tailor.conv(input, weight, bias, _tuple(stride, n), _tuple(padding, n),
-                        _tuple(dilation, n), groups)
+    window = [_tuple(stride, n), _tuple(padding, n), _tuple(dilation, n)]
+    return _tailor.conv(input, weight, bias, window, groups)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -338,8 +338,8 @@ class _ConvNd(Module):
                    groups, bias, False)
 
     def forward(self, input):
-        return _tailor.conv(input, self.weight, self.bias, list(self.stride),
-                            list(self.padding), list(self.dilation), self.groups)
+        window = [list(self.stride), list(self.padding), list(self.dilation)]
+        return _tailor.conv(input, self.weight, self.bias, window, self.groups)
 
 
 class Conv1d(_ConvNd):
