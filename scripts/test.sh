@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# CI builds once in a clone it throws away: incremental caches would only take disk.
+if [ "${CI:-}" = "true" ]; then export CARGO_INCREMENTAL=0; fi
+
 steps=()
 current=""
 step_start=0
@@ -21,6 +24,11 @@ summary() {
 }
 trap summary EXIT
 
+# Free space on the disk that holds target/, for the summary: a full disk fails a build late.
+disk_free() {
+  df -h --output=avail . 2>/dev/null | tail -1 | tr -d ' '
+}
+
 # Runs one step: `step NAME COMMAND...`.
 step() {
   current=$1
@@ -29,7 +37,7 @@ step() {
   echo "== $current"
   step_start=$(date +%s)
   "$@"
-  steps+=("$(printf '%-58s %5ss  ok' "$current" $(($(date +%s) - step_start)))")
+  steps+=("$(printf '%-58s %5ss  ok  (disk free after: %s)' "$current" $(($(date +%s) - step_start)) "$(disk_free)")")
   current=""
 }
 
@@ -50,6 +58,11 @@ step "kernels in headless Chromium (wasm-bindgen-test, WebGPU)" \
   cargo test --ignore-rust-version --target wasm32-unknown-unknown --test web
 step "JS API in headless Chromium (wasm-bindgen-test)" \
   cargo test --ignore-rust-version --target wasm32-unknown-unknown --test web_api
+# The page's release build needs its own copy of every dependency; in CI the debug builds
+# above are done with, so their space goes back first.
+if [ "${CI:-}" = "true" ]; then
+  step "free the debug builds' disk (CI only)" rm -rf target/debug target/wasm32-unknown-unknown/debug
+fi
 step "trunk build --release (offline)" trunk build --release
 # Informative only (never fails): is WebGPU available in the test Chromium?
 step "WebGPU probe in headless Chromium" node tests/e2e/webgpu-probe.mjs
