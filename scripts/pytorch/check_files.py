@@ -40,6 +40,13 @@ SCENARIOS = [
     ("super_resolution.py", "SuperResolution", [(2, 1, 32, 32), (3, 1, 32, 32), (5, 1, 32, 32)], None),
     ("fast_neural_style.py", "TransformerNet", [(2, 3, 32, 32), (3, 3, 32, 32), (5, 3, 32, 32)], None),
     ("mingpt.py", "MinGPT", [(2, 16), (2, 24), (3, 24)], 256),
+    # At 40×40 Up pads the upsampled map by one row and column, a symbolic amount under
+    # dynamic=True (0 at 48 and 64): the pad asks nothing of it, so 40 hits. Every size is
+    # above 35, where PyTorch's CPU convolution picks another backend (fake_impls.py guards
+    # `64*(x.size()[2] // 2)**2 <= 20480` from _select_conv_backend), a choice of its CPU
+    # kernels that Tailor does not copy.
+    ("unet.py", "UNetRGB", [(2, 3, 48, 48), (3, 3, 48, 48), (2, 3, 64, 64), (2, 3, 40, 40)], None),
+    ("unet.py", "UNetBilinear", [(2, 3, 48, 48), (3, 3, 48, 48), (2, 3, 64, 64), (2, 3, 40, 40)], None),
 ]
 
 
@@ -81,7 +88,7 @@ def main():
                     compiled(x)
                 actions.append("C" if counter.frame_count > before else "H")
             calls = " ".join(f"{name}=" + ",".join(map(str, shape)) for shape in shapes)
-            print(f"{file} dynamic={dynamic} {calls}: {' '.join(actions)}")
+            print(f"{file} {entry} dynamic={dynamic} {calls}: {' '.join(actions)}")
 
 
 if __name__ == "__main__":

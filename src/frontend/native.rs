@@ -761,6 +761,57 @@ pub(super) mod _tailor {
         })
     }
 
+    /// `F.pad(x, [before, after], value=value)` along `dim` in constant mode; the pads are
+    /// ints or sizes of either sign.
+    #[pyfunction]
+    fn constant_pad(
+        x: PyObjectRef,
+        dim: PyObjectRef,
+        before: PyObjectRef,
+        after: PyObjectRef,
+        value: ArgIntoFloat,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let dim = call.int(&dim, "dim")?;
+            let pad = |amount: &PyObjectRef| {
+                call.size_expr(amount).ok_or_else(|| {
+                    call.type_error(format!(
+                        "pad(): argument 'pad' must be a tuple of ints, but found element of \
+                         type {}",
+                        call.type_name(amount)
+                    ))
+                })
+            };
+            let (before, after) = (pad(&before)?, pad(&after)?);
+            let x = call.tensor(&x)?;
+            let value = value.into_float();
+            call.tensor_op(|ops, span| ops.constant_pad(x, dim, before, after, value, span))
+        })
+    }
+
+    /// `F.interpolate(..., mode='linear')` along `dim` to `size` (an int or a size).
+    #[pyfunction]
+    fn upsample_linear(
+        x: PyObjectRef,
+        dim: PyObjectRef,
+        size: PyObjectRef,
+        align_corners: bool,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let dim = call.int(&dim, "dim")?;
+            let size = call.size_expr(&size).ok_or_else(|| {
+                call.type_error(format!(
+                    "interpolate's size must be an int, not {}",
+                    call.type_name(&size)
+                ))
+            })?;
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.upsample_linear(x, dim, size, align_corners, span))
+        })
+    }
+
     #[pyfunction]
     fn flatten(
         x: PyObjectRef,

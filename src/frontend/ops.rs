@@ -818,6 +818,51 @@ impl<'a> Ops<'a> {
         Ok(sliced)
     }
 
+    /// `F.pad(x, [before, after], value=value)` along `dim` (constant mode; negative pads
+    /// crop).
+    pub fn constant_pad(
+        &mut self,
+        x: TensorRef,
+        dim: i64,
+        before: Expr,
+        after: Expr,
+        value: f64,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        let dim = rules::normalize_dim(&op_ctx("pad", span), dim, rank)?;
+        let op = Op::Pad {
+            dim,
+            before: before.clone(),
+            after: after.clone(),
+            value,
+        };
+        self.push(op, &[x], span, |env, ctx, shapes| {
+            let mut shape = shapes[0].clone();
+            shape[dim] = rules::constant_pad(env, ctx, dim, &shapes[0][dim], &before, &after)?;
+            Ok(shape)
+        })
+    }
+
+    /// `F.interpolate(..., mode='linear')` along `dim` to `size` positions.
+    pub fn upsample_linear(
+        &mut self,
+        x: TensorRef,
+        dim: i64,
+        size: Expr,
+        align_corners: bool,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        let dim = rules::normalize_dim(&op_ctx("interpolate", span), dim, rank)?;
+        let op = Op::UpsampleLinear { dim, align_corners };
+        self.push(op, &[x], span, |env, ctx, shapes| {
+            let mut shape = shapes[0].clone();
+            shape[dim] = rules::resized(env, ctx, &shapes[0][dim], &size)?;
+            Ok(shape)
+        })
+    }
+
     fn select(&mut self, x: TensorRef, d: usize, index: Expr, span: Span) -> Result<TensorRef> {
         let mut fixed = Expr::int(0);
         let op = Op::Select {

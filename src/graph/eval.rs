@@ -378,6 +378,18 @@ pub fn eval(
                 let start = size(start)?;
                 gather_along(arg(0), *dim, shape, |i| start + i * *step as usize)
             }
+            Op::Pad {
+                dim, before, value, ..
+            } => {
+                let before = before.eval(bindings).ok_or_else(|| EvalError::Size {
+                    node: node.name.clone(),
+                    expr: before.to_string(),
+                })?;
+                pad(arg(0), *dim, before, *value as f32, shape)
+            }
+            Op::UpsampleLinear { dim, align_corners } => {
+                upsample_linear(arg(0), *dim, *align_corners, shape)
+            }
             Op::Select { dim, index } => {
                 let index = size(index)?;
                 let mut kept = arg(0).shape.clone();
@@ -827,6 +839,68 @@ fn gather_along(
             index[dim] = source(index[dim]);
             let offset: usize = index.iter().zip(&in_strides).map(|(i, s)| i * s).sum();
             x.data[offset]
+        })
+        .collect();
+    Tensor { shape, data }
+}
+
+/// Constant padding along `dim`: output position `i` there reads input position
+/// `i - before` when that is inside the input, else `value`.
+fn pad(x: &Tensor, dim: usize, before: i64, value: f32, shape: Vec<usize>) -> Tensor {
+    let in_strides = strides(&x.shape);
+    let n = shape.iter().product();
+    let data = (0..n)
+        .map(|flat| {
+            let mut index = unravel(flat, &shape);
+            match usize::try_from(index[dim] as i64 - before) {
+                Ok(source) if source < x.shape[dim] => {
+                    index[dim] = source;
+                    x.data[index
+                        .iter()
+                        .zip(&in_strides)
+                        .map(|(i, s)| i * s)
+                        .sum::<usize>()]
+                }
+                _ => value,
+            }
+        })
+        .collect();
+    Tensor { shape, data }
+}
+
+/// Linear interpolation along `dim` as PyTorch's CPU kernel computes it, in f32: the
+/// source position from the float scale, clamped, and the two neighbours' weights
+/// `1 − λ` and `λ`.
+fn upsample_linear(x: &Tensor, dim: usize, align_corners: bool, shape: Vec<usize>) -> Tensor {
+    let (input, output) = (x.shape[dim], shape[dim]);
+    let scale = match (align_corners, output > 1) {
+        (true, true) => (input - 1) as f32 / (output - 1) as f32,
+        (true, false) => 0.0,
+        (false, _) => input as f32 / output as f32,
+    };
+    let in_strides = strides(&x.shape);
+    let n = shape.iter().product();
+    let data = (0..n)
+        .map(|flat| {
+            let mut index = unravel(flat, &shape);
+            let at = index[dim] as f32;
+            let source = if align_corners {
+                scale * at
+            } else {
+                (scale * (at + 0.5) - 0.5).max(0.0)
+            };
+            let low = (source.floor() as usize).min(input - 1);
+            let high = low + usize::from(low < input - 1);
+            let lambda = (source - low as f32).clamp(0.0, 1.0);
+            let mut read = |position: usize| {
+                index[dim] = position;
+                x.data[index
+                    .iter()
+                    .zip(&in_strides)
+                    .map(|(i, s)| i * s)
+                    .sum::<usize>()]
+            };
+            (1.0 - lambda) * read(low) + lambda * read(high)
         })
         .collect();
     Tensor { shape, data }

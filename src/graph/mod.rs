@@ -631,6 +631,33 @@ pub enum Op {
         /// Step between taken indices (positive).
         step: i64,
     },
+    /// `F.pad(x, [before, after], value=value)` along one dimension (constant mode): output
+    /// position `i` reads input position `i - before` where that is inside the input and is
+    /// `value` elsewhere; a negative `before` or `after` crops. The node's size there is the
+    /// input's plus both; either may be symbolic and of either sign, with no guard on it.
+    Pad {
+        /// The padded dimension.
+        dim: usize,
+        /// Positions added before the first element (removed, when negative).
+        #[serde(serialize_with = "crate::graph::print::serialize_display")]
+        before: Expr,
+        /// Positions added after the last element (removed, when negative).
+        #[serde(serialize_with = "crate::graph::print::serialize_display")]
+        after: Expr,
+        /// The value of added positions.
+        value: f64,
+    },
+    /// Linear interpolation along one dimension (`F.interpolate` in mode `linear`, and
+    /// `bilinear` as one per spatial dim, the last first): output position `i` reads input
+    /// position `src = (i + 0.5)·in/out − 0.5`, clamped to `[0, in − 1]` (with
+    /// `align_corners`, `i·(in − 1)/(out − 1)`), mixing its two neighbours by the fraction;
+    /// `out` is the node's size there.
+    UpsampleLinear {
+        /// The resized dimension.
+        dim: usize,
+        /// Whether the first and last positions of input and output align.
+        align_corners: bool,
+    },
     /// `x[..., index]`: removes dimension `dim`.
     Select {
         /// The removed dimension.
@@ -694,6 +721,8 @@ impl Op {
             Op::Expand => "expand".into(),
             Op::Permute { .. } => "permute".into(),
             Op::Slice { .. } => "slice".into(),
+            Op::Pad { .. } => "pad".into(),
+            Op::UpsampleLinear { .. } => "upsample_linear".into(),
             Op::Select { .. } => "select".into(),
             Op::Cat { .. } => "cat".into(),
             Op::Embedding => "embedding".into(),

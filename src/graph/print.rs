@@ -135,6 +135,22 @@ fn attributes(op: &Op) -> String {
             format!(", [{}]", perm.join(", "))
         }
         Op::Slice { dim, start, step } => format!(", dim={dim}, start={start}, step={step}"),
+        Op::Pad {
+            dim,
+            before,
+            after,
+            value,
+        } if *value == 0.0 => format!(", dim={dim}, pad=[{before}, {after}]"),
+        Op::Pad {
+            dim,
+            before,
+            after,
+            value,
+        } => format!(", dim={dim}, pad=[{before}, {after}], value={value}"),
+        Op::UpsampleLinear { dim, align_corners } => format!(
+            ", dim={dim}, align_corners={}",
+            if *align_corners { "True" } else { "False" }
+        ),
         Op::Select { dim, index } => format!(", dim={dim}, index={index}"),
         Op::Cat { dim } => format!(", dim={dim}"),
         _ => String::new(),

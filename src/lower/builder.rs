@@ -201,17 +201,41 @@ impl Builder<'_> {
 
     /// The value of `node` at `index`: a load, through any views in between.
     pub(super) fn load(&mut self, node: NodeId, index: &Index) -> Result<Value, LowerError> {
+        self.load_masked(node, index, Vec::new())
+    }
+
+    /// `load` restricted to positions inside `mask` (zero elsewhere). The mask travels
+    /// down the views to the buffer read, with padding's bounds added on the way, so no
+    /// read outside them happens.
+    pub(super) fn load_masked(
+        &mut self,
+        node: NodeId,
+        index: &Index,
+        mut mask: Vec<Bound>,
+    ) -> Result<Value, LowerError> {
         let this = self.graph.node(node);
         let is_view = matches!(
             this.op,
-            Op::Reshape | Op::Expand | Op::Permute { .. } | Op::Slice { .. } | Op::Select { .. }
+            Op::Reshape
+                | Op::Expand
+                | Op::Permute { .. }
+                | Op::Slice { .. }
+                | Op::Select { .. }
+                | Op::Pad { .. }
+                | Op::UpsampleLinear { .. }
         );
         if !is_view {
             let buffer = self.leaf_buffer(node)?;
             return Ok(Value::Load(Load {
                 buffer,
                 offset_elems: self.simplify(&index.to_flat()),
-                mask: Vec::new(),
+                mask: mask
+                    .into_iter()
+                    .map(|b| Bound {
+                        expr: self.simplify(&b.expr),
+                        limit: b.limit,
+                    })
+                    .collect(),
             }));
         }
         let input = this.inputs[0];
@@ -237,29 +261,135 @@ impl Builder<'_> {
                 multi.insert(*dim, at.clone());
                 Index::multi(in_shape, multi)
             }
+            Op::Pad {
+                dim, before, value, ..
+            } => {
+                let mut multi = index.to_multi();
+                multi[*dim] = &multi[*dim] - before;
+                let inside = Bound {
+                    expr: multi[*dim].clone(),
+                    limit: in_shape[*dim].clone(),
+                };
+                let (value, in_index) = (*value, Index::multi(in_shape, multi));
+                let outside = if mask.is_empty() {
+                    Value::Literal(value as f32)
+                } else {
+                    Value::Select {
+                        cond: Box::new(self.inside(&mask)),
+                        then: Box::new(Value::Literal(value as f32)),
+                        otherwise: Box::new(Value::Literal(0.0)),
+                    }
+                };
+                mask.push(inside.clone());
+                let padded = self.load_masked(input, &in_index, mask)?;
+                if value == 0.0 {
+                    return Ok(padded);
+                }
+                return Ok(Value::Select {
+                    cond: Box::new(self.inside(&[inside])),
+                    then: Box::new(padded),
+                    otherwise: Box::new(outside),
+                });
+            }
+            Op::UpsampleLinear { dim, align_corners } => {
+                let (dim, align_corners) = (*dim, *align_corners);
+                let output = self.shape(node)[dim].clone();
+                return self.lerp(input, index, dim, &output, align_corners, mask);
+            }
             _ => unreachable!("checked to be a view"),
         };
-        self.load(input, &in_index)
+        self.load_masked(input, &in_index, mask)
     }
 
-    /// `load` restricted to positions inside `mask` (zero elsewhere).
-    pub(super) fn load_masked(
+    /// Linear interpolation of `input` along `dim` to `output` positions, at `index`, in
+    /// exact integer arithmetic: the source position is `num / den` with `low = num // den`
+    /// and the fraction `(num % den) / den`; a neighbour outside the input (the clamped
+    /// ends) gives way to the other one.
+    fn lerp(
         &mut self,
-        node: NodeId,
+        input: NodeId,
         index: &Index,
+        dim: usize,
+        output: &Expr,
+        align_corners: bool,
         mask: Vec<Bound>,
     ) -> Result<Value, LowerError> {
-        let mut value = self.load(node, index)?;
-        if let Value::Load(load) = &mut value {
-            load.mask = mask
-                .into_iter()
-                .map(|b| Bound {
-                    expr: self.simplify(&b.expr),
-                    limit: b.limit,
-                })
-                .collect();
-        }
-        Ok(value)
+        let in_shape = self.shape(input);
+        let size = in_shape[dim].clone();
+        let at = index.to_multi()[dim].clone();
+        // Without aligned corners, src = ((2i + 1)·in − out) / (2·out); one more position
+        // (`+ 2·out`) keeps the numerator non-negative, so `high = num // den`, `low = high −
+        // 1`. With them, src = i·(in − 1)/(out − 1), and 0 for a single output position.
+        let (num, den, high) = if !align_corners {
+            let num = (&at * 2 + 1) * &size + output;
+            let den = output * 2;
+            let high = num.floor_div(&den);
+            (num, den, high)
+        } else if output.as_int() == Some(1) {
+            (Expr::int(0), Expr::int(1), Expr::int(1))
+        } else {
+            let num = &at * (&size - 1);
+            let den = output - 1;
+            let high = num.floor_div(&den) + 1;
+            (num, den, high)
+        };
+        let low = &high - 1;
+        let fraction = Value::Binary(
+            BinaryOp::Div,
+            Box::new(Value::Size(self.simplify(&num.modulo(&den)))),
+            Box::new(Value::Size(self.simplify(&den))),
+        );
+        let neighbour = |this: &mut Self, position: &Expr| {
+            let mut multi = index.to_multi();
+            multi[dim] = position.clone();
+            let bound = Bound {
+                expr: position.clone(),
+                limit: size.clone(),
+            };
+            let mut within = mask.clone();
+            within.push(bound.clone());
+            let value = this.load_masked(input, &Index::multi(&in_shape, multi), within)?;
+            Ok::<_, LowerError>((value, bound))
+        };
+        let (low_value, low_bound) = neighbour(self, &low)?;
+        let (high_value, high_bound) = neighbour(self, &high)?;
+        let weight =
+            |w: Value, v: &Value| Value::Binary(BinaryOp::Mul, Box::new(w), Box::new(v.clone()));
+        let complement = Value::Binary(
+            BinaryOp::Sub,
+            Box::new(Value::Literal(1.0)),
+            Box::new(fraction.clone()),
+        );
+        let mixed = Value::Binary(
+            BinaryOp::Add,
+            Box::new(weight(complement, &low_value)),
+            Box::new(weight(fraction, &high_value)),
+        );
+        Ok(Value::Select {
+            cond: Box::new(self.inside(&[low_bound])),
+            then: Box::new(Value::Select {
+                cond: Box::new(self.inside(&[high_bound])),
+                then: Box::new(mixed),
+                otherwise: Box::new(low_value),
+            }),
+            otherwise: Box::new(high_value),
+        })
+    }
+
+    /// 1 where every bound holds, else 0, as a value (for a padding value, which is not a
+    /// load's 0).
+    fn inside(&self, bounds: &[Bound]) -> Value {
+        let bound = |b: &Bound| {
+            let at = || Box::new(Value::Size(self.simplify(&b.expr)));
+            let low = Value::Binary(BinaryOp::Ge, at(), Box::new(Value::Literal(0.0)));
+            let high = Value::Binary(BinaryOp::Lt, at(), Box::new(Value::Size(b.limit.clone())));
+            Value::Binary(BinaryOp::Mul, Box::new(low), Box::new(high))
+        };
+        bounds
+            .iter()
+            .map(bound)
+            .reduce(|a, b| Value::Binary(BinaryOp::Mul, Box::new(a), Box::new(b)))
+            .unwrap_or(Value::Literal(1.0))
     }
 
     /// An elementwise node at `index` (its own shape); `prev` supplies the fused operand.

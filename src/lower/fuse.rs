@@ -29,7 +29,8 @@ pub enum FusionPolicy {
 pub enum NodeKind {
     /// An input, parameter or constant: a buffer the caller or the compiler fills.
     Leaf,
-    /// A view (reshape, permute, slice, select): index arithmetic on its input.
+    /// A view (reshape, permute, slice, select, pad, linear upsampling): index arithmetic
+    /// on its input, read where it is used.
     View,
     /// Computed by group `group`.
     Member {
@@ -118,7 +119,9 @@ pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
             | Op::Expand
             | Op::Permute { .. }
             | Op::Slice { .. }
-            | Op::Select { .. } => NodeKind::View,
+            | Op::Select { .. }
+            | Op::Pad { .. }
+            | Op::UpsampleLinear { .. } => NodeKind::View,
             Op::Output => NodeKind::Output,
             Op::BatchNorm { .. } if fused && foldable(graph, &fusion, node.id, &users) => {
                 let group = fusion

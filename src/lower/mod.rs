@@ -161,6 +161,10 @@ fn graph_syms(graph: &Graph) -> Vec<Sym> {
         match &node.op {
             Op::Slice { start, .. } => syms.extend(start.free_syms()),
             Op::Select { index, .. } => syms.extend(index.free_syms()),
+            Op::Pad { before, after, .. } => {
+                syms.extend(before.free_syms());
+                syms.extend(after.free_syms());
+            }
             Op::Scalar {
                 scalar: Scalar::Size(expr),
                 ..

@@ -648,6 +648,56 @@ pub fn slice(
     Ok((start, length))
 }
 
+/// `F.pad` in constant mode along `dim` of `size`: the padded size `size + before + after`,
+/// which must not be negative (guarded when symbolic, as PyTorch's `constant_pad_nd` guards
+/// it; the pads' signs are not asked).
+pub fn constant_pad(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    dim: usize,
+    size: &Expr,
+    before: &Expr,
+    after: &Expr,
+) -> Result<Expr, ShapeError> {
+    let padded = env.replace(&(size + before + after));
+    if !env.evaluate(
+        &Rel::new(padded.clone(), CmpOp::Ge, Expr::int(0)),
+        &ctx.origin(),
+    ) {
+        return Err(ctx.invalid(format!(
+            "narrow(): length must be non-negative. (dimension {dim} of size {} padded by {} \
+             and {})",
+            env.hint(size).unwrap_or_default(),
+            env.hint(before).unwrap_or_default(),
+            env.hint(after).unwrap_or_default()
+        )));
+    }
+    Ok(padded)
+}
+
+/// `F.interpolate` to `output` positions along a dim: PyTorch refuses an empty input or
+/// output.
+pub fn resized(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    input: &Expr,
+    output: &Expr,
+) -> Result<Expr, ShapeError> {
+    let origin = ctx.origin();
+    let positive = |env: &mut ShapeEnv, size: &Expr| {
+        env.evaluate(&Rel::new(size.clone(), CmpOp::Gt, Expr::int(0)), &origin)
+    };
+    if !positive(env, input) || !positive(env, output) {
+        return Err(ctx.invalid(format!(
+            "Input and output sizes should be greater than 0, but got input (W: {}) and \
+             output (W: {})",
+            env.hint(input).unwrap_or_default(),
+            env.hint(output).unwrap_or_default()
+        )));
+    }
+    Ok(env.replace(output))
+}
+
 /// `x[..., index]` along a dim of `size`: checks bounds and returns the non-negative index.
 pub fn select(
     env: &mut ShapeEnv,

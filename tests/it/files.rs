@@ -10,7 +10,8 @@
 //! net (`PixelShuffle`, `init.orthogonal_`) and fast-neural-style `TransformerNet`
 //! (`ReflectionPad2d`, `InstanceNorm2d`, `interpolate`) and VAE (`torch.randn_like` in
 //! `forward`); minGPT's `model.py` (its `CfgNode`
-//! import replaced by the class itself).
+//! import replaced by the class itself); milesial's U-Net (`unet_parts.py` and
+//! `unet_model.py` joined; `F.pad` by symbolic amounts).
 //!
 //! Each file is called through the guard cache under every `dynamic` mode with the calls
 //! real `torch.compile` was given (`scripts/pytorch/check_files.py` recorded its actions in
@@ -32,13 +33,13 @@ const MODES: [DynamicMode; 3] = [DynamicMode::True, DynamicMode::False, DynamicM
 /// What real `torch.compile` did with `file` under `dynamic` (recorded by
 /// `scripts/pytorch/check_files.py` into `tests/data/pytorch/files.txt`): the calls and
 /// the action of each.
-fn pytorch_actions(file: &str, dynamic: DynamicMode) -> (Vec<String>, Vec<Action>) {
+fn pytorch_actions(file: &str, entry: &str, dynamic: DynamicMode) -> (Vec<String>, Vec<Action>) {
     let path = format!(
         "{}/tests/data/pytorch/files.txt",
         env!("CARGO_MANIFEST_DIR")
     );
     let recorded = std::fs::read_to_string(path).expect("PyTorch's record exists");
-    let prefix = format!("{file}.py dynamic={dynamic} ");
+    let prefix = format!("{file}.py {entry} dynamic={dynamic} ");
     let line = recorded
         .lines()
         .find_map(|line| line.strip_prefix(&prefix))
@@ -119,7 +120,7 @@ fn pytorch_examples_mnist_captures_and_runs_in_every_mode() {
     let mut expected = Vec::new();
     let mut graphs = Vec::new();
     for mode in MODES {
-        let (calls, actions) = pytorch_actions("mnist", mode);
+        let (calls, actions) = pytorch_actions("mnist", "Net", mode);
         let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
         let (cache, got) = run_calls(&source, None, mode, &calls, &mut expected);
         assert_eq!(got, actions, "dynamic={mode}: PyTorch's actions");
@@ -173,10 +174,21 @@ fn pytorch_examples_mnist_captures_and_runs_in_every_mode() {
 /// (captures only), then the first call run once on the CPU backend against the reference,
 /// with its output shapes (the debug-built reference is slow on these nets: one run each).
 fn zoo_file(file: &str, entry: &str, output_shapes: &[&[usize]]) {
+    zoo_file_run_at(file, entry, None, output_shapes);
+}
+
+/// `zoo_file`, with the numeric run at `numeric_call` rather than PyTorch's first call (for
+/// a net too slow to run at that size in a debug build).
+fn zoo_file_run_at(
+    file: &str,
+    entry: &str,
+    numeric_call: Option<&str>,
+    output_shapes: &[&[usize]],
+) {
     let source = model_file(file);
     let mut first_call = None;
     for mode in MODES {
-        let (calls, actions) = pytorch_actions(file, mode);
+        let (calls, actions) = pytorch_actions(file, entry, mode);
         let mut cache = tailor::load(&source, Some(entry)).expect("the model loads");
         let config = CompileConfig {
             dynamic: mode,
@@ -199,7 +211,10 @@ fn zoo_file(file: &str, entry: &str, output_shapes: &[&[usize]]) {
         assert_eq!(got, actions, "{file} dynamic={mode}: PyTorch's actions");
         first_call.get_or_insert(calls[0].clone());
     }
-    let call = first_call.expect("PyTorch's record has calls");
+    let call = numeric_call
+        .map(str::to_string)
+        .or(first_call)
+        .expect("PyTorch's record has calls");
     let mut expected = Vec::new();
     run_calls(
         &source,
@@ -252,6 +267,28 @@ fn pytorch_examples_vae_with_a_random_draw_in_forward() {
     zoo_file("vae", "VAE", &[&[2, 784], &[2, 20], &[2, 20]]);
 }
 
+/// milesial's U-Net: `Up` pads the upsampled map to its skip connection's size by
+/// amounts symbolic under `dynamic=True`, so a size whose pad is 1 (40) hits the entry
+/// compiled where it was 0 (48), as in PyTorch.
+#[test]
+fn milesial_unet_with_symbolic_pads_to_its_skip_connections() {
+    // Run at the smallest size four halvings allow: a 48×48 U-Net takes minutes in a
+    // debug build.
+    zoo_file_run_at("unet", "UNetRGB", Some("x=1,3,16,16"), &[&[1, 2, 16, 16]]);
+}
+
+/// The same U-Net with `bilinear=True`: `nn.Upsample(scale_factor=2, mode='bilinear',
+/// align_corners=True)` instead of the transposed convolution.
+#[test]
+fn milesial_unet_bilinear_variant() {
+    zoo_file_run_at(
+        "unet",
+        "UNetBilinear",
+        Some("x=1,3,16,16"),
+        &[&[1, 2, 16, 16]],
+    );
+}
+
 #[test]
 fn mingpt_model_file_with_its_cfgnode() {
     zoo_file("mingpt", "MinGPT", &[&[2, 16, 256]]);
@@ -262,7 +299,7 @@ fn torchvision_resnet18_captures_and_runs_in_every_mode() {
     let source = model_file("resnet18_torchvision");
     let mut expected = Vec::new();
     for mode in MODES {
-        let (calls, actions) = pytorch_actions("resnet18_torchvision", mode);
+        let (calls, actions) = pytorch_actions("resnet18_torchvision", "ResNet18", mode);
         let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
         let (cache, got) = run_calls(&source, None, mode, &calls, &mut expected);
         // Batch 1 is specialised in every mode, so batch 2 compiles again (as in PyTorch).
@@ -296,7 +333,7 @@ fn nanogpt_model_file_captures_and_runs_in_every_mode() {
     let mut guards = Vec::new();
     let mut graphs = Vec::new();
     for mode in MODES {
-        let (calls, actions) = pytorch_actions("nanogpt", mode);
+        let (calls, actions) = pytorch_actions("nanogpt", "NanoGPT", mode);
         let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
         let (cache, got) = run_calls(&source, None, mode, &calls, &mut expected);
         assert_eq!(got, actions, "dynamic={mode}: PyTorch's actions");

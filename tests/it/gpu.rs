@@ -144,6 +144,16 @@ fn reshuffles_on_the_gpu() {
 }
 
 #[test]
+fn constant_pads_on_the_gpu() {
+    check("pads");
+}
+
+#[test]
+fn bilinear_interpolation_on_the_gpu() {
+    check("bilinear");
+}
+
+#[test]
 fn random_draws_on_the_gpu() {
     check("random");
 }

@@ -157,6 +157,16 @@ fn reshuffles_pads_and_group_norm() {
 }
 
 #[test]
+fn constant_pads_of_symbolic_amounts() {
+    check("pads");
+}
+
+#[test]
+fn bilinear_and_linear_interpolation() {
+    check("bilinear");
+}
+
+#[test]
 fn random_draws_in_forward() {
     check("random");
 }

@@ -402,6 +402,28 @@ pub fn all() -> Vec<Model> {
             cases: &["2,8,3,3", "1,8,2,5", "3,8,7,2", "1,8,16,33"],
         },
         Model {
+            name: "pads",
+            // U-Net's pad to the skip connection's size (symbolic, 0 or 1), a symbolic crop,
+            // and a pad with a fill value read by a convolution through its own zero padding.
+            source: module(
+                "self.conv = nn.Conv2d(3, 2, 3, padding=1)",
+                "d = x.size(3) % 2\nup = F.pad(x, [d, 1 - d, x.size(2) // 2 - 1, -1])\nreturn self.conv(F.pad(x, [d, 0, 1, d], value=0.5)), up * 2, F.pad(x, (-1, 2), value=-1.5)",
+            ),
+            inputs: &["x"],
+            cases: &["1,3,4,5", "2,3,2,2", "1,3,7,8", "2,3,9,33"],
+        },
+        Model {
+            name: "bilinear",
+            // Segmentation heads' resize to a symbolic size, U-Net's bilinear upsampling with
+            // aligned corners, a 1-d linear one, and a conv reading a resize.
+            source: module(
+                "self.conv = nn.Conv2d(3, 2, 3, padding=1)",
+                "up = F.interpolate(x, scale_factor=2, mode='bilinear', align_corners=True)\nto = F.interpolate(x, size=(x.size(2) + 3, x.size(3) // 2 + 1), mode='bilinear')\nline = F.interpolate(x.flatten(2), scale_factor=3, mode='linear')\nreturn self.conv(up), to * 2, line",
+            ),
+            inputs: &["x"],
+            cases: &["1,3,4,5", "2,3,2,2", "1,3,7,8", "2,3,9,33"],
+        },
+        Model {
             name: "random",
             // The VAE's reparameterisation and friends: draws in forward, of symbolic size.
             source: function(

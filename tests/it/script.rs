@@ -11,7 +11,8 @@
 //! (`activations.py`: leaky_relu, hardswish, clamp, where, tril, scaled_dot_product_attention,
 //! …, against `tests/data/pytorch/activations.txt`; `reshuffles.py`: pixel_shuffle,
 //! interpolate, pad, instance/group norm, expand, repeat, stack, pow, against
-//! `reshuffles.txt`).
+//! `reshuffles.txt`; `pads.py`: constant pads of symbolic amounts, against `pads.txt`;
+//! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -131,6 +132,32 @@ fn reshuffles_pads_and_norms_compute_what_pytorch_computes() {
     assert_eq!(
         run.text(&[Stream::Stdout]),
         data("tests/data/pytorch/reshuffles.txt")
+    );
+}
+
+/// Constant pads eagerly (negative pads crop, a fill value, three dims) and compiled
+/// under `dynamic=True` with symbolic amounts of either sign (U-Net's pad to the skip
+/// connection, a symbolic crop) print what PyTorch prints (`tests/data/pytorch/pads.txt`).
+#[test]
+fn constant_pads_of_symbolic_amounts_compute_what_pytorch_computes() {
+    let run = run_script(&data("tests/data/scripts/pads.py"), "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(
+        run.text(&[Stream::Stdout]),
+        data("tests/data/pytorch/pads.txt")
+    );
+}
+
+/// Linear and bilinear interpolation (scale factors, sizes, aligned corners, shrinking)
+/// eagerly and compiled under `dynamic=True` to symbolic sizes print what PyTorch prints
+/// (`tests/data/pytorch/interpolate.txt`).
+#[test]
+fn bilinear_interpolation_computes_what_pytorch_computes() {
+    let run = run_script(&data("tests/data/scripts/interpolate.py"), "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(
+        run.text(&[Stream::Stdout]),
+        data("tests/data/pytorch/interpolate.txt")
     );
 }
 

@@ -47,6 +47,7 @@ from torch.nn.modules import (
     Softmax,
     Tanh,
     Upsample,
+    UpsamplingBilinear2d,
     UpsamplingNearest2d,
     ZeroPad1d,
     ZeroPad2d,

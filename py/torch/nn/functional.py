@@ -203,8 +203,9 @@ def pixel_unshuffle(input, downscale_factor):
 def _integer_scales(input, size, scale_factor):
     spatial = input.dim() - 2
     if size is not None:
-        _tailor.unsupported("interpolate to a size=",
-                            "give an integer scale_factor (the output is the input repeated)")
+        _tailor.unsupported("nearest interpolate to a size=",
+                            "give an integer scale_factor (the output is the input repeated), "
+                            "or use mode='bilinear'")
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     scales = _tuple(scale_factor, spatial)
@@ -220,8 +221,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if input.dim() not in (3, 4):
         _tailor.unsupported(f"interpolate of a {input.dim()}-d input",
                             "inputs are (N, C, L) or (N, C, H, W)")
+    if mode in _LINEAR_MODES:
+        return _interpolate_linear(input, size, scale_factor, mode, align_corners)
     if mode not in ("nearest", "nearest-exact"):
-        _tailor.unsupported(f"interpolate mode='{mode}'", "use mode='nearest'")
+        _tailor.unsupported(f"interpolate mode='{mode}'",
+                            "use mode='nearest', 'linear' or 'bilinear'")
     if align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
@@ -236,6 +240,30 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         expanded += [size, s]
     out = lead + [size * s for size, s in zip(sizes, scales)]
     return input.reshape(paired).expand(expanded).reshape(out)
+
+
+# The linear modes and the spatial dims each resizes.
+_LINEAR_MODES = {"linear": 1, "bilinear": 2}
+
+
+def _interpolate_linear(input, size, scale_factor, mode, align_corners):
+    spatial = input.dim() - 2
+    if _LINEAR_MODES[mode] != spatial:
+        raise NotImplementedError(
+            f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
+    if size is not None:
+        if scale_factor is not None:
+            raise ValueError("only one of size or scale_factor should be defined")
+        sizes = _tuple(size, spatial)
+    else:
+        scales = _integer_scales(input, None, scale_factor)
+        sizes = [input.size(2 + d) * s for d, s in enumerate(scales)]
+    # One linear resize per dim, the last first: its mixes are then weighted by the earlier
+    # dims' weights, as PyTorch's bilinear kernel nests them.
+    out = input
+    for d in reversed(range(spatial)):
+        out = _tailor.upsample_linear(out, 2 + d, sizes[d], bool(align_corners))
+    return out
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -265,18 +293,11 @@ def pad(input, pad, mode="constant", value=None):
 def _pad_dim(x, dim, before, after, mode, value):
     size = x.size(dim)
     if mode == "constant":
-        # Negative padding crops.
-        if before < 0:
-            x, size, before = _narrow(x, dim, -before, size + before), size + before, 0
-        if after < 0:
-            x, size, after = _narrow(x, dim, 0, size + after), size + after, 0
-        parts = []
-        for count in (before, after):
-            shape = list(x.shape)
-            shape[dim] = count
-            parts.append(_tailor.constant(shape, "fill", value) if count else None)
-        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
-        return pieces[0] if len(pieces) == 1 else _tailor.cat(pieces, dim)
+        # One op whose pads may be symbolic and of either sign (a negative pad crops): as
+        # PyTorch's constant_pad_nd, it asks nothing of their values.
+        if isinstance(before, int) and isinstance(after, int) and before == after == 0:
+            return x
+        return _tailor.constant_pad(x, dim, before, after, value)
     if before < 0 or after < 0:
         _tailor.unsupported(f"negative padding in mode '{mode}'", "pad by 0 or more")
     if mode == "reflect" and (before >= size or after >= size):

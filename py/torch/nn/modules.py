@@ -553,6 +553,11 @@ class UpsamplingNearest2d(Upsample):
         super().__init__(size, scale_factor, "nearest")
 
 
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "bilinear", align_corners=True)
+
+
 class _Pad(Module):
     mode = "constant"
     dims = 2
