@@ -460,6 +460,12 @@ impl ShapeEnv {
 
     fn learn(&mut self, rel: &Rel, origin: &Origin) {
         let diff = &rel.lhs - &rel.rhs;
+        if let Some((coeff, sym, divisor, constant)) = diff.as_scaled_floor_div()
+            && divisor > 1
+        {
+            self.learn_floor_div(rel.op, coeff, sym, divisor, constant);
+            return;
+        }
         let Some(sym) = lone_symbol(&diff) else {
             return;
         };
@@ -491,6 +497,46 @@ impl ShapeEnv {
         if let Some(value) = range.is_singleton() {
             self.set_replacement(sym, Expr::int(value), "range_refined_to_singleton", origin);
         } else {
+            self.push_event(ShapeEvent::Range {
+                sym,
+                range: range.to_string(),
+            });
+        }
+    }
+
+    /// Narrows `sym`'s range from `coeff * (sym // divisor) + constant op 0`, as PyTorch's
+    /// solver isolates a `FloorDiv` (`s0//16 >= 1` gives `s0 >= 16`).
+    fn learn_floor_div(&mut self, op: CmpOp, coeff: i64, sym: Sym, divisor: i64, constant: i64) {
+        // coeff·q + constant op 0 with q = sym // divisor: q op' -constant/coeff, the
+        // comparison turned round for a negative coefficient.
+        let op = if coeff < 0 { op.swap() } else { op };
+        let (num, den) = if coeff < 0 {
+            (constant, -coeff)
+        } else {
+            (-constant, coeff)
+        };
+        let floor = num.div_euclid(den);
+        let ceil = floor + i64::from(num.rem_euclid(den) != 0);
+        // The quotient's bounds, then the symbol's: q >= m iff sym >= m·d, q <= m iff
+        // sym <= m·d + d - 1.
+        let (low, high) = match op {
+            CmpOp::Ge => (Some(ceil), None),
+            CmpOp::Gt => (Some(floor + 1), None),
+            CmpOp::Le => (None, Some(floor)),
+            CmpOp::Lt => (None, Some(ceil - 1)),
+            CmpOp::Eq if floor == ceil => (Some(floor), Some(floor)),
+            CmpOp::Eq | CmpOp::Ne => return,
+        };
+        let narrowed = ValueRange::new(
+            low.and_then(|m| m.checked_mul(divisor)),
+            high.and_then(|m| m.checked_mul(divisor)?.checked_add(divisor - 1)),
+        );
+        let current = self.range(sym);
+        let Some(range) = current.intersect(&narrowed) else {
+            return;
+        };
+        if range != current {
+            self.symbols[sym.index()].range = range;
             self.push_event(ShapeEvent::Range {
                 sym,
                 range: range.to_string(),

@@ -236,8 +236,7 @@ pub fn linear(
 
 /// Output length of a sliding window: `⌊(L + 2p − d(k−1) − 1)/s⌋ + 1`.
 ///
-/// Records `L + 2p >= d(k-1) + 1` (the input must cover one window) and, for a symbolic
-/// result, whether it is 1 (PyTorch specialises derived sizes of 1 like input sizes).
+/// Records `L + 2p >= d(k-1) + 1` (the input must cover one window).
 pub fn window_output(
     env: &mut ShapeEnv,
     ctx: &OpCtx,
@@ -260,13 +259,22 @@ pub fn window_output(
         )));
     }
     let out = (&padded - &Expr::int(window)).floor_div(&Expr::int(stride)) + 1;
-    let out = env.replace(&out);
-    if out.as_int().is_none()
-        && env.evaluate(&Rel::new(out.clone(), CmpOp::Eq, Expr::int(1)), &origin)
-    {
-        return Ok(Expr::int(1));
-    }
     Ok(env.replace(&out))
+}
+
+/// A convolution's symbolic output length becomes 1 when it is 1 now, and is guarded `!= 1`
+/// otherwise: the 0/1 specialisation PyTorch's convolution applies to the sizes it derives
+/// (pooling asks no such question).
+fn specialize_one(env: &mut ShapeEnv, ctx: &OpCtx, out: Expr) -> Expr {
+    if out.as_int().is_none()
+        && env.evaluate(
+            &Rel::new(out.clone(), CmpOp::Eq, Expr::int(1)),
+            &ctx.origin(),
+        )
+    {
+        return Expr::int(1);
+    }
+    out
 }
 
 /// `nn.ConvTranspose1d/2d`: `x[N, C, *L]`, `w[C, O / groups, *k]`; each output length is
@@ -401,7 +409,7 @@ pub fn conv(
     let mut out = vec![env.replace(&x[0]), weight[0].clone()];
     for d in 0..spatial {
         let kernel = weight_size(env, ctx, &weight[2 + d])?;
-        out.push(window_output(
+        let length = window_output(
             env,
             ctx,
             &x[2 + d],
@@ -409,7 +417,8 @@ pub fn conv(
             stride[d],
             padding[d],
             dilation[d],
-        )?);
+        )?;
+        out.push(specialize_one(env, ctx, length));
     }
     Ok(out)
 }

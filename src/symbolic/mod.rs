@@ -246,6 +246,27 @@ impl Expr {
         }
     }
 
+    /// `(coeff, sym, divisor, constant)` when the expression is `coeff * (sym // divisor) +
+    /// constant` (a symbol alone is divisor 1) with a positive constant divisor: the form
+    /// whose comparisons with 0 bound `sym`.
+    pub fn as_scaled_floor_div(&self) -> Option<(i64, Sym, i64, i64)> {
+        if self.overflowed {
+            return None;
+        }
+        let [term] = self.terms.as_slice() else {
+            return None;
+        };
+        let [Factor { atom, exp: 1 }] = term.monomial.as_slice() else {
+            return None;
+        };
+        let (sym, divisor) = match atom {
+            Atom::Sym(sym) => (*sym, 1),
+            Atom::FloorDiv(lhs, rhs) => (lhs.as_sym()?, rhs.as_int().filter(|&d| d > 0)?),
+            _ => return None,
+        };
+        Some((term.coeff, sym, divisor, self.constant))
+    }
+
     /// Every symbol the expression mentions, including inside atoms.
     pub fn free_syms(&self) -> BTreeSet<Sym> {
         let mut syms = BTreeSet::new();

@@ -1121,3 +1121,25 @@ fn layer_norm_over_a_symbolic_last_dim_compiles_once() {
     }
     assert_eq!(cache.compiles(), 1);
 }
+
+#[test]
+fn halving_pools_bound_the_size_from_below_as_pytorch_does() {
+    // U-Net's four 2×2 max pools ask `s2//2 >= 2`, …, `s2//16 >= 1`: PyTorch's solver turns
+    // each floor-division bound into a range of the symbol, so only range guards remain
+    // (`16 <= …`, none with a `//`), and 16×17 hits.
+    check(Case {
+        model: "import torch.nn.functional as F\n\ndef f(x):\n    for _ in range(4):\n        x = F.max_pool2d(x, 2)\n    return x\n",
+        modes: TRUE,
+        calls: "x=2,3,48,40 | x=2,3,16,17",
+        actions: "C0 H0",
+        compiles: 1,
+        guards: &[
+            "2 <= L['x'].size()[0]",
+            "2 <= L['x'].size()[1]",
+            "16 <= L['x'].size()[2]",
+            "16 <= L['x'].size()[3]",
+            "not://",
+        ],
+        ..BASE
+    });
+}

@@ -131,116 +131,116 @@ fn resnet_block_with_class_attribute_and_stride_list() {
         RESNET,
         "2,3,8,8",
         expect_test::expect![[r#"
-        graph(x: f32[s0, 3, s2, s2]):
-          %x = input x : f32[s0, 3, s2, s2]
-          %conv1_weight = param conv1.weight : f32[8, 3, 3, 3]
-          %conv2d = conv2d(%x, %conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 47:31
-          %bn1_running_mean = param bn1.running_mean : f32[8]
-          %bn1_running_var = param bn1.running_var : f32[8]
-          %bn1_weight = param bn1.weight : f32[8]
-          %bn1_bias = param bn1.bias : f32[8]
-          %batch_norm = batch_norm(%conv2d, %bn1_running_mean, %bn1_running_var, %bn1_weight, %bn1_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 47:22
-          %relu = relu(%batch_norm) : f32[s0, 8, s2, s2]  # 47:15
-          %layer1_0_conv1_weight = param layer1.0.conv1.weight : f32[8, 8, 3, 3]
-          %conv2d_1 = conv2d(%relu, %layer1_0_conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 23:31
-          %layer1_0_bn1_running_mean = param layer1.0.bn1.running_mean : f32[8]
-          %layer1_0_bn1_running_var = param layer1.0.bn1.running_var : f32[8]
-          %layer1_0_bn1_weight = param layer1.0.bn1.weight : f32[8]
-          %layer1_0_bn1_bias = param layer1.0.bn1.bias : f32[8]
-          %batch_norm_1 = batch_norm(%conv2d_1, %layer1_0_bn1_running_mean, %layer1_0_bn1_running_var, %layer1_0_bn1_weight, %layer1_0_bn1_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 23:22
-          %relu_1 = relu(%batch_norm_1) : f32[s0, 8, s2, s2]  # 23:15
-          %layer1_0_conv2_weight = param layer1.0.conv2.weight : f32[8, 8, 3, 3]
-          %conv2d_2 = conv2d(%relu_1, %layer1_0_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 24:24
-          %layer1_0_bn2_running_mean = param layer1.0.bn2.running_mean : f32[8]
-          %layer1_0_bn2_running_var = param layer1.0.bn2.running_var : f32[8]
-          %layer1_0_bn2_weight = param layer1.0.bn2.weight : f32[8]
-          %layer1_0_bn2_bias = param layer1.0.bn2.bias : f32[8]
-          %batch_norm_2 = batch_norm(%conv2d_2, %layer1_0_bn2_running_mean, %layer1_0_bn2_running_var, %layer1_0_bn2_weight, %layer1_0_bn2_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 24:15
-          %add = add(%batch_norm_2, %relu) : f32[s0, 8, s2, s2]  # 25:23
-          %relu_2 = relu(%add) : f32[s0, 8, s2, s2]  # 25:16
-          %layer2_0_conv1_weight = param layer2.0.conv1.weight : f32[16, 8, 3, 3]
-          %conv2d_3 = conv2d(%relu_2, %layer2_0_conv1_weight, stride=[2, 2], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:31
-          %layer2_0_bn1_running_mean = param layer2.0.bn1.running_mean : f32[16]
-          %layer2_0_bn1_running_var = param layer2.0.bn1.running_var : f32[16]
-          %layer2_0_bn1_weight = param layer2.0.bn1.weight : f32[16]
-          %layer2_0_bn1_bias = param layer2.0.bn1.bias : f32[16]
-          %batch_norm_3 = batch_norm(%conv2d_3, %layer2_0_bn1_running_mean, %layer2_0_bn1_running_var, %layer2_0_bn1_weight, %layer2_0_bn1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:22
-          %relu_3 = relu(%batch_norm_3) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:15
-          %layer2_0_conv2_weight = param layer2.0.conv2.weight : f32[16, 16, 3, 3]
-          %conv2d_4 = conv2d(%relu_3, %layer2_0_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:24
-          %layer2_0_bn2_running_mean = param layer2.0.bn2.running_mean : f32[16]
-          %layer2_0_bn2_running_var = param layer2.0.bn2.running_var : f32[16]
-          %layer2_0_bn2_weight = param layer2.0.bn2.weight : f32[16]
-          %layer2_0_bn2_bias = param layer2.0.bn2.bias : f32[16]
-          %batch_norm_4 = batch_norm(%conv2d_4, %layer2_0_bn2_running_mean, %layer2_0_bn2_running_var, %layer2_0_bn2_weight, %layer2_0_bn2_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:15
-          %layer2_0_shortcut_0_weight = param layer2.0.shortcut.0.weight : f32[16, 8, 1, 1]
-          %conv2d_5 = conv2d(%relu_2, %layer2_0_shortcut_0_weight, stride=[2, 2], padding=[0, 0], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:29
-          %layer2_0_shortcut_1_running_mean = param layer2.0.shortcut.1.running_mean : f32[16]
-          %layer2_0_shortcut_1_running_var = param layer2.0.shortcut.1.running_var : f32[16]
-          %layer2_0_shortcut_1_weight = param layer2.0.shortcut.1.weight : f32[16]
-          %layer2_0_shortcut_1_bias = param layer2.0.shortcut.1.bias : f32[16]
-          %batch_norm_5 = batch_norm(%conv2d_5, %layer2_0_shortcut_1_running_mean, %layer2_0_shortcut_1_running_var, %layer2_0_shortcut_1_weight, %layer2_0_shortcut_1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:29
-          %add_1 = add(%batch_norm_4, %batch_norm_5) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:23
-          %relu_4 = relu(%add_1) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:16
-          %layer2_1_conv1_weight = param layer2.1.conv1.weight : f32[16, 16, 3, 3]
-          %conv2d_6 = conv2d(%relu_4, %layer2_1_conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:31
-          %layer2_1_bn1_running_mean = param layer2.1.bn1.running_mean : f32[16]
-          %layer2_1_bn1_running_var = param layer2.1.bn1.running_var : f32[16]
-          %layer2_1_bn1_weight = param layer2.1.bn1.weight : f32[16]
-          %layer2_1_bn1_bias = param layer2.1.bn1.bias : f32[16]
-          %batch_norm_6 = batch_norm(%conv2d_6, %layer2_1_bn1_running_mean, %layer2_1_bn1_running_var, %layer2_1_bn1_weight, %layer2_1_bn1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:22
-          %relu_5 = relu(%batch_norm_6) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:15
-          %layer2_1_conv2_weight = param layer2.1.conv2.weight : f32[16, 16, 3, 3]
-          %conv2d_7 = conv2d(%relu_5, %layer2_1_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:24
-          %layer2_1_bn2_running_mean = param layer2.1.bn2.running_mean : f32[16]
-          %layer2_1_bn2_running_var = param layer2.1.bn2.running_var : f32[16]
-          %layer2_1_bn2_weight = param layer2.1.bn2.weight : f32[16]
-          %layer2_1_bn2_bias = param layer2.1.bn2.bias : f32[16]
-          %batch_norm_7 = batch_norm(%conv2d_7, %layer2_1_bn2_running_mean, %layer2_1_bn2_running_var, %layer2_1_bn2_weight, %layer2_1_bn2_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:15
-          %add_2 = add(%batch_norm_7, %relu_4) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:23
-          %relu_6 = relu(%add_2) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:16
-          %avg_pool2d = avg_pool2d(%relu_6, kernel=[4, 4], stride=[4, 4], padding=[0, 0]) : f32[s0, 16, 1, 1]  # 49:15
-          %reshape = reshape(%avg_pool2d) : f32[s0, 16]  # 50:15
-          %linear_weight = param linear.weight : f32[10, 16]
-          %linear_bias = param linear.bias : f32[10]
-          %linear = linear(%reshape, %linear_weight, %linear_bias) : f32[s0, 10]  # 51:16
-          return (%linear)
-        guard s1 == 3 (conv2d at line 47, col 31)
-        guard (s2 - 1)//2 + 1 != 1 (conv2d at line 23, col 31)
-        guard (s2 - 1)//2 + 1 >= 4 (avg_pool2d at line 49, col 15)
-        guard ((s2 - 1)//2 - 3)//4 + 1 == 1 (avg_pool2d at line 49, col 15)
-        event @0 create_symbol s0 = 2 for L['x'].size()[0] [2, int_oo] (dynamic=True)
-        event @0 create_symbol s1 = 3 for L['x'].size()[1] [2, int_oo] (dynamic=True)
-        event @0 create_symbol s2 = 8 for L['x'].size()[2] [2, int_oo] (dynamic=True)
-        event @0 duck sizing: L['x'].size()[3] reuses s2 (same size)
-        event @2 eval s1 == 3 [guard added] (conv2d at line 47, col 31)
-        event @2 set_replacement s1 = 3 (range_refined_to_singleton)
-        event @2 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 47, col 31)
-        event @2 eval s2 != 1 [statically known, no guard] (conv2d at line 47, col 31)
-        event @2 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 47, col 31)
-        event @2 eval s2 != 1 [statically known, no guard] (conv2d at line 47, col 31)
-        event @10 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
-        event @10 eval s2 != 1 [statically known, no guard] (conv2d at line 23, col 31)
-        event @10 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
-        event @10 eval s2 != 1 [statically known, no guard] (conv2d at line 23, col 31)
-        event @18 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
-        event @18 eval s2 != 1 [statically known, no guard] (conv2d at line 24, col 24)
-        event @18 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
-        event @18 eval s2 != 1 [statically known, no guard] (conv2d at line 24, col 24)
-        event @24 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
-        event @24 eval s2 != 1 [statically known, no guard] (add at line 25, col 23)
-        event @27 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
-        event @27 eval (s2 - 1)//2 + 1 != 1 [guard added] (conv2d at line 23, col 31)
-        event @27 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
-        event @35 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
-        event @42 eval s2 >= 1 [statically known, no guard] (conv2d at line 25, col 29)
-        event @48 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
-        event @51 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
-        event @59 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
-        event @65 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
-        event @67 eval (s2 - 1)//2 + 1 >= 4 [guard added] (avg_pool2d at line 49, col 15)
-        event @67 eval ((s2 - 1)//2 - 3)//4 + 1 == 1 [guard added] (avg_pool2d at line 49, col 15)
-    "#]],
+            graph(x: f32[s0, 3, s2, s2]):
+              %x = input x : f32[s0, 3, s2, s2]
+              %conv1_weight = param conv1.weight : f32[8, 3, 3, 3]
+              %conv2d = conv2d(%x, %conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 47:31
+              %bn1_running_mean = param bn1.running_mean : f32[8]
+              %bn1_running_var = param bn1.running_var : f32[8]
+              %bn1_weight = param bn1.weight : f32[8]
+              %bn1_bias = param bn1.bias : f32[8]
+              %batch_norm = batch_norm(%conv2d, %bn1_running_mean, %bn1_running_var, %bn1_weight, %bn1_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 47:22
+              %relu = relu(%batch_norm) : f32[s0, 8, s2, s2]  # 47:15
+              %layer1_0_conv1_weight = param layer1.0.conv1.weight : f32[8, 8, 3, 3]
+              %conv2d_1 = conv2d(%relu, %layer1_0_conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 23:31
+              %layer1_0_bn1_running_mean = param layer1.0.bn1.running_mean : f32[8]
+              %layer1_0_bn1_running_var = param layer1.0.bn1.running_var : f32[8]
+              %layer1_0_bn1_weight = param layer1.0.bn1.weight : f32[8]
+              %layer1_0_bn1_bias = param layer1.0.bn1.bias : f32[8]
+              %batch_norm_1 = batch_norm(%conv2d_1, %layer1_0_bn1_running_mean, %layer1_0_bn1_running_var, %layer1_0_bn1_weight, %layer1_0_bn1_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 23:22
+              %relu_1 = relu(%batch_norm_1) : f32[s0, 8, s2, s2]  # 23:15
+              %layer1_0_conv2_weight = param layer1.0.conv2.weight : f32[8, 8, 3, 3]
+              %conv2d_2 = conv2d(%relu_1, %layer1_0_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 8, s2, s2]  # 24:24
+              %layer1_0_bn2_running_mean = param layer1.0.bn2.running_mean : f32[8]
+              %layer1_0_bn2_running_var = param layer1.0.bn2.running_var : f32[8]
+              %layer1_0_bn2_weight = param layer1.0.bn2.weight : f32[8]
+              %layer1_0_bn2_bias = param layer1.0.bn2.bias : f32[8]
+              %batch_norm_2 = batch_norm(%conv2d_2, %layer1_0_bn2_running_mean, %layer1_0_bn2_running_var, %layer1_0_bn2_weight, %layer1_0_bn2_bias, eps=0.00001) : f32[s0, 8, s2, s2]  # 24:15
+              %add = add(%batch_norm_2, %relu) : f32[s0, 8, s2, s2]  # 25:23
+              %relu_2 = relu(%add) : f32[s0, 8, s2, s2]  # 25:16
+              %layer2_0_conv1_weight = param layer2.0.conv1.weight : f32[16, 8, 3, 3]
+              %conv2d_3 = conv2d(%relu_2, %layer2_0_conv1_weight, stride=[2, 2], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:31
+              %layer2_0_bn1_running_mean = param layer2.0.bn1.running_mean : f32[16]
+              %layer2_0_bn1_running_var = param layer2.0.bn1.running_var : f32[16]
+              %layer2_0_bn1_weight = param layer2.0.bn1.weight : f32[16]
+              %layer2_0_bn1_bias = param layer2.0.bn1.bias : f32[16]
+              %batch_norm_3 = batch_norm(%conv2d_3, %layer2_0_bn1_running_mean, %layer2_0_bn1_running_var, %layer2_0_bn1_weight, %layer2_0_bn1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:22
+              %relu_3 = relu(%batch_norm_3) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:15
+              %layer2_0_conv2_weight = param layer2.0.conv2.weight : f32[16, 16, 3, 3]
+              %conv2d_4 = conv2d(%relu_3, %layer2_0_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:24
+              %layer2_0_bn2_running_mean = param layer2.0.bn2.running_mean : f32[16]
+              %layer2_0_bn2_running_var = param layer2.0.bn2.running_var : f32[16]
+              %layer2_0_bn2_weight = param layer2.0.bn2.weight : f32[16]
+              %layer2_0_bn2_bias = param layer2.0.bn2.bias : f32[16]
+              %batch_norm_4 = batch_norm(%conv2d_4, %layer2_0_bn2_running_mean, %layer2_0_bn2_running_var, %layer2_0_bn2_weight, %layer2_0_bn2_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:15
+              %layer2_0_shortcut_0_weight = param layer2.0.shortcut.0.weight : f32[16, 8, 1, 1]
+              %conv2d_5 = conv2d(%relu_2, %layer2_0_shortcut_0_weight, stride=[2, 2], padding=[0, 0], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:29
+              %layer2_0_shortcut_1_running_mean = param layer2.0.shortcut.1.running_mean : f32[16]
+              %layer2_0_shortcut_1_running_var = param layer2.0.shortcut.1.running_var : f32[16]
+              %layer2_0_shortcut_1_weight = param layer2.0.shortcut.1.weight : f32[16]
+              %layer2_0_shortcut_1_bias = param layer2.0.shortcut.1.bias : f32[16]
+              %batch_norm_5 = batch_norm(%conv2d_5, %layer2_0_shortcut_1_running_mean, %layer2_0_shortcut_1_running_var, %layer2_0_shortcut_1_weight, %layer2_0_shortcut_1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:29
+              %add_1 = add(%batch_norm_4, %batch_norm_5) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:23
+              %relu_4 = relu(%add_1) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:16
+              %layer2_1_conv1_weight = param layer2.1.conv1.weight : f32[16, 16, 3, 3]
+              %conv2d_6 = conv2d(%relu_4, %layer2_1_conv1_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:31
+              %layer2_1_bn1_running_mean = param layer2.1.bn1.running_mean : f32[16]
+              %layer2_1_bn1_running_var = param layer2.1.bn1.running_var : f32[16]
+              %layer2_1_bn1_weight = param layer2.1.bn1.weight : f32[16]
+              %layer2_1_bn1_bias = param layer2.1.bn1.bias : f32[16]
+              %batch_norm_6 = batch_norm(%conv2d_6, %layer2_1_bn1_running_mean, %layer2_1_bn1_running_var, %layer2_1_bn1_weight, %layer2_1_bn1_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:22
+              %relu_5 = relu(%batch_norm_6) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 23:15
+              %layer2_1_conv2_weight = param layer2.1.conv2.weight : f32[16, 16, 3, 3]
+              %conv2d_7 = conv2d(%relu_5, %layer2_1_conv2_weight, stride=[1, 1], padding=[1, 1], dilation=[1, 1]) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:24
+              %layer2_1_bn2_running_mean = param layer2.1.bn2.running_mean : f32[16]
+              %layer2_1_bn2_running_var = param layer2.1.bn2.running_var : f32[16]
+              %layer2_1_bn2_weight = param layer2.1.bn2.weight : f32[16]
+              %layer2_1_bn2_bias = param layer2.1.bn2.bias : f32[16]
+              %batch_norm_7 = batch_norm(%conv2d_7, %layer2_1_bn2_running_mean, %layer2_1_bn2_running_var, %layer2_1_bn2_weight, %layer2_1_bn2_bias, eps=0.00001) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 24:15
+              %add_2 = add(%batch_norm_7, %relu_4) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:23
+              %relu_6 = relu(%add_2) : f32[s0, 16, (s2 - 1)//2 + 1, (s2 - 1)//2 + 1]  # 25:16
+              %avg_pool2d = avg_pool2d(%relu_6, kernel=[4, 4], stride=[4, 4], padding=[0, 0]) : f32[s0, 16, ((s2 - 1)//2 - 3)//4 + 1, ((s2 - 1)//2 - 3)//4 + 1]  # 49:15
+              %reshape = reshape(%avg_pool2d) : f32[s0, 16*(((s2 - 1)//2 - 3)//4)**2 + 32*(((s2 - 1)//2 - 3)//4) + 16]  # 50:15
+              %linear_weight = param linear.weight : f32[10, 16]
+              %linear_bias = param linear.bias : f32[10]
+              %linear = linear(%reshape, %linear_weight, %linear_bias) : f32[s0, 10]  # 51:16
+              return (%linear)
+            guard s1 == 3 (conv2d at line 47, col 31)
+            guard (s2 - 1)//2 + 1 != 1 (conv2d at line 23, col 31)
+            guard (s2 - 1)//2 + 1 >= 4 (avg_pool2d at line 49, col 15)
+            guard 16*(((s2 - 1)//2 - 3)//4)**2 + 32*(((s2 - 1)//2 - 3)//4) + 16 == 16 (linear at line 51, col 16)
+            event @0 create_symbol s0 = 2 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+            event @0 create_symbol s1 = 3 for L['x'].size()[1] [2, int_oo] (dynamic=True)
+            event @0 create_symbol s2 = 8 for L['x'].size()[2] [2, int_oo] (dynamic=True)
+            event @0 duck sizing: L['x'].size()[3] reuses s2 (same size)
+            event @2 eval s1 == 3 [guard added] (conv2d at line 47, col 31)
+            event @2 set_replacement s1 = 3 (range_refined_to_singleton)
+            event @2 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 47, col 31)
+            event @2 eval s2 != 1 [statically known, no guard] (conv2d at line 47, col 31)
+            event @2 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 47, col 31)
+            event @2 eval s2 != 1 [statically known, no guard] (conv2d at line 47, col 31)
+            event @10 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+            event @10 eval s2 != 1 [statically known, no guard] (conv2d at line 23, col 31)
+            event @10 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+            event @10 eval s2 != 1 [statically known, no guard] (conv2d at line 23, col 31)
+            event @18 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
+            event @18 eval s2 != 1 [statically known, no guard] (conv2d at line 24, col 24)
+            event @18 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
+            event @18 eval s2 != 1 [statically known, no guard] (conv2d at line 24, col 24)
+            event @24 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
+            event @24 eval s2 != 1 [statically known, no guard] (add at line 25, col 23)
+            event @27 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+            event @27 eval (s2 - 1)//2 + 1 != 1 [guard added] (conv2d at line 23, col 31)
+            event @27 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+            event @35 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
+            event @42 eval s2 >= 1 [statically known, no guard] (conv2d at line 25, col 29)
+            event @48 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
+            event @51 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+            event @59 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
+            event @65 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
+            event @67 eval (s2 - 1)//2 + 1 >= 4 [guard added] (avg_pool2d at line 49, col 15)
+            event @71 eval 16*(((s2 - 1)//2 - 3)//4)**2 + 32*(((s2 - 1)//2 - 3)//4) + 16 == 16 [guard added] (linear at line 51, col 16)
+        "#]],
     );
 }
 
@@ -382,26 +382,29 @@ fn while_loop_and_range_of_a_size() {
         SIZE_LOOPS,
         "8,3",
         expect_test::expect![[r#"
-        graph(x: f32[s0, 3]):
-          %x = input x : f32[s0, 3]
-          %add = add(%x, 0) : f32[s0, 3]  # 11:13
-          %add_1 = add(%add, 1) : f32[s0, 3]  # 11:13
-          %add_2 = add(%add_1, 2) : f32[s0, 3]  # 11:13
-          %mul = mul(%add_2, 3) : f32[s0, 3]  # 12:12
-          return (%mul)
-        guard s0//2 > 1 ('while' on sizes at line 7, col 5)
-        guard s0//4 > 1 ('while' on sizes at line 7, col 5)
-        guard s0//8 <= 1 ('while' on sizes at line 7, col 5)
-        guard s1 == 3 ('int()' on sizes at line 10, col 14)
-        event @0 create_symbol s0 = 8 for L['x'].size()[0] [2, int_oo] (dynamic=True)
-        event @0 create_symbol s1 = 3 for L['x'].size()[1] [2, int_oo] (dynamic=True)
-        event @1 eval s0 > 1 [statically known, no guard] ('while' on sizes at line 7, col 5)
-        event @1 eval s0//2 > 1 [guard added] ('while' on sizes at line 7, col 5)
-        event @1 eval s0//4 > 1 [guard added] ('while' on sizes at line 7, col 5)
-        event @1 eval s0//8 <= 1 [guard added] ('while' on sizes at line 7, col 5)
-        event @1 eval s1 == 3 [guard added] ('int()' on sizes at line 10, col 14)
-        event @1 set_replacement s1 = 3 (range_refined_to_singleton)
-    "#]],
+            graph(x: f32[s0, 3]):
+              %x = input x : f32[s0, 3]
+              %add = add(%x, 0) : f32[s0, 3]  # 11:13
+              %add_1 = add(%add, 1) : f32[s0, 3]  # 11:13
+              %add_2 = add(%add_1, 2) : f32[s0, 3]  # 11:13
+              %mul = mul(%add_2, 3) : f32[s0, 3]  # 12:12
+              return (%mul)
+            guard s0//2 > 1 ('while' on sizes at line 7, col 5)
+            guard s0//4 > 1 ('while' on sizes at line 7, col 5)
+            guard s0//8 <= 1 ('while' on sizes at line 7, col 5)
+            guard s1 == 3 ('int()' on sizes at line 10, col 14)
+            event @0 create_symbol s0 = 8 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+            event @0 create_symbol s1 = 3 for L['x'].size()[1] [2, int_oo] (dynamic=True)
+            event @1 eval s0 > 1 [statically known, no guard] ('while' on sizes at line 7, col 5)
+            event @1 eval s0//2 > 1 [guard added] ('while' on sizes at line 7, col 5)
+            event @1 range of s0 refined to [4, int_oo]
+            event @1 eval s0//4 > 1 [guard added] ('while' on sizes at line 7, col 5)
+            event @1 range of s0 refined to [8, int_oo]
+            event @1 eval s0//8 <= 1 [guard added] ('while' on sizes at line 7, col 5)
+            event @1 range of s0 refined to [8, 15]
+            event @1 eval s1 == 3 [guard added] ('int()' on sizes at line 10, col 14)
+            event @1 set_replacement s1 = 3 (range_refined_to_singleton)
+        "#]],
     );
 }
 
@@ -524,4 +527,50 @@ fn imports_of_absent_modules_give_stand_ins() {
           %relu = relu(%linear) : f32[s0, 8]  # 16:16
           return (%relu)
         error: line 21, col 16: torchvision.transforms.Normalize is not supported (Tailor's Python has no module 'torchvision': only the model's own code runs)"#]].assert_eq(&format!("{}{}", capture("Net"), capture("Augmented")));
+}
+
+/// A bound on `coeff * (s // d) + c` narrows the range of `s` to exactly the sizes that
+/// satisfy it (checked against every size up to 300, for both signs of the coefficient and
+/// every comparison), so a guard the range implies is not kept as well.
+#[test]
+fn floor_division_bounds_narrow_the_symbols_range_exactly() {
+    use tailor::shape::Origin;
+    use tailor::symbolic::{CmpOp, Expr, Rel};
+    let origin = Origin {
+        what: "test".into(),
+        span: None,
+    };
+    for hint in [5_i64, 17, 48, 130] {
+        for divisor in [2_i64, 3, 16] {
+            for coeff in [-3_i64, -1, 1, 2] {
+                for constant in [-9_i64, -2, 0, 4, 7] {
+                    for op in [CmpOp::Ge, CmpOp::Gt, CmpOp::Le, CmpOp::Lt, CmpOp::Eq] {
+                        let mut env = ShapeEnv::new();
+                        let source = DimSource {
+                            input: "x".into(),
+                            dim: 0,
+                        };
+                        let size = env
+                            .add_input_dim(source, hint, DimPolicy::Dynamic, None, "dynamic=True")
+                            .expect("no marks");
+                        let sym = size.as_sym().expect("a dynamic size is a symbol");
+                        let lhs = size.floor_div(&Expr::int(divisor)) * coeff + constant;
+                        let rel = Rel::new(lhs, op, Expr::int(0));
+                        let holds = env.evaluate(&rel, &origin);
+                        let decided = if holds { rel.clone() } else { rel.negate() };
+                        let range = env.range(sym);
+                        // A failed equality narrows nothing; every other outcome exactly.
+                        let exact = decided.op != CmpOp::Ne;
+                        for s in 2..=300 {
+                            let truth = decided.op.holds((s / divisor) * coeff + constant, 0);
+                            assert!(!truth || range.contains(s), "{decided} at {s}: {range}");
+                            if exact {
+                                assert_eq!(range.contains(s), truth, "{decided} at {s}: {range}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
