@@ -283,7 +283,7 @@ class Tensor(_tailor.TensorBase):
 
     # ---- elementwise, reductions, products -------------------------------------------------
 
-    # relu, sigmoid, tanh, exp, sqrt, neg, log, abs: made from UNARY below.
+    # relu, sigmoid, tanh, exp, sqrt, neg, log, abs, sin, cos, …: made from UNARY_METHODS below.
 
     def pow(self, exponent):
         return _tailor.binary("pow", self, exponent)
@@ -465,7 +465,8 @@ class Tensor(_tailor.TensorBase):
 
 # The elementwise functions of one tensor that are Tensor methods, each one `_tailor.unary`
 # call; `torch.NAME` calls the method (torch/__init__.py).
-UNARY_METHODS = ("relu", "sigmoid", "tanh", "exp", "sqrt", "neg", "log", "abs")
+UNARY_METHODS = ("relu", "sigmoid", "tanh", "exp", "sqrt", "neg", "log", "abs", "sin", "cos",
+                 "erf", "floor", "ceil", "round", "trunc", "sign")
 
 
 def _unary_method(name):

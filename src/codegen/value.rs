@@ -160,6 +160,15 @@ impl<'a> Writer<'a> {
                     UnaryOp::Sqrt => format!("sqrt({x})"),
                     UnaryOp::Log => format!("log({x})"),
                     UnaryOp::Abs => format!("abs({x})"),
+                    UnaryOp::Sin => format!("sin({x})"),
+                    UnaryOp::Cos => format!("cos({x})"),
+                    UnaryOp::Erf => format!("tailor_erf({x})"),
+                    UnaryOp::Floor => format!("floor({x})"),
+                    UnaryOp::Ceil => format!("ceil({x})"),
+                    // WGSL's round takes halves to even, as torch.round does.
+                    UnaryOp::Round => format!("round({x})"),
+                    UnaryOp::Trunc => format!("trunc({x})"),
+                    UnaryOp::Sign => format!("sign({x})"),
                 }
             }
             Value::Binary(op, lhs, rhs) if op.is_function() => format!(
@@ -213,7 +222,7 @@ pub fn helpers(body: &str) -> Vec<&'static str> {
         .collect()
 }
 
-const HELPERS: [(&str, &str); 5] = [
+const HELPERS: [(&str, &str); 6] = [
     (
         "tailor_random",
         "// graph::random_value: PCG's hash of index + seed as a 24-bit fraction, or Box-Muller
@@ -232,6 +241,17 @@ fn tailor_random(index: u32, seed: u32, normal: bool) -> f32 {
     }
     let u2 = f32(pcg_hash(a) >> 8u) * (1.0f / 16777216.0f);
     return sqrt(-2.0f * log(1.0f - unit)) * cos(6.2831855f * u2);
+}
+",
+    ),
+    (
+        "tailor_erf",
+        "// torch.erf by Abramowitz & Stegun 7.1.26, as the CPU reference computes it.
+fn tailor_erf(x: f32) -> f32 {
+    let t = 1.0f / (1.0f + 0.3275911f * abs(x));
+    let poly = t * (0.2548296f + t * (-0.28449674f + t * (1.4214137f + t * (-1.4531521f + t * 1.0614054f))));
+    let erf_abs = 1.0f - poly * exp(-x * x);
+    return select(-erf_abs, erf_abs, x >= 0.0f);
 }
 ",
     ),

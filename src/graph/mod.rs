@@ -76,11 +76,27 @@ pub enum UnaryOp {
     Log,
     /// `|x|`.
     Abs,
+    /// Sine.
+    Sin,
+    /// Cosine.
+    Cos,
+    /// The error function (`torch.erf`, in hand-written GELUs).
+    Erf,
+    /// Round down.
+    Floor,
+    /// Round up.
+    Ceil,
+    /// Round to the nearest integer, halves to even (as `torch.round`).
+    Round,
+    /// Round towards zero.
+    Trunc,
+    /// -1, 0 or 1 (`torch.sign`).
+    Sign,
 }
 
 impl UnaryOp {
     /// Every function, for lookups by name.
-    pub const ALL: [UnaryOp; 10] = [
+    pub const ALL: [UnaryOp; 18] = [
         UnaryOp::Relu,
         UnaryOp::Gelu,
         UnaryOp::Silu,
@@ -91,6 +107,14 @@ impl UnaryOp {
         UnaryOp::Sqrt,
         UnaryOp::Log,
         UnaryOp::Abs,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Erf,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Round,
+        UnaryOp::Trunc,
+        UnaryOp::Sign,
     ];
 
     /// The function named `name` (`relu`, `log`, …).
@@ -111,6 +135,14 @@ impl UnaryOp {
             UnaryOp::Sqrt => "sqrt",
             UnaryOp::Log => "log",
             UnaryOp::Abs => "abs",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Erf => "erf",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Round => "round",
+            UnaryOp::Trunc => "trunc",
+            UnaryOp::Sign => "sign",
         }
     }
 
@@ -127,12 +159,22 @@ impl UnaryOp {
             UnaryOp::Sqrt => v.sqrt(),
             UnaryOp::Log => v.ln(),
             UnaryOp::Abs => v.abs(),
+            UnaryOp::Sin => v.sin(),
+            UnaryOp::Cos => v.cos(),
+            UnaryOp::Erf => erf(v),
+            UnaryOp::Floor => v.floor(),
+            UnaryOp::Ceil => v.ceil(),
+            UnaryOp::Round => v.round_ties_even(),
+            UnaryOp::Trunc => v.trunc(),
+            // PyTorch's sign keeps 0 (and NaN); f32::signum would give ±1 for ±0.
+            UnaryOp::Sign if v == 0.0 || v.is_nan() => v,
+            UnaryOp::Sign => v.signum(),
         }
     }
 }
 
 /// The error function, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below f32 noise here).
-/// The WGSL `gelu_erf` in `codegen` spells out the same polynomial.
+/// The WGSL `tailor_erf` and `gelu_erf` in `codegen` spell out the same polynomial.
 fn erf(x: f32) -> f32 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
     let poly = t
@@ -728,6 +770,22 @@ impl Op {
             Op::Embedding => "embedding".into(),
             Op::Output => "output".into(),
         }
+    }
+
+    /// Whether the op is a view: its value at a position is read from its input through
+    /// index arithmetic (a mask, a mix of neighbours), wherever it is used, with no kernel
+    /// of its own.
+    pub fn is_view(&self) -> bool {
+        matches!(
+            self,
+            Op::Reshape
+                | Op::Expand
+                | Op::Permute { .. }
+                | Op::Slice { .. }
+                | Op::Select { .. }
+                | Op::Pad { .. }
+                | Op::UpsampleLinear { .. }
+        )
     }
 
     /// Whether the op applies the same function to every element independently.

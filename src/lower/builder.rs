@@ -214,17 +214,7 @@ impl Builder<'_> {
         mut mask: Vec<Bound>,
     ) -> Result<Value, LowerError> {
         let this = self.graph.node(node);
-        let is_view = matches!(
-            this.op,
-            Op::Reshape
-                | Op::Expand
-                | Op::Permute { .. }
-                | Op::Slice { .. }
-                | Op::Select { .. }
-                | Op::Pad { .. }
-                | Op::UpsampleLinear { .. }
-        );
-        if !is_view {
+        if !this.op.is_view() {
             let buffer = self.leaf_buffer(node)?;
             return Ok(Value::Load(Load {
                 buffer,

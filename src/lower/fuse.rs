@@ -115,13 +115,7 @@ pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
     for node in &graph.nodes {
         let kind = match &node.op {
             Op::Input { .. } | Op::Param { .. } | Op::Constant { .. } => NodeKind::Leaf,
-            Op::Reshape
-            | Op::Expand
-            | Op::Permute { .. }
-            | Op::Slice { .. }
-            | Op::Select { .. }
-            | Op::Pad { .. }
-            | Op::UpsampleLinear { .. } => NodeKind::View,
+            op if op.is_view() => NodeKind::View,
             Op::Output => NodeKind::Output,
             Op::BatchNorm { .. } if fused && foldable(graph, &fusion, node.id, &users) => {
                 let group = fusion

@@ -154,6 +154,11 @@ fn bilinear_interpolation_on_the_gpu() {
 }
 
 #[test]
+fn trigonometry_erf_and_roundings_on_the_gpu() {
+    check("unary_functions");
+}
+
+#[test]
 fn random_draws_on_the_gpu() {
     check("random");
 }

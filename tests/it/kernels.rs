@@ -167,6 +167,11 @@ fn bilinear_and_linear_interpolation() {
 }
 
 #[test]
+fn trigonometry_erf_and_roundings() {
+    check("unary_functions");
+}
+
+#[test]
 fn random_draws_in_forward() {
     check("random");
 }

@@ -424,6 +424,17 @@ pub fn all() -> Vec<Model> {
             cases: &["1,3,4,5", "2,3,2,2", "1,3,7,8", "2,3,9,33"],
         },
         Model {
+            name: "unary_functions",
+            // Every function added for real model files: trigonometry (sinusoidal positions),
+            // erf (hand-written GELUs), the roundings and sign, fused into one kernel.
+            source: function(
+                "x",
+                "return torch.sin(x) * torch.cos(x * 3) + torch.erf(x), (x * 2.5).floor() + (x * 2.5).ceil() + (x * 2.5).round() + (x * 2.5).trunc() + x.sign()",
+            ),
+            inputs: &["x"],
+            cases: &["2,5", "1,1", "3,127", "4,513"],
+        },
+        Model {
             name: "random",
             // The VAE's reparameterisation and friends: draws in forward, of symbolic size.
             source: function(

@@ -12,7 +12,8 @@
 //! …, against `tests/data/pytorch/activations.txt`; `reshuffles.py`: pixel_shuffle,
 //! interpolate, pad, instance/group norm, expand, repeat, stack, pow, against
 //! `reshuffles.txt`; `pads.py`: constant pads of symbolic amounts, against `pads.txt`;
-//! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`).
+//! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
+//! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -33,6 +34,19 @@ fn run_script(source: &str, logs: &str) -> ScriptRun {
         clock: Rc::new(move || start.elapsed().as_secs_f64() * 1e3),
     };
     script::run(source, options)
+}
+
+/// Runs `tests/data/scripts/{name}.py` and compares its output with what PyTorch printed
+/// for it (`tests/data/pytorch/{name}.txt`).
+#[track_caller]
+fn assert_prints_what_pytorch_printed(name: &str) {
+    let run = run_script(&data(&format!("tests/data/scripts/{name}.py")), "");
+    assert!(run.error.is_none(), "{name}.py: {:?}", run.error);
+    assert_eq!(
+        run.text(&[Stream::Stdout]),
+        data(&format!("tests/data/pytorch/{name}.txt")),
+        "{name}.py"
+    );
 }
 
 fn data(path: &str) -> String {
@@ -104,22 +118,12 @@ fn the_material_demo_logs_what_pytorch_logs_and_prints_what_it_prints() {
 
 #[test]
 fn tensors_print_as_pytorch_prints_them() {
-    let run = run_script(&data("tests/data/scripts/printing.py"), "");
-    assert!(run.error.is_none(), "{:?}", run.error);
-    assert_eq!(
-        run.text(&[Stream::Stdout]),
-        data("tests/data/pytorch/printing.txt")
-    );
+    assert_prints_what_pytorch_printed("printing");
 }
 
 #[test]
 fn activations_masks_and_attention_compute_what_pytorch_computes() {
-    let run = run_script(&data("tests/data/scripts/activations.py"), "");
-    assert!(run.error.is_none(), "{:?}", run.error);
-    assert_eq!(
-        run.text(&[Stream::Stdout]),
-        data("tests/data/pytorch/activations.txt")
-    );
+    assert_prints_what_pytorch_printed("activations");
 }
 
 /// Pixel shuffles, nearest upsampling, the four paddings, instance and group norms,
@@ -127,12 +131,7 @@ fn activations_masks_and_attention_compute_what_pytorch_computes() {
 /// what PyTorch prints (`tests/data/pytorch/reshuffles.txt`).
 #[test]
 fn reshuffles_pads_and_norms_compute_what_pytorch_computes() {
-    let run = run_script(&data("tests/data/scripts/reshuffles.py"), "");
-    assert!(run.error.is_none(), "{:?}", run.error);
-    assert_eq!(
-        run.text(&[Stream::Stdout]),
-        data("tests/data/pytorch/reshuffles.txt")
-    );
+    assert_prints_what_pytorch_printed("reshuffles");
 }
 
 /// Constant pads eagerly (negative pads crop, a fill value, three dims) and compiled
@@ -140,12 +139,7 @@ fn reshuffles_pads_and_norms_compute_what_pytorch_computes() {
 /// connection, a symbolic crop) print what PyTorch prints (`tests/data/pytorch/pads.txt`).
 #[test]
 fn constant_pads_of_symbolic_amounts_compute_what_pytorch_computes() {
-    let run = run_script(&data("tests/data/scripts/pads.py"), "");
-    assert!(run.error.is_none(), "{:?}", run.error);
-    assert_eq!(
-        run.text(&[Stream::Stdout]),
-        data("tests/data/pytorch/pads.txt")
-    );
+    assert_prints_what_pytorch_printed("pads");
 }
 
 /// Linear and bilinear interpolation (scale factors, sizes, aligned corners, shrinking)
@@ -153,12 +147,15 @@ fn constant_pads_of_symbolic_amounts_compute_what_pytorch_computes() {
 /// (`tests/data/pytorch/interpolate.txt`).
 #[test]
 fn bilinear_interpolation_computes_what_pytorch_computes() {
-    let run = run_script(&data("tests/data/scripts/interpolate.py"), "");
-    assert!(run.error.is_none(), "{:?}", run.error);
-    assert_eq!(
-        run.text(&[Stream::Stdout]),
-        data("tests/data/pytorch/interpolate.txt")
-    );
+    assert_prints_what_pytorch_printed("interpolate");
+}
+
+/// sin, cos, erf, the roundings and sign, eagerly and compiled (a hand-written erf GELU,
+/// the Transformer's sinusoidal positions for a symbolic length), print what PyTorch prints
+/// (`tests/data/pytorch/unary.txt`).
+#[test]
+fn trigonometry_erf_and_roundings_compute_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("unary");
 }
 
 /// Transposed convolutions (strided, padded, grouped, dilated, 1-d), eagerly and
@@ -166,12 +163,7 @@ fn bilinear_interpolation_computes_what_pytorch_computes() {
 /// what PyTorch prints (`tests/data/pytorch/conv_transpose.txt`).
 #[test]
 fn transposed_convolutions_compute_what_pytorch_computes() {
-    let run = run_script(&data("tests/data/scripts/conv_transpose.py"), "");
-    assert!(run.error.is_none(), "{:?}", run.error);
-    assert_eq!(
-        run.text(&[Stream::Stdout]),
-        data("tests/data/pytorch/conv_transpose.txt")
-    );
+    assert_prints_what_pytorch_printed("conv_transpose");
 }
 
 #[test]

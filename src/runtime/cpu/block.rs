@@ -630,7 +630,10 @@ fn unary(op: UnaryOp, xs: &mut [f32]) {
             }
         };
     }
-    each!(Relu, Gelu, Silu, Sigmoid, Tanh, Neg, Exp, Sqrt, Log, Abs)
+    each!(
+        Relu, Gelu, Silu, Sigmoid, Tanh, Neg, Exp, Sqrt, Log, Abs, Sin, Cos, Erf, Floor, Ceil,
+        Round, Trunc, Sign
+    )
 }
 
 /// `lhs = op(lhs, v)` over a block.
