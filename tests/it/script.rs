@@ -13,7 +13,8 @@
 //! interpolate, pad, instance/group norm, expand, repeat, stack, pow, against
 //! `reshuffles.txt`; `pads.py`: constant pads of symbolic amounts, against `pads.txt`;
 //! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
-//! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`).
+//! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
+//! `nn.MultiheadAttention`, against `attention.txt`).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -156,6 +157,15 @@ fn bilinear_interpolation_computes_what_pytorch_computes() {
 #[test]
 fn trigonometry_erf_and_roundings_compute_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("unary");
+}
+
+/// `nn.MultiheadAttention` (batch-first self-attention with averaged and per-head weights,
+/// cross-attention, sequence-first with other key and value widths; compiled under
+/// `dynamic=True` for two sequence lengths, its packed projection's chunks as the linear
+/// biases) prints what PyTorch prints (`tests/data/pytorch/attention.txt`).
+#[test]
+fn multihead_attention_computes_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("attention");
 }
 
 /// Transposed convolutions (strided, padded, grouped, dilated, 1-d), eagerly and

@@ -31,6 +31,7 @@ from torch.nn.modules import (
     MaxPool2d,
     Module,
     ModuleDict,
+    MultiheadAttention,
     ModuleList,
     Parameter,
     PixelShuffle,

@@ -736,3 +736,89 @@ class Embedding(Module):
 
     def forward(self, input):
         return F.embedding(input, self.weight)
+
+
+class MultiheadAttention(Module):
+    """PyTorch's nn.MultiheadAttention in inference, as F.multi_head_attention_forward
+    computes it: the packed (or separate) input projections, heads folded into the batch,
+    softmax of the scaled scores, the output projection; the attention weights averaged over
+    the heads unless asked per head."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        if embed_dim % num_heads != 0:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if add_bias_kv or add_zero_attn:
+            _tailor.unsupported("nn.MultiheadAttention with add_bias_kv or add_zero_attn", "")
+        self.embed_dim = embed_dim
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        # xavier_uniform_ over each projection weight, biases zero (PyTorch's _reset_parameters).
+        if self._qkv_same_embed_dim:
+            bound = (6.0 / (embed_dim + 3 * embed_dim)) ** 0.5
+            self.in_proj_weight = _tailor.parameter([3 * embed_dim, embed_dim], "bounded", bound)
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.register_parameter("in_proj_weight", None)
+            for name, width in (("q", embed_dim), ("k", self.kdim), ("v", self.vdim)):
+                bound = (6.0 / (width + embed_dim)) ** 0.5
+                setattr(self, f"{name}_proj_weight",
+                        _tailor.parameter([embed_dim, width], "bounded", bound))
+        if bias:
+            self.in_proj_bias = _tailor.parameter([3 * embed_dim], "fill", 0.0)
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias)
+        if bias:
+            self.out_proj.bias = _tailor.parameter([embed_dim], "fill", 0.0)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False):
+        if key_padding_mask is not None or attn_mask is not None:
+            _tailor.unsupported(
+                "nn.MultiheadAttention with attn_mask or key_padding_mask",
+                "every Tailor tensor is float32, so a bool mask cannot be told from an "
+                "additive one")
+        if is_causal:
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
+                               "the Transformer module method `generate_square_subsequent_mask`"
+                               " to create this mask.")
+        if query.dim() != 3:
+            _tailor.unsupported(f"nn.MultiheadAttention of a {query.dim()}-d query",
+                                "give batched (3-d) inputs")
+        if self.batch_first:
+            query, key, value = (t.transpose(1, 0) for t in (query, key, value))
+        target, batch, embed = query.shape
+        source = key.shape[0]
+        heads, head_dim = self.num_heads, self.head_dim
+        if self._qkv_same_embed_dim:
+            w_q, w_k, w_v = self.in_proj_weight.chunk(3)
+        else:
+            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        b_q = b_k = b_v = None
+        if self.in_proj_bias is not None:
+            b_q, b_k, b_v = self.in_proj_bias.chunk(3)
+        q = F.linear(query, w_q, b_q).reshape(target, batch * heads, head_dim).transpose(0, 1)
+        k = F.linear(key, w_k, b_k).reshape(source, batch * heads, head_dim).transpose(0, 1)
+        v = F.linear(value, w_v, b_v).reshape(source, batch * heads, head_dim).transpose(0, 1)
+        weights = F.softmax((q * (1.0 / head_dim) ** 0.5) @ k.transpose(-2, -1), dim=-1)
+        out = (weights @ v).transpose(0, 1).reshape(target * batch, embed)
+        out = self.out_proj(out).reshape(target, batch, embed)
+        if self.batch_first:
+            out = out.transpose(1, 0)
+        if not need_weights:
+            return out, None
+        weights = weights.reshape(batch, heads, target, source)
+        return out, (weights.mean(dim=1) if average_attn_weights else weights)

@@ -13,6 +13,7 @@ use crate::lower::builder::{Builder, sanitize};
 use crate::lower::fuse::Group;
 use crate::lower::index::{Index, numel, unravel};
 use crate::lower::kernel::{Bound, BufferId, Load, Role, Value};
+use crate::lower::ops::gemm::acc_plus;
 use crate::symbolic::Expr;
 use std::sync::Arc;
 
@@ -67,7 +68,7 @@ impl Builder<'_> {
             x_multi.push(pos);
         }
         let a = self.load_masked(x, &Index::multi(&x_shape, x_multi), mask)?;
-        let (w_buffer, bias) = self.conv_params(group)?;
+        let (w_buffer, bias) = self.conv_params(group, &out_channel)?;
         let b = Value::Load(Load {
             buffer: w_buffer,
             offset_elems: self.simplify(&(&out_channel * &k + &kk)),
@@ -77,7 +78,7 @@ impl Builder<'_> {
         out_multi.extend(out_pos);
         let flat = (&batch_idx * &out_channels + &out_channel) * &points + &point;
         let out_index = Index::both(&out_shape, flat.clone(), out_multi);
-        let acc = self.plus_bias(bias, &out_channel);
+        let acc = acc_plus(bias);
         let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
         let store = self.simplify(&flat);
         self.finish_gemm(group, batch, m, group_out, k, a, b, epilogue, store);
@@ -152,21 +153,31 @@ impl Builder<'_> {
         out_multi.extend(out_pos);
         let flat = (&batch_idx * &out_channels + &out_channel) * &points + &point;
         let out_index = Index::both(&out_shape, flat.clone(), out_multi);
-        let bias = bias.map(|b| self.leaf_buffer(b)).transpose()?;
-        let acc = self.plus_bias(bias, &out_channel);
+        let acc = self.plus_bias(bias, &out_channel)?;
         let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
         let store = self.simplify(&flat);
         self.finish_gemm(group, batch, m, group_out, k, a, b, epilogue, store);
         Ok(())
     }
 
-    /// The weight and bias buffers of a convolution, with a folded BatchNorm applied.
-    fn conv_params(&mut self, group: &Group) -> Result<(BufferId, Option<BufferId>), LowerError> {
+    /// The weight buffer of a convolution and its bias at `out_channel`, with a folded
+    /// BatchNorm applied.
+    fn conv_params(
+        &mut self,
+        group: &Group,
+        out_channel: &Expr,
+    ) -> Result<(BufferId, Option<Value>), LowerError> {
         let root = self.graph.node(group.root());
         let (weight, bias) = (root.inputs[1], root.inputs.get(2).copied());
         let Some(bn) = group.folded else {
             let w = self.weight_buffer(weight)?;
-            let b = bias.map(|b| self.leaf_buffer(b)).transpose()?;
+            let b = match bias {
+                Some(b) => {
+                    let shape = self.shape(b);
+                    Some(self.load(b, &Index::multi(&shape, vec![out_channel.clone()]))?)
+                }
+                None => None,
+            };
             return Ok((w, b));
         };
         let bn_node = self.graph.node(bn);
@@ -214,7 +225,12 @@ impl Builder<'_> {
             "folded {} into the weights and bias of {}",
             bn_node.name, root.name
         ));
-        Ok((w_id, Some(b_id)))
+        let b = Value::Load(Load {
+            buffer: b_id,
+            offset_elems: out_channel.clone(),
+            mask: Vec::new(),
+        });
+        Ok((w_id, Some(b)))
     }
 
     fn weight_buffer(&mut self, weight: NodeId) -> Result<BufferId, LowerError> {

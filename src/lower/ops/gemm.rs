@@ -7,29 +7,30 @@
 //! `a` and `b` loads at (`bat`, `row`, `col`); the bias and the fused chain are applied to it
 //! in the epilogue, once per output element.
 
-use crate::graph::BinaryOp;
+use crate::graph::{BinaryOp, NodeId};
 use crate::lower::LowerError;
 use crate::lower::builder::Builder;
 use crate::lower::fuse::Group;
 use crate::lower::index::{Index, ceil_div, numel, unravel};
-use crate::lower::kernel::{Body, BufferId, Gemm, GemmStrategy, Load, TILE_M, TILE_N, Value};
+use crate::lower::kernel::{Body, Gemm, GemmStrategy, TILE_M, TILE_N, Value};
 use crate::symbolic::Expr;
 
 impl Builder<'_> {
-    /// Adds the bias (if any) at output column `col`.
-    pub(super) fn plus_bias(&mut self, bias: Option<BufferId>, col: &Expr) -> Value {
-        match bias {
-            Some(buffer) => Value::Binary(
-                BinaryOp::Add,
-                Box::new(Value::Acc),
-                Box::new(Value::Load(Load {
-                    buffer,
-                    offset_elems: col.clone(),
-                    mask: Vec::new(),
-                })),
-            ),
-            None => Value::Acc,
-        }
+    /// The accumulator plus the bias node (if any) read at output column `col`, through any
+    /// view it is (a chunk of a packed bias, say).
+    pub(super) fn plus_bias(
+        &mut self,
+        bias: Option<NodeId>,
+        col: &Expr,
+    ) -> Result<Value, LowerError> {
+        let bias = match bias {
+            Some(bias) => {
+                let shape = self.shape(bias);
+                Some(self.load(bias, &Index::multi(&shape, vec![col.clone()]))?)
+            }
+            None => None,
+        };
+        Ok(acc_plus(bias))
     }
 
     pub(super) fn build_linear(&mut self, group: &Group) -> Result<(), LowerError> {
@@ -53,8 +54,7 @@ impl Builder<'_> {
         out_multi.push(col.clone());
         let flat = &row * &n + &col;
         let out_index = Index::both(&out_shape, flat.clone(), out_multi);
-        let bias = bias.map(|b| self.leaf_buffer(b)).transpose()?;
-        let acc = self.plus_bias(bias, &col);
+        let acc = self.plus_bias(bias, &col)?;
         let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
         let store = self.simplify(&flat);
         self.finish_gemm(group, Expr::int(1), m, n, k, a, b, epilogue, store);
@@ -146,5 +146,13 @@ impl Builder<'_> {
         let store = self.simplify(&flat);
         self.finish_gemm(group, batch, m, n, k, a, b, epilogue, store);
         Ok(())
+    }
+}
+
+/// The accumulator plus `bias`, if there is one.
+pub(super) fn acc_plus(bias: Option<Value>) -> Value {
+    match bias {
+        Some(bias) => Value::Binary(BinaryOp::Add, Box::new(Value::Acc), Box::new(bias)),
+        None => Value::Acc,
     }
 }
