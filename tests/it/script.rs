@@ -14,7 +14,8 @@
 //! `reshuffles.txt`; `pads.py`: constant pads of symbolic amounts, against `pads.txt`;
 //! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
-//! `nn.MultiheadAttention`, against `attention.txt`).
+//! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
+//! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -48,6 +49,66 @@ fn assert_prints_what_pytorch_printed(name: &str) {
         data(&format!("tests/data/pytorch/{name}.txt")),
         "{name}.py"
     );
+}
+
+/// `assert_prints_what_pytorch_printed` for a script whose values go through long float
+/// computations (matrix products summed in another order than PyTorch's): the printed text
+/// is the same apart from its numbers, and each number is within 2e-4 of PyTorch's
+/// (relative, for numbers above 1), a difference of rounding in the last printed digit.
+#[track_caller]
+fn assert_prints_close_to_what_pytorch_printed(name: &str) {
+    let run = run_script(&data(&format!("tests/data/scripts/{name}.py")), "");
+    assert!(run.error.is_none(), "{name}.py: {:?}", run.error);
+    let expected = data(&format!("tests/data/pytorch/{name}.txt"));
+    let actual = run.text(&[Stream::Stdout]);
+    let (actual_text, actual_numbers) = numbers_apart(&actual);
+    let (expected_text, expected_numbers) = numbers_apart(&expected);
+    assert_eq!(
+        actual_text, expected_text,
+        "{name}.py: the text around the numbers"
+    );
+    for (i, (a, e)) in actual_numbers.iter().zip(&expected_numbers).enumerate() {
+        assert!(
+            (a - e).abs() <= 2e-4 * e.abs().max(1.0),
+            "{name}.py: number {i} is {a}, PyTorch printed {e}\n{actual}"
+        );
+    }
+}
+
+/// The text with each number replaced by `#`, and the numbers in order.
+fn numbers_apart(text: &str) -> (String, Vec<f64>) {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut skeleton, mut numbers) = (String::new(), Vec::new());
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_number = chars[i].is_ascii_digit()
+            || (chars[i] == '-' && chars.get(i + 1).is_some_and(char::is_ascii_digit));
+        let inside_word = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        if !starts_number || inside_word {
+            skeleton.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < chars.len()
+            && (chars[i].is_ascii_digit()
+                || chars[i] == '.'
+                || chars[i] == 'e'
+                || (matches!(chars[i], '+' | '-') && chars[i - 1] == 'e'))
+        {
+            i += 1;
+        }
+        let token: String = chars[start..i].iter().collect();
+        match token.parse::<f64>() {
+            Ok(value) => {
+                skeleton.push('#');
+                numbers.push(value);
+            }
+            Err(_) => skeleton.push_str(&token),
+        }
+    }
+    (skeleton, numbers)
 }
 
 fn data(path: &str) -> String {
@@ -166,6 +227,21 @@ fn trigonometry_erf_and_roundings_compute_what_pytorch_computes() {
 #[test]
 fn multihead_attention_computes_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("attention");
+}
+
+#[test]
+fn printed_numbers_are_told_from_the_text_around_them() {
+    let (text, numbers) = numbers_apart("tensor([[ 1.4883e-03, -2.0000]], x1) shape (3, 4)\n");
+    assert_eq!(text, "tensor([[ #, #]], x1) shape (#, #)\n");
+    assert_eq!(numbers, [1.4883e-3, -2.0, 3.0, 4.0]);
+}
+
+/// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under
+/// `dynamic=True` for two batch sizes and lengths) prints what PyTorch prints, to the last
+/// digit's rounding (`tests/data/pytorch/encoder_layer.txt`).
+#[test]
+fn transformer_encoder_layer_computes_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("encoder_layer");
 }
 
 /// Transposed convolutions (strided, padded, grouped, dilated, 1-d), eagerly and

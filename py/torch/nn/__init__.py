@@ -47,6 +47,7 @@ from torch.nn.modules import (
     Sigmoid,
     Softmax,
     Tanh,
+    TransformerEncoderLayer,
     Upsample,
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
