@@ -110,13 +110,33 @@ def _function_of_method(name):
 # torch.relu(x) is x.relu(), and so on. (`abs` becomes a global of this module: its own
 # functions must not call the builtin.)
 for _name in UNARY_METHODS + ("rsqrt", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
-                              "pow", "square", "var"):
+                              "pow", "square", "var", "norm"):
     globals()[_name] = _function_of_method(_name)
 clip = clamp
 
 
 def matmul(input, other):
     return _tailor.binary("matmul", input, other)
+
+
+def bmm(input, mat2):
+    if input.dim() != 3 or mat2.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    return _tailor.binary("matmul", input, mat2)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    product = bmm(batch1, batch2)
+    if alpha != 1:
+        product = product * alpha
+    return product if beta == 0 else (input if beta == 1 else input * beta) + product
+
+
+def outer(input, vec2):
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+ger = outer
 
 
 def softmax(input, dim, dtype=None):

@@ -342,6 +342,14 @@ class Tensor(_tailor.TensorBase):
     def sum(self, dim=None, keepdim=False):
         return _tailor.reduce("sum", self, _dims(dim), keepdim)
 
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        if p in ("fro", 2):
+            return (self * self).sum(dim, keepdim).sqrt()
+        if p == 1:
+            return self.abs().sum(dim, keepdim)
+        return _tailor.unsupported(f"Tensor.norm with p={p!r}",
+                                   "p=2 ('fro') and p=1 are in the subset")
+
     def mean(self, dim=None, keepdim=False):
         return _tailor.reduce("mean", self, _dims(dim), keepdim)
 

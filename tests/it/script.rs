@@ -15,7 +15,8 @@
 //! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
 //! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
-//! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding).
+//! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
+//! `products.py`: bmm, baddbmm, outer, norms, normalize).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -234,6 +235,14 @@ fn printed_numbers_are_told_from_the_text_around_them() {
     let (text, numbers) = numbers_apart("tensor([[ 1.4883e-03, -2.0000]], x1) shape (3, 4)\n");
     assert_eq!(text, "tensor([[ #, #]], x1) shape (#, #)\n");
     assert_eq!(numbers, [1.4883e-3, -2.0, 3.0, 4.0]);
+}
+
+/// `torch.bmm`, `baddbmm`, `outer`, norms and `F.normalize`, eagerly and compiled (cosine
+/// attention scores for symbolic lengths), print what PyTorch prints
+/// (`tests/data/pytorch/products.txt`).
+#[test]
+fn batched_products_and_norms_compute_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("products");
 }
 
 /// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under

@@ -87,6 +87,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return softmax(scores, dim=-1) @ value
 
 
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
 def linear(input, weight, bias=None):
     return _tailor.linear(input, weight, bias)
 
