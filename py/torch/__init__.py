@@ -139,6 +139,107 @@ def outer(input, vec2):
 ger = outer
 
 
+def einsum(equation, *operands):
+    """Einstein summation as PyTorch contracts it, left to right: each pair of operands is
+    one batched matmul (batch, kept and contracted letters permuted into place), letters
+    that no later term and not the output needs summed away first. Repeated letters in one
+    term (diagonals) are not in the subset."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(
+            f"einsum(): {'more' if len(operands) > len(terms) else 'fewer'} operands were "
+            f"provided than specified in the equation")
+    terms, output = _einsum_ellipses(terms, output if arrow else None, operands)
+    for term in terms:
+        for letter in term:
+            if term.count(letter) > 1:
+                _tailor.unsupported(f"einsum with the repeated subscript '{letter}' in '{term}'",
+                                    "diagonals are not in the subset")
+    for letter in output:
+        if not any(letter in term for term in terms):
+            raise RuntimeError(f"einsum(): output subscript {letter} does not appear in the "
+                               f"equation for any input operand")
+    result, term = operands[0], terms[0]
+    for i in range(1, len(operands)):
+        needed = set(output)
+        for later in terms[i + 1:]:
+            needed |= set(later)
+        result, term = _einsum_pair(term, result, terms[i], operands[i], needed)
+    return _einsum_reduce(term, result, output)
+
+
+def _einsum_ellipses(terms, output, operands):
+    """Terms and output with each `...` spelled as upper-case letters, aligned on the right,
+    and the implicit output (ellipsis letters, then the letters used once, sorted)."""
+    used = set("".join(terms) + (output or ""))
+    pool = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in used]
+    widest = 0
+    spelled = []
+    for term, operand in zip(terms, operands):
+        if "..." in term:
+            extra = operand.dim() - (len(term) - 3)
+            widest = max(widest, extra)
+            term = term.replace("...", "".join(reversed(pool[:extra])))
+        spelled.append(term)
+    ellipsis = "".join(reversed(pool[:widest]))
+    if output is None:
+        letters = "".join(spelled)
+        once = sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ellipsis)
+        output = ellipsis + "".join(once)
+    else:
+        output = output.replace("...", ellipsis)
+    return spelled, output
+
+
+def _einsum_reduce(term, x, keep):
+    """`x` (subscripts `term`) summed over the letters not in `keep`; when `keep` is a string
+    (the output), permuted to its order."""
+    dropped = [i for i, c in enumerate(term) if c not in keep]
+    if dropped:
+        x = x.sum(dropped)
+        term = "".join(c for c in term if c in keep)
+    if isinstance(keep, str) and term != keep:
+        x = x.permute([term.index(c) for c in keep])
+    return x
+
+
+def _einsum_product(sizes):
+    total = 1
+    for size in sizes:
+        total = total * size
+    return total
+
+
+def _einsum_pair(ta, a, tb, b, needed):
+    """Operands `a` and `b` (subscripts `ta`, `tb`) as one batched matmul: letters of both
+    that are `needed` later are the batch, the other shared ones contracted; returns the
+    product and its subscripts (batch, then a's own letters, then b's)."""
+    a = _einsum_reduce(ta, a, set(tb) | needed)
+    ta = "".join(c for c in ta if c in set(tb) | needed)
+    b = _einsum_reduce(tb, b, set(ta) | needed)
+    tb = "".join(c for c in tb if c in set(ta) | needed)
+    batch = [c for c in ta if c in tb and c in needed]
+    contracted = [c for c in ta if c in tb and c not in needed]
+    left = [c for c in ta if c not in tb]
+    right = [c for c in tb if c not in ta]
+    a = a.permute([ta.index(c) for c in batch + left + contracted])
+    b = b.permute([tb.index(c) for c in batch + contracted + right])
+    nb = len(batch)
+    a_left = [a.size(nb + i) for i in range(len(left))]
+    inner = _einsum_product([a.size(nb + len(left) + i) for i in range(len(contracted))])
+    b_right = [b.size(nb + len(contracted) + i) for i in range(len(right))]
+    a = a.reshape([a.size(i) for i in range(nb)] + [_einsum_product(a_left), inner])
+    b = b.reshape([b.size(i) for i in range(nb)] + [inner, _einsum_product(b_right)])
+    # Nothing contracted: an outer product, which PyTorch multiplies rather than sums.
+    out = a * b if not contracted else a @ b
+    out = out.reshape([out.size(i) for i in range(nb)] + a_left + b_right)
+    return out, "".join(batch + left + right)
+
+
 def softmax(input, dim, dtype=None):
     return _tailor.softmax(input, _dims(dim))
 

@@ -16,7 +16,7 @@
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
 //! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
-//! `products.py`: bmm, baddbmm, outer, norms, normalize).
+//! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -243,6 +243,14 @@ fn printed_numbers_are_told_from_the_text_around_them() {
 #[test]
 fn batched_products_and_norms_compute_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("products");
+}
+
+/// `torch.einsum` (batched products, attention scores, transposes, full and partial sums,
+/// outer products, ellipses, three operands, an implicit output), eagerly and compiled for
+/// symbolic lengths, prints what PyTorch prints (`tests/data/pytorch/einsum.txt`).
+#[test]
+fn einsum_computes_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("einsum");
 }
 
 /// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under
