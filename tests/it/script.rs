@@ -16,7 +16,8 @@
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
 //! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
-//! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum).
+//! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
+//! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -251,6 +252,15 @@ fn batched_products_and_norms_compute_what_pytorch_computes() {
 #[test]
 fn einsum_computes_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("einsum");
+}
+
+/// Softplus, LogSigmoid, ELU, CELU, SELU, Mish, Softsign, Tanhshrink, GLU, PReLU and
+/// GELU's tanh form, eagerly and compiled, print what PyTorch prints to its last digit's
+/// rounding: exp(x) - 1 and log(1 + x) stand for expm1 and log1p, which WGSL lacks
+/// (`tests/data/pytorch/activations2.txt`).
+#[test]
+fn more_activations_compute_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("activations2");
 }
 
 /// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under

@@ -11,6 +11,12 @@ def relu(input, inplace=False):
 
 
 def gelu(input, approximate="none"):
+    if approximate == "tanh":
+        # PyTorch's tanh approximation (GPT-2's "new GELU").
+        inner = (input + input * input * input * 0.044715) * 0.7978845608028654
+        return input * 0.5 * (inner.tanh() + 1.0)
+    if approximate != "none":
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return _tailor.unary("gelu", input)
 
 
@@ -44,6 +50,62 @@ def hardsigmoid(input, inplace=False):
 
 def hardswish(input, inplace=False):
     return input * relu6(input + 3.0) / 6.0
+
+
+# ---- activations PyTorch decomposes (torch/_decomp, torch/_refs), over elementwise ops --
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    scaled = input * beta
+    return _tailor.where_(scaled > threshold, input, (scaled.exp() + 1.0).log() / beta)
+
+
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _tailor.where_(input > 0, input, (input.exp() - 1.0) * alpha)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _tailor.where_(input > 0, input, ((input / alpha).exp() - 1.0) * alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def mish(input, inplace=False):
+    return input * softplus(input).tanh()
+
+
+def softsign(input):
+    return input / (input.abs() + 1.0)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def glu(input, dim=-1):
+    if input.size(dim) % 2 != 0:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
+                           f"{input.size(dim)}")
+    first, second = input.chunk(2, dim)
+    return first * second.sigmoid()
+
+
+def prelu(input, weight):
+    if weight.numel() != 1:
+        shape = [1] * input.dim()
+        shape[1 if input.dim() > 1 else 0] = weight.numel()
+        weight = weight.reshape(shape)
+    return _tailor.where_(input > 0, input, input * weight)
 
 
 def dropout(input, p=0.5, training=False, inplace=False):

@@ -626,8 +626,13 @@ class ReLU(_Activation):
     function = "relu"
 
 
-class GELU(_Activation):
-    function = "gelu"
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, self.approximate)
 
 
 class SiLU(_Activation):
@@ -680,6 +685,73 @@ class Hardswish(Module):
 
     def forward(self, input):
         return F.hardswish(input)
+
+
+class _Functional(Module):
+    """A module that calls one function of `F` with the arguments it was built with."""
+
+    function = None
+    option_names = ()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        names = self.option_names
+        values = dict(zip(names, args))
+        values.update({k: v for k, v in kwargs.items() if k in names})
+        self.options = values
+
+    def forward(self, input):
+        return type(self).function(input, **self.options)
+
+
+class Softplus(_Functional):
+    function = staticmethod(F.softplus)
+    option_names = ("beta", "threshold")
+
+
+class LogSigmoid(_Functional):
+    function = staticmethod(F.logsigmoid)
+
+
+class ELU(_Functional):
+    function = staticmethod(F.elu)
+    option_names = ("alpha",)
+
+
+class CELU(_Functional):
+    function = staticmethod(F.celu)
+    option_names = ("alpha",)
+
+
+class SELU(_Functional):
+    function = staticmethod(F.selu)
+
+
+class Mish(_Functional):
+    function = staticmethod(F.mish)
+
+
+class Softsign(_Functional):
+    function = staticmethod(F.softsign)
+
+
+class Tanhshrink(_Functional):
+    function = staticmethod(F.tanhshrink)
+
+
+class GLU(_Functional):
+    function = staticmethod(F.glu)
+    option_names = ("dim",)
+
+
+class PReLU(Module):
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = _tailor.parameter([num_parameters], "fill", init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
 
 
 class Softmax(Module):
