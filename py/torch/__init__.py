@@ -48,6 +48,42 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _tailor.arange(start, end, step)
 
 
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """PyTorch's values: the first half counts up from `start`, the second down from `end`,
+    so both ends are exact."""
+    if steps == 1:
+        return full([1], start)
+    step = (end - start) / (steps - 1)
+    index = arange(steps) * 1.0
+    from_end = (arange(steps) * -1.0 + (steps - 1)) * -step + end
+    return where(index < steps // 2, index * step + start, from_end)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                         f"received: {indexing}")
+    swapped = indexing == "xy" and len(tensors) >= 2
+    if swapped:
+        tensors = (tensors[1], tensors[0]) + tuple(tensors[2:])
+    sizes = [t.numel() for t in tensors]
+    grids = []
+    for i, t in enumerate(tensors):
+        shape = [1] * len(tensors)
+        shape[i] = sizes[i]
+        grids.append(t.reshape(shape).expand(sizes))
+    if swapped:
+        # "xy": the grid of the first two swapped, their outputs swapped back.
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def logsumexp(input, dim, keepdim=False):
+    return input.logsumexp(dim, keepdim)
+
+
 def where(condition, input, other):
     return _tailor.where_(condition, input, other)
 

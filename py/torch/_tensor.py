@@ -353,6 +353,17 @@ class Tensor(_tailor.TensorBase):
     def mean(self, dim=None, keepdim=False):
         return _tailor.reduce("mean", self, _dims(dim), keepdim)
 
+    def logsumexp(self, dim, keepdim=False):
+        # PyTorch's decomposition: the largest value taken out before the exponentials.
+        largest = self.amax(dim, keepdim=True)
+        total = (self - largest).exp().sum(dim, keepdim=True).log() + largest
+        if keepdim:
+            return total
+        dims = dim if isinstance(dim, (tuple, list)) else [dim]
+        for d in sorted((d % self.dim() for d in dims), reverse=True):
+            total = total.squeeze(d)
+        return total
+
     def amax(self, dim=None, keepdim=False):
         return _tailor.reduce("amax", self, _dims(dim), keepdim)
 

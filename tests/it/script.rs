@@ -17,7 +17,8 @@
 //! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
-//! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more).
+//! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
+//! linspace, meshgrid, logsumexp).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -261,6 +262,14 @@ fn einsum_computes_what_pytorch_computes() {
 #[test]
 fn more_activations_compute_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("activations2");
+}
+
+/// `torch.linspace` (PyTorch's two-ended values), `meshgrid` in both indexings and
+/// `logsumexp`, eagerly and compiled for a symbolic length, print what PyTorch prints
+/// (`tests/data/pytorch/grids.txt`).
+#[test]
+fn linspace_meshgrid_and_logsumexp_compute_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("grids");
 }
 
 /// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under
