@@ -18,7 +18,7 @@
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
-//! linspace, meshgrid, logsumexp).
+//! linspace, meshgrid, logsumexp; `adaptive.py`: global max and 1-d pools).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -270,6 +270,14 @@ fn more_activations_compute_what_pytorch_computes() {
 #[test]
 fn linspace_meshgrid_and_logsumexp_compute_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("grids");
+}
+
+/// Adaptive max pooling to 1 (2-d and 1-d) and 1-d adaptive average pooling, eagerly and in
+/// a compiled squeeze-and-excitation gate for a symbolic image size, print what PyTorch
+/// prints (`tests/data/pytorch/adaptive.txt`).
+#[test]
+fn global_pools_compute_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("adaptive");
 }
 
 /// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under

@@ -3,7 +3,10 @@
 from torch._tensor import _missing_names
 from torch.nn import functional, init
 from torch.nn.modules import (
+    AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,

@@ -231,6 +231,33 @@ def adaptive_avg_pool2d(input, output_size):
     return _tailor.reduce("mean", input, [-2, -1], True)
 
 
+def _adaptive_to_one(name, reduction, input, output_size, spatial):
+    """An adaptive pool to output size 1 in each of the last `spatial` dims: the reduction
+    over them, kept as size 1."""
+    if _tuple(output_size, spatial) != [1] * spatial:
+        _tailor.unsupported(f"{name} to a size other than 1", "use output size 1")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but "
+                           f"got {input.dim()}D")
+    return _tailor.reduce(reduction, input, list(range(-spatial, 0)), True)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if return_indices:
+        _tailor.unsupported("adaptive_max_pool2d with return_indices", "")
+    return _adaptive_to_one("adaptive_max_pool2d", "amax", input, output_size, 2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_to_one("adaptive_avg_pool1d", "mean", input, output_size, 1)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if return_indices:
+        _tailor.unsupported("adaptive_max_pool1d with return_indices", "")
+    return _adaptive_to_one("adaptive_max_pool1d", "amax", input, output_size, 1)
+
+
 def embedding(input, weight):
     return _tailor.embedding(input, weight)
 

@@ -754,6 +754,21 @@ class PReLU(Module):
         return F.prelu(input, self.weight)
 
 
+class AdaptiveMaxPool2d(_Functional):
+    function = staticmethod(F.adaptive_max_pool2d)
+    option_names = ("output_size",)
+
+
+class AdaptiveAvgPool1d(_Functional):
+    function = staticmethod(F.adaptive_avg_pool1d)
+    option_names = ("output_size",)
+
+
+class AdaptiveMaxPool1d(_Functional):
+    function = staticmethod(F.adaptive_max_pool1d)
+    option_names = ("output_size",)
+
+
 class Softmax(Module):
     def __init__(self, dim=None):
         super().__init__()
