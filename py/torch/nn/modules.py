@@ -688,60 +688,46 @@ class Hardswish(Module):
 
 
 class _Functional(Module):
-    """A module that calls one function of `F` with the arguments it was built with."""
+    """A module that calls one function of `F` with the options it was built with."""
 
     function = None
-    option_names = ()
+    # (name, default) in PyTorch's positional order.
+    options = ()
 
     def __init__(self, *args, **kwargs):
         super().__init__()
-        names = self.option_names
-        values = dict(zip(names, args))
-        values.update({k: v for k, v in kwargs.items() if k in names})
-        self.options = values
+        values = dict(self.options)
+        values.update(zip(values, args))
+        values.update({k: v for k, v in kwargs.items() if k in values})
+        self.values = values
 
     def forward(self, input):
-        return type(self).function(input, **self.options)
+        return type(self).function(input, **self.values)
+
+    def extra_repr(self):
+        return ", ".join(f"{name}={value}" for name, value in self.values.items())
 
 
-class Softplus(_Functional):
-    function = staticmethod(F.softplus)
-    option_names = ("beta", "threshold")
-
-
-class LogSigmoid(_Functional):
-    function = staticmethod(F.logsigmoid)
-
-
-class ELU(_Functional):
-    function = staticmethod(F.elu)
-    option_names = ("alpha",)
-
-
-class CELU(_Functional):
-    function = staticmethod(F.celu)
-    option_names = ("alpha",)
-
-
-class SELU(_Functional):
-    function = staticmethod(F.selu)
-
-
-class Mish(_Functional):
-    function = staticmethod(F.mish)
-
-
-class Softsign(_Functional):
-    function = staticmethod(F.softsign)
-
-
-class Tanhshrink(_Functional):
-    function = staticmethod(F.tanhshrink)
-
-
-class GLU(_Functional):
-    function = staticmethod(F.glu)
-    option_names = ("dim",)
+# Modules that call one function of F: (name, function, options with their defaults).
+_FUNCTIONAL_MODULES = [
+    ("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0))),
+    ("LogSigmoid", F.logsigmoid, ()),
+    ("ELU", F.elu, (("alpha", 1.0),)),
+    ("CELU", F.celu, (("alpha", 1.0),)),
+    ("SELU", F.selu, ()),
+    ("Mish", F.mish, ()),
+    ("Softsign", F.softsign, ()),
+    ("Tanhshrink", F.tanhshrink, ()),
+    ("GLU", F.glu, (("dim", -1),)),
+    ("AdaptiveMaxPool2d", F.adaptive_max_pool2d, (("output_size", None),)),
+    ("AdaptiveAvgPool1d", F.adaptive_avg_pool1d, (("output_size", None),)),
+    ("AdaptiveMaxPool1d", F.adaptive_max_pool1d, (("output_size", None),)),
+]
+for _name, _function, _options in _FUNCTIONAL_MODULES:
+    globals()[_name] = type(_name, (_Functional,), {
+        "function": staticmethod(_function),
+        "options": _options,
+    })
 
 
 class PReLU(Module):
@@ -753,20 +739,8 @@ class PReLU(Module):
     def forward(self, input):
         return F.prelu(input, self.weight)
 
-
-class AdaptiveMaxPool2d(_Functional):
-    function = staticmethod(F.adaptive_max_pool2d)
-    option_names = ("output_size",)
-
-
-class AdaptiveAvgPool1d(_Functional):
-    function = staticmethod(F.adaptive_avg_pool1d)
-    option_names = ("output_size",)
-
-
-class AdaptiveMaxPool1d(_Functional):
-    function = staticmethod(F.adaptive_max_pool1d)
-    option_names = ("output_size",)
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
 
 
 class Softmax(Module):

@@ -19,3 +19,4 @@ def block(a):
 
 compiled = torch.compile(block, dynamic=True)
 print(compiled(x), compiled(x[:2] * 2))
+print(nn.ELU(), nn.Softplus(2, 3), nn.GLU(), nn.AdaptiveMaxPool2d(1), nn.PReLU(3), nn.SELU())
