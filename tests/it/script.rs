@@ -18,7 +18,8 @@
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
-//! linspace, meshgrid, logsumexp; `adaptive.py`: global max and 1-d pools).
+//! linspace, meshgrid, logsumexp; `adaptive.py`: global max and 1-d pools; `embedding.py`:
+//! nn.Embedding's options).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -278,6 +279,14 @@ fn linspace_meshgrid_and_logsumexp_compute_what_pytorch_computes() {
 #[test]
 fn global_pools_compute_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("adaptive");
+}
+
+/// `nn.Embedding`'s `padding_idx` (a zero row, negative indices counted from the end),
+/// `_weight`, and `F.embedding`'s keyword arguments, print what PyTorch prints
+/// (`tests/data/pytorch/embedding.txt`).
+#[test]
+fn embedding_options_compute_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("embedding");
 }
 
 /// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under

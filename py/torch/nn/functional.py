@@ -258,7 +258,12 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return _adaptive_to_one("adaptive_max_pool1d", "amax", input, output_size, 1)
 
 
-def embedding(input, weight):
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    # padding_idx only keeps the row's gradient at zero: the lookup is the same.
+    if max_norm is not None:
+        _tailor.unsupported("F.embedding with max_norm",
+                            "it renormalises the looked-up rows of the weight in place")
     return _tailor.embedding(input, weight)
 
 

@@ -789,14 +789,41 @@ class Flatten(Module):
 
 
 class Embedding(Module):
-    def __init__(self, num_embeddings, embedding_dim):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device=None, dtype=None):
         super().__init__()
+        if padding_idx is not None:
+            if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        if max_norm is not None:
+            _tailor.unsupported("nn.Embedding with max_norm",
+                                "it renormalises the looked-up rows of the weight in place")
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        self.weight = _tailor.parameter([num_embeddings, embedding_dim], "normal", 1.0)
+        self.padding_idx = padding_idx
+        if _weight is not None:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight)
+        elif padding_idx is None:
+            self.weight = _tailor.parameter([num_embeddings, embedding_dim], "normal", 1.0)
+        else:
+            # N(0, 1) with the padding row zeroed, as PyTorch's reset_parameters leaves it.
+            import torch
+
+            weight = torch.randn(num_embeddings, embedding_dim)
+            keep = (torch.arange(num_embeddings) != padding_idx).unsqueeze(1)
+            self.weight = Parameter(torch.where(keep, weight, 0.0))
 
     def forward(self, input):
-        return F.embedding(input, self.weight)
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text if self.padding_idx is None else f"{text}, padding_idx={self.padding_idx}"
 
 
 class MultiheadAttention(Module):
