@@ -146,7 +146,10 @@ def _function_of_method(name):
 # torch.relu(x) is x.relu(), and so on. (`abs` becomes a global of this module: its own
 # functions must not call the builtin.)
 for _name in UNARY_METHODS + ("rsqrt", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
-                              "pow", "square", "var", "norm"):
+                              "pow", "square", "var", "norm", "unflatten", "movedim",
+                              "moveaxis", "swapaxes", "swapdims", "narrow", "unbind",
+                              "reciprocal", "true_divide", "floor_divide", "remainder", "fmod",
+                              "lerp", "addcmul", "addcdiv"):
     globals()[_name] = _function_of_method(_name)
 clip = clamp
 
@@ -163,6 +166,13 @@ def bmm(input, mat2):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     product = bmm(batch1, batch2)
+    if alpha != 1:
+        product = product * alpha
+    return product if beta == 0 else (input if beta == 1 else input * beta) + product
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    product = mat1 @ mat2
     if alpha != 1:
         product = product * alpha
     return product if beta == 0 else (input if beta == 1 else input * beta) + product

@@ -189,6 +189,86 @@ class Tensor(_tailor.TensorBase):
     def reshape(self, *shape):
         return _tailor.reshape(self, _sizes(shape))
 
+    def unflatten(self, dim, sizes):
+        dim %= self.dim()
+        shape = list(self.shape)
+        return self.reshape(shape[:dim] + list(sizes) + shape[dim + 1:])
+
+    def view_as(self, other):
+        return self.reshape(list(other.shape))
+
+    reshape_as = view_as
+
+    def movedim(self, source, destination):
+        sources = [d % self.dim() for d in _dims(source)]
+        destinations = [d % self.dim() for d in _dims(destination)]
+        if len(sources) != len(destinations):
+            raise RuntimeError(
+                f"movedim: Invalid source or destination dims: source ({_dims(source)} dims) "
+                f"should contain the same number of dims as destination "
+                f"({_dims(destination)} dims)")
+        order = [d for d in range(self.dim()) if d not in sources]
+        for dest, src in sorted(zip(destinations, sources)):
+            order.insert(dest, src)
+        return self.permute(order)
+
+    moveaxis = movedim
+
+    def swapaxes(self, axis0, axis1):
+        return self.transpose(axis0, axis1)
+
+    swapdims = swapaxes
+
+    def narrow(self, dim, start, length):
+        dim %= self.dim()
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+    def unbind(self, dim=0):
+        dim %= self.dim()
+        return tuple(self[(slice(None),) * dim + (i,)] for i in range(self.size(dim)))
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        return _tailor.constant(list(size), "fill", fill_value)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return _tailor.constant(_sizes(size), "fill", 0.0)
+
+    def type_as(self, other):
+        return self
+
+    def reciprocal(self):
+        return 1.0 / self
+
+    def true_divide(self, other):
+        return self / other
+
+    def floor_divide(self, other):
+        return (self / other).floor()
+
+    def remainder(self, other):
+        # Python's modulo: the sign of the divisor.
+        return self - (self / other).floor() * other
+
+    def fmod(self, other):
+        # C's modulo: the sign of the dividend.
+        return self - (self / other).trunc() * other
+
+    def lerp(self, end, weight):
+        # PyTorch's two-sided formula: exact at weight 0 and at weight 1.
+        difference = end - self
+        if isinstance(weight, (int, float)):
+            if weight < 0.5:
+                return self + difference * weight
+            return end - difference * (1.0 - weight)
+        return _tailor.where_(weight < 0.5, self + difference * weight,
+                              end - difference * (1.0 - weight))
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return self + tensor1 * tensor2 * value
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return self + tensor1 / tensor2 * value
+
     def flatten(self, start_dim=0, end_dim=-1):
         return _tailor.flatten(self, start_dim, end_dim)
 

@@ -19,7 +19,7 @@
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
 //! linspace, meshgrid, logsumexp; `adaptive.py`: global max and 1-d pools; `embedding.py`:
-//! nn.Embedding's options).
+//! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more).
 
 use crate::mentions;
 use std::rc::Rc;
@@ -287,6 +287,15 @@ fn global_pools_compute_what_pytorch_computes() {
 #[test]
 fn embedding_options_compute_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("embedding");
+}
+
+/// Tensor methods model files use (unflatten, view_as, movedim, swapaxes, narrow, unbind,
+/// new_full, reciprocal, floor_divide, remainder, fmod, lerp, addcmul, addcdiv, addmm),
+/// eagerly and compiled for symbolic sizes, print what PyTorch prints
+/// (`tests/data/pytorch/methods.txt`).
+#[test]
+fn tensor_methods_compute_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("methods");
 }
 
 /// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under
