@@ -422,6 +422,11 @@ fn map(x: &Tensor, f: impl Fn(f32) -> f32) -> Tensor {
 }
 
 /// Row-major strides of a shape.
+/// The row-major buffer position of `index` in a tensor of these `strides`.
+fn offset(index: &[usize], strides: &[usize]) -> usize {
+    index.iter().zip(strides).map(|(i, s)| i * s).sum()
+}
+
 fn strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
@@ -837,8 +842,7 @@ fn gather_along(
         .map(|flat| {
             let mut index = unravel(flat, &shape);
             index[dim] = source(index[dim]);
-            let offset: usize = index.iter().zip(&in_strides).map(|(i, s)| i * s).sum();
-            x.data[offset]
+            x.data[offset(&index, &in_strides)]
         })
         .collect();
     Tensor { shape, data }
@@ -855,11 +859,7 @@ fn pad(x: &Tensor, dim: usize, before: i64, value: f32, shape: Vec<usize>) -> Te
             match usize::try_from(index[dim] as i64 - before) {
                 Ok(source) if source < x.shape[dim] => {
                     index[dim] = source;
-                    x.data[index
-                        .iter()
-                        .zip(&in_strides)
-                        .map(|(i, s)| i * s)
-                        .sum::<usize>()]
+                    x.data[offset(&index, &in_strides)]
                 }
                 _ => value,
             }
@@ -894,11 +894,7 @@ fn upsample_linear(x: &Tensor, dim: usize, align_corners: bool, shape: Vec<usize
             let lambda = (source - low as f32).clamp(0.0, 1.0);
             let mut read = |position: usize| {
                 index[dim] = position;
-                x.data[index
-                    .iter()
-                    .zip(&in_strides)
-                    .map(|(i, s)| i * s)
-                    .sum::<usize>()]
+                x.data[offset(&index, &in_strides)]
             };
             (1.0 - lambda) * read(low) + lambda * read(high)
         })
