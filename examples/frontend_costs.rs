@@ -8,26 +8,23 @@
 use std::time::{Duration, Instant};
 use tailor::SIMPLENET_SOURCE;
 use tailor::frontend;
-use tailor::graph::Shape;
+use tailor::graph::TracedArg;
 use tailor::shape::{DimPolicy, DimSource, ShapeEnv};
 
 const WARM_RUNS: u32 = 50;
 
-fn shapes(env: &mut ShapeEnv, batch: i64) -> Vec<Shape> {
+fn shapes(env: &mut ShapeEnv, batch: i64) -> Vec<(String, TracedArg)> {
     let dims = [batch, 64];
     let shape = dims
         .iter()
         .enumerate()
         .map(|(dim, &value)| {
-            let source = DimSource {
-                input: "x".into(),
-                dim,
-            };
+            let source = DimSource::dim("x", dim);
             env.add_input_dim(source, value, DimPolicy::Duck, None, "dynamic=True")
                 .expect("no marks")
         })
         .collect();
-    vec![shape]
+    vec![("x".to_string(), TracedArg::Tensor(shape))]
 }
 
 fn ms(duration: Duration) -> String {

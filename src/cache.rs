@@ -12,8 +12,8 @@
 
 use crate::compile::{self, CompileOptions, Compiled};
 use crate::frontend::{self, EntryPoint, FrontendError, Program};
-use crate::graph::{Graph, Shape, Span};
-use crate::guard::{CallShapes, GuardSet};
+use crate::graph::{Graph, Span, TracedArg};
+use crate::guard::{ArgValue, CallShapes, GuardSet};
 use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv};
 use crate::symbolic::Expr;
 use serde::Serialize;
@@ -128,8 +128,8 @@ impl fmt::Display for Action {
 /// One call's record.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CallEvent {
-    /// Input sizes of the call.
-    pub shapes: Vec<(String, Vec<i64>)>,
+    /// The call's arguments: tensors' sizes, ints, bools.
+    pub shapes: Vec<(String, ArgValue)>,
     /// Which wrapper was called (index given by the caller).
     pub wrapper: usize,
     /// What happened.
@@ -178,6 +178,16 @@ pub enum DimSpec {
     },
 }
 
+/// How a Python-value argument looks in an entry: an int as a constant or a symbol, a bool.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ValueSpec {
+    /// An int.
+    Int(DimSpec),
+    /// A bool (always specialised).
+    Bool(bool),
+}
+
 /// A compiled entry: the captured graph, the guards that say when it may be reused, and
 /// its kernels (`compile::compile`).
 #[derive(Clone, Debug)]
@@ -194,8 +204,10 @@ pub struct Entry {
     pub env: ShapeEnv,
     /// Its guards.
     pub guards: GuardSet,
-    /// Input dims as the entry sees them.
+    /// Tensor arguments' dims as the entry sees them.
     pub inputs: Vec<(String, Vec<DimSpec>)>,
+    /// Int and bool arguments as the entry sees them.
+    pub values: Vec<(String, ValueSpec)>,
     /// The graph lowered for the ranges its guards promise, and its WGSL.
     pub compiled: Compiled,
     marked: Vec<bool>,
@@ -208,6 +220,15 @@ enum DimState {
     Dynamic,
 }
 
+/// Automatic-dynamic memory of one argument: a tensor's dims, or an int (bools are
+/// always specialised, so nothing is remembered of them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ArgState {
+    Tensor(Vec<DimState>),
+    Int(DimState),
+    Bool,
+}
+
 /// A clock in milliseconds; injected because the compiler itself does no IO.
 pub type Clock<'a> = &'a dyn Fn() -> f64;
 
@@ -217,7 +238,7 @@ pub struct CodeCache {
     entry: EntryPoint,
     entries: Vec<Entry>,
     compiled: usize,
-    frame_state: Vec<Option<Vec<DimState>>>,
+    frame_state: Vec<Option<ArgState>>,
     run_only: bool,
     /// Every call so far.
     pub events: Vec<CallEvent>,
@@ -295,7 +316,7 @@ impl CodeCache {
             .map(|name| marks.dynamic.iter().any(|m| &m.input == name))
             .collect();
         let mut event = CallEvent {
-            shapes: call.inputs.clone(),
+            shapes: call.args.clone(),
             wrapper,
             action: Action::Hit,
             entry: None,
@@ -381,66 +402,92 @@ impl CodeCache {
         marked: &[bool],
     ) -> Result<Entry, FrontendError> {
         let automatic = config.dynamic != DynamicMode::False;
-        for (state, (_, dims)) in self.frame_state.iter_mut().zip(&call.inputs) {
-            *state = Some(merge_state(state.as_deref(), dims));
+        for (state, (_, value)) in self.frame_state.iter_mut().zip(&call.args) {
+            *state = Some(merge_state(state.as_ref(), value));
         }
         let mut env = ShapeEnv::new();
-        let mut input_shapes: Vec<(String, Shape)> = Vec::new();
-        for (i, (name, dims)) in call.inputs.iter().enumerate() {
-            let mut shape = Vec::with_capacity(dims.len());
-            for (dim, &value) in dims.iter().enumerate() {
-                let mark = marks
-                    .dynamic
-                    .iter()
-                    .find(|m| &m.input == name && m.dim == dim);
-                let fixed = marks.fixed.iter().any(|(n, d)| n == name && *d == dim);
-                let changed = self.frame_state[i]
-                    .as_ref()
-                    .is_some_and(|s| s[dim] == DimState::Dynamic);
-                let (policy, why) = if mark.is_some() {
-                    (DimPolicy::Dynamic, "mark_dynamic".to_string())
-                } else if fixed {
-                    (DimPolicy::Static, "mark_static".to_string())
-                } else if automatic && changed {
-                    (
-                        DimPolicy::Dynamic,
-                        "automatic dynamic: this size changed between compilations".to_string(),
-                    )
-                } else if config.dynamic == DynamicMode::True {
-                    (DimPolicy::Duck, "dynamic=True".to_string())
-                } else if config.dynamic == DynamicMode::False {
-                    (DimPolicy::Static, "dynamic=False".to_string())
-                } else {
-                    (
-                        DimPolicy::Static,
-                        "dynamic=None: static until this size changes".to_string(),
-                    )
-                };
-                let mark = mark.map(|m| Mark {
-                    min: m.min,
-                    max: m.max,
-                });
-                let source = DimSource {
-                    input: name.clone(),
-                    dim,
-                };
-                shape.push(env.add_input_dim(source, value, policy, mark, &why)?);
-            }
-            input_shapes.push((name.clone(), shape));
+        let mut traced: Vec<(String, TracedArg)> = Vec::with_capacity(call.args.len());
+        for (i, (name, value)) in call.args.iter().enumerate() {
+            let arg = match value {
+                ArgValue::Tensor(dims) => {
+                    let mut shape = Vec::with_capacity(dims.len());
+                    for (dim, &size) in dims.iter().enumerate() {
+                        let mark = marks
+                            .dynamic
+                            .iter()
+                            .find(|m| &m.input == name && m.dim == dim);
+                        let fixed = marks.fixed.iter().any(|(n, d)| n == name && *d == dim);
+                        let changed = matches!(
+                            &self.frame_state[i],
+                            Some(ArgState::Tensor(dims)) if dims[dim] == DimState::Dynamic
+                        );
+                        let (policy, why) = if mark.is_some() {
+                            (DimPolicy::Dynamic, "mark_dynamic")
+                        } else if fixed {
+                            (DimPolicy::Static, "mark_static")
+                        } else if automatic && changed {
+                            (
+                                DimPolicy::Dynamic,
+                                "automatic dynamic: this size changed between compilations",
+                            )
+                        } else if config.dynamic == DynamicMode::True {
+                            (DimPolicy::Duck, "dynamic=True")
+                        } else if config.dynamic == DynamicMode::False {
+                            (DimPolicy::Static, "dynamic=False")
+                        } else {
+                            (
+                                DimPolicy::Static,
+                                "dynamic=None: static until this size changes",
+                            )
+                        };
+                        let mark = mark.map(|m| Mark {
+                            min: m.min,
+                            max: m.max,
+                        });
+                        let source = DimSource::dim(name, dim);
+                        shape.push(env.add_input_dim(source, size, policy, mark, why)?);
+                    }
+                    TracedArg::Tensor(shape)
+                }
+                ArgValue::Int(int) => {
+                    let changed = self.frame_state[i] == Some(ArgState::Int(DimState::Dynamic));
+                    let (dynamic, why) = if automatic && changed {
+                        (
+                            true,
+                            "automatic dynamic: this int changed between compilations",
+                        )
+                    } else {
+                        match config.dynamic {
+                            DynamicMode::True => (true, "dynamic=True"),
+                            DynamicMode::False => (false, "dynamic=False"),
+                            DynamicMode::Auto => {
+                                (false, "dynamic=None: an int is a constant until it changes")
+                            }
+                        }
+                    };
+                    TracedArg::Int(env.add_input_int(name, *int, dynamic, why))
+                }
+                ArgValue::Bool(b) => TracedArg::Bool(*b),
+            };
+            traced.push((name.clone(), arg));
         }
-        let shapes: Vec<Shape> = input_shapes.iter().map(|(_, s)| s.clone()).collect();
-        let graph = frontend::capture(&self.program, &self.entry, &shapes, &mut env)?;
-        let guards = GuardSet::produce(&env, &input_shapes, marked);
+        let graph = frontend::capture(&self.program, &self.entry, &traced, &mut env)?;
+        let guards = GuardSet::produce(&env, &traced, marked);
         let compiled = compile::compile(&graph, &|sym| env.range(sym), &CompileOptions::ENTRY);
-        let inputs = input_shapes
-            .iter()
-            .map(|(name, shape)| {
-                (
+        let mut inputs = Vec::new();
+        let mut values = Vec::new();
+        for (name, arg) in &traced {
+            match arg {
+                TracedArg::Tensor(shape) => inputs.push((
                     name.clone(),
                     shape.iter().map(|d| dim_spec(&env, d)).collect(),
-                )
-            })
-            .collect();
+                )),
+                TracedArg::Int(expr) => {
+                    values.push((name.clone(), ValueSpec::Int(dim_spec(&env, expr))))
+                }
+                TracedArg::Bool(b) => values.push((name.clone(), ValueSpec::Bool(*b))),
+            }
+        }
         let id = self.compiled;
         self.compiled += 1;
         Ok(Entry {
@@ -451,6 +498,7 @@ impl CodeCache {
             env,
             guards,
             inputs,
+            values,
             compiled,
             marked: marked.to_vec(),
         })
@@ -471,19 +519,25 @@ impl CodeCache {
             DimPolicy::Static
         };
         let mut env = ShapeEnv::new();
-        let mut shapes = Vec::new();
-        for (name, dims) in &call.inputs {
-            let mut shape = Vec::new();
-            for (dim, &value) in dims.iter().enumerate() {
-                let source = DimSource {
-                    input: name.clone(),
-                    dim,
-                };
-                shape.push(env.add_input_dim(source, value, policy, None, "eager")?);
-            }
-            shapes.push(shape);
+        let mut traced = Vec::with_capacity(call.args.len());
+        for (name, value) in &call.args {
+            let arg = match value {
+                ArgValue::Tensor(dims) => {
+                    let mut shape = Vec::with_capacity(dims.len());
+                    for (dim, &size) in dims.iter().enumerate() {
+                        let source = DimSource::dim(name, dim);
+                        shape.push(env.add_input_dim(source, size, policy, None, "eager")?);
+                    }
+                    TracedArg::Tensor(shape)
+                }
+                ArgValue::Int(int) => {
+                    TracedArg::Int(env.add_input_int(name, *int, symbolic, "eager"))
+                }
+                ArgValue::Bool(b) => TracedArg::Bool(*b),
+            };
+            traced.push((name.clone(), arg));
         }
-        let graph = frontend::capture(&self.program, &self.entry, &shapes, &mut env)?;
+        let graph = frontend::capture(&self.program, &self.entry, &traced, &mut env)?;
         Ok((graph, env))
     }
 }
@@ -519,19 +573,33 @@ fn backend_mismatch(cached: usize, new: usize) -> String {
     )
 }
 
-/// PyTorch's `_merge_atom`: equal sizes stay, a different or already-dynamic size becomes
-/// dynamic, and a rank change makes every dim dynamic.
-fn merge_state(previous: Option<&[DimState]>, dims: &[i64]) -> Vec<DimState> {
-    match previous {
-        None => dims.iter().map(|&d| DimState::Seen(d)).collect(),
-        Some(previous) if previous.len() != dims.len() => vec![DimState::Dynamic; dims.len()],
-        Some(previous) => previous
-            .iter()
-            .zip(dims)
-            .map(|(state, &d)| match state {
-                DimState::Seen(v) if *v == d => DimState::Seen(d),
-                _ => DimState::Dynamic,
-            })
-            .collect(),
+/// PyTorch's `_merge_atom`: equal sizes or ints stay, a different or already-dynamic one
+/// becomes dynamic, and a rank change (or an argument of another type) makes every dim
+/// dynamic.
+fn merge_state(previous: Option<&ArgState>, value: &ArgValue) -> ArgState {
+    let merge = |state: &DimState, now: i64| match state {
+        DimState::Seen(v) if *v == now => DimState::Seen(now),
+        _ => DimState::Dynamic,
+    };
+    match (previous, value) {
+        (_, ArgValue::Bool(_)) => ArgState::Bool,
+        (None, ArgValue::Tensor(dims)) => {
+            ArgState::Tensor(dims.iter().map(|&d| DimState::Seen(d)).collect())
+        }
+        (Some(ArgState::Tensor(previous)), ArgValue::Tensor(dims))
+            if previous.len() == dims.len() =>
+        {
+            ArgState::Tensor(
+                previous
+                    .iter()
+                    .zip(dims)
+                    .map(|(s, &d)| merge(s, d))
+                    .collect(),
+            )
+        }
+        (Some(_), ArgValue::Tensor(dims)) => ArgState::Tensor(vec![DimState::Dynamic; dims.len()]),
+        (None, ArgValue::Int(v)) => ArgState::Int(DimState::Seen(*v)),
+        (Some(ArgState::Int(state)), ArgValue::Int(v)) => ArgState::Int(merge(state, *v)),
+        (Some(_), ArgValue::Int(_)) => ArgState::Int(DimState::Dynamic),
     }
 }

@@ -14,10 +14,11 @@
 use crate::Error;
 use crate::cache::{Action, CallEvent, CallMarks, CodeCache, CompileConfig, Entry};
 use crate::frontend::{
-    self, CodeKey, EntryPoint, FrontendError, HostCall, Output, Program, ScriptHost, Stream,
+    self, CallArg, CodeKey, EntryPoint, FrontendError, HostCall, Output, Program, ScriptHost,
+    Stream,
 };
-use crate::graph::{Span, Tensor};
-use crate::guard::CallShapes;
+use crate::graph::Span;
+use crate::guard::{ArgValue, CallShapes};
 use crate::runtime::executor::{Backend, Executor, RunOptions};
 use std::cell::RefCell;
 use std::fmt;
@@ -219,7 +220,7 @@ impl ScriptHost for SharedHost {
     fn call(
         &mut self,
         wrapper: usize,
-        inputs: Vec<Tensor>,
+        args: Vec<CallArg>,
         marks: CallMarks,
         span: Span,
     ) -> Result<HostCall, FrontendError> {
@@ -238,13 +239,21 @@ impl ScriptHost for SharedHost {
         let frame = code;
         let code = &mut host.codes[code];
         let names = code.cache.entry_point().inputs.clone();
-        let call = CallShapes::new(
-            names
-                .into_iter()
-                .zip(&inputs)
-                .map(|(name, tensor)| (name, tensor.shape.iter().map(|&d| d as i64).collect()))
-                .collect(),
-        );
+        let mut inputs = Vec::new();
+        let mut values = Vec::with_capacity(args.len());
+        for (name, arg) in names.into_iter().zip(args) {
+            let value = match arg {
+                CallArg::Tensor(tensor) => {
+                    let dims = tensor.shape.iter().map(|&d| d as i64).collect();
+                    inputs.push(tensor);
+                    ArgValue::Tensor(dims)
+                }
+                CallArg::Int(int) => ArgValue::Int(int),
+                CallArg::Bool(b) => ArgValue::Bool(b),
+            };
+            values.push((name, value));
+        }
+        let call = CallShapes::with_args(values);
         let clock = host.options.clock.clone();
         let event = code
             .cache

@@ -1,12 +1,13 @@
 //! The text forms users type for inputs and marks (CLI flags and the page's fields).
 //!
-//! `SHAPES = NAME=D,D,...[;NAME=D,...]` and `SPEC = INPUT:DIM[:MIN:MAX]` (DESIGN.md §6).
-//! Input: the text and the function's input names. Output: `CallShapes`, `MarkDynamic`,
-//! or an `InputError` that quotes the offending part. Invariant: every size accepted here is
-//! a non-negative i64, and every named input exists.
+//! `SHAPES = NAME=VALUE[;NAME=VALUE...]` and `SPEC = INPUT:DIM[:MIN:MAX]` (DESIGN.md §6),
+//! where a `VALUE` is a tensor's sizes `D,D,...`, a Python int `int(N)` or a bool `True` /
+//! `False`. Input: the text and the function's input names. Output: `CallShapes`,
+//! `MarkDynamic`, or an `InputError` that quotes the offending part. Invariant: every size
+//! accepted here is a non-negative i64, and every named input exists.
 
 use crate::cache::MarkDynamic;
-use crate::guard::CallShapes;
+use crate::guard::{ArgValue, CallShapes};
 
 /// A malformed shape or mark specification.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,13 +58,18 @@ fn malformed(what: &'static str, text: &str, detail: impl Into<String>) -> Input
     }
 }
 
-/// Parses `x=8,64;y=3` for a function whose inputs are `names` (in order).
+/// Parses `x=8,64;y=3;n=int(2);flag=True` for a function whose inputs are `names` (in
+/// order).
 pub fn parse_shapes(text: &str, names: &[String]) -> Result<CallShapes, InputError> {
-    let mut given: Vec<(String, Vec<i64>)> = Vec::new();
+    let mut given: Vec<(String, ArgValue)> = Vec::new();
     for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, dims) = part
-            .split_once('=')
-            .ok_or_else(|| malformed("shapes", part, "expected NAME=D,D,… such as x=8,64"))?;
+        let (name, value) = part.split_once('=').ok_or_else(|| {
+            malformed(
+                "shapes",
+                part,
+                "expected NAME=D,D,… such as x=8,64 (or NAME=int(N), NAME=True)",
+            )
+        })?;
         let name = name.trim();
         if !names.iter().any(|n| n == name) {
             return Err(InputError::UnknownInput {
@@ -78,25 +84,7 @@ pub fn parse_shapes(text: &str, names: &[String]) -> Result<CallShapes, InputErr
                 format!("input '{name}' is given twice"),
             ));
         }
-        let dims = if dims.trim().is_empty() {
-            Vec::new()
-        } else {
-            dims.split(',')
-                .map(|d| {
-                    let d = d.trim();
-                    match d.parse::<i64>() {
-                        Ok(v) if v >= 0 => Ok(v),
-                        Ok(v) => Err(malformed("shapes", part, format!("size {v} is negative"))),
-                        Err(_) => Err(malformed(
-                            "shapes",
-                            part,
-                            format!("'{d}' is not a size (a non-negative integer below 2^63)"),
-                        )),
-                    }
-                })
-                .collect::<Result<Vec<i64>, _>>()?
-        };
-        given.push((name.to_string(), dims));
+        given.push((name.to_string(), parse_value(part, value.trim())?));
     }
     let mut ordered = Vec::with_capacity(names.len());
     for name in names {
@@ -113,7 +101,57 @@ pub fn parse_shapes(text: &str, names: &[String]) -> Result<CallShapes, InputErr
         };
         ordered.push(given.remove(position));
     }
-    Ok(CallShapes::new(ordered))
+    Ok(CallShapes::with_args(ordered))
+}
+
+/// One argument's value: `True`/`False`, `int(N)`, or a tensor's sizes.
+fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
+    match value {
+        "True" => return Ok(ArgValue::Bool(true)),
+        "False" => return Ok(ArgValue::Bool(false)),
+        _ => {}
+    }
+    if let Some(int) = value
+        .strip_prefix("int(")
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        return int.trim().parse::<i64>().map(ArgValue::Int).map_err(|_| {
+            malformed(
+                "shapes",
+                part,
+                format!(
+                    "'{}' is not an int (a whole number that fits in 64 bits)",
+                    int.trim()
+                ),
+            )
+        });
+    }
+    if value.starts_with("float(") {
+        return Err(malformed(
+            "shapes",
+            part,
+            "float arguments are not modelled yet (PyTorch 2.15 makes a float that changes a graph input; Tailor takes tensors, ints and bools)",
+        ));
+    }
+    if value.is_empty() {
+        return Ok(ArgValue::Tensor(Vec::new()));
+    }
+    value
+        .split(',')
+        .map(|d| {
+            let d = d.trim();
+            match d.parse::<i64>() {
+                Ok(v) if v >= 0 => Ok(v),
+                Ok(v) => Err(malformed("shapes", part, format!("size {v} is negative"))),
+                Err(_) => Err(malformed(
+                    "shapes",
+                    part,
+                    format!("'{d}' is not a size (a non-negative integer below 2^63)"),
+                )),
+            }
+        })
+        .collect::<Result<Vec<i64>, _>>()
+        .map(ArgValue::Tensor)
 }
 
 /// Parses `x:0` or `x:0:2:512` (`MAX` may be `inf`).
@@ -185,8 +223,7 @@ pub fn check_marks(
         .chain(fixed.iter().map(|(n, d)| (n, *d)));
     for (input, dim) in marks {
         let rank = call
-            .inputs
-            .iter()
+            .tensors()
             .find(|(n, _)| n == input)
             .map_or(0, |(_, dims)| dims.len());
         if dim >= rank {

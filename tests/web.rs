@@ -56,7 +56,7 @@ async fn check(gpu: &mut Gpu, source: &str, shapes: &[(&str, Vec<usize>)], mode:
     let expected = graph::eval(&entry.graph, &bindings, &inputs).expect("the reference runs");
     let mut program = Program::new(schedule, mode, &bindings);
     let run = gpu
-        .run(&mut program, &inputs, false)
+        .run(&mut program, &inputs, &[], false)
         .await
         .expect("runs on WebGPU");
     assert_close(&run.outputs, &expected);

@@ -84,6 +84,16 @@ pub(super) fn instruction_position(code: &PyCode, lasti: usize) -> Option<(usize
     Some((start.line.get(), start.character_offset.get()))
 }
 
+/// One argument of a capture's call of `forward`.
+pub(super) enum Argument {
+    /// A tensor argument: its `Input` node.
+    Tensor(NodeId),
+    /// An int argument: a constant, or a symbol when it is dynamic.
+    Int(Expr),
+    /// A bool argument.
+    Bool(bool),
+}
+
 /// A `_tailor` call in progress.
 pub(super) struct Call<'vm> {
     vm: &'vm VirtualMachine,
@@ -747,12 +757,17 @@ impl<'vm> Call<'vm> {
         Ok(hint)
     }
 
-    /// The proxies of a capture's input nodes.
-    pub fn input_proxies(vm: &VirtualMachine, inputs: &[NodeId]) -> PyResult<Vec<PyObjectRef>> {
+    /// The arguments `forward` is called with: a proxy per input node, a Python int or a
+    /// `SymInt` per int, a bool per bool.
+    pub fn input_proxies(vm: &VirtualMachine, inputs: &[Argument]) -> PyResult<Vec<PyObjectRef>> {
         Call::run_with(vm, |call| {
             inputs
                 .iter()
-                .map(|&id| call.wrap_tensor(TensorRef::Node(id)))
+                .map(|arg| match arg {
+                    Argument::Tensor(id) => call.wrap_tensor(TensorRef::Node(*id)),
+                    Argument::Int(expr) => call.wrap_size(expr.clone()),
+                    Argument::Bool(b) => Ok(call.vm.ctx.new_bool(*b).into()),
+                })
                 .collect()
         })
     }

@@ -7,11 +7,11 @@
 //! back to the caller whatever happens, and the session holds no capture afterwards.
 
 use super::EntryPoint;
-use super::call::Call;
+use super::call::{Argument, Call};
 use super::errors::frontend_error;
 use super::native::Session;
 use crate::frontend::FrontendError;
-use crate::graph::{Graph, NodeId, Op, Returned, Shape};
+use crate::graph::{Graph, NodeId, Op, Returned, TracedArg};
 use crate::shape::ShapeEnv;
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
 use std::collections::BTreeMap;
@@ -29,24 +29,32 @@ pub(crate) struct Capture {
     pub number: u64,
 }
 
-/// Runs `entry` on inputs of `input_shapes` and returns the finished graph.
+/// Runs `entry` on `args` (tensor proxies of their shapes, ints as constants or `SymInt`s,
+/// bools) and returns the finished graph.
 pub(super) fn run(
     vm: &VirtualMachine,
     session: &PyRef<Session>,
     entry: &EntryPoint,
-    input_shapes: &[Shape],
+    args: &[(String, TracedArg)],
     env: &mut ShapeEnv,
 ) -> Result<Graph, FrontendError> {
     let mut graph = Graph::default();
     let mut inputs = Vec::new();
-    for (name, shape) in entry.inputs.iter().zip(input_shapes) {
-        inputs.push(graph.push(
-            name,
-            Op::Input { name: name.clone() },
-            vec![],
-            shape.clone(),
-            None,
-        ));
+    for (name, arg) in args {
+        inputs.push(match arg {
+            TracedArg::Tensor(shape) => Argument::Tensor(graph.push(
+                name,
+                Op::Input { name: name.clone() },
+                vec![],
+                shape.clone(),
+                None,
+            )),
+            TracedArg::Int(expr) => {
+                graph.int_inputs.push((name.clone(), expr.clone()));
+                Argument::Int(expr.clone())
+            }
+            TracedArg::Bool(b) => Argument::Bool(*b),
+        });
     }
     let number = session.captures.get() + 1;
     session.captures.set(number);
@@ -77,7 +85,7 @@ fn call_entry(
     vm: &VirtualMachine,
     session: &PyRef<Session>,
     entry: &EntryPoint,
-    inputs: &[NodeId],
+    inputs: &[Argument],
 ) -> Result<(Vec<NodeId>, Returned), FrontendError> {
     let python = |exc| frontend_error(vm, session, exc);
     let args: Vec<PyObjectRef> = Call::input_proxies(vm, inputs).map_err(python)?;

@@ -21,7 +21,7 @@ mod ops;
 mod script;
 mod source;
 
-use crate::graph::{Graph, Shape, Span};
+use crate::graph::{Graph, Span, TracedArg};
 use crate::shape::ShapeEnv;
 use call::Call;
 pub use errors::FrontendError;
@@ -31,8 +31,8 @@ use rustpython_vm::compiler::Mode;
 use rustpython_vm::scope::Scope;
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
 pub use script::{
-    CodeKey, DimMark, HostCall, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, ScriptOutcome, Stream,
-    run_script,
+    CallArg, CodeKey, DimMark, HostCall, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, ScriptOutcome,
+    Stream, run_script,
 };
 use source::{ChunkKind, FILE_NAME, UserSource};
 use std::rc::Rc;
@@ -395,11 +395,11 @@ impl Program {
 pub fn capture(
     program: &Program,
     entry: &EntryPoint,
-    input_shapes: &[Shape],
+    args: &[(String, TracedArg)],
     env: &mut ShapeEnv,
 ) -> Result<Graph, FrontendError> {
     program.interpreter.enter(|vm| {
         let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
-        budgeted(vm, || capture::run(vm, &session, entry, input_shapes, env))?
+        budgeted(vm, || capture::run(vm, &session, entry, args, env))?
     })
 }

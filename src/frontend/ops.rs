@@ -216,6 +216,9 @@ impl<'a> Ops<'a> {
         tracing.env.node_cursor = tracing.graph.nodes.len();
         let ctx = op_ctx(&name, span);
         let shape = rule(tracing.env, &ctx, &shapes)?;
+        if !op.is_view() {
+            rules::fresh(tracing.env, &ctx, &shape);
+        }
         Ok(TensorRef::Node(tracing.graph.push(
             &name,
             op,
@@ -636,14 +639,16 @@ impl<'a> Ops<'a> {
 
     /// `torch.arange(start, end, step)` whose length is the size `len` (symbolic or not).
     pub fn arange(&mut self, start: f64, step: f64, len: Expr, span: Span) -> Result<TensorRef> {
-        self.push(Op::Arange { start, step }, &[], span, |_, _, _| {
-            Ok(vec![len])
+        self.push(Op::Arange { start, step }, &[], span, |env, ctx, _| {
+            rules::created(env, ctx, vec![len])
         })
     }
 
     /// `torch.full(shape, value)` (`zeros`, `ones`) of sizes known only as symbols.
     pub fn full(&mut self, value: f64, shape: Shape, span: Span) -> Result<TensorRef> {
-        self.push(Op::Full { value }, &[], span, |_, _, _| Ok(shape))
+        self.push(Op::Full { value }, &[], span, |env, ctx, _| {
+            rules::created(env, ctx, shape)
+        })
     }
 
     /// `torch.randn(shape)` / `rand` in forward (`randn_like`): a random op with the next
@@ -658,7 +663,9 @@ impl<'a> Ops<'a> {
                 .count()
         });
         let seed = seed_of(&format!("random{drawn}")) as u32;
-        self.push(Op::Random { kind, seed }, &[], span, |_, _, _| Ok(shape))
+        self.push(Op::Random { kind, seed }, &[], span, |env, ctx, _| {
+            rules::created(env, ctx, shape)
+        })
     }
 
     /// `tensor op scalar` (or `scalar op tensor` when not `tensor_on_left`).

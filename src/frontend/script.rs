@@ -19,7 +19,7 @@ use crate::cache::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMod
 use crate::graph::{Returned, Span, Tensor};
 use crate::shape::rules;
 use rustpython_vm::compiler::Mode;
-use rustpython_vm::{PyObjectRef, PyRef, PyResult, VirtualMachine};
+use rustpython_vm::{AsObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
 use std::cell::RefMut;
 use std::rc::Rc;
 
@@ -81,15 +81,27 @@ pub trait ScriptHost {
     /// `torch._dynamo.reset()`: every cache forgets its entries and automatic-dynamic state.
     fn reset(&mut self);
 
-    /// Calls wrapper `wrapper` with `inputs` (one per name of `inputs()`) carrying `marks`.
+    /// Calls wrapper `wrapper` with `args` (one per name of `inputs()`) carrying `marks`.
     /// `span` is the call's place in the script.
     fn call(
         &mut self,
         wrapper: usize,
-        inputs: Vec<Tensor>,
+        args: Vec<CallArg>,
         marks: CallMarks,
         span: Span,
     ) -> Result<HostCall, FrontendError>;
+}
+
+/// One argument of a compiled call in a script: a tensor's values, or a Python int or bool
+/// (which the guards see as values, `L['n'] == 2`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallArg {
+    /// A tensor.
+    Tensor(Tensor),
+    /// An int.
+    Int(i64),
+    /// A bool.
+    Bool(bool),
 }
 
 /// Where a piece of a script's output went.
@@ -229,15 +241,20 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
         let mut inputs = Vec::with_capacity(args.len());
         let mut marks = Vec::with_capacity(args.len());
         for arg in args {
+            if let Some(value) = python_value(vm, arg) {
+                inputs.push(value);
+                marks.push(Vec::new());
+                continue;
+            }
             if !call.is_tensor(arg) {
                 return Err(call.unsupported(
                     format!("a {} argument to a compiled function", call.type_name(arg)),
-                    "Tailor's compiled calls take tensors; guards on Python values are not modelled yet",
+                    "Tailor's compiled calls take tensors, ints and bools (a float that changes becomes a graph input in PyTorch 2.15, which Tailor does not model yet)",
                 ));
             }
             inputs.push(match call.tensor(arg)? {
-                TensorRef::Value(value) => Tensor::clone(&value),
-                TensorRef::Const(constant) => constant.values(),
+                TensorRef::Value(value) => CallArg::Tensor(Tensor::clone(&value)),
+                TensorRef::Const(constant) => CallArg::Tensor(constant.values()),
                 TensorRef::Node(_) => {
                     return Err(call.unsupported(
                         "calling a torch.compile'd function inside forward",
@@ -255,7 +272,7 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
         let names = host.inputs(wrapper);
         if names.len() != inputs.len() {
             return Err(call.type_error(format!(
-                "the compiled function takes {} tensor argument(s) ({}) but {} were given",
+                "the compiled function takes {} argument(s) ({}) but {} were given",
                 names.len(),
                 names.join(", "),
                 inputs.len()
@@ -288,6 +305,17 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
             }
         })
     })
+}
+
+/// A Python int or bool argument as its value (a bool first: it is an int subclass).
+fn python_value(vm: &VirtualMachine, arg: &PyObjectRef) -> Option<CallArg> {
+    if arg.class().is(vm.ctx.types.bool_type) {
+        return Some(CallArg::Bool(arg.clone().try_into_value::<bool>(vm).ok()?));
+    }
+    if arg.class().is(vm.ctx.types.int_type) {
+        return arg.clone().try_into_value::<i64>(vm).ok().map(CallArg::Int);
+    }
+    None
 }
 
 /// The marks of a call's inputs, by input name.

@@ -298,7 +298,11 @@ pub fn eval(
             } => {
                 let value = match scalar {
                     Scalar::Number(v) => *v as f32,
-                    Scalar::Size(expr) => size(expr)? as f32,
+                    // An int argument's symbol may be negative, unlike a size.
+                    Scalar::Size(expr) => expr.eval(bindings).ok_or_else(|| EvalError::Size {
+                        node: node.name.clone(),
+                        expr: expr.to_string(),
+                    })? as f32,
                 };
                 if *tensor_on_left {
                     map(arg(0), |v| op.apply(v, value))

@@ -829,10 +829,25 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     /// The `Input` nodes, in the function's parameter order.
     pub inputs: Vec<NodeId>,
+    /// The int arguments, in parameter order, each as the size expression it was traced
+    /// as (a symbol under automatic dynamic, else a constant): what a call binds them from.
+    pub int_inputs: Vec<(String, Expr)>,
     /// The `Output` node, once capture finished.
     pub output: Option<NodeId>,
     /// How `forward`'s return value is made of the outputs.
     pub returned: Returned,
+}
+
+/// An argument as a function was traced with: a tensor of a symbolic shape, an int (a
+/// constant, or a symbol when it is dynamic), or a bool (always a constant).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TracedArg {
+    /// A float32 tensor.
+    Tensor(Shape),
+    /// A Python `int`.
+    Int(Expr),
+    /// A Python `bool`.
+    Bool(bool),
 }
 
 /// The shape of what `forward` returned: one tensor, or a tuple whose items are outputs
@@ -916,6 +931,9 @@ impl Graph {
                 } => *expr = f(expr),
                 _ => {}
             }
+        }
+        for (_, expr) in &mut self.int_inputs {
+            *expr = f(expr);
         }
     }
 }

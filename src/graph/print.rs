@@ -18,6 +18,12 @@ impl fmt::Display for Graph {
                 let node = self.node(id);
                 format!("{}: f32{}", node.name, shape_to_string(&node.shape))
             })
+            .chain(
+                self.int_inputs
+                    .iter()
+                    .filter(|(_, expr)| expr.as_int().is_none())
+                    .map(|(name, expr)| format!("{name}: Sym({expr})")),
+            )
             .collect();
         writeln!(f, "graph({}):", params.join(", "))?;
         for node in &self.nodes {

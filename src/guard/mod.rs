@@ -10,46 +10,115 @@
 //! Invariant: `GuardSet::check` accepts exactly the calls on which every printed guard
 //! holds, and it allocates nothing: relations are compiled over flat input-dim slots.
 
-use crate::graph::Shape;
+use crate::graph::{Shape, TracedArg};
 use crate::shape::{DimSource, ShapeEnv, ShapeEvent};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The sizes of one call's inputs, flattened once so that guard checks index a slice.
+/// One argument of a call as guards see it: a tensor's sizes, or a Python value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ArgValue {
+    /// A float32 tensor of these sizes.
+    Tensor(Vec<i64>),
+    /// A Python `int`.
+    Int(i64),
+    /// A Python `bool`.
+    Bool(bool),
+}
+
+impl ArgValue {
+    /// The Python type, as PyTorch's `TYPE_MATCH` failure names it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ArgValue::Tensor(_) => "<class 'torch.Tensor'>",
+            ArgValue::Int(_) => "<class 'int'>",
+            ArgValue::Bool(_) => "<class 'bool'>",
+        }
+    }
+
+    /// The values guards read: a tensor's sizes, an int, a bool as 0 or 1.
+    fn slots(&self) -> &[i64] {
+        match self {
+            ArgValue::Tensor(dims) => dims,
+            ArgValue::Int(value) => std::slice::from_ref(value),
+            ArgValue::Bool(true) => &[1],
+            ArgValue::Bool(false) => &[0],
+        }
+    }
+}
+
+impl fmt::Display for ArgValue {
+    /// The spec form (`8,64`, `int(3)`, `True`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgValue::Tensor(dims) => {
+                let dims: Vec<String> = dims.iter().map(i64::to_string).collect();
+                f.write_str(&dims.join(","))
+            }
+            ArgValue::Int(value) => write!(f, "int({value})"),
+            ArgValue::Bool(true) => f.write_str("True"),
+            ArgValue::Bool(false) => f.write_str("False"),
+        }
+    }
+}
+
+/// The arguments of one call, flattened once so that guard checks index a slice.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallShapes {
-    /// Input names and sizes, in the function's parameter order.
-    pub inputs: Vec<(String, Vec<i64>)>,
-    /// All sizes concatenated.
+    /// Argument names and values, in the function's parameter order.
+    pub args: Vec<(String, ArgValue)>,
+    /// Every argument's slots (`ArgValue::slots`) concatenated.
     flat: Vec<i64>,
 }
 
 impl CallShapes {
-    /// Flattens `inputs`.
+    /// A call whose arguments are all tensors of these sizes.
     pub fn new(inputs: Vec<(String, Vec<i64>)>) -> CallShapes {
-        let flat = inputs
-            .iter()
-            .flat_map(|(_, dims)| dims.iter().copied())
-            .collect();
-        CallShapes { inputs, flat }
+        CallShapes::with_args(
+            inputs
+                .into_iter()
+                .map(|(name, dims)| (name, ArgValue::Tensor(dims)))
+                .collect(),
+        )
     }
 
-    /// Formats as `x=8,64;y=3`.
+    /// A call with these arguments.
+    pub fn with_args(args: Vec<(String, ArgValue)>) -> CallShapes {
+        let flat = args
+            .iter()
+            .flat_map(|(_, value)| value.slots().iter().copied())
+            .collect();
+        CallShapes { args, flat }
+    }
+
+    /// The tensor arguments and their sizes, in parameter order.
+    pub fn tensors(&self) -> impl Iterator<Item = (&str, &[i64])> {
+        self.args.iter().filter_map(|(name, value)| match value {
+            ArgValue::Tensor(dims) => Some((name.as_str(), dims.as_slice())),
+            _ => None,
+        })
+    }
+
+    /// The values of the int arguments, in parameter order.
+    pub fn ints(&self) -> Vec<i64> {
+        self.args
+            .iter()
+            .filter_map(|(_, value)| match value {
+                ArgValue::Int(v) => Some(*v),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Formats as `x=8,64;n=int(3)`.
     pub fn to_spec(&self) -> String {
         let parts: Vec<String> = self
-            .inputs
+            .args
             .iter()
-            .map(|(name, dims)| {
-                format!(
-                    "{name}={}",
-                    dims.iter()
-                        .map(i64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(",")
-                )
-            })
+            .map(|(name, value)| format!("{name}={value}"))
             .collect();
         parts.join(";")
     }
@@ -87,6 +156,85 @@ impl fmt::Display for TensorGuard {
             sizes.join(", "),
             strides.join(", ")
         )
+    }
+}
+
+/// What a Python-value argument must be for an entry to be reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum ValueMatch {
+    /// An int: exactly this one (`EQUALS_MATCH`), or any (`None`: the int is a symbol and
+    /// only its type is checked, `TYPE_MATCH`).
+    Int(Option<i64>),
+    /// A bool, always specialised (`TRUE_MATCH` / `FALSE_MATCH`).
+    Bool(bool),
+}
+
+/// PyTorch's guard on one Python-value argument.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ValueGuard {
+    /// The argument's name.
+    pub input: String,
+    /// What it must be.
+    pub expected: ValueMatch,
+}
+
+impl ValueGuard {
+    /// The failure-reason form PyTorch prints (`n == 2`, `b == True`); a symbolic int has
+    /// none, since only its type is checked.
+    fn reason(&self) -> String {
+        match self.expected {
+            ValueMatch::Int(Some(v)) => format!("{} == {v}", self.input),
+            ValueMatch::Int(None) => format!("type({}) is int", self.input),
+            ValueMatch::Bool(b) => format!("{} == {}", self.input, python_bool(b)),
+        }
+    }
+
+    /// The Python type the argument must have.
+    fn type_name(&self) -> &'static str {
+        match self.expected {
+            ValueMatch::Int(_) => ArgValue::Int(0).type_name(),
+            ValueMatch::Bool(_) => ArgValue::Bool(false).type_name(),
+        }
+    }
+
+    /// Whether `value` passes, or the failure when it does not.
+    fn check(&self, value: &ArgValue) -> Result<(), ValueFailure> {
+        match (self.expected, value) {
+            (ValueMatch::Int(None), ArgValue::Int(_)) => Ok(()),
+            (ValueMatch::Int(Some(expected)), ArgValue::Int(actual)) if expected == *actual => {
+                Ok(())
+            }
+            (ValueMatch::Bool(expected), ArgValue::Bool(actual)) if expected == *actual => Ok(()),
+            (ValueMatch::Int(_), ArgValue::Int(_)) | (ValueMatch::Bool(_), ArgValue::Bool(_)) => {
+                Err(ValueFailure::Value)
+            }
+            _ => Err(ValueFailure::Type),
+        }
+    }
+}
+
+enum ValueFailure {
+    Type,
+    Value,
+}
+
+fn python_bool(value: bool) -> &'static str {
+    if value { "True" } else { "False" }
+}
+
+impl fmt::Display for ValueGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let input = &self.input;
+        match self.expected {
+            ValueMatch::Int(Some(v)) => write!(f, "EQUALS_MATCH: L['{input}'] == {v}"),
+            ValueMatch::Int(None) => write!(
+                f,
+                "TYPE_MATCH: ___check_type_id(L['{input}'], <class 'int'>)"
+            ),
+            ValueMatch::Bool(true) => write!(f, "TRUE_MATCH: L['{input}'] == True"),
+            ValueMatch::Bool(false) => write!(f, "FALSE_MATCH: L['{input}'] == False"),
+        }
     }
 }
 
@@ -144,6 +292,24 @@ pub enum Failure {
         /// Actual size.
         actual: i64,
     },
+    /// An argument has another Python type than the entry was compiled for.
+    Type {
+        /// The argument's name.
+        name: String,
+        /// The type the entry expects.
+        expected: &'static str,
+        /// The type passed.
+        actual: &'static str,
+    },
+    /// A specialised Python value differs (index into `GuardSet::values`).
+    Value(usize),
+    /// The call passes another number of arguments than the entry was compiled with.
+    Arity {
+        /// The entry's arguments.
+        expected: usize,
+        /// The call's.
+        actual: usize,
+    },
     /// A shape guard is false (index into `GuardSet::shape`).
     Shape(usize),
 }
@@ -151,12 +317,24 @@ pub enum Failure {
 /// Every guard of one cache entry, with its compiled check.
 #[derive(Clone, Debug)]
 pub struct GuardSet {
-    /// One per input, in order.
+    /// One per tensor argument, in parameter order.
     pub tensors: Vec<TensorGuard>,
+    /// One per Python-value argument (int, bool), in parameter order.
+    pub values: Vec<ValueGuard>,
+    /// The arguments in the order PyTorch's guard tree checks them (by name), each with
+    /// its parameter position and its guard.
+    order: Vec<(usize, ArgGuard)>,
     /// Shape guards in check order.
     pub shape: Vec<Guard>,
     /// Compiled form of `shape` (marking guards are checked separately).
     compiled: Vec<Check>,
+}
+
+/// Which guard of a `GuardSet` checks one argument.
+#[derive(Clone, Copy, Debug)]
+enum ArgGuard {
+    Tensor(usize),
+    Value(usize),
 }
 
 #[derive(Clone, Debug)]
@@ -167,17 +345,21 @@ enum Check {
     Contiguous,
 }
 
-/// What a symbol's value is read from: its first plain occurrence among the input dims.
-fn symbol_sources(inputs: &[(String, Shape)]) -> BTreeMap<Sym, (DimSource, usize)> {
+/// What a symbol's value is read from: its first plain occurrence among the arguments'
+/// slots (a tensor's dims, an int itself).
+fn symbol_sources(
+    args: &[(String, Shape)],
+    kinds: &[ArgKind],
+) -> BTreeMap<Sym, (DimSource, usize)> {
     let mut sources = BTreeMap::new();
     let mut slot = 0;
-    for (name, shape) in inputs {
-        for (dim, expr) in shape.iter().enumerate() {
+    for ((name, slots), kind) in args.iter().zip(kinds) {
+        for (dim, expr) in slots.iter().enumerate() {
             if let Some(sym) = expr.as_sym() {
                 sources.entry(sym).or_insert((
                     DimSource {
                         input: name.clone(),
-                        dim,
+                        dim: (*kind == ArgKind::Tensor).then_some(dim),
                     },
                     slot,
                 ));
@@ -235,22 +417,52 @@ impl ShapeGuards {
 /// its final replacements, and where each symbol's value is read from.
 struct Producer<'a> {
     env: &'a ShapeEnv,
+    /// Every argument with the expressions of its slots (a tensor's dims, an int's value,
+    /// a bool's 0 or 1), under the final replacements.
     inputs: Vec<(String, Shape)>,
+    kinds: Vec<ArgKind>,
+    /// Per argument, whether it was traced as a symbol (a dynamic int), even if tracing
+    /// later fixed its value.
+    traced_symbolic: Vec<bool>,
     sources: BTreeMap<Sym, (DimSource, usize)>,
 }
 
+/// What kind of value an argument was traced with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArgKind {
+    Tensor,
+    Int,
+    Bool,
+}
+
 impl<'a> Producer<'a> {
-    fn new(env: &'a ShapeEnv, input_shapes: &[(String, Shape)]) -> Producer<'a> {
-        let inputs: Vec<(String, Shape)> = input_shapes
-            .iter()
-            .map(|(n, s)| (n.clone(), s.iter().map(|d| env.replace(d)).collect()))
-            .collect();
-        let sources = symbol_sources(&inputs);
+    fn new(env: &'a ShapeEnv, args: &[(String, TracedArg)]) -> Producer<'a> {
+        let mut inputs = Vec::with_capacity(args.len());
+        let mut kinds = Vec::with_capacity(args.len());
+        let mut traced_symbolic = Vec::with_capacity(args.len());
+        for (name, arg) in args {
+            traced_symbolic.push(matches!(arg, TracedArg::Int(e) if e.as_int().is_none()));
+            let (kind, slots) = match arg {
+                TracedArg::Tensor(shape) => (ArgKind::Tensor, shape.clone()),
+                TracedArg::Int(expr) => (ArgKind::Int, vec![expr.clone()]),
+                TracedArg::Bool(b) => (ArgKind::Bool, vec![Expr::int(i64::from(*b))]),
+            };
+            inputs.push((name.clone(), slots.iter().map(|d| env.replace(d)).collect()));
+            kinds.push(kind);
+        }
+        let sources = symbol_sources(&inputs, &kinds);
         Producer {
             env,
             inputs,
+            kinds,
+            traced_symbolic,
             sources,
         }
+    }
+
+    /// The tensor arguments' positions.
+    fn tensor_positions(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.inputs.len()).filter(|&i| self.kinds[i] == ArgKind::Tensor)
     }
 
     /// A symbol in PyTorch's source form, `L['x'].size()[0]`.
@@ -269,19 +481,64 @@ impl<'a> Producer<'a> {
 
     /// `TENSOR_MATCH` per input: its rank and static sizes.
     fn tensor_guards(&self) -> Vec<TensorGuard> {
-        self.inputs
-            .iter()
-            .map(|(name, dims)| TensorGuard {
-                input: name.clone(),
-                sizes: dims.iter().map(Expr::as_int).collect(),
+        self.tensor_positions()
+            .map(|i| TensorGuard {
+                input: self.inputs[i].0.clone(),
+                sizes: self.inputs[i].1.iter().map(Expr::as_int).collect(),
             })
             .collect()
+    }
+
+    /// `EQUALS_MATCH` per int that stayed a constant (`TYPE_MATCH` for a symbolic one),
+    /// `TRUE_MATCH`/`FALSE_MATCH` per bool.
+    fn value_guards(&self) -> Vec<ValueGuard> {
+        self.inputs
+            .iter()
+            .zip(&self.kinds)
+            .zip(&self.traced_symbolic)
+            .filter_map(|(((name, slots), kind), symbolic)| {
+                let expected = match kind {
+                    ArgKind::Tensor => return None,
+                    // A symbol that tracing fixed keeps its type check; the value is then a
+                    // shape guard (`input_equalities`), as PyTorch keeps it in the lambda.
+                    ArgKind::Int if *symbolic => ValueMatch::Int(None),
+                    ArgKind::Int => ValueMatch::Int(slots[0].as_int()),
+                    ArgKind::Bool => ValueMatch::Bool(slots[0].as_int() == Some(1)),
+                };
+                Some(ValueGuard {
+                    input: name.clone(),
+                    expected,
+                })
+            })
+            .collect()
+    }
+
+    /// Every argument in the order PyTorch's guard tree checks them (by name).
+    fn check_order(&self) -> Vec<(usize, ArgGuard)> {
+        let (mut tensors, mut values) = (0, 0);
+        let mut order: Vec<(usize, ArgGuard)> = self
+            .kinds
+            .iter()
+            .enumerate()
+            .map(|(i, kind)| {
+                let guard = if *kind == ArgKind::Tensor {
+                    tensors += 1;
+                    ArgGuard::Tensor(tensors - 1)
+                } else {
+                    values += 1;
+                    ArgGuard::Value(values - 1)
+                };
+                (i, guard)
+            })
+            .collect();
+        order.sort_by(|a, b| self.inputs[a.0].0.cmp(&self.inputs[b.0].0));
+        order
     }
 
     /// `DIMENSION_DYNAMIC_MARKING_GUARD` for each input that was not marked dynamic.
     fn leaf_guards(&self, marked: &[bool], out: &mut ShapeGuards) {
         for (i, was_marked) in marked.iter().enumerate() {
-            if *was_marked {
+            if *was_marked || self.kinds.get(i) != Some(&ArgKind::Tensor) {
                 continue;
             }
             let input = &self.inputs[i].0;
@@ -310,19 +567,25 @@ impl<'a> Producer<'a> {
         for (dim, expr) in dims.iter().enumerate() {
             let here = DimSource {
                 input: name.clone(),
-                dim,
+                dim: (self.kinds[input] == ArgKind::Tensor).then_some(dim),
             };
             let is_own = expr
                 .as_sym()
                 .and_then(|s| self.sources.get(&s))
                 .is_some_and(|(src, _)| *src == here);
-            if expr.as_int().is_some() || is_own {
+            let fixed_symbol = self.traced_symbolic[input] && expr.as_int().is_some();
+            if (expr.as_int().is_some() && !fixed_symbol) || is_own {
                 continue;
             }
             let duck = self.env.events().iter().any(
                 |(_, event)| matches!(event, ShapeEvent::DuckShared { source, .. } if *source == here.to_source()),
             );
-            let provenance = if duck {
+            let provenance = if fixed_symbol {
+                format!(
+                    "{} was a symbol, fixed to {expr} while tracing",
+                    here.to_source()
+                )
+            } else if duck {
                 format!(
                     "duck sizing: {} had the same size as {}",
                     here.to_source(),
@@ -485,10 +748,11 @@ impl<'a> Producer<'a> {
 impl GuardSet {
     /// Produces the guards of an entry (PyTorch's `produce_guards`).
     ///
-    /// `input_shapes` are the symbolic shapes the inputs were given; `marked[i]` says
-    /// whether input `i` carried a `mark_dynamic` when the entry was compiled.
-    pub fn produce(env: &ShapeEnv, input_shapes: &[(String, Shape)], marked: &[bool]) -> GuardSet {
-        let producer = Producer::new(env, input_shapes);
+    /// `args` are the arguments as the entry was traced (tensors' symbolic shapes, ints,
+    /// bools); `marked[i]` says whether argument `i` carried a `mark_dynamic` when the
+    /// entry was compiled.
+    pub fn produce(env: &ShapeEnv, args: &[(String, TracedArg)], marked: &[bool]) -> GuardSet {
+        let producer = Producer::new(env, args);
         let mut out = ShapeGuards::default();
         // Leaf guards first (PyTorch checks them in C++ before the shape lambda), then the
         // lambda's: each input's equalities and strides in parameter order, the recorded
@@ -502,37 +766,68 @@ impl GuardSet {
         producer.range_guards(&mut out);
         GuardSet {
             tensors: producer.tensor_guards(),
+            values: producer.value_guards(),
+            order: producer.check_order(),
             shape: out.shape,
             compiled: out.compiled,
         }
     }
 
-    /// Checks a call. `marked[i]` says whether input `i` carries a `mark_dynamic` now.
+    /// Checks a call. `marked[i]` says whether argument `i` carries a `mark_dynamic` now.
     pub fn check(&self, call: &CallShapes, marked: &[bool]) -> Result<(), Failure> {
-        let mut offset = 0;
-        for (i, (tensor, (_, dims))) in self.tensors.iter().zip(&call.inputs).enumerate() {
-            if tensor.sizes.len() != dims.len() {
-                return Err(Failure::Rank {
-                    input: i,
-                    expected: tensor.sizes.len(),
-                    actual: dims.len(),
-                });
-            }
-            for (dim, (expected, &actual)) in tensor.sizes.iter().zip(dims).enumerate() {
-                if let Some(expected) = *expected {
-                    if expected != actual {
-                        return Err(Failure::Size {
+        if call.args.len() != self.order.len() {
+            return Err(Failure::Arity {
+                expected: self.order.len(),
+                actual: call.args.len(),
+            });
+        }
+        for &(position, guard) in &self.order {
+            let Some((name, value)) = call.args.get(position) else {
+                continue;
+            };
+            match guard {
+                ArgGuard::Tensor(i) => {
+                    let tensor = &self.tensors[i];
+                    let ArgValue::Tensor(dims) = value else {
+                        return Err(Failure::Type {
+                            name: name.clone(),
+                            expected: ArgValue::Tensor(Vec::new()).type_name(),
+                            actual: value.type_name(),
+                        });
+                    };
+                    if tensor.sizes.len() != dims.len() {
+                        return Err(Failure::Rank {
                             input: i,
-                            dim,
-                            expected,
-                            actual,
+                            expected: tensor.sizes.len(),
+                            actual: dims.len(),
                         });
                     }
+                    for (dim, (expected, &actual)) in tensor.sizes.iter().zip(dims).enumerate() {
+                        if let Some(expected) = *expected {
+                            if expected != actual {
+                                return Err(Failure::Size {
+                                    input: i,
+                                    dim,
+                                    expected,
+                                    actual,
+                                });
+                            }
+                        }
+                    }
                 }
+                ArgGuard::Value(i) => match self.values[i].check(value) {
+                    Ok(()) => {}
+                    Err(ValueFailure::Value) => return Err(Failure::Value(i)),
+                    Err(ValueFailure::Type) => {
+                        return Err(Failure::Type {
+                            name: name.clone(),
+                            expected: self.values[i].type_name(),
+                            actual: value.type_name(),
+                        });
+                    }
+                },
             }
-            offset += dims.len();
         }
-        debug_assert_eq!(offset, call.flat.len());
         for (index, check) in self.compiled.iter().enumerate() {
             let pass = match check {
                 Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
@@ -585,6 +880,15 @@ impl GuardSet {
                     self.tensors[*input].input
                 )
             }
+            Failure::Type {
+                name,
+                expected,
+                actual,
+            } => format!("expected type of '{name}' to be {expected}, but found {actual}"),
+            Failure::Arity { expected, actual } => {
+                format!("expected {expected} arguments, got {actual}")
+            }
+            Failure::Value(index) => self.values[*index].reason(),
             Failure::Shape(index) => self.shape[*index].reason.clone(),
         }
     }
@@ -619,9 +923,10 @@ impl GuardSet {
         })
     }
 
-    /// All guards as PyTorch prints them: tensor matches, then shape guards.
+    /// All guards as PyTorch prints them: value and tensor matches, then shape guards.
     pub fn source_lines(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self.tensors.iter().map(ToString::to_string).collect();
+        let mut lines: Vec<String> = self.values.iter().map(ToString::to_string).collect();
+        lines.extend(self.tensors.iter().map(ToString::to_string));
         lines.extend(self.aliasing());
         lines.extend(self.printed().iter().map(|g| g.source.clone()));
         lines
@@ -630,6 +935,9 @@ impl GuardSet {
 
 impl fmt::Display for GuardSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for value in &self.values {
+            writeln!(f, "{value}")?;
+        }
         for tensor in &self.tensors {
             writeln!(f, "{tensor}")?;
         }

@@ -639,6 +639,9 @@ pub struct Schedule {
     pub inputs: Vec<BufferId>,
     /// Symbolic shape of each graph input (the runtime binds symbols from them).
     pub input_shapes: Vec<Vec<Expr>>,
+    /// The size expression of each int argument, in order (the runtime binds the symbols
+    /// of dynamic ones from the call's values).
+    pub int_inputs: Vec<Expr>,
     /// The buffer of each returned tensor, in order.
     pub outputs: Vec<BufferId>,
     /// Symbolic shape of each returned tensor.

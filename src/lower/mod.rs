@@ -172,5 +172,8 @@ fn graph_syms(graph: &Graph) -> Vec<Sym> {
             _ => {}
         }
     }
+    for (_, expr) in &graph.int_inputs {
+        syms.extend(expr.free_syms());
+    }
     syms.into_iter().collect()
 }

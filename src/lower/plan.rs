@@ -133,6 +133,7 @@ pub fn plan(
             .iter()
             .map(|&i| graph.shape(i).clone())
             .collect(),
+        int_inputs: graph.int_inputs.iter().map(|(_, e)| e.clone()).collect(),
         outputs: outputs.into_iter().map(map).collect(),
         output_shapes: graph
             .outputs()

@@ -49,7 +49,7 @@ fn assert_matches_reference(graph: &Graph, schedule: &Schedule, shape: &[usize])
         }
     }
     let expected = graph::eval(graph, &bindings, &inputs).expect("the reference runs");
-    let actual = crate::runtime::cpu::run(schedule, &inputs).expect("the CPU backend runs");
+    let actual = crate::runtime::cpu::run(schedule, &inputs, &[]).expect("the CPU backend runs");
     assert_eq!(actual.len(), expected.len());
     for (a, e) in actual.iter().zip(&expected) {
         assert_eq!(a.shape, e.shape);

@@ -65,7 +65,7 @@ impl Scenario {
 
     /// Per input of `call`, whether it carries a `mark_dynamic`.
     pub(crate) fn marked(&self, call: &CallShapes) -> Vec<bool> {
-        call.inputs
+        call.args
             .iter()
             .map(|(name, _)| self.marks.iter().any(|m| &m.input == name))
             .collect()
@@ -107,7 +107,7 @@ impl Scenario {
         ));
         for (number, call) in self.calls.iter().enumerate() {
             let mut arguments = Vec::new();
-            for (name, dims) in &call.inputs {
+            for (name, dims) in call.tensors() {
                 let sizes: Vec<String> = dims.iter().map(i64::to_string).collect();
                 lines.push(format!("{name} = torch.randn({})", sizes.join(", ")));
                 for dim in 0..dims.len() {
@@ -115,7 +115,7 @@ impl Scenario {
                         lines.push(format!("torch._dynamo.mark_dynamic({name}, {dim})"));
                     }
                 }
-                arguments.push(name.clone());
+                arguments.push(name.to_string());
             }
             lines.push(format!(
                 "model({})  # call {}",
@@ -177,21 +177,34 @@ pub(crate) fn mark(input: &str, dim: usize) -> MarkDynamic {
     }
 }
 
-/// The first guard of `entry` that `call` fails, as an index into `source_lines()` (tensor
-/// guards first, then the printed shape guards); `None` when every guard passes.
+/// The first guard of `entry` that `call` fails, as an index into `source_lines()` (value
+/// guards first, then tensor guards, then the printed shape guards); `None` when every
+/// guard passes.
 pub(crate) fn failing_line(entry: &Entry, call: &CallShapes, marked: &[bool]) -> Option<usize> {
-    match entry.guards.check(call, marked) {
+    let guards = &entry.guards;
+    match guards.check(call, marked) {
         Ok(()) => None,
-        Err(Failure::Rank { input, .. } | Failure::Size { input, .. }) => Some(input),
+        Err(Failure::Value(index)) => Some(index),
+        Err(Failure::Rank { input, .. } | Failure::Size { input, .. }) => {
+            Some(guards.values.len() + input)
+        }
+        Err(Failure::Type { name, .. }) => guards
+            .values
+            .iter()
+            .position(|v| v.input == name)
+            .or_else(|| {
+                let tensor = guards.tensors.iter().position(|t| t.input == name)?;
+                Some(guards.values.len() + tensor)
+            }),
+        Err(Failure::Arity { .. }) => Some(0),
         Err(Failure::Shape(index)) => {
-            let failed = &entry.guards.shape[index];
-            let position = entry
-                .guards
+            let failed = &guards.shape[index];
+            let position = guards
                 .printed()
                 .iter()
                 .position(|g| *g == failed)
                 .expect("every checked shape guard is printed");
-            Some(entry.guards.tensors.len() + position)
+            Some(guards.values.len() + guards.tensors.len() + position)
         }
     }
 }

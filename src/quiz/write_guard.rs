@@ -16,7 +16,7 @@ use super::text::{fill, msg};
 use super::{Difficulty, Text};
 use crate::cache::{Action, DimSpec, Entry};
 use crate::guard::{GuardKind, TensorGuard};
-use crate::{DynamicMode, MarkDynamic};
+use crate::{CallShapes, DynamicMode, MarkDynamic};
 
 struct WriteGuard {
     scenario: Scenario,
@@ -50,10 +50,10 @@ fn source(input: &str, dim: usize) -> String {
 }
 
 /// Plausible guards that may or may not be real; the caller drops the real ones.
-fn made_up(entry: &Entry, call_dims: &[(String, Vec<i64>)]) -> Vec<String> {
+fn made_up(entry: &Entry, call: &CallShapes) -> Vec<String> {
     let mut out = Vec::new();
     let mut symbolic: Vec<(String, &str)> = Vec::new();
-    for ((input, dims), (_, sizes)) in entry.inputs.iter().zip(call_dims) {
+    for ((input, dims), (_, sizes)) in entry.inputs.iter().zip(call.tensors()) {
         for (dim, (spec, size)) in dims.iter().zip(sizes).enumerate() {
             let src = source(input, dim);
             out.push(format!("{src} in {{1, 2, 4, 8}}"));
@@ -82,8 +82,8 @@ fn made_up(entry: &Entry, call_dims: &[(String, Vec<i64>)]) -> Vec<String> {
             let mut sizes = tensor.sizes.clone();
             sizes[dim] = match sizes[dim] {
                 Some(_) => None,
-                None => call_dims
-                    .iter()
+                None => call
+                    .tensors()
                     .find(|(n, _)| *n == tensor.input)
                     .map(|(_, s)| s[dim]),
             };
@@ -140,7 +140,7 @@ pub(super) fn build(rng: &mut Rng, difficulty: Difficulty) -> Option<Box<dyn Puz
     }
     let entry = cache.entry(0)?;
     let mut real = real_guards(entry);
-    let mut fake: Vec<String> = made_up(entry, &call.inputs)
+    let mut fake: Vec<String> = made_up(entry, &call)
         .into_iter()
         .filter(|line| !is_real(line, &real))
         .collect();

@@ -271,6 +271,7 @@ impl Backend {
         &self,
         kernels: &mut Kernels,
         inputs: &[Tensor],
+        ints: &[i64],
         timing: bool,
         clock: &dyn Fn() -> f64,
     ) -> Result<Ran, Error> {
@@ -279,7 +280,7 @@ impl Backend {
                 // The CPU backend runs kernels back to back and does not time them one by one.
                 let _ = timing;
                 let started = clock();
-                let outputs = program.run(inputs)?;
+                let outputs = program.run(inputs, ints)?;
                 Ok(Ran {
                     outputs,
                     build_ms: 0.0,
@@ -309,7 +310,7 @@ impl Backend {
                 // Override code creates a pipeline per new shape inside `run`: count it as
                 // building, not running.
                 let pipelines_before = gpu.stats().pipeline_ms;
-                let run = gpu.run(program, inputs, timing).await?;
+                let run = gpu.run(program, inputs, ints, timing).await?;
                 let finished = clock();
                 let pipeline_ms = gpu.stats().pipeline_ms - pipelines_before;
                 let timing = serde_json::to_value(run.timing)
@@ -365,6 +366,8 @@ pub struct Job {
     prepare_ms: f64,
     eager: bool,
     inputs: Vec<Tensor>,
+    /// The call's int arguments, in order.
+    ints: Vec<i64>,
     expected: Option<Vec<Tensor>>,
     reference_ms: f64,
     timing: bool,
@@ -529,6 +532,7 @@ impl Executor {
             prepare_ms,
             eager: false,
             inputs,
+            ints: call.ints(),
             expected,
             reference_ms,
             timing: options.timing,
@@ -591,11 +595,14 @@ impl Executor {
             prepare_ms,
             eager,
             inputs,
+            ints,
             expected,
             reference_ms,
             timing,
         } = job;
-        let ran = backend.run(&mut kernels, &inputs, timing, clock).await;
+        let ran = backend
+            .run(&mut kernels, &inputs, &ints, timing, clock)
+            .await;
         let outcome = ran.map(|ran| {
             let max_abs_err = expected.as_ref().map(|e| max_abs_err(&ran.outputs, e));
             // Eager mode captures and dispatches op by op on every call: that is running.
@@ -640,11 +647,10 @@ impl Executor {
 /// The symbol values of `call` in `schedule` (what static code bakes in).
 pub fn call_bindings(schedule: &Schedule, call: &CallShapes) -> Result<Bindings, RunError> {
     let sizes: Vec<Vec<usize>> = call
-        .inputs
-        .iter()
+        .tensors()
         .map(|(_, dims)| dims.iter().map(|&d| d as usize).collect())
         .collect();
-    bind(schedule, &sizes).map(|sizes| sizes.bindings)
+    bind(schedule, &sizes, &call.ints()).map(|sizes| sizes.bindings)
 }
 
 /// The CPU reference (`graph::eval`, op by op) of `graph` on `inputs`, its symbols bound
@@ -655,22 +661,26 @@ pub fn reference(
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>, Error> {
     let mut bindings = Bindings::new();
-    for (&id, (_, dims)) in graph.inputs.iter().zip(&call.inputs) {
+    for (&id, (_, dims)) in graph.inputs.iter().zip(call.tensors()) {
         for (expr, &value) in graph.shape(id).iter().zip(dims) {
             if let Some(sym) = expr.as_sym() {
                 bindings.set(sym, value);
             }
         }
     }
+    for ((_, expr), value) in graph.int_inputs.iter().zip(call.ints()) {
+        if let Some(sym) = expr.as_sym() {
+            bindings.set(sym, value);
+        }
+    }
     Ok(graph::eval(graph, &bindings, inputs)?)
 }
 
-/// The inputs of a call: `data` where the caller passed it, else seeded random values
+/// The tensor inputs of a call: `data` where the caller passed it, else seeded random values
 /// (only those are generated).
 pub fn call_inputs(call: &CallShapes, data: Vec<Option<Vec<f32>>>, seed: u64) -> Vec<Tensor> {
     let mut data = data.into_iter();
-    call.inputs
-        .iter()
+    call.tensors()
         .map(|(name, dims)| {
             let shape: Vec<usize> = dims.iter().map(|&v| v as usize).collect();
             match data.next().flatten() {
@@ -678,7 +688,7 @@ pub fn call_inputs(call: &CallShapes, data: Vec<Option<Vec<f32>>>, seed: u64) ->
                     shape,
                     data: values,
                 },
-                None => graph::random_inputs(&[(name.clone(), shape)], seed).remove(0),
+                None => graph::random_inputs(&[(name.to_string(), shape)], seed).remove(0),
             }
         })
         .collect()

@@ -36,6 +36,24 @@ pub enum RunError {
         /// The sizes passed.
         actual: Vec<usize>,
     },
+    /// The caller passed too few or too many int arguments.
+    #[error("expected {expected} int arguments, got {actual}")]
+    IntCount {
+        /// Int arguments of the schedule.
+        expected: usize,
+        /// Ints passed.
+        actual: usize,
+    },
+    /// An int argument's value contradicts what the schedule was compiled for.
+    #[error("int argument {input}: {actual} does not match {expected}")]
+    IntValue {
+        /// Position among the int arguments.
+        input: usize,
+        /// The expression it was traced as.
+        expected: String,
+        /// The value passed.
+        actual: i64,
+    },
     /// A size formula has no value for this call (overflow, or a symbol not bound).
     #[error("cannot evaluate {what} = {expr} for these inputs")]
     Size {
@@ -83,12 +101,19 @@ pub struct Sizes {
     pub workgroups: Vec<u64>,
 }
 
-/// Binds the schedule's symbols from the input sizes and evaluates every size.
-pub fn bind(schedule: &Schedule, inputs: &[Vec<usize>]) -> Result<Sizes, RunError> {
+/// Binds the schedule's symbols from the input sizes and the int arguments' values, and
+/// evaluates every size.
+pub fn bind(schedule: &Schedule, inputs: &[Vec<usize>], ints: &[i64]) -> Result<Sizes, RunError> {
     if inputs.len() != schedule.input_shapes.len() {
         return Err(RunError::InputCount {
             expected: schedule.input_shapes.len(),
             actual: inputs.len(),
+        });
+    }
+    if ints.len() != schedule.int_inputs.len() {
+        return Err(RunError::IntCount {
+            expected: schedule.int_inputs.len(),
+            actual: ints.len(),
         });
     }
     let mismatch = |input: usize| RunError::InputShape {
@@ -107,11 +132,25 @@ pub fn bind(schedule: &Schedule, inputs: &[Vec<usize>]) -> Result<Sizes, RunErro
             }
         }
     }
+    for (expr, &value) in schedule.int_inputs.iter().zip(ints) {
+        if let Some(sym) = expr.as_sym() {
+            bindings.set(sym, value);
+        }
+    }
     for (input, (shape, sizes)) in schedule.input_shapes.iter().zip(inputs).enumerate() {
         for (dim, &size) in shape.iter().zip(sizes) {
             if dim.eval(&bindings) != Some(size as i64) {
                 return Err(mismatch(input));
             }
+        }
+    }
+    for (input, (expr, &value)) in schedule.int_inputs.iter().zip(ints).enumerate() {
+        if expr.eval(&bindings) != Some(value) {
+            return Err(RunError::IntValue {
+                input,
+                expected: expr.to_string(),
+                actual: value,
+            });
         }
     }
     let eval = |what: &str, expr: &Expr| {

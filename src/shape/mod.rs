@@ -15,24 +15,47 @@ use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, ValueRange};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// Where a size lives in the function's arguments: `L['x'].size()[0]`.
+/// Where a size lives in the function's arguments: a tensor's dim, `L['x'].size()[0]`,
+/// or an int argument itself, `L['n']`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct DimSource {
     /// The argument's name.
     pub input: String,
-    /// The dimension.
-    pub dim: usize,
+    /// The tensor's dimension; `None` when the argument is an int.
+    pub dim: Option<usize>,
 }
 
 impl DimSource {
-    /// The guard source form, `L['x'].size()[0]`.
-    pub fn to_source(&self) -> String {
-        format!("L['{}'].size()[{}]", self.input, self.dim)
+    /// Dimension `dim` of tensor argument `input`.
+    pub fn dim(input: &str, dim: usize) -> DimSource {
+        DimSource {
+            input: input.to_string(),
+            dim: Some(dim),
+        }
     }
 
-    /// The short form used in failure reasons, `x.size()[0]`.
+    /// The int argument `input`.
+    pub fn int(input: &str) -> DimSource {
+        DimSource {
+            input: input.to_string(),
+            dim: None,
+        }
+    }
+
+    /// The guard source form, `L['x'].size()[0]` or `L['n']`.
+    pub fn to_source(&self) -> String {
+        match self.dim {
+            Some(dim) => format!("L['{}'].size()[{dim}]", self.input),
+            None => format!("L['{}']", self.input),
+        }
+    }
+
+    /// The short form used in failure reasons, `x.size()[0]` or `n`.
     pub fn to_short(&self) -> String {
-        format!("{}.size()[{}]", self.input, self.dim)
+        match self.dim {
+            Some(dim) => format!("{}.size()[{dim}]", self.input),
+            None => self.input.clone(),
+        }
     }
 }
 
@@ -346,6 +369,45 @@ impl ShapeEnv {
         Ok(Expr::sym(sym))
     }
 
+    /// An int argument's value as a size expression: a constant when `dynamic` is false,
+    /// else a fresh symbol over every integer (PyTorch's `wrap_symint`: ints are neither
+    /// 0/1-specialised nor duck-sized, and may be negative).
+    pub fn add_input_int(&mut self, input: &str, value: i64, dynamic: bool, why: &str) -> Expr {
+        let source = DimSource::int(input);
+        if !dynamic {
+            self.push_event(ShapeEvent::Static {
+                source: source.to_source(),
+                value,
+                why: why.to_string(),
+            });
+            return Expr::int(value);
+        }
+        let sym = Sym(self.symbols.len() as u32);
+        let range = ValueRange::unbounded();
+        self.push_event(ShapeEvent::CreateSymbol {
+            sym,
+            source: source.to_source(),
+            hint: value,
+            range: range.to_string(),
+            why: why.to_string(),
+        });
+        self.symbols.push(SymbolInfo {
+            sym,
+            source,
+            hint: value,
+            range,
+            mark: None,
+        });
+        Expr::sym(sym)
+    }
+
+    /// Whether `sym` stands for an int argument (`L['n']`) rather than a tensor's size.
+    pub fn is_int_argument(&self, sym: Sym) -> bool {
+        self.symbols
+            .get(sym.index())
+            .is_some_and(|info| info.source.dim.is_none())
+    }
+
     /// All symbols, in creation order.
     pub fn symbols(&self) -> &[SymbolInfo] {
         &self.symbols
@@ -485,6 +547,10 @@ impl ShapeEnv {
             CmpOp::Gt => ValueRange::at_least(bound + 1),
             CmpOp::Le => ValueRange::new(None, Some(bound)),
             CmpOp::Lt => ValueRange::new(None, Some(bound - 1)),
+            // `s != c` narrows only at an end of the range (`[0, oo]` and `s != 0` give
+            // `[1, oo]`), as PyTorch's range refinement does.
+            CmpOp::Ne if current.lo == Some(bound) => ValueRange::at_least(bound + 1),
+            CmpOp::Ne if current.hi == Some(bound) => ValueRange::new(None, Some(bound - 1)),
             CmpOp::Ne => return,
         };
         let Some(range) = current.intersect(&narrowed) else {
@@ -584,7 +650,56 @@ impl ShapeEnv {
                 *existing = existing.substitute(sym, &value);
             }
         }
-        self.replacements.insert(sym, value);
+        let range = self.range(sym);
+        self.replacements.insert(sym, value.clone());
+        self.transfer_range(range, &value);
+    }
+
+    /// After `sym -> value` with `value = a·t + b` in one symbol `t`, `t`'s range keeps
+    /// only what puts `value` in `sym`'s range (PyTorch's solve: `s77 = 4*s86` with
+    /// `s77 >= 2` gives `s86 >= 1`).
+    fn transfer_range(&mut self, range: ValueRange, value: &Expr) {
+        let syms = value.free_syms();
+        let mut syms = syms.iter();
+        let (Some(&t), None) = (syms.next(), syms.next()) else {
+            return;
+        };
+        let Some((a, rest)) = value.affine_in(t, &|s| self.range(s)) else {
+            return;
+        };
+        let Some(b) = rest.as_int() else {
+            return;
+        };
+        if a == 0 {
+            return;
+        }
+        // lo <= a·t + b <= hi: t >= (lo - b)/a rounded up (bounds swap for a < 0).
+        let ceil_div = |n: i64, d: i64| {
+            let q = n.div_euclid(d);
+            if n.rem_euclid(d) != 0 { q + 1 } else { q }
+        };
+        let bound = |end: Option<i64>, up: bool| {
+            end.and_then(|e| e.checked_sub(b)).map(|n| {
+                let (n, d) = if a < 0 { (-n, -a) } else { (n, a) };
+                if up { ceil_div(n, d) } else { n.div_euclid(d) }
+            })
+        };
+        let narrowed = if a > 0 {
+            ValueRange::new(bound(range.lo, true), bound(range.hi, false))
+        } else {
+            ValueRange::new(bound(range.hi, true), bound(range.lo, false))
+        };
+        let current = self.range(t);
+        let Some(refined) = current.intersect(&narrowed) else {
+            return;
+        };
+        if refined != current {
+            self.symbols[t.index()].range = refined;
+            self.push_event(ShapeEvent::Range {
+                sym: t,
+                range: refined.to_string(),
+            });
+        }
     }
 
     fn push_event(&mut self, event: ShapeEvent) {

@@ -69,6 +69,42 @@ fn is_one(env: &mut ShapeEnv, size: &Expr, origin: &Origin) -> bool {
     }
 }
 
+/// The sizes of a tensor an op creates (`torch.ones(n)`, `torch.arange(n)`): each must be
+/// non-negative, which a size made from an int argument is not by its range alone, so the
+/// check is a guard (PyTorch's `s >= 0` when it builds the fake tensor); a negative one is
+/// PyTorch's error.
+pub fn created(env: &mut ShapeEnv, ctx: &OpCtx, shape: Shape) -> Result<Shape, ShapeError> {
+    let origin = ctx.origin();
+    let mut checked = Vec::with_capacity(shape.len());
+    for size in shape {
+        let non_negative = Rel::new(size.clone(), CmpOp::Ge, Expr::int(0));
+        if !env.evaluate(&non_negative, &origin) {
+            let value = env.replace(&size);
+            return Err(ctx.invalid(format!(
+                "Trying to create tensor with negative dimension {value}"
+            )));
+        }
+        checked.push(env.replace(&size));
+    }
+    Ok(checked)
+}
+
+/// A fresh (not a view) tensor whose element count depends on an int argument: PyTorch's
+/// `is_contiguous` asks whether it has fewer than 2 elements, which an int's range does not
+/// decide (a size's range does: sizes start at 2), so the answer becomes a guard
+/// (`x[:n] + 1` at n = 3 gives `2 <= n`, at n = 1 `n == 1`).
+pub fn fresh(env: &mut ShapeEnv, ctx: &OpCtx, shape: &[Expr]) {
+    let numel = shape.iter().fold(Expr::int(1), |acc, d| &acc * d);
+    let numel = env.replace(&numel);
+    if numel
+        .free_syms()
+        .iter()
+        .any(|&sym| env.is_int_argument(sym))
+    {
+        env.evaluate(&Rel::new(numel, CmpOp::Ge, Expr::int(2)), &ctx.origin());
+    }
+}
+
 /// NumPy-style broadcasting of two shapes (elementwise ops, matmul batch dims).
 pub fn broadcast(
     env: &mut ShapeEnv,

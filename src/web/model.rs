@@ -185,7 +185,7 @@ async fn finish_call(
 
 /// Refuses calls whose inputs the CPU reference could not hold, before any work.
 fn check_size(call: &CallShapes) -> Result<(), JsValue> {
-    for (name, dims) in &call.inputs {
+    for (name, dims) in call.tensors() {
         let elements = dims
             .iter()
             .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));

@@ -302,7 +302,7 @@ pub(super) struct CallView {
 
 pub(super) fn call_view(index: usize, event: &CallEvent, times: CallTimes) -> CallView {
     let compiled = event.action == crate::cache::Action::Compile;
-    let shapes = crate::guard::CallShapes::new(event.shapes.clone()).to_spec();
+    let shapes = crate::guard::CallShapes::with_args(event.shapes.clone()).to_spec();
     CallView {
         index,
         wrapper: event.wrapper,

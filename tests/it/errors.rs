@@ -652,7 +652,7 @@ fn a_tensor_shorter_than_its_shape_is_an_out_of_bounds_error() {
         shape: vec![8, 64],
         data: vec![0.5; 100],
     };
-    let err = tailor::runtime::cpu::run(&schedule, &[short]).expect_err("the data is short");
+    let err = tailor::runtime::cpu::run(&schedule, &[short], &[]).expect_err("the data is short");
     assert!(
         matches!(err, tailor::runtime::RunError::OutOfBounds { ref buffer, .. } if buffer == "in0"),
         "{err}"
@@ -667,7 +667,7 @@ fn a_buffer_past_the_cpu_limit_is_refused_before_allocation() {
         shape: vec![10000],
         data: vec![1.0; 10000],
     };
-    let err = tailor::runtime::cpu::run(&schedule, &[x]).expect_err("10^8 elements");
+    let err = tailor::runtime::cpu::run(&schedule, &[x], &[]).expect_err("10^8 elements");
     let message = err.to_string();
     assert!(message.contains("100000000 elements"), "{message}");
     assert!(message.contains("at most 67108864"), "{message}");

@@ -50,12 +50,13 @@ fn check_on(gpu: &mut Gpu, name: &str) {
         let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
         let inputs = inputs(&sizes(case), n as u64);
         let expected = reference(&compiled.graph, &inputs);
-        let cpu = tailor::runtime::cpu::run(&compiled.schedule, &inputs).expect("the CPU runs");
-        let bound = tailor::runtime::bind(&compiled.schedule, &sizes(case)).expect("binds");
+        let cpu =
+            tailor::runtime::cpu::run(&compiled.schedule, &inputs, &[]).expect("the CPU runs");
+        let bound = tailor::runtime::bind(&compiled.schedule, &sizes(case), &[]).expect("binds");
         let modes: &[Mode] = if n < 2 { &Mode::ALL } else { &[Mode::Dynamic] };
         for &mode in modes {
             let mut program = Program::new(compiled.schedule.clone(), mode, &bound.bindings);
-            let run = pollster::block_on(gpu.run(&mut program, &inputs, false))
+            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false))
                 .unwrap_or_else(|e| panic!("{name} {case} {}: {e}", mode.name()));
             assert_close(
                 &format!("{name} {case} on {} ({})", gpu.adapter().name, mode.name()),
@@ -261,7 +262,7 @@ fn dynamic_code_is_one_pipeline_for_every_size() {
         let before = gpu.stats().pipelines_created;
         for batch in [8, 16, 3, 100] {
             let inputs = inputs(&[vec![batch, 64]], 1);
-            pollster::block_on(gpu.run(&mut program, &inputs, false)).expect("runs");
+            pollster::block_on(gpu.run(&mut program, &inputs, &[], false)).expect("runs");
         }
         let created = gpu.stats().pipelines_created - before;
         assert!(created <= 2, "{created} pipelines for one dynamic program");
@@ -279,7 +280,7 @@ fn a_grid_beyond_65535_workgroups_is_split() {
         );
         let inputs = inputs(&[vec![70_000, 2]], 3);
         let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
-        let run = pollster::block_on(gpu.run(&mut program, &inputs, false)).expect("runs");
+        let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false)).expect("runs");
         assert_close(
             "70000 rows",
             &run.outputs,
@@ -294,7 +295,7 @@ fn limits_are_checked_before_dispatch_and_name_the_kernel() {
     let Ok(mut gpu) = open() else { return };
     gpu.limits_mut().max_storage_buffer_binding_size = 1024;
     let mut program = program("simplenet", "x=8,64", Mode::Dynamic);
-    let error = pollster::block_on(gpu.run(&mut program, &inputs(&[vec![8, 64]], 1), false))
+    let error = pollster::block_on(gpu.run(&mut program, &inputs(&[vec![8, 64]], 1), &[], false))
         .expect_err("2 KiB of input exceeds a 1 KiB binding");
     assert_eq!(
         error.to_string(),
@@ -307,9 +308,9 @@ fn a_lost_device_is_recreated_and_the_call_goes_on() {
     let Ok(mut gpu) = open() else { return };
     let mut program = program("simplenet", "x=8,64", Mode::Dynamic);
     let inputs = inputs(&[vec![8, 64]], 1);
-    let before = pollster::block_on(gpu.run(&mut program, &inputs, false)).expect("runs");
+    let before = pollster::block_on(gpu.run(&mut program, &inputs, &[], false)).expect("runs");
     gpu.destroy_device();
-    let after = pollster::block_on(gpu.run(&mut program, &inputs, false)).expect("recovers");
+    let after = pollster::block_on(gpu.run(&mut program, &inputs, &[], false)).expect("recovers");
     assert_eq!(before.outputs, after.outputs);
     assert_eq!(gpu.stats().devices_recreated, 1);
 }
@@ -318,8 +319,9 @@ fn a_lost_device_is_recreated_and_the_call_goes_on() {
 fn kernels_are_timed() {
     with_gpu(|gpu| {
         let mut program = program("bert_block", "x=2,8,64", Mode::Dynamic);
-        let run = pollster::block_on(gpu.run(&mut program, &inputs(&[vec![2, 8, 64]], 1), true))
-            .expect("runs");
+        let run =
+            pollster::block_on(gpu.run(&mut program, &inputs(&[vec![2, 8, 64]], 1), &[], true))
+                .expect("runs");
         assert_eq!(run.kernel_ms.len(), program.schedule().kernels.len());
         assert!(run.kernel_ms.iter().all(|(_, ms)| *ms >= 0.0));
     });

@@ -94,7 +94,7 @@ fn check(name: &str) {
     for (n, case) in model.cases.iter().enumerate() {
         let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
         let inputs = inputs(&sizes(case), n as u64);
-        let actual = runtime::cpu::run(&compiled.schedule, &inputs)
+        let actual = runtime::cpu::run(&compiled.schedule, &inputs, &[])
             .unwrap_or_else(|e| panic!("{case}: {e}\n{}", compiled.schedule));
         let expected = reference(&compiled.graph, &inputs);
         assert_close(case, &actual, &expected, CPU_TOLERANCE);
@@ -106,7 +106,7 @@ fn check(name: &str) {
     );
     for case in model.cases {
         let inputs = inputs(&sizes(case), 7);
-        let actual = match runtime::cpu::run(&shared.schedule, &inputs) {
+        let actual = match runtime::cpu::run(&shared.schedule, &inputs, &[]) {
             Ok(actual) => actual,
             // A size the entry specialised (1, or a dim met by a static size) is a cache
             // miss in the real flow, not something this entry may run.
@@ -183,7 +183,7 @@ fn random_draws_have_their_distributions() {
     let source = "import torch\n\n\ndef f(x):\n    return torch.randn_like(x), torch.rand_like(x), torch.randn_like(x)\n";
     let compiled = compile(source, "x=64,1024", DynamicMode::True);
     let inputs = inputs(&[vec![64, 1024]], 0);
-    let outputs = runtime::cpu::run(&compiled.schedule, &inputs).expect("runs");
+    let outputs = runtime::cpu::run(&compiled.schedule, &inputs, &[]).expect("runs");
     let moments = |t: &Tensor| {
         let n = t.data.len() as f64;
         let mean = t.data.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
@@ -381,7 +381,7 @@ fn one_program_runs_every_size_in_turn_and_keeps_its_memory() {
     for round in 0..2 {
         for (n, case) in model.cases.iter().enumerate() {
             let inputs = inputs(&sizes(case), n as u64);
-            let actual = match program.run(&inputs) {
+            let actual = match program.run(&inputs, &[]) {
                 Ok(actual) => actual,
                 Err(runtime::RunError::InputShape { .. }) => continue,
                 Err(other) => panic!("{case}: {other}"),

@@ -15,6 +15,7 @@ mod schedules;
 mod script;
 mod snapshots;
 mod tidy;
+mod values;
 mod wgsl;
 
 /// Whether `message` contains `needle`; a `LINE:COL` needle also matches the spelled-out

@@ -6,7 +6,7 @@
 use crate::models;
 
 use tailor::frontend::{self, FrontendError};
-use tailor::graph::Shape;
+use tailor::graph::TracedArg;
 use tailor::shape::{DimPolicy, DimSource, ShapeEnv};
 
 /// What a capture produced, as text: the graph, then every guard and event.
@@ -27,7 +27,12 @@ fn report(result: Result<(tailor::graph::Graph, ShapeEnv), FrontendError>) -> St
 }
 
 /// The input shapes of one case (`8,64;64`) under `policy`.
-fn input_shapes(env: &mut ShapeEnv, names: &[String], case: &str, policy: DimPolicy) -> Vec<Shape> {
+fn input_shapes(
+    env: &mut ShapeEnv,
+    names: &[String],
+    case: &str,
+    policy: DimPolicy,
+) -> Vec<(String, TracedArg)> {
     let why = match policy {
         DimPolicy::Static => "dynamic=False",
         _ => "dynamic=True",
@@ -36,17 +41,16 @@ fn input_shapes(env: &mut ShapeEnv, names: &[String], case: &str, policy: DimPol
         .iter()
         .zip(models::sizes(case))
         .map(|(name, dims)| {
-            dims.iter()
+            let shape = dims
+                .iter()
                 .enumerate()
                 .map(|(dim, &value)| {
-                    let source = DimSource {
-                        input: name.clone(),
-                        dim,
-                    };
+                    let source = DimSource::dim(name, dim);
                     env.add_input_dim(source, value as i64, policy, None, why)
                         .expect("no marks, so no range error")
                 })
-                .collect()
+                .collect();
+            (name.clone(), TracedArg::Tensor(shape))
         })
         .collect()
 }
@@ -546,10 +550,7 @@ fn floor_division_bounds_narrow_the_symbols_range_exactly() {
                 for constant in [-9_i64, -2, 0, 4, 7] {
                     for op in [CmpOp::Ge, CmpOp::Gt, CmpOp::Le, CmpOp::Lt, CmpOp::Eq] {
                         let mut env = ShapeEnv::new();
-                        let source = DimSource {
-                            input: "x".into(),
-                            dim: 0,
-                        };
+                        let source = DimSource::dim("x", 0);
                         let size = env
                             .add_input_dim(source, hint, DimPolicy::Dynamic, None, "dynamic=True")
                             .expect("no marks");

@@ -44,7 +44,7 @@ fn every_kernel_validates_in_all_three_modes() {
         for case in model.cases {
             let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
             let schedule = &compiled.schedule;
-            let bound = runtime::bind(schedule, &sizes(case)).expect("the case binds");
+            let bound = runtime::bind(schedule, &sizes(case), &[]).expect("the case binds");
             for spec in [
                 Specialization::Static(&bound.bindings),
                 Specialization::Override,

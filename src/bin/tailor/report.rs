@@ -106,7 +106,7 @@ pub fn text(args: &RunArgs, results: &RunResults) -> String {
         args.model.config.dynamic
     ));
     for (i, (event, outputs)) in results.calls.iter().enumerate() {
-        let shapes = CallShapes::new(event.shapes.clone()).to_spec();
+        let shapes = CallShapes::with_args(event.shapes.clone()).to_spec();
         let entry = event
             .entry
             .map_or(String::new(), |e| format!(" entry 0/{e}"));

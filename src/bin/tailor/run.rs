@@ -100,7 +100,7 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
 /// Refuses a call whose input the CPU reference could not hold, naming the input, before
 /// anything is compiled or allocated.
 fn fits_the_reference(text: &str, call: &CallShapes) -> Result<(), Error> {
-    for (name, dims) in &call.inputs {
+    for (name, dims) in call.tensors() {
         let elements = dims
             .iter()
             .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));

@@ -34,9 +34,10 @@ use memory::Memory;
 /// Bound kernels kept per program: the demo's sizes cycle through a few batch sizes.
 const BOUND_SIZES_KEPT: usize = 8;
 
-/// Runs `schedule` on `inputs` (one tensor per graph input, in order) once.
-pub fn run(schedule: &Schedule, inputs: &[Tensor]) -> Result<Vec<Tensor>, RunError> {
-    Program::new(schedule.clone()).run(inputs)
+/// Runs `schedule` on `inputs` (one tensor per graph input, in order) and `ints` (one
+/// value per int argument) once.
+pub fn run(schedule: &Schedule, inputs: &[Tensor], ints: &[i64]) -> Result<Vec<Tensor>, RunError> {
+    Program::new(schedule.clone()).run(inputs, ints)
 }
 
 /// A schedule ready to run on the CPU again and again: its kernels bound for the last few
@@ -83,10 +84,11 @@ impl Program {
         self.arena.iter().map(Vec::capacity).sum::<usize>() + self.scratch.capacity()
     }
 
-    /// Runs the kernels on `inputs` (one tensor per graph input, in order).
-    pub fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, RunError> {
+    /// Runs the kernels on `inputs` (one tensor per graph input, in order) and `ints` (one
+    /// value per int argument).
+    pub fn run(&mut self, inputs: &[Tensor], ints: &[i64]) -> Result<Vec<Tensor>, RunError> {
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
-        let sizes = bind(&self.schedule, &shapes)?;
+        let sizes = bind(&self.schedule, &shapes, ints)?;
         for (buffer, &len_elems) in self.schedule.buffers.iter().zip(&sizes.buffer_lens) {
             if len_elems > MAX_ELEMENTS {
                 return Err(RunError::TooLarge {
@@ -149,7 +151,7 @@ impl Program {
     #[cfg(test)]
     fn describe(&mut self, inputs: &[Tensor]) -> Result<Vec<String>, RunError> {
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
-        self.bind_plans(&bind(&self.schedule, &shapes)?)?;
+        self.bind_plans(&bind(&self.schedule, &shapes, &[])?)?;
         let lines = self
             .schedule
             .kernels

@@ -291,18 +291,19 @@ impl Gpu {
         &mut self.limits
     }
 
-    /// Runs `program` on `inputs`; `timing` asks for per-kernel times. A device lost
+    /// Runs `program` on `inputs` and `ints` (the int arguments); `timing` asks for per-kernel times. A device lost
     /// during the call is recreated and the call retried once.
     pub async fn run(
         &mut self,
         program: &mut Program,
         inputs: &[Tensor],
+        ints: &[i64],
         timing: bool,
     ) -> Result<GpuRun, GpuError> {
-        match self.run_once(program, inputs, timing).await {
+        match self.run_once(program, inputs, ints, timing).await {
             Err(_) if self.lost.load(Ordering::SeqCst) => {
                 self.recover().await?;
-                self.run_once(program, inputs, timing).await
+                self.run_once(program, inputs, ints, timing).await
             }
             result => result,
         }
@@ -312,11 +313,12 @@ impl Gpu {
         &mut self,
         program: &mut Program,
         inputs: &[Tensor],
+        ints: &[i64],
         timing: bool,
     ) -> Result<GpuRun, GpuError> {
         self.recover().await?;
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
-        let sizes = bind(&program.schedule, &shapes)?;
+        let sizes = bind(&program.schedule, &shapes, ints)?;
         check_static_sizes(program, &sizes)?;
         self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
         self.prepare(program).await?;
