@@ -169,19 +169,32 @@ ctx.asError = asError;
 // ---------------------------------------------------------------------------------------
 // Settings: shapes text, marks, options, URL fragment
 
-/** `x=8,64;y=3` → `[{ name: 'x', dims: [8, 64] }, …]`; malformed parts are skipped. */
+/**
+ * `x=8,64;n=int(3)` → `[{ name: 'x', dims: [8, 64] }, { name: 'n', dims: [], value: 'int(3)' }]`:
+ * a tensor's sizes, or a Python int or bool (`int(N)`, `True`, `False`) kept as written, with
+ * no dims to mark; malformed parts are skipped.
+ */
 function parseShapes(text) {
   return text
     .split(";")
     .map((part) => part.trim())
     .filter(Boolean)
     .map((part) => {
-      const [name, dims = ""] = part.split("=");
-      return { name: name.trim(), dims: dims.split(",").map((d) => d.trim()).filter(Boolean).map(Number) };
+      const [name, rest = ""] = part.split("=");
+      const value = rest.trim();
+      if (/^(int\(\s*-?\d+\s*\)|True|False)$/.test(value)) return { name: name.trim(), dims: [], value };
+      return { name: name.trim(), dims: value.split(",").map((d) => d.trim()).filter(Boolean).map(Number) };
     })
     .filter((input) => input.name && input.dims.every((d) => Number.isInteger(d) && d >= 0));
 }
 ctx.parseShapes = parseShapes;
+
+/** An entry's input as the compiler sees it: `x: [s0, 64]`, or `n = s1` for an int argument. */
+function inputText(input) {
+  const dims = input.dims.map((d) => d.text);
+  return input.python ? `${input.name} = ${dims[0]}` : `${input.name}: [${dims.join(", ")}]`;
+}
+ctx.inputText = inputText;
 
 /** Rebuilds the per-dim mark controls, keeping the choices of dims that still exist. */
 function renderMarks(saved = currentMarks()) {
@@ -260,7 +273,7 @@ ctx.currentPreset = currentPreset;
 function varyDims() {
   const preset = currentPreset();
   if (preset) return preset.vary;
-  const first = parseShapes(ui.shapes.value)[0];
+  const first = parseShapes(ui.shapes.value).find((input) => input.value === undefined);
   return first ? [[first.name, 0]] : [];
 }
 ctx.varyDims = varyDims;
@@ -270,6 +283,7 @@ function shapesWith(value, template = ui.shapes.value) {
   const vary = varyDims();
   return parseShapes(template)
     .map((input) => {
+      if (input.value !== undefined) return `${input.name}=${input.value}`;
       const dims = input.dims.map((d, dim) => (vary.some(([n, v]) => n === input.name && v === dim) ? value : d));
       return `${input.name}=${dims.join(",")}`;
     })
@@ -542,7 +556,7 @@ function renderSymbols(view) {
   const rows = inputEvents.map((event) =>
     h("li", { class: `event ${event.kind}` }, h("span", { class: "badge" }, t("events.kind." + event.kind)), h("code", {}, event.text)));
   const dims = view.inputs.map((input) =>
-    h("li", {}, h("code", {}, `${input.name}: [${input.dims.map((d) => d.text).join(", ")}]`),
+    h("li", {}, h("code", {}, inputText(input)),
       ...input.dims.filter((d) => d.value === null).map((d) => h("span", { class: "range" }, ` ${d.text} ∈ [${d.min ?? "-∞"}, ${d.max ?? "∞"}]`))));
   return h("div", {}, h("ol", { class: "events-view" }, ...rows), h("ul", { class: "dims" }, ...dims));
 }

@@ -182,7 +182,7 @@ pub struct ValueGuard {
 impl ValueGuard {
     /// The failure-reason form PyTorch prints (`n == 2`, `b == True`); a symbolic int has
     /// none, since only its type is checked.
-    fn reason(&self) -> String {
+    pub fn reason(&self) -> String {
         match self.expected {
             ValueMatch::Int(Some(v)) => format!("{} == {v}", self.input),
             ValueMatch::Int(None) => format!("type({}) is int", self.input),
@@ -321,8 +321,8 @@ pub struct GuardSet {
     pub tensors: Vec<TensorGuard>,
     /// One per Python-value argument (int, bool), in parameter order.
     pub values: Vec<ValueGuard>,
-    /// The arguments in the order PyTorch's guard tree checks them (by name), each with
-    /// its parameter position and its guard.
+    /// The arguments in the order PyTorch's guard tree checks them (values, then tensors),
+    /// each with its parameter position and its guard.
     order: Vec<(usize, ArgGuard)>,
     /// Shape guards in check order.
     pub shape: Vec<Guard>,
@@ -513,7 +513,9 @@ impl<'a> Producer<'a> {
             .collect()
     }
 
-    /// Every argument in the order PyTorch's guard tree checks them (by name).
+    /// Every argument in the order PyTorch's guard tree checks them: the value guards
+    /// first (Dynamo installs them as tracing meets the values; its tensor guards come after,
+    /// together), each group in parameter order.
     fn check_order(&self) -> Vec<(usize, ArgGuard)> {
         let (mut tensors, mut values) = (0, 0);
         let mut order: Vec<(usize, ArgGuard)> = self
@@ -531,7 +533,7 @@ impl<'a> Producer<'a> {
                 (i, guard)
             })
             .collect();
-        order.sort_by(|a, b| self.inputs[a.0].0.cmp(&self.inputs[b.0].0));
+        order.sort_by_key(|(_, guard)| matches!(guard, ArgGuard::Tensor(_)));
         order
     }
 
@@ -854,6 +856,33 @@ impl GuardSet {
                 Check::Contiguous => true,
             })
             .collect()
+    }
+
+    /// Each value guard's verdict for a call (in `values`' order): the argument of that name
+    /// has the type and, when specialised, the value the entry was compiled for.
+    pub fn value_verdicts(&self, call: &CallShapes) -> Vec<bool> {
+        self.values
+            .iter()
+            .map(|guard| {
+                call.args
+                    .iter()
+                    .find(|(name, _)| *name == guard.input)
+                    .is_some_and(|(_, value)| guard.check(value).is_ok())
+            })
+            .collect()
+    }
+
+    /// Whether every argument of `call` has the kind (tensor or Python value) this entry
+    /// was compiled for, so that its sizes and values sit in the slots the shape guards read.
+    pub fn kinds_match(&self, call: &CallShapes) -> bool {
+        call.args.len() == self.order.len()
+            && self.order.iter().all(|&(position, guard)| {
+                matches!(
+                    (guard, &call.args[position].1),
+                    (ArgGuard::Tensor(_), ArgValue::Tensor(_))
+                        | (ArgGuard::Value(_), ArgValue::Int(_) | ArgValue::Bool(_))
+                )
+            })
     }
 
     /// PyTorch's failure reason for a failed check.

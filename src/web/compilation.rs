@@ -136,7 +136,7 @@ impl Compilation {
             check: get("check").as_bool().unwrap_or(true),
             timing: get("timing").is_truthy(),
         };
-        let inputs = executor::call_inputs(&call, vec![None; call.inputs.len()], 0);
+        let inputs = executor::call_inputs(&call, Vec::new(), 0);
         let job = self
             .executor
             .borrow_mut()

@@ -9,7 +9,7 @@ use crate::cache::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
 use crate::error::Error;
 use crate::frontend::FrontendError;
 use crate::graph::{Span, Tensor};
-use crate::guard::CallShapes;
+use crate::guard::{ArgValue, CallShapes};
 use crate::spec;
 use js_sys::{Array, Float32Array, Object, Reflect};
 use serde::Serialize;
@@ -217,8 +217,9 @@ pub(super) fn compile_options(
 /// Per input, the values a page passed (`None`: seeded random values).
 pub(super) type InputData = Vec<Option<Vec<f32>>>;
 
-/// A call's inputs: a `SHAPES` string (`x=8,64;y=3`) or `{ x: { shape, data? } }`.
-/// Returns the sizes and, per input, the data when given.
+/// A call's inputs: a `SHAPES` string (`x=8,64;n=int(3)`) or `{ x: { shape, data? }, n: 3,
+/// flag: true }` (an integer number is a Python int, a boolean a bool). Returns the
+/// arguments and, per tensor input, the data when given.
 pub(super) fn call_inputs(
     inputs: &JsValue,
     names: &[String],
@@ -249,6 +250,19 @@ pub(super) fn call_inputs(
         if tensor.is_undefined() || tensor.is_null() {
             return Err(bad_argument(format!("inputs: missing input '{name}'")));
         }
+        if let Some(b) = tensor.as_bool() {
+            shapes.push((name.clone(), ArgValue::Bool(b)));
+            continue;
+        }
+        if let Some(number) = tensor.as_f64() {
+            if number.fract() != 0.0 || number.abs() > 2f64.powi(53) {
+                return Err(bad_argument(format!(
+                    "inputs.{name}: {number} is not an int (float arguments are not modelled yet)"
+                )));
+            }
+            shapes.push((name.clone(), ArgValue::Int(number as i64)));
+            continue;
+        }
         let shape_value = Reflect::get(&tensor, &"shape".into()).unwrap_or(JsValue::UNDEFINED);
         let shape: Vec<i64> = serde_wasm_bindgen::from_value(shape_value).map_err(|_| {
             bad_argument(format!(
@@ -276,10 +290,10 @@ pub(super) fn call_inputs(
             }
             Some(array.to_vec())
         };
-        shapes.push((name.clone(), shape));
+        shapes.push((name.clone(), ArgValue::Tensor(shape)));
         data.push(values);
     }
-    Ok((CallShapes::new(shapes), data))
+    Ok((CallShapes::with_args(shapes), data))
 }
 
 /// Tensors as `[{ shape, data: Float32Array }]`.

@@ -6,9 +6,9 @@
 //! copies; every text in them is the compiler's own printed form, so the page never
 //! re-derives a shape or a guard.
 
-use crate::cache::{CallEvent, CodeCache, DimSpec, Entry};
+use crate::cache::{CallEvent, CodeCache, DimSpec, Entry, ValueSpec};
 use crate::graph::{Graph, Op, Span, shape_to_string};
-use crate::guard::{GuardKind, GuardSet};
+use crate::guard::{GuardKind, GuardSet, ValueMatch};
 use crate::trace::{Stage, Trace};
 use serde::Serialize;
 
@@ -38,37 +38,56 @@ pub(super) struct DimView {
     max: Option<i64>,
 }
 
-/// An input's dims.
+/// An input's dims; for an int or bool argument (`python` is `int` or `bool`), its one
+/// value as a dim (a constant, or an int's symbol).
 #[derive(Serialize)]
 pub(super) struct InputView {
     name: String,
     dims: Vec<DimView>,
+    python: Option<&'static str>,
 }
 
-fn input_views(inputs: &[(String, Vec<DimSpec>)]) -> Vec<InputView> {
-    inputs
-        .iter()
-        .map(|(name, dims)| InputView {
+fn dim_view(dim: &DimSpec) -> DimView {
+    match dim {
+        DimSpec::Static(v) => DimView {
+            text: v.to_string(),
+            value: Some(*v),
+            min: None,
+            max: None,
+        },
+        DimSpec::Dynamic { sym, min, max } => DimView {
+            text: sym.clone(),
+            value: None,
+            min: *min,
+            max: *max,
+        },
+    }
+}
+
+fn input_views(entry: &Entry) -> Vec<InputView> {
+    let tensors = entry.inputs.iter().map(|(name, dims)| InputView {
+        name: name.clone(),
+        dims: dims.iter().map(dim_view).collect(),
+        python: None,
+    });
+    let values = entry.values.iter().map(|(name, value)| match value {
+        ValueSpec::Int(dim) => InputView {
             name: name.clone(),
-            dims: dims
-                .iter()
-                .map(|dim| match dim {
-                    DimSpec::Static(v) => DimView {
-                        text: v.to_string(),
-                        value: Some(*v),
-                        min: None,
-                        max: None,
-                    },
-                    DimSpec::Dynamic { sym, min, max } => DimView {
-                        text: sym.clone(),
-                        value: None,
-                        min: *min,
-                        max: *max,
-                    },
-                })
-                .collect(),
-        })
-        .collect()
+            dims: vec![dim_view(dim)],
+            python: Some("int"),
+        },
+        ValueSpec::Bool(b) => InputView {
+            name: name.clone(),
+            dims: vec![DimView {
+                text: if *b { "True" } else { "False" }.into(),
+                value: Some(i64::from(*b)),
+                min: None,
+                max: None,
+            }],
+            python: Some("bool"),
+        },
+    });
+    tensors.chain(values).collect()
 }
 
 /// One printed guard.
@@ -100,35 +119,48 @@ fn kind_name(kind: GuardKind) -> &'static str {
     }
 }
 
-/// The printed guards of an entry: one `tensor` guard per input, the aliasing guard when
-/// there are several inputs, then the shape guards (`GuardSet::source_lines`' order).
+/// The printed guards of an entry: one `value` guard per int or bool argument, one `tensor`
+/// guard per tensor, the aliasing guard when there are several tensors, then the shape
+/// guards (`GuardSet::source_lines`' order).
 pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
-    let mut views: Vec<GuardView> = entry
-        .guards
-        .tensors
-        .iter()
-        .map(|tensor| {
-            let sizes: Vec<String> = tensor
-                .sizes
-                .iter()
-                .map(|s| s.map_or("*".to_string(), |v| v.to_string()))
-                .collect();
-            GuardView {
-                kind: "tensor",
-                source: tensor.to_string(),
-                reason: format!("tensor '{}' rank and static sizes", tensor.input),
-                symbolic: format!(
-                    "{}: rank {}, sizes [{}]",
-                    tensor.input,
-                    sizes.len(),
-                    sizes.join(", ")
-                ),
-                provenance: "TENSOR_MATCH: type, dtype, rank and every static size of the input"
-                    .into(),
-                span: None,
+    let values = entry.guards.values.iter().map(|value| GuardView {
+        kind: "value",
+        source: value.to_string(),
+        reason: value.reason(),
+        symbolic: value.to_string(),
+        provenance: match value.expected {
+            ValueMatch::Int(Some(_)) => {
+                "EQUALS_MATCH: an int is a constant until it changes (then automatic dynamic makes it a symbol)"
             }
-        })
-        .collect();
+            ValueMatch::Int(None) => {
+                "TYPE_MATCH: a symbolic int is checked only for its type; its value is in the shape guards"
+            }
+            ValueMatch::Bool(_) => "a bool is always specialised: each value has its own entry",
+        }
+        .into(),
+        span: None,
+    });
+    let tensors = entry.guards.tensors.iter().map(|tensor| {
+        let sizes: Vec<String> = tensor
+            .sizes
+            .iter()
+            .map(|s| s.map_or("*".to_string(), |v| v.to_string()))
+            .collect();
+        GuardView {
+            kind: "tensor",
+            source: tensor.to_string(),
+            reason: format!("tensor '{}' rank and static sizes", tensor.input),
+            symbolic: format!(
+                "{}: rank {}, sizes [{}]",
+                tensor.input,
+                sizes.len(),
+                sizes.join(", ")
+            ),
+            provenance: "TENSOR_MATCH: type, dtype, rank and every static size of the input".into(),
+            span: None,
+        }
+    });
+    let mut views: Vec<GuardView> = values.chain(tensors).collect();
     if let Some(aliasing) = entry.guards.aliasing() {
         views.push(GuardView {
             kind: "aliasing",
@@ -167,9 +199,9 @@ pub(super) fn guard_verdicts(
     call: &crate::guard::CallShapes,
     marked: &[bool],
 ) -> Vec<bool> {
-    let mut verdicts = Vec::new();
-    let mut ranks_match = true;
-    for (tensor, (_, dims)) in guards.tensors.iter().zip(&call.inputs) {
+    let mut verdicts = guards.value_verdicts(call);
+    let mut ranks_match = verdicts.iter().all(|pass| *pass) && guards.kinds_match(call);
+    for (tensor, (_, dims)) in guards.tensors.iter().zip(call.tensors()) {
         let rank_ok = tensor.sizes.len() == dims.len();
         ranks_match &= rank_ok;
         let sizes_ok = tensor
@@ -239,7 +271,7 @@ pub(super) fn entry_view(cache: &CodeCache, entry: &Entry) -> EntryView {
             .iter()
             .position(|e| e.id == entry.id)
             .unwrap_or(0),
-        inputs: input_views(&entry.inputs),
+        inputs: input_views(entry),
         guards: guard_views(entry),
     }
 }
@@ -454,7 +486,7 @@ pub(super) fn compilation_view(
         mode: entry.mode.to_string(),
         shapes,
         stages: Trace::of_entry(cache, entry).stages,
-        inputs: input_views(&entry.inputs),
+        inputs: input_views(entry),
         symbols: entry
             .env
             .symbols()

@@ -5,7 +5,7 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { DEMO_SEQUENCE, afterCompile, count, openPage, runLab, selectMode, shot } from "./page-helpers.mjs";
+import { DEMO_SEQUENCE, afterCompile, compileSource, count, openPage, runLab, selectMode, shot } from "./page-helpers.mjs";
 
 let session;
 let page;
@@ -183,6 +183,23 @@ test("a scenario button loads its preset and runs the lab", async () => {
   await page.locator('button.scenario[data-preset="yolo_stack"]').click();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="cache-events"] > li').length === 5, null, { timeout: 60_000 });
   assert.equal(await page.getByTestId("preset-select").inputValue(), "yolo_stack");
+});
+
+test("an int argument is a constant, then a symbol; a bool is always a constant", async () => {
+  await selectMode(page, "auto");
+  const source = "import torch\n\n\ndef scaled(x, n, flag):\n    if flag:\n        return x * n\n    return x + n\n";
+  await compileSource(page, source, "x=3;n=int(2);flag=True");
+  const call = (n, flag) => `x=3;n=int(${n});flag=${flag}`;
+  const actions = await runLab(page, [call(2, "True"), call(3, "True"), call(4, "True"), call(4, "False")].join(" "));
+  assert.deepEqual(actions, ["compile", "compile", "hit", "compile"]);
+  const entries = await page.getByTestId("cache-entries").textContent();
+  assert.match(entries, /EQUALS_MATCH: L\['n'\] == 2/);
+  assert.match(entries, /TYPE_MATCH: ___check_type_id\(L\['n'\], <class 'int'>\)/);
+  assert.match(entries, /FALSE_MATCH: L\['flag'\] == False/);
+  const events = await page.getByTestId("cache-events").textContent();
+  assert.match(events, /n == 2/);
+  assert.match(events, /flag == True/);
+  await shot(page, "13-lab-int-arguments", page.locator("#lab"));
 });
 
 test("no uncaught errors happened", () => {

@@ -18,9 +18,10 @@
 //!   otherwise each listed line must be present, and a line `not:TEXT` means no guard
 //!   contains TEXT.
 //!
-//! Not expressible (tensor inputs only): §9 rows 15–17 (int and float arguments), rows
-//! 22–23 (`mark_unbacked`, `automatic_dynamic_shapes_mark_as="unbacked"`) and row 24
-//! (dtype changes: every input is float32).
+//! Not expressible here: §9 rows 15–16 (int arguments: `values.rs` checks them against
+//! PyTorch's record), row 17 (float arguments, not modelled), rows 22–23 (`mark_unbacked`,
+//! `automatic_dynamic_shapes_mark_as="unbacked"`) and row 24 (dtype changes: every input is
+//! float32).
 
 use crate::models;
 use tailor::cache::DimSpec;

@@ -20,6 +20,8 @@
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
 //! linspace, meshgrid, logsumexp; `adaptive.py`: global max and 1-d pools; `embedding.py`:
 //! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more).
+//! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
+//! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
 
 use crate::mentions;
 use std::rc::Rc;
@@ -32,10 +34,15 @@ use tailor::script::{self, Logs, ScriptOptions, ScriptRun};
 const DEMO: &str = "demos/material_demo.py";
 
 fn run_script(source: &str, logs: &str) -> ScriptRun {
+    run_script_at(DEMO, source, logs)
+}
+
+/// `run_script` for a script whose logs name its own `path`.
+fn run_script_at(path: &str, source: &str, logs: &str) -> ScriptRun {
     let start = Instant::now();
     let options = ScriptOptions {
         logs: logs.parse::<Logs>().expect("known logs"),
-        path: DEMO.to_string(),
+        path: path.to_string(),
         backend: Rc::new(Backend::cpu()),
         clock: Rc::new(move || start.elapsed().as_secs_f64() * 1e3),
     };
@@ -180,6 +187,43 @@ fn the_material_demo_logs_what_pytorch_logs_and_prints_what_it_prints() {
             .iter()
             .all(|c| c.event.action != Action::Compile || c.run_ms >= 0.0)
     );
+}
+
+/// A recompile log line without what only PyTorch can print: the `  # source  # file:line
+/// in fn (internal origin)` comment after a guard, and the user stack trace lines.
+fn without_comment(line: &str) -> Option<String> {
+    if line.contains("User stack trace:") || line.contains("-   File ") || line.contains("-     ") {
+        return None;
+    }
+    Some(match line.find("  # ") {
+        Some(at) => line[..at].trim_end().to_string(),
+        None => line.to_string(),
+    })
+}
+
+#[test]
+fn int_and_bool_arguments_log_pytorchs_recompile_reasons() {
+    let recorded = data("tests/data/pytorch/int_args.eager.txt");
+    let (logs, printed) = recorded
+        .split_once("---- stdout\n")
+        .expect("the record has both parts");
+    const PATH: &str = "tests/data/scripts/int_args.py";
+    let run = run_script_at(PATH, &data(PATH), "recompiles");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let ours: Vec<String> = run
+        .text(&[Stream::Log])
+        .lines()
+        .filter_map(without_comment)
+        .collect();
+    let theirs: Vec<String> = logs.lines().filter_map(without_comment).collect();
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        without_numbers(&run.text(&[Stream::Stdout])),
+        without_numbers(printed)
+    );
+    // Repeat: times 1, then a symbol that `range` specialises (2, then 3); head: n 2, then
+    // a symbol, then double True, then n = 1 (a slice of one element is its own entry).
+    assert_eq!(run.entries, vec![3, 4]);
 }
 
 #[test]

@@ -207,7 +207,7 @@ export function setupLab(ctx) {
   }
 
   function renderEntry(entry) {
-    const dims = entry.inputs.map((input) => `${input.name}=[${input.dims.map((d) => d.text).join(", ")}]`).join("; ");
+    const dims = entry.inputs.map(ctx.inputText).join("; ");
     const guards = h("ol", { class: "guards-view compact" });
     ctx.renderGuards(entry.guards, guards);
     return h("li", { class: "entry", dataset: { entry: entry.id } },

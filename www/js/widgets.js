@@ -230,7 +230,10 @@ function setupConfigCode(ctx) {
     const inputs = ctx.parseShapes($("input-shapes").value);
     const name = ctx.model?.entryName ?? "Model";
     const lines = [`model = ${name}()`, `compiled = torch.compile(model, dynamic=${dynamic})`];
-    for (const input of inputs) lines.push(`${input.name} = torch.randn(${input.dims.join(", ")})`);
+    for (const input of inputs) {
+      const value = input.value?.replace(/^int\((.*)\)$/, "$1");
+      lines.push(`${input.name} = ${value ?? `torch.randn(${input.dims.join(", ")})`}`);
+    }
     for (const [input, dim, min, max] of options.markDynamic) {
       const bounds = [min !== null ? `min=${min}` : null, max !== null ? `max=${max}` : null].filter(Boolean);
       lines.push(`torch._dynamo.mark_dynamic(${[input, dim, ...bounds].join(", ")})`);

@@ -26,7 +26,8 @@ pub const USAGE: &str = "usage:
   tailor script FILE.py [--logs recompiles,guards,dynamic] [--device auto|gpu|cpu] [--json]
                 (without --logs, the TORCH_LOGS variable's artifacts)
   tailor bench [--json] [--rounds N]
-SHAPES = NAME=D,D,...[;NAME=D,...]   e.g. x=8,64  or  a=8,16;b=16,4";
+SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,... (a tensor's sizes), int(N) or True/False
+         e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True";
 
 /// A parsed command line.
 pub enum Command {
