@@ -1,14 +1,15 @@
 //! The guard cache of one compiled function: torch.compile's lookup, recompile and eager
 //! fallback policies.
 //!
-//! Input: calls (input sizes plus per-call `mark_dynamic`/`mark_static`) made through one or
-//! more wrappers (`torch.compile(model, dynamic=…)`) of the same code. Output: per call a
-//! `CallEvent` (hit / compile / eager / error, which entry, the failure reasons), and the
-//! entries with their guards. Invariants (pytorch-semantics.md §1–2): entries are checked
-//! most recently used first and the first passing one wins; a hit moves its entry to the
-//! front; a new entry goes to the front; at most `recompile_limit` entries are compiled,
-//! after which misses run eagerly; automatic-dynamic state is per input dim and sticky; a
-//! call whose compilation fails adds no entry.
+//! Input: calls (tensors' sizes, Python ints and bools, plus per-call
+//! `mark_dynamic`/`mark_static`) made through one or more wrappers (`torch.compile(model,
+//! dynamic=…)`) of the same code. Output: per call a `CallEvent` (hit / compile / eager /
+//! error, which entry, the failure reasons), and the entries with their guards. Invariants
+//! (pytorch-semantics.md §1–2): entries are checked most recently used first and the first
+//! passing one wins; a hit moves its entry to the front; a new entry goes to the front; at
+//! most `recompile_limit` entries are compiled, after which misses run eagerly (a miss whose
+//! eager run raises is an error); automatic-dynamic state is per input dim and per int, and
+//! sticky; a call whose compilation fails adds no entry but uses up its compile id.
 
 use crate::compile::{self, CompileOptions, Compiled};
 use crate::frontend::{self, EntryPoint, FrontendError, Program};
@@ -110,7 +111,8 @@ pub enum Action {
     Hit,
     /// The recompile limit was reached: the call ran uncompiled.
     Eager,
-    /// Compilation failed; no entry was added.
+    /// Compilation failed, or the call past the recompile limit failed when run eagerly; no
+    /// entry was added.
     Error,
 }
 
@@ -136,6 +138,9 @@ pub struct CallEvent {
     pub action: Action,
     /// The entry that ran (compile order, from 0), for `compile` and `hit`.
     pub entry: Option<usize>,
+    /// The compile id this call's compilation took (`0/N`), for `compile` and for an
+    /// `error` raised while compiling: a failed compilation uses up its id, as in PyTorch.
+    pub compile_id: Option<usize>,
     /// The first failing guard of every entry, in lookup order: (entry id, reason).
     #[serde(serialize_with = "serialize_reasons")]
     pub reasons: Vec<(usize, String)>,
@@ -238,6 +243,7 @@ pub struct CodeCache {
     entry: EntryPoint,
     entries: Vec<Entry>,
     compiled: usize,
+    attempts: usize,
     frame_state: Vec<Option<ArgState>>,
     run_only: bool,
     /// Every call so far.
@@ -253,6 +259,7 @@ impl CodeCache {
             entry,
             entries: Vec::new(),
             compiled: 0,
+            attempts: 0,
             frame_state: vec![None; n_inputs],
             run_only: false,
             events: Vec::new(),
@@ -264,6 +271,7 @@ impl CodeCache {
     pub fn reset(&mut self) {
         self.entries.clear();
         self.compiled = 0;
+        self.attempts = 0;
         self.frame_state = vec![None; self.entry.inputs.len()];
         self.run_only = false;
     }
@@ -300,6 +308,12 @@ impl CodeCache {
         self.compiled
     }
 
+    /// The compile id the next compilation will take: one past every compilation tried so
+    /// far, failed ones included (PyTorch's `frame/compile` counter).
+    pub fn next_compile_id(&self) -> usize {
+        self.attempts
+    }
+
     /// Calls the function through wrapper `wrapper` (with its `config`).
     pub fn call(
         &mut self,
@@ -320,6 +334,7 @@ impl CodeCache {
             wrapper,
             action: Action::Hit,
             entry: None,
+            compile_id: None,
             reasons: Vec::new(),
             error: None,
             error_span: None,
@@ -370,10 +385,19 @@ impl CodeCache {
                 ));
                 self.run_only = true;
             }
+            // The call runs eagerly, and PyTorch raises what the eager run raises: the call
+            // is an error then, not an eager call (no entry is added either way).
+            if let Err(err) = self.eager_capture(call, false) {
+                event.action = Action::Error;
+                event.error = Some(err.to_string());
+                event.error_span = err.span();
+                event.error_in_program = err.is_in_program();
+            }
             self.events.push(event);
             return self.events.last().expect("just pushed");
         }
         let started = clock();
+        event.compile_id = Some(self.attempts);
         match self.compile(wrapper, config, call, marks, &marked) {
             Ok(entry) => {
                 event.action = Action::Compile;
@@ -387,6 +411,7 @@ impl CodeCache {
                 event.error_in_program = err.is_in_program();
             }
         }
+        self.attempts += 1;
         event.compile_ms = clock() - started;
         self.events.push(event);
         self.events.last().expect("just pushed")
@@ -488,7 +513,7 @@ impl CodeCache {
                 TracedArg::Bool(b) => values.push((name.clone(), ValueSpec::Bool(*b))),
             }
         }
-        let id = self.compiled;
+        let id = self.attempts;
         self.compiled += 1;
         Ok(Entry {
             id,

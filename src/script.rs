@@ -323,6 +323,13 @@ fn log_lines(
         Action::Compile => event.entry.and_then(|id| cache.entry(id)),
         _ => None,
     };
+    // A compilation that failed logs why it was tried, as PyTorch does before it raises.
+    if let (Action::Error, Some(id)) = (event.action, event.compile_id)
+        && options.logs.recompiles
+        && id > 0
+    {
+        lines.extend(recompile_lines(options, frame, id, entry_point, event));
+    }
     if let Some(entry) = new_entry {
         let prefix = CompileId(frame, entry.id);
         if options.logs.dynamic {
@@ -336,20 +343,13 @@ fn log_lines(
             );
         }
         if options.logs.recompiles && entry.id > 0 {
-            let tag = format!("{prefix} [__recompiles]");
-            lines.push(format!(
-                "{tag} Recompiling function {} in {}:{}",
-                entry_point.function.0, options.path, entry_point.function.1
+            lines.extend(recompile_lines(
+                options,
+                frame,
+                entry.id,
+                entry_point,
+                event,
             ));
-            lines.push(format!(
-                "{tag}     triggered by the following guard failure(s):"
-            ));
-            lines.extend(
-                event
-                    .reasons
-                    .iter()
-                    .map(|(id, reason)| format!("{tag}     - {frame}/{id}: {reason}")),
-            );
         }
         if options.logs.guards {
             let tag = format!("{prefix} [__guards]");
@@ -364,10 +364,36 @@ fn log_lines(
         }
     }
     if let Some(warning) = &event.warning {
-        let prefix = CompileId(frame, cache.compiles());
+        let prefix = CompileId(frame, cache.next_compile_id());
         let warning = warning.replace("model.py", &options.path);
         lines.extend(warning.lines().map(|line| format!("{prefix} {line}")));
     }
+    lines
+}
+
+/// `Recompiling function …` and the failing guard of every entry, in lookup order, for
+/// compile `id` of `frame`.
+fn recompile_lines(
+    options: &ScriptOptions,
+    frame: usize,
+    id: usize,
+    entry_point: &EntryPoint,
+    event: &CallEvent,
+) -> Vec<String> {
+    let tag = format!("{} [__recompiles]", CompileId(frame, id));
+    let mut lines = vec![
+        format!(
+            "{tag} Recompiling function {} in {}:{}",
+            entry_point.function.0, options.path, entry_point.function.1
+        ),
+        format!("{tag}     triggered by the following guard failure(s):"),
+    ];
+    lines.extend(
+        event
+            .reasons
+            .iter()
+            .map(|(id, reason)| format!("{tag}     - {frame}/{id}: {reason}")),
+    );
     lines
 }
 

@@ -299,8 +299,8 @@ impl<'a> Ops<'a> {
             dims: dims.clone(),
             keepdim,
         };
-        self.push(op, &[x], span, move |_, _, shapes| {
-            Ok(rules::reduce(&shapes[0], &dims, keepdim))
+        self.push(op, &[x], span, move |_, ctx, shapes| {
+            rules::reduce(ctx, kind, &shapes[0], &dims, keepdim)
         })
     }
 
@@ -492,19 +492,20 @@ impl<'a> Ops<'a> {
         self.reshape(x, target, span)
     }
 
-    /// `x.squeeze(dim)`: drops the dim when it is 1; a symbolic dim is an error.
+    /// `x.squeeze(dim)`: drops the dim when it is 1 (for a symbolic dim, as its range or a
+    /// guard says: `rules::squeezes`).
     pub fn squeeze(&mut self, x: TensorRef, dim: i64, span: Span) -> Result<TensorRef> {
         let shape = self.shape_of(&x);
-        let d = rules::normalize_dim(&op_ctx("squeeze", span), dim, shape.len())?;
+        let ctx = op_ctx("squeeze", span);
+        let d = rules::normalize_dim(&ctx, dim, shape.len())?;
+        let drops = match (shape[d].as_int(), &mut self.tracing) {
+            (Some(size), _) => size == 1,
+            (None, Some(tracing)) => rules::squeezes(tracing.env, &ctx, &shape[d]),
+            (None, None) => unreachable!("a symbolic size exists only while capturing"),
+        };
         let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
-        if shape[d].as_int() == Some(1) {
+        if drops {
             target.remove(d);
-        } else if shape[d].as_int().is_none() {
-            return Err(unsupported(
-                span,
-                "squeeze of a symbolic dim",
-                "whether it is 1 is not known for all sizes",
-            ));
         }
         self.reshape(x, target, span)
     }

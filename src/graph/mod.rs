@@ -411,6 +411,12 @@ pub enum ReduceKind {
 }
 
 impl ReduceKind {
+    /// Whether the reduction has an identity, so that it is defined over an empty dim (a
+    /// sum is 0, a mean NaN; a maximum is not).
+    pub fn has_identity(self) -> bool {
+        !matches!(self, ReduceKind::Amax)
+    }
+
     /// The name used in the graph's text form.
     pub fn name(self) -> &'static str {
         match self {

@@ -1,14 +1,17 @@
 //! Guards: the conditions under which a compiled entry may be reused, and their fast check.
 //!
 //! Input: the `ShapeEnv` after capture (symbols, replacements, recorded guards) and the
-//! inputs' symbolic shapes. Output: a `GuardSet` in PyTorch's order — one tensor guard per
-//! input (rank and static sizes), then shape guards: the leaf (dimension-marking) guards,
+//! arguments as traced (tensors' symbolic shapes, ints as constants or symbols, bools).
+//! Output: a `GuardSet` in PyTorch's order — one value guard per int or bool (`EQUALS_MATCH`,
+//! `TYPE_MATCH` for a symbolic int, `TRUE_MATCH`/`FALSE_MATCH`), one tensor guard per tensor
+//! (rank and static sizes), then shape guards: the leaf (dimension-marking) guards,
 //! each input's equalities and inferred strides, the recorded guards that the ranges do not
 //! already imply, and one range guard per symbol. Each is made by its own producer, and
 //! every producer appends through one `push`, guard and compiled check together. Guards print
 //! in source form (`2 <= L['x'].size()[0]`) and symbol form (`2 <= s0`) with provenance.
 //! Invariant: `GuardSet::check` accepts exactly the calls on which every printed guard
-//! holds, and it allocates nothing: relations are compiled over flat input-dim slots.
+//! holds, and it allocates nothing: relations are compiled over flat slots (each tensor's
+//! dims, each int's value).
 
 use crate::graph::{Shape, TracedArg};
 use crate::shape::{DimSource, ShapeEnv, ShapeEvent};

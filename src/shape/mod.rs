@@ -224,6 +224,36 @@ impl fmt::Display for ShapeEvent {
     }
 }
 
+impl ShapeError {
+    /// Whether this is the violation of `sym`'s specified range.
+    fn is_narrowing_of(&self, sym: Sym) -> bool {
+        matches!(self, ShapeError::RangeViolation { sym: s, .. } if *s == sym)
+    }
+}
+
+/// A `mark_dynamic` range as PyTorch's violation message renders it: bounds equal to the
+/// default `[2, int_oo]` left out (`L['x'].size()[0] <= 100`), a space first when not empty.
+fn specified_text(range: &ValueRange, name: &str) -> String {
+    let lo = range.lo.filter(|&lo| lo > 2);
+    match (lo, range.hi) {
+        (Some(lo), Some(hi)) => format!(" {lo} <= {name} <= {hi}"),
+        (Some(lo), None) => format!(" {lo} <= {name}"),
+        (None, Some(hi)) => format!(" {name} <= {hi}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// The range tracing left, as PyTorch's violation message renders it:
+/// `5 <= L['x'].size()[0] and L['x'].size()[0] <= IntInfinity()`.
+fn generated_text(range: &ValueRange, name: &str) -> String {
+    let bound = |b: Option<i64>, infinite: &str| b.map_or(infinite.to_string(), |v| v.to_string());
+    format!(
+        "{} <= {name} and {name} <= {}",
+        bound(range.lo, "-IntInfinity()"),
+        bound(range.hi, "IntInfinity()")
+    )
+}
+
 /// Shape errors: a bad program or a request PyTorch would refuse.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ShapeError {
@@ -263,6 +293,23 @@ pub enum ShapeError {
         value: i64,
         /// Which op or branch specialised it.
         origin: Origin,
+    },
+    /// Tracing narrowed the range a `mark_dynamic(…, min=, max=)` specified (PyTorch's
+    /// `ConstraintViolationError`: "Not all values … satisfy the generated guard").
+    #[error(
+        "ConstraintViolationError: Constraints violated ({source_name})! - Not all values of {source_name} = {source_name} in the specified range{} satisfy the generated guard {}",
+        specified_text(specified, source_name),
+        generated_text(generated, source_name)
+    )]
+    RangeViolation {
+        /// The symbol narrowed.
+        sym: Sym,
+        /// The marked dimension, source form.
+        source_name: String,
+        /// The range the mark specified (with the default lower bound 2).
+        specified: ValueRange,
+        /// The range tracing left.
+        generated: ValueRange,
     },
     /// A marked input outside its declared range.
     #[error("ConstraintViolationError: {value} not in range {range} ({source_name})")]
@@ -351,22 +398,7 @@ impl ShapeEnv {
         }
         let user = mark.map_or(ValueRange::unbounded(), |m| ValueRange::new(m.min, m.max));
         let range = DEFAULT_RANGE.intersect(&user).unwrap_or(DEFAULT_RANGE);
-        let sym = Sym(self.symbols.len() as u32);
-        self.push_event(ShapeEvent::CreateSymbol {
-            sym,
-            source: source.to_source(),
-            hint: value,
-            range: range.to_string(),
-            why: why.to_string(),
-        });
-        self.symbols.push(SymbolInfo {
-            sym,
-            source,
-            hint: value,
-            range,
-            mark,
-        });
-        Ok(Expr::sym(sym))
+        Ok(self.create_symbol(source, value, range, mark, why))
     }
 
     /// An int argument's value as a size expression: a constant when `dynamic` is false,
@@ -382,21 +414,32 @@ impl ShapeEnv {
             });
             return Expr::int(value);
         }
+        self.create_symbol(source, value, ValueRange::unbounded(), None, why)
+    }
+
+    /// A new symbol for `source`, seen as `hint`, over `range`.
+    fn create_symbol(
+        &mut self,
+        source: DimSource,
+        hint: i64,
+        range: ValueRange,
+        mark: Option<Mark>,
+        why: &str,
+    ) -> Expr {
         let sym = Sym(self.symbols.len() as u32);
-        let range = ValueRange::unbounded();
         self.push_event(ShapeEvent::CreateSymbol {
             sym,
             source: source.to_source(),
-            hint: value,
+            hint,
             range: range.to_string(),
             why: why.to_string(),
         });
         self.symbols.push(SymbolInfo {
             sym,
             source,
-            hint: value,
+            hint,
             range,
-            mark: None,
+            mark,
         });
         Expr::sym(sym)
     }
@@ -559,15 +602,38 @@ impl ShapeEnv {
         if range == current {
             return;
         }
-        self.symbols[sym.index()].range = range;
         if let Some(value) = range.is_singleton() {
+            self.symbols[sym.index()].range = range;
             self.set_replacement(sym, Expr::int(value), "range_refined_to_singleton", origin);
         } else {
-            self.push_event(ShapeEvent::Range {
-                sym,
-                range: range.to_string(),
-            });
+            self.narrow(sym, range);
         }
+    }
+
+    /// Sets `sym`'s range to `range` (narrower than its current one). A symbol marked with
+    /// an explicit `min=`/`max=` must keep the range the user specified: narrowing it is
+    /// PyTorch's `ConstraintViolationError` (a plain `mark_dynamic` may be narrowed).
+    fn narrow(&mut self, sym: Sym, range: ValueRange) {
+        let info = &self.symbols[sym.index()];
+        if let Some(mark) = info.mark
+            && (mark.min.is_some() || mark.max.is_some())
+        {
+            let declared = ValueRange::new(mark.min, mark.max);
+            let specified = DEFAULT_RANGE.intersect(&declared).unwrap_or(DEFAULT_RANGE);
+            if range != specified && !self.violations.iter().any(|v| v.is_narrowing_of(sym)) {
+                self.violations.push(ShapeError::RangeViolation {
+                    sym,
+                    source_name: info.source.to_source(),
+                    specified,
+                    generated: range,
+                });
+            }
+        }
+        self.symbols[sym.index()].range = range;
+        self.push_event(ShapeEvent::Range {
+            sym,
+            range: range.to_string(),
+        });
     }
 
     /// Narrows `sym`'s range from `coeff * (sym // divisor) + constant op 0`, as PyTorch's
@@ -602,11 +668,7 @@ impl ShapeEnv {
             return;
         };
         if range != current {
-            self.symbols[sym.index()].range = range;
-            self.push_event(ShapeEvent::Range {
-                sym,
-                range: range.to_string(),
-            });
+            self.narrow(sym, range);
         }
     }
 
@@ -694,11 +756,7 @@ impl ShapeEnv {
             return;
         };
         if refined != current {
-            self.symbols[t.index()].range = refined;
-            self.push_event(ShapeEvent::Range {
-                sym: t,
-                range: refined.to_string(),
-            });
+            self.narrow(t, refined);
         }
     }
 

@@ -6,7 +6,7 @@
 //! guard (PyTorch's meta kernels do the same through `ShapeEnv.evaluate_expr`).
 
 use super::{Origin, ShapeEnv, ShapeError};
-use crate::graph::{Shape, Span, shape_to_string};
+use crate::graph::{ReduceKind, Shape, Span, shape_to_string};
 use crate::symbolic::{CmpOp, Expr, Rel};
 
 /// Who is asking: the op's display name and where it was called.
@@ -67,6 +67,13 @@ fn is_one(env: &mut ShapeEnv, size: &Expr, origin: &Origin) -> bool {
         Some(value) => value == 1,
         None => env.evaluate(&Rel::new(size.clone(), CmpOp::Eq, Expr::int(1)), origin),
     }
+}
+
+/// Whether `x.squeeze(d)` drops a dim of `size`: PyTorch asks whether it is 1; a size
+/// symbol's range (from 2) answers no without a guard, anything the ranges leave open is
+/// answered for these sizes and guarded.
+pub fn squeezes(env: &mut ShapeEnv, ctx: &OpCtx, size: &Expr) -> bool {
+    is_one(env, size, &ctx.origin())
 }
 
 /// The sizes of a tensor an op creates (`torch.ones(n)`, `torch.arange(n)`): each must be
@@ -640,15 +647,28 @@ pub fn cat(
 }
 
 /// Reduction: drops (or keeps as 1) the reduced dims.
-pub fn reduce(x: &[Expr], dims: &[usize], keepdim: bool) -> Shape {
-    x.iter()
+pub fn reduce(
+    ctx: &OpCtx,
+    kind: ReduceKind,
+    x: &[Expr],
+    dims: &[usize],
+    keepdim: bool,
+) -> Result<Shape, ShapeError> {
+    // A maximum has no identity to start from: over an empty dim it is PyTorch's error. (A
+    // size 0 is always a constant: 0/1 specialisation.)
+    if !kind.has_identity() && dims.iter().any(|&d| x[d].as_int() == Some(0)) {
+        return Err(ctx.invalid(
+            "reducing over zero-size dimension for reduction operation without identity",
+        ));
+    }
+    Ok(x.iter()
         .enumerate()
         .filter_map(|(d, size)| match (dims.contains(&d), keepdim) {
             (false, _) => Some(size.clone()),
             (true, true) => Some(Expr::int(1)),
             (true, false) => None,
         })
-        .collect()
+        .collect())
 }
 
 /// A Python slice bound: clamps `index` into `[0, size]` with Python's rules, recording the

@@ -45,8 +45,12 @@ fn check_schema(report: &Value) {
     assert_eq!(compiles as usize, entries.len(), "one entry per compile");
     for call in calls {
         let shapes = call["shapes"].as_object().expect("shapes is an object");
-        for dims in shapes.values() {
-            let dims = dims.as_array().expect("a shape is an array");
+        for value in shapes.values() {
+            // A tensor's sizes, or a Python int or bool argument.
+            if value.is_i64() || value.is_boolean() {
+                continue;
+            }
+            let dims = value.as_array().expect("a shape is an array");
             assert!(dims.iter().all(|d| d.as_u64().is_some()), "{dims:?}");
         }
         let action = call["action"].as_str().expect("action is a string");
@@ -69,8 +73,12 @@ fn check_schema(report: &Value) {
     }
     for entry in entries {
         let inputs = entry["inputs"].as_object().expect("inputs is an object");
-        for dims in inputs.values() {
-            let dims = dims.as_array().expect("dims is an array");
+        for value in inputs.values() {
+            // An int argument is one dim (a number or a symbol); a bool is a bool.
+            if is_dim(value) || value.is_boolean() {
+                continue;
+            }
+            let dims = value.as_array().expect("dims is an array");
             assert!(dims.iter().all(is_dim), "{dims:?}");
         }
         let guards = entry["guards"].as_array().expect("guards is an array");
@@ -203,8 +211,42 @@ fn json_error_call_has_an_error_and_no_entry() {
     let report = run_json(&[SIMPLENET_FILE, "--call", "x=8,32", "--call", "x=8,64"]);
     assert_eq!(actions(&report), ["error", "compile"]);
     assert_eq!(report["compiles"], 1);
+    // The failed compilation used up compile id 0, as in PyTorch; `entry` stays a position.
+    assert_eq!(report["calls"][0]["compile_id"], 0);
+    assert_eq!(report["calls"][1]["compile_id"], 1);
+    assert_eq!(report["calls"][1]["entry"], 0);
+    assert_eq!(report["entries"][0]["id"], 1);
     let error = report["calls"][0]["error"].as_str().unwrap();
     assert!(crate::mentions(error, "18:16"), "{error}");
+}
+
+#[test]
+fn json_int_arguments_are_values_then_symbols() {
+    let path = format!(
+        "{}/tests/data/models/python_values.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let report = run_json(&[
+        &path,
+        "--entry",
+        "branch",
+        "--call",
+        "x=3;n=int(2)",
+        "--call",
+        "x=3;n=int(5)",
+    ]);
+    assert_eq!(actions(&report), ["compile", "compile"]);
+    assert_eq!(report["calls"][0]["shapes"], json!({"x": [3], "n": 2}));
+    assert_eq!(report["entries"][0]["inputs"]["n"], json!(2));
+    assert_eq!(
+        report["entries"][1]["inputs"]["n"],
+        json!({"sym": "s0", "min": 4, "max": null})
+    );
+    let guards = report["entries"][1]["guards"].as_array().unwrap();
+    assert!(guards.contains(&json!(
+        "TYPE_MATCH: ___check_type_id(L['n'], <class 'int'>)"
+    )));
+    assert!(guards.contains(&json!("4 <= L['n']")));
 }
 
 #[test]

@@ -804,7 +804,8 @@ fn add_two_inputs_that_cannot_broadcast_is_an_error() {
     check(Case {
         model: models::ADD_XY,
         calls: "x=3;y=3 | x=5;y=6 | x=5;y=5",
-        actions: "C0 X C1",
+        // The failed compilation used up id 0/1, as PyTorch's counter does.
+        actions: "C0 X C2",
         compiles: 2,
         last_entry: "x=[?] y=[?]",
         errors: &[(1, "5:12")],
@@ -1041,7 +1042,7 @@ fn wrong_feature_size_after_a_guard_failure_is_raised_not_cached() {
     check(Case {
         model: models::SIMPLENET,
         calls: "x=8,64 | x=8,32 | x=16,64",
-        actions: "C0 X C1",
+        actions: "C0 X C2",
         compiles: 2,
         last_entry: "x=[?, 64]",
         reasons: &[(
@@ -1089,6 +1090,83 @@ fn eager_mode_still_uses_existing_entries() {
         compiles: 1,
         last_entry: "x=[3]",
         warnings: &[(1, "hit config.recompile_limit (1)")],
+        ..BASE
+    });
+}
+
+#[test]
+fn a_call_past_the_limit_that_fails_when_run_eagerly_is_an_error() {
+    // Measured on PyTorch 2.15 with recompile_limit 2: (2, 64) and (3, 64) compile, (4, 32)
+    // warns and raises from the eager run (mat1 and mat2 shapes cannot be multiplied), and
+    // (5, 64) runs eagerly.
+    check(Case {
+        model: models::SIMPLENET,
+        modes: FALSE,
+        limit: 2,
+        calls: "x=2,64 | x=3,64 | x=4,32 | x=5,64",
+        actions: "C0 C1 X E",
+        compiles: 2,
+        last_entry: "x=[3, 64]",
+        warnings: &[(2, "hit config.recompile_limit (2)")],
+        errors: &[(2, "18:16")],
+        ..BASE
+    });
+}
+
+#[test]
+fn a_maximum_over_an_empty_dim_is_an_error() {
+    // PyTorch 2.15: "reducing over zero-size dimension for reduction operation without
+    // identity"; the failed compilation uses up 0/0 and leaves its sizes in the
+    // automatic-dynamic memory, so (2, 3) compiles 0/1 with a dynamic first dim.
+    check(Case {
+        model: models::AMAX_DIM0,
+        calls: "x=0,3 | x=2,3",
+        actions: "X C1",
+        compiles: 1,
+        last_entry: "x=[?, 3]",
+        errors: &[(0, "reducing over zero-size dimension")],
+        ..BASE
+    });
+}
+
+#[test]
+fn squeeze_of_a_symbolic_dim_is_a_no_op_and_a_dim_of_one_its_own_entry() {
+    // PyTorch 2.15 under dynamic=True: (3, 4) keeps both dims, (3, 1) fails `2 <= x.size()[1]`
+    // and drops the 1, (5, 6) hits the first entry.
+    check(Case {
+        model: models::SQUEEZE_DIM1,
+        modes: TRUE,
+        calls: "x=3,4 | x=3,1 | x=5,6",
+        actions: "C0 C1 H0",
+        compiles: 2,
+        last_entry: "x=[?, 1]",
+        reasons: &[(1, "2 <= x.size()[1]")],
+        ..BASE
+    });
+}
+
+#[test]
+fn a_branch_that_narrows_a_specified_range_is_a_constraint_violation() {
+    // Measured on PyTorch 2.15 with `if x.shape[0] > 4`: mark_dynamic(x, 0, min=2, max=100)
+    // raises "Not all values of … in the specified range L['x'].size()[0] <= 100 satisfy the
+    // generated guard 5 <= … and … <= 100"; min=2 alone raises too; a plain mark_dynamic
+    // compiles with the narrowed range.
+    check(Case {
+        model: models::BRANCH_GT5,
+        calls: "x=8 dyn:x:0:2:100 | x=8 dyn:x:0:2:inf | x=8 dyn:x:0",
+        actions: "X X C2",
+        compiles: 1,
+        last_entry: "x=[?[6,inf]]",
+        errors: &[
+            (
+                0,
+                "in the specified range L['x'].size()[0] <= 100 satisfy the generated guard 6 <= L['x'].size()[0] and L['x'].size()[0] <= 100",
+            ),
+            (
+                1,
+                "in the specified range satisfy the generated guard 6 <= L['x'].size()[0] and L['x'].size()[0] <= IntInfinity()",
+            ),
+        ],
         ..BASE
     });
 }

@@ -12,6 +12,24 @@ def f(x):
     return x + 1
 ";
 
+/// A maximum over dim 0 (`amax`), which has no value over an empty dim.
+pub const AMAX_DIM0: &str = "\
+import torch
+
+
+def f(x):
+    return x.amax(0)
+";
+
+/// `squeeze(1)` then an elementwise op.
+pub const SQUEEZE_DIM1: &str = "\
+import torch
+
+
+def f(x):
+    return x.squeeze(1) + 1
+";
+
 /// §9's 2-D function `f(x) = (x * 2).sum(-1)`, fed `ones(B, 16)`.
 pub const SUM_ROWS: &str = "\
 import torch

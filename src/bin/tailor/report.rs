@@ -4,9 +4,10 @@
 //! report, ending in a newline, for stdout.
 //!
 //! Invariant: the JSON report has DESIGN.md §6's keys — `compiles`, `calls` (shapes,
-//! action, entry, reasons, and error/warning/outputs when present), `entries` (inputs,
-//! guards) — plus `device` and, on the GPU, `adapter`; other tools parse it, so keys are
-//! only ever added. Both reports print calls and entries in order, with no timings, so a
+//! action, entry — a position in `entries` —, reasons, and error/warning/outputs when
+//! present), `entries` (inputs, guards) — plus `device`, PyTorch's compile ids (`id` of an
+//! entry, `compile_id` of a call that compiled or failed to) and, on the GPU, `adapter`;
+//! other tools parse it, so keys are only ever added. Both reports print calls and entries in order, with no timings, so a
 //! run's report is the same every time.
 
 use crate::args::RunArgs;
@@ -18,6 +19,10 @@ use tailor::runtime::executor::Device;
 
 /// The run as one JSON object on one line.
 pub fn json(results: &RunResults) -> String {
+    // `entry` is a position in `entries` (compile order); PyTorch's compile id, which a
+    // failed compilation also uses up, is each entry's `id` and each call's `compile_id`.
+    let compiled = results.cache.entries();
+    let position = |id: usize| compiled.iter().position(|e| e.id == id);
     let calls: Vec<Value> = results
         .calls
         .iter()
@@ -30,10 +35,13 @@ pub fn json(results: &RunResults) -> String {
             let mut object = json!({
                 "shapes": shapes,
                 "action": event.action.to_string(),
-                "entry": event.entry,
+                "entry": event.entry.and_then(position),
                 "reasons": event.reasons.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
             });
             let fields = object.as_object_mut().expect("an object");
+            if let Some(id) = event.compile_id {
+                fields.insert("compile_id".into(), json!(id));
+            }
             if let Some(error) = &event.error {
                 fields.insert("error".into(), json!(error));
             }
@@ -57,17 +65,18 @@ pub fn json(results: &RunResults) -> String {
             object
         })
         .collect();
-    let entries: Vec<Value> = results
-        .cache
-        .entries()
+    let entries: Vec<Value> = compiled
         .iter()
         .map(|entry| {
-            let inputs: serde_json::Map<String, Value> = entry
+            let mut inputs: serde_json::Map<String, Value> = entry
                 .inputs
                 .iter()
                 .map(|(n, dims)| (n.clone(), dims_json(dims)))
                 .collect();
-            json!({ "inputs": inputs, "guards": entry.guards.source_lines() })
+            for (name, value) in &entry.values {
+                inputs.insert(name.clone(), json!(value));
+            }
+            json!({ "id": entry.id, "inputs": inputs, "guards": entry.guards.source_lines() })
         })
         .collect();
     let mut report = json!({
