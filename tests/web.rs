@@ -50,6 +50,7 @@ async fn check(gpu: &mut Gpu, source: &str, shapes: &[(&str, Vec<usize>)], mode:
     let bindings: Bindings = tailor::runtime::bind(
         &schedule,
         &inputs.iter().map(|t| t.shape.clone()).collect::<Vec<_>>(),
+        &[],
     )
     .expect("binds")
     .bindings;
