@@ -15,7 +15,7 @@ use crate::compile::{self, CompileOptions, Compiled};
 use crate::frontend::{self, EntryPoint, FrontendError, Program};
 use crate::graph::{Graph, Span, TracedArg};
 use crate::guard::{ArgValue, CallShapes, GuardSet};
-use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv};
+use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
 use serde::Serialize;
 use std::fmt;
@@ -426,77 +426,32 @@ impl CodeCache {
         marks: &CallMarks,
         marked: &[bool],
     ) -> Result<Entry, FrontendError> {
-        let automatic = config.dynamic != DynamicMode::False;
-        for (state, (_, value)) in self.frame_state.iter_mut().zip(&call.args) {
-            *state = Some(merge_state(state.as_ref(), value));
-        }
+        // PyTorch merges an input into the automatic-dynamic memory when the trace first
+        // looks at it: all of them for a trace that finishes, only those looked at before the
+        // failure for one that raises.
+        let merged: Vec<ArgState> = self
+            .frame_state
+            .iter()
+            .zip(&call.args)
+            .map(|(state, (_, value))| merge_state(state.as_ref(), value))
+            .collect();
         let mut env = ShapeEnv::new();
-        let mut traced: Vec<(String, TracedArg)> = Vec::with_capacity(call.args.len());
-        for (i, (name, value)) in call.args.iter().enumerate() {
-            let arg = match value {
-                ArgValue::Tensor(dims) => {
-                    let mut shape = Vec::with_capacity(dims.len());
-                    for (dim, &size) in dims.iter().enumerate() {
-                        let mark = marks
-                            .dynamic
-                            .iter()
-                            .find(|m| &m.input == name && m.dim == dim);
-                        let fixed = marks.fixed.iter().any(|(n, d)| n == name && *d == dim);
-                        let changed = matches!(
-                            &self.frame_state[i],
-                            Some(ArgState::Tensor(dims)) if dims[dim] == DimState::Dynamic
-                        );
-                        let (policy, why) = if mark.is_some() {
-                            (DimPolicy::Dynamic, "mark_dynamic")
-                        } else if fixed {
-                            (DimPolicy::Static, "mark_static")
-                        } else if automatic && changed {
-                            (
-                                DimPolicy::Dynamic,
-                                "automatic dynamic: this size changed between compilations",
-                            )
-                        } else if config.dynamic == DynamicMode::True {
-                            (DimPolicy::Duck, "dynamic=True")
-                        } else if config.dynamic == DynamicMode::False {
-                            (DimPolicy::Static, "dynamic=False")
-                        } else {
-                            (
-                                DimPolicy::Static,
-                                "dynamic=None: static until this size changes",
-                            )
-                        };
-                        let mark = mark.map(|m| Mark {
-                            min: m.min,
-                            max: m.max,
-                        });
-                        let source = DimSource::dim(name, dim);
-                        shape.push(env.add_input_dim(source, size, policy, mark, why)?);
-                    }
-                    TracedArg::Tensor(shape)
-                }
-                ArgValue::Int(int) => {
-                    let changed = self.frame_state[i] == Some(ArgState::Int(DimState::Dynamic));
-                    let (dynamic, why) = if automatic && changed {
-                        (
-                            true,
-                            "automatic dynamic: this int changed between compilations",
-                        )
-                    } else {
-                        match config.dynamic {
-                            DynamicMode::True => (true, "dynamic=True"),
-                            DynamicMode::False => (false, "dynamic=False"),
-                            DynamicMode::Auto => {
-                                (false, "dynamic=None: an int is a constant until it changes")
-                            }
-                        }
-                    };
-                    TracedArg::Int(env.add_input_int(name, *int, dynamic, why))
-                }
-                ArgValue::Bool(b) => TracedArg::Bool(*b),
-            };
-            traced.push((name.clone(), arg));
-        }
-        let graph = frontend::capture(&self.program, &self.entry, &traced, &mut env)?;
+        let traced = match trace_args(&mut env, &merged, call, marks, config.dynamic) {
+            Ok(traced) => traced,
+            Err((failing, err)) => {
+                self.remember(&merged, |i, _| i <= failing);
+                return Err(err.into());
+            }
+        };
+        let graph = match frontend::capture(&self.program, &self.entry, &traced, &mut env) {
+            Ok(graph) => graph,
+            Err(err) => {
+                let looked_at = env.realised();
+                self.remember(&merged, |_, name| looked_at.contains(name));
+                return Err(err);
+            }
+        };
+        self.remember(&merged, |_, _| true);
         let guards = GuardSet::produce(&env, &traced, marked);
         let compiled = compile::compile(&graph, &|sym| env.range(sym), &CompileOptions::ENTRY);
         let mut inputs = Vec::new();
@@ -527,6 +482,17 @@ impl CodeCache {
             compiled,
             marked: marked.to_vec(),
         })
+    }
+
+    /// Keeps `merged` as the automatic-dynamic memory of the arguments `keep` selects (by
+    /// position and name); the others keep what they had.
+    fn remember(&mut self, merged: &[ArgState], keep: impl Fn(usize, &str) -> bool) {
+        let names = &self.entry.inputs;
+        for (i, state) in merged.iter().enumerate() {
+            if keep(i, &names[i]) {
+                self.frame_state[i] = Some(state.clone());
+            }
+        }
     }
 
     /// Captures a graph for an eager call (recompile limit reached), not cached: with every
@@ -572,6 +538,88 @@ impl Entry {
     pub fn was_marked(&self, input: usize) -> bool {
         self.marked.get(input).copied().unwrap_or(false)
     }
+}
+
+/// The arguments of a call as the trace receives them, each dim or int given its policy:
+/// `mark_dynamic`, `mark_static`, automatic dynamic (from `merged`, the memory with this
+/// call merged in) or the mode's default. On an error, the argument it happened at.
+fn trace_args(
+    env: &mut ShapeEnv,
+    merged: &[ArgState],
+    call: &CallShapes,
+    marks: &CallMarks,
+    dynamic: DynamicMode,
+) -> Result<Vec<(String, TracedArg)>, (usize, ShapeError)> {
+    let automatic = dynamic != DynamicMode::False;
+    let mut traced: Vec<(String, TracedArg)> = Vec::with_capacity(call.args.len());
+    for (i, (name, value)) in call.args.iter().enumerate() {
+        let arg = match value {
+            ArgValue::Tensor(dims) => {
+                let mut shape = Vec::with_capacity(dims.len());
+                for (dim, &size) in dims.iter().enumerate() {
+                    let mark = marks
+                        .dynamic
+                        .iter()
+                        .find(|m| &m.input == name && m.dim == dim);
+                    let fixed = marks.fixed.iter().any(|(n, d)| n == name && *d == dim);
+                    let changed = matches!(
+                        &merged[i],
+                        ArgState::Tensor(dims) if dims[dim] == DimState::Dynamic
+                    );
+                    let (policy, why) = if mark.is_some() {
+                        (DimPolicy::Dynamic, "mark_dynamic")
+                    } else if fixed {
+                        (DimPolicy::Static, "mark_static")
+                    } else if automatic && changed {
+                        (
+                            DimPolicy::Dynamic,
+                            "automatic dynamic: this size changed between compilations",
+                        )
+                    } else if dynamic == DynamicMode::True {
+                        (DimPolicy::Duck, "dynamic=True")
+                    } else if dynamic == DynamicMode::False {
+                        (DimPolicy::Static, "dynamic=False")
+                    } else {
+                        (
+                            DimPolicy::Static,
+                            "dynamic=None: static until this size changes",
+                        )
+                    };
+                    let mark = mark.map(|m| Mark {
+                        min: m.min,
+                        max: m.max,
+                    });
+                    let source = DimSource::dim(name, dim);
+                    shape.push(
+                        env.add_input_dim(source, size, policy, mark, why)
+                            .map_err(|err| (i, err))?,
+                    );
+                }
+                TracedArg::Tensor(shape)
+            }
+            ArgValue::Int(int) => {
+                let changed = merged[i] == ArgState::Int(DimState::Dynamic);
+                let (dynamic, why) = if automatic && changed {
+                    (
+                        true,
+                        "automatic dynamic: this int changed between compilations",
+                    )
+                } else {
+                    match dynamic {
+                        DynamicMode::True => (true, "dynamic=True"),
+                        DynamicMode::False => (false, "dynamic=False"),
+                        DynamicMode::Auto => {
+                            (false, "dynamic=None: an int is a constant until it changes")
+                        }
+                    }
+                };
+                TracedArg::Int(env.add_input_int(name, *int, dynamic, why))
+            }
+            ArgValue::Bool(b) => TracedArg::Bool(*b),
+        };
+        traced.push((name.clone(), arg));
+    }
+    Ok(traced)
 }
 
 fn dim_spec(env: &ShapeEnv, dim: &Expr) -> DimSpec {

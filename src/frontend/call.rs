@@ -413,10 +413,13 @@ impl<'vm> Call<'vm> {
         }
     }
 
-    /// The shape of a tensor argument.
+    /// The shape of a tensor argument (reading it realises a traced call's argument).
     pub fn shape_of(&self, value: &PyObjectRef) -> Result<Shape> {
         let tensor = self.tensor(value)?;
-        Ok(self.with_ops(|ops| ops.shape_of(&tensor)))
+        Ok(self.with_ops(|ops| {
+            ops.realise(&tensor);
+            ops.shape_of(&tensor)
+        }))
     }
 
     /// A Python int that fits in 64 bits (bools count), or `None`.

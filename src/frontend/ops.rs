@@ -122,6 +122,15 @@ impl<'a> Ops<'a> {
         }
     }
 
+    /// Notes that the trace looked at `tensor`, when it is an argument of the traced call.
+    pub fn realise(&mut self, tensor: &TensorRef) {
+        if let (TensorRef::Node(id), Some(tracing)) = (tensor, &mut self.tracing)
+            && let Op::Input { name } = &tracing.graph.node(*id).op
+        {
+            tracing.env.realise(name);
+        }
+    }
+
     /// The node of an operand, adding a node for a parameter or constant on first use.
     pub fn node_of(&mut self, tensor: &TensorRef, span: Span) -> Result<NodeId> {
         let c = match tensor {
@@ -202,6 +211,7 @@ impl<'a> Ops<'a> {
         let mut ids = Vec::with_capacity(inputs.len());
         let mut shapes = Vec::with_capacity(inputs.len());
         for input in inputs {
+            self.realise(input);
             ids.push(self.node_of(input, span)?);
             shapes.push(self.shape_of(input));
         }

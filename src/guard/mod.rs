@@ -183,8 +183,8 @@ pub struct ValueGuard {
 }
 
 impl ValueGuard {
-    /// The failure-reason form PyTorch prints (`n == 2`, `b == True`); a symbolic int has
-    /// none, since only its type is checked.
+    /// The failure-reason form PyTorch prints (`n == 2`, `b == True`); for a symbolic int,
+    /// whose only check is its type, that check in words.
     pub fn reason(&self) -> String {
         match self.expected {
             ValueMatch::Int(Some(v)) => format!("{} == {v}", self.input),

@@ -12,7 +12,7 @@ pub mod rules;
 
 use crate::graph::Span;
 use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, ValueRange};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// Where a size lives in the function's arguments: a tensor's dim, `L['x'].size()[0]`,
@@ -331,6 +331,8 @@ pub struct ShapeEnv {
     guards: Vec<ShapeGuard>,
     events: Vec<(usize, ShapeEvent)>,
     violations: Vec<ShapeError>,
+    /// The tensor arguments the trace has looked at (an op's operand, a size read).
+    realised: BTreeSet<String>,
     /// Index of the graph node being built; events are tagged with it for the trace.
     pub node_cursor: usize,
 }
@@ -449,6 +451,19 @@ impl ShapeEnv {
         self.symbols
             .get(sym.index())
             .is_some_and(|info| info.source.dim.is_none())
+    }
+
+    /// Notes that the trace looked at tensor argument `input` (PyTorch realises a lazily
+    /// wrapped argument then, and merges it into the automatic-dynamic memory).
+    pub fn realise(&mut self, input: &str) {
+        if !self.realised.contains(input) {
+            self.realised.insert(input.to_string());
+        }
+    }
+
+    /// The tensor arguments the trace has looked at so far.
+    pub fn realised(&self) -> &BTreeSet<String> {
+        &self.realised
     }
 
     /// All symbols, in creation order.

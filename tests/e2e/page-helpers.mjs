@@ -95,3 +95,48 @@ export async function shownError(page) {
   const box = page.getByTestId("error-message");
   return (await box.isVisible()) ? await box.textContent() : null;
 }
+
+/**
+ * The edges of the drawn graph that pass through a box other than their own two ends:
+ * `[]` when every edge is routed around the nodes it skips. Each edge is a polyline
+ * (`path.edge` with `data-from`/`data-to`); each box a `g.node` with its rect.
+ */
+export async function edgesThroughBoxes(page) {
+  return page.evaluate(() => {
+    const svg = document.querySelector('[data-testid="graph-view"] svg');
+    const boxes = [...svg.querySelectorAll("g.node")].map((g) => {
+      const [, x, y] = /translate\(([-\d.e]+),\s*([-\d.e]+)\)/.exec(g.getAttribute("transform"));
+      const rect = g.querySelector("rect");
+      return { id: g.dataset.node, x: +x, y: +y, w: +rect.getAttribute("width"), h: +rect.getAttribute("height") };
+    });
+    // Whether segment p-q meets the box's interior (shrunk by a pixel: touching is not crossing).
+    const crosses = ([px, py], [qx, qy], b) => {
+      const [x0, y0, x1, y1] = [b.x + 1, b.y + 1, b.x + b.w - 1, b.y + b.h - 1];
+      let [t0, t1] = [0, 1];
+      const dx = qx - px;
+      const dy = qy - py;
+      for (const [p, q] of [[-dx, px - x0], [dx, x1 - px], [-dy, py - y0], [dy, y1 - py]]) {
+        if (p === 0) {
+          if (q < 0) return false;
+        } else {
+          const r = q / p;
+          if (p < 0) t0 = Math.max(t0, r);
+          else t1 = Math.min(t1, r);
+          if (t0 > t1) return false;
+        }
+      }
+      return true;
+    };
+    const bad = [];
+    for (const path of svg.querySelectorAll("path.edge")) {
+      const points = path.getAttribute("d").match(/-?[\d.]+(?:e-?\d+)?,-?[\d.]+(?:e-?\d+)?/g).map((p) => p.split(",").map(Number));
+      for (let i = 0; i + 1 < points.length; i++) {
+        for (const box of boxes) {
+          if (box.id === path.dataset.from || box.id === path.dataset.to) continue;
+          if (crosses(points[i], points[i + 1], box)) bad.push(`${path.dataset.from}->${path.dataset.to} through ${box.id}`);
+        }
+      }
+    }
+    return bad;
+  });
+}

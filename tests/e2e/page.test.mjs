@@ -10,7 +10,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { DIST_DIR } from "./harness.mjs";
-import { afterCompile, openPage, shot, shownError } from "./page-helpers.mjs";
+import { afterCompile, compileSource, edgesThroughBoxes, openPage, shot, shownError } from "./page-helpers.mjs";
 
 const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
 
@@ -172,8 +172,40 @@ test("every preset compiles in every mode and draws its graph", async () => {
     }
     await page.locator('.stage-pill').nth(2).click();
     assert.ok((await page.locator('[data-testid="graph-view"] svg .node').count()) >= 3, `${preset} graph`);
+    assert.deepEqual(await edgesThroughBoxes(page), [], `${preset}: every edge goes around the boxes it skips`);
     await shot(page, `07-preset-${preset}`, page.locator("#steps"));
   }
+  await afterCompile(page, () => page.getByTestId("preset-select").selectOption("simplenet"));
+});
+
+test("a residual block's skip connection is drawn around the ops it skips", async () => {
+  const block = [
+    "import torch",
+    "import torch.nn as nn",
+    "import torch.nn.functional as F",
+    "",
+    "",
+    "class BasicBlock(nn.Module):",
+    "    def __init__(self, c=8):",
+    "        super().__init__()",
+    "        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)",
+    "        self.bn1 = nn.BatchNorm2d(c)",
+    "        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)",
+    "        self.bn2 = nn.BatchNorm2d(c)",
+    "",
+    "    def forward(self, x):",
+    "        out = F.relu(self.bn1(self.conv1(x)))",
+    "        out = self.bn2(self.conv2(out))",
+    "        return F.relu(out + x)",
+    "",
+  ].join("\n");
+  await compileSource(page, block, "x=2,8,16,16");
+  assert.equal(await shownError(page), null);
+  await page.locator(".stage-pill").nth(2).click();
+  // x feeds conv1 and, four ops later, the add: two edges leave the input box.
+  assert.equal(await page.locator('[data-testid="graph-view"] svg path.edge[data-from="0"]').count(), 2);
+  assert.deepEqual(await edgesThroughBoxes(page), []);
+  await shot(page, "07-residual-block", page.locator("#steps"));
   await afterCompile(page, () => page.getByTestId("preset-select").selectOption("simplenet"));
 });
 

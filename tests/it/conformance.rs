@@ -1114,6 +1114,26 @@ fn a_call_past_the_limit_that_fails_when_run_eagerly_is_an_error() {
 }
 
 #[test]
+fn a_failed_call_remembers_only_the_inputs_its_trace_looked_at() {
+    // Measured on PyTorch 2.15: (7, 5) fails at `x.view(3, -1)` before `y` is used, so only
+    // x's new size is remembered; (9, 2) then compiles x dynamic and y still static (2).
+    check(Case {
+        model: models::VIEW_THEN_ADD,
+        calls: "x=6;y=2 | x=7;y=5 | x=9;y=2",
+        actions: "C0 X C2",
+        compiles: 2,
+        last_entry: "x=[?] y=[2]",
+        reasons: &[(
+            2,
+            "tensor 'x' size mismatch at index 0. expected 6, actual 9",
+        )],
+        guards: &["(L['x'].size()[0] % 3) == 0", "2 <= L['x'].size()[0]"],
+        exact: true,
+        ..BASE
+    });
+}
+
+#[test]
 fn a_maximum_over_an_empty_dim_is_an_error() {
     // PyTorch 2.15: "reducing over zero-size dimension for reduction operation without
     // identity"; the failed compilation uses up 0/0 and leaves its sizes in the

@@ -12,6 +12,16 @@ def f(x):
     return x + 1
 ";
 
+/// A view that fails for sizes not divisible by 3, before `y` is used.
+pub const VIEW_THEN_ADD: &str = "\
+import torch
+
+
+def f(x, y):
+    z = x.view(3, -1)
+    return z.sum() + y
+";
+
 /// A maximum over dim 0 (`amax`), which has no value over an empty dim.
 pub const AMAX_DIM0: &str = "\
 import torch

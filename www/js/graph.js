@@ -1,54 +1,57 @@
-// Draws a captured graph as SVG: a layered (longest-path) layout from top to bottom, one box
-// per op with its parameters folded in, and each edge labelled with the symbolic shape that
-// flows along it. Input: the `nodes` of a `Compilation.view`. Pure drawing: no wasm calls.
+// Draws a captured graph as SVG, top to bottom, laid out by dagre (a layered layout with
+// long-edge routing: an edge that skips layers, a residual add's skip connection, is routed
+// around the boxes in between, never through them). One box per op with its parameters folded
+// in; each edge is labelled with the symbolic shape that flows along it. Input: the `nodes`
+// of a `Compilation.view`. Pure drawing: no wasm calls.
 
+import dagre from "./vendor/dagre.esm.js";
 import { s } from "./dom.js";
 import { t } from "./i18n.js";
 
 const NODE_W = 168;
 const NODE_H = 40;
 const GAP_X = 28;
-const GAP_Y = 64;
+const GAP_Y = 48;
 const CHAR_W = 6.6; // monospace 11px, for sizing label backgrounds
+const LABEL_H = 17;
 
 /** Which nodes are drawn as boxes: inputs, ops, constants and the output. */
 function isDrawn(node) {
   return node.role !== "param";
 }
 
-/** Layers by longest path from the inputs; order in a layer by the mean of parents' slots. */
-function layout(nodes) {
+/**
+ * Positions of the drawn nodes (top-left corners), each edge's route (a polyline from the
+ * producer's box to the consumer's) and its label's centre, and the drawing's size.
+ */
+function layout(nodes, labelOf) {
   const drawn = nodes.filter(isDrawn);
-  const layer = new Map();
+  const graph = new dagre.graphlib.Graph({ multigraph: true });
+  graph.setGraph({ rankdir: "TB", nodesep: GAP_X, ranksep: GAP_Y, edgesep: 12, marginx: GAP_X, marginy: GAP_X });
+  for (const node of drawn) graph.setNode(String(node.id), { width: NODE_W, height: NODE_H });
+  const edges = [];
   for (const node of drawn) {
-    const parents = node.inputs.map((id) => nodes[id]).filter(isDrawn);
-    layer.set(node.id, parents.length === 0 ? 0 : 1 + Math.max(...parents.map((p) => layer.get(p.id))));
-  }
-  const layers = [];
-  for (const node of drawn) (layers[layer.get(node.id)] ??= []).push(node);
-  const slot = new Map();
-  for (const row of layers) {
-    if (!row) continue;
-    const key = (node) => {
-      const parents = node.inputs.filter((id) => slot.has(id));
-      return parents.length === 0 ? node.id : parents.reduce((sum, id) => sum + slot.get(id), 0) / parents.length;
-    };
-    row.sort((a, b) => key(a) - key(b));
-    row.forEach((node, i) => slot.set(node.id, i - (row.length - 1) / 2));
-  }
-  const widest = Math.max(...layers.filter(Boolean).map((row) => row.length));
-  // Wide enough for the longest shape label too (labels are centred under their node).
-  const longest = Math.max(...drawn.map((node) => node.shapeText.length * CHAR_W + 16));
-  const width = Math.max(widest * NODE_W + (widest - 1) * GAP_X + 2 * GAP_X, longest);
-  const position = new Map();
-  layers.forEach((row, depth) => {
-    row?.forEach((node) => {
-      const x = width / 2 + slot.get(node.id) * (NODE_W + GAP_X) - NODE_W / 2;
-      position.set(node.id, { x, y: GAP_Y / 2 + depth * (NODE_H + GAP_Y) });
+    node.inputs.forEach((id, slot) => {
+      if (!isDrawn(nodes[id])) return;
+      const text = labelOf(nodes[id]);
+      const name = `${id}-${node.id}-${slot}`;
+      graph.setEdge(String(id), String(node.id), { width: text.length * CHAR_W + 8, height: LABEL_H, labelpos: "c" }, name);
+      edges.push({ from: id, to: node.id, name, text });
     });
-  });
-  const height = layers.length * (NODE_H + GAP_Y);
-  return { drawn, position, width, height };
+  }
+  dagre.layout(graph);
+  const position = new Map();
+  for (const node of drawn) {
+    const { x, y } = graph.node(String(node.id));
+    position.set(node.id, { x: x - NODE_W / 2, y: y - NODE_H / 2 });
+  }
+  for (const edge of edges) {
+    const routed = graph.edge({ v: String(edge.from), w: String(edge.to), name: edge.name });
+    edge.points = routed.points;
+    edge.label = { x: routed.x, y: routed.y };
+  }
+  const { width, height } = graph.graph();
+  return { drawn, position, edges, width, height };
 }
 
 /**
@@ -58,45 +61,27 @@ function layout(nodes) {
  */
 export function renderGraph(nodes, options = {}) {
   const reached = options.reached ?? (() => true);
-  const { drawn, position, width, height } = layout(nodes);
+  const labelOf = (node) => (reached(node) ? node.shapeText : "?");
+  const { drawn, position, edges: routes, width, height } = layout(nodes, labelOf);
   const edges = s("g", { class: "edges" });
   const labels = s("g", { class: "edge-labels" });
   const boxes = s("g", { class: "nodes" });
-  for (const node of drawn) {
-    const to = position.get(node.id);
-    for (const id of node.inputs) {
-      const source = nodes[id];
-      if (!isDrawn(source)) continue;
-      const from = position.get(id);
-      const x1 = from.x + NODE_W / 2;
-      const y1 = from.y + NODE_H;
-      const x2 = to.x + NODE_W / 2;
-      const y2 = to.y;
-      const bend = Math.max(24, (y2 - y1) / 2);
-      const known = reached(source);
-      edges.append(
-        s("path", {
-          d: `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2 - 6}`,
-          class: known ? "edge" : "edge pending",
-          "marker-end": "url(#arrow)",
-        }),
-      );
-    }
-  }
-  // One label per producer, just below it: every edge leaving a node carries the same shape.
-  for (const node of drawn) {
-    const consumers = drawn.filter((other) => other.inputs.includes(node.id));
-    if (consumers.length === 0) continue;
-    const known = reached(node);
-    const text = known ? node.shapeText : "?";
-    const from = position.get(node.id);
-    const mx = from.x + NODE_W / 2;
-    const my = from.y + NODE_H + GAP_Y * 0.36;
-    const w = text.length * CHAR_W + 8;
+  for (const route of routes) {
+    const known = reached(nodes[route.from]);
+    const [first, ...rest] = route.points;
+    edges.append(
+      s("path", {
+        d: `M${first.x},${first.y} ${rest.map((p) => `L${p.x},${p.y}`).join(" ")}`,
+        class: known ? "edge" : "edge pending",
+        "marker-end": "url(#arrow)",
+        dataset: { from: route.from, to: route.to },
+      }),
+    );
+    const w = route.text.length * CHAR_W + 8;
     labels.append(
       s("g", { class: known ? "edge-label" : "edge-label pending" },
-        s("rect", { x: mx - w / 2, y: my - 9, width: w, height: 17, rx: 3 }),
-        s("text", { x: mx, y: my + 4, "text-anchor": "middle" }, text)),
+        s("rect", { x: route.label.x - w / 2, y: route.label.y - 9, width: w, height: LABEL_H, rx: 3 }),
+        s("text", { x: route.label.x, y: route.label.y + 4, "text-anchor": "middle" }, route.text)),
     );
   }
   for (const node of drawn) {
