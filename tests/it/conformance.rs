@@ -1127,6 +1127,7 @@ fn a_failed_call_remembers_only_the_inputs_its_trace_looked_at() {
             2,
             "tensor 'x' size mismatch at index 0. expected 6, actual 9",
         )],
+        errors: &[(1, "shape '[3, -1]' is invalid for input of size 7")],
         guards: &["(L['x'].size()[0] % 3) == 0", "2 <= L['x'].size()[0]"],
         exact: true,
         ..BASE
