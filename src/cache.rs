@@ -428,7 +428,8 @@ impl CodeCache {
     ) -> Result<Entry, FrontendError> {
         // PyTorch merges an input into the automatic-dynamic memory when the trace first
         // looks at it: all of them for a trace that finishes, only those looked at before the
-        // failure for one that raises.
+        // failure for one that raises. (Whether the Python read an int before failing is not
+        // seen here, so a failed trace leaves the ints' memory as it was.)
         let merged: Vec<ArgState> = self
             .frame_state
             .iter()
