@@ -63,7 +63,8 @@ fn main() {
         for side in RESOLUTIONS.iter().flat_map(|&s| [s, s]) {
             let call =
                 CallShapes::new(vec![("image".into(), vec![1, 3, side as i64, side as i64])]);
-            let inputs = executor::call_inputs(&call, Vec::new(), side as u64);
+            let inputs = executor::call_inputs(&call, Vec::new(), side as u64)
+                .expect("a 640x640 image fits the runtimes");
             let started = Instant::now();
             let event = cache
                 .call(0, &config, &call, &CallMarks::default(), &*clock)

@@ -188,7 +188,8 @@ fn cpu_metrics(clock: Clock<'_>, rounds: usize, metrics: &mut BTreeMap<String, f
             .expect("the benchmark's models compile");
         let entry = cache.entry(id).expect("the entry exists");
         let mode = entry.compiled.mode().expect("the benchmark's models lower");
-        let inputs = executor::call_inputs(&call, Vec::new(), 0);
+        let inputs =
+            executor::call_inputs(&call, Vec::new(), 0).expect("the benchmark's inputs fit");
         let mut run = || {
             let start = clock();
             let job = executor
@@ -313,7 +314,7 @@ mod gpu {
         );
         for (n, (batch, measured)) in calls.enumerate() {
             let call = simplenet_call(batch);
-            let inputs = executor::call_inputs(&call, Vec::new(), n as u64);
+            let inputs = executor::call_inputs(&call, Vec::new(), n as u64)?;
             let start = clock();
             let event = cache
                 .call(0, &config, &call, &CallMarks::default(), &**clock)
@@ -388,7 +389,7 @@ mod gpu {
                 .clone();
             let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
             let before = backend.stats().await.map_or(0.0, |s| s.pipeline_ms);
-            let inputs = executor::call_inputs(&call, Vec::new(), 0);
+            let inputs = executor::call_inputs(&call, Vec::new(), 0)?;
             let job = executor.start_call(&cache, &event, &call, inputs, RunOptions::default())?;
             executor.execute(job).await?;
             let after = backend.stats().await.map_or(0.0, |s| s.pipeline_ms);
@@ -407,7 +408,7 @@ mod gpu {
         let call = simplenet_call(8);
         let cache = compiled_cache(SIMPLENET_SOURCE, &call, DynamicMode::True)?;
         let entry = &cache.entries_mru()[0];
-        let inputs = executor::call_inputs(&call, Vec::new(), 0);
+        let inputs = executor::call_inputs(&call, Vec::new(), 0)?;
         let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
         let mut samples = vec![Vec::with_capacity(rounds); Mode::ALL.len()];
         for round in 0..rounds + 3 {

@@ -31,6 +31,7 @@ pub mod web;
 pub use cache::{Action, CallEvent, CallMarks, CodeCache, CompileConfig, DynamicMode, MarkDynamic};
 pub use error::Error;
 pub use guard::CallShapes;
+pub use symbolic::SymbolNaming;
 pub use trace::Trace;
 
 /// The material's `SimpleNet` (its "Python 演示" section), as a learner would paste it.
@@ -45,6 +46,8 @@ pub struct Options {
     pub config: CompileConfig,
     /// Marks applied to the inputs of every call.
     pub marks: CallMarks,
+    /// The names symbols are shown with in the trace.
+    pub symbol_names: SymbolNaming,
 }
 
 /// Parses `source` and returns an empty cache for its entry.
@@ -65,7 +68,7 @@ pub fn explain(source: &str, input_shapes: &str, options: &Options) -> Result<Tr
     match (event.action, event.entry) {
         (Action::Compile, Some(id)) => {
             let entry = cache.entry(id).expect("the entry was just compiled");
-            Ok(Trace::of_entry(&cache, entry))
+            Ok(Trace::of_entry(&cache, entry, options.symbol_names))
         }
         _ => Err(Error::Call {
             message: event

@@ -20,6 +20,7 @@ use crate::frontend::{
 use crate::graph::Span;
 use crate::guard::{ArgValue, CallShapes};
 use crate::runtime::executor::{Backend, Executor, RunOptions};
+use crate::symbolic::SymbolNaming;
 use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
@@ -75,6 +76,8 @@ pub struct ScriptOptions {
     pub backend: Rc<Backend>,
     /// Milliseconds, for `compile_ms` and the time limit.
     pub clock: Rc<dyn Fn() -> f64>,
+    /// How the `dynamic` log names symbols (PyTorch 2.15 prints `s77`; the material `s0`).
+    pub symbol_names: SymbolNaming,
 }
 
 /// One call of a compiled wrapper.
@@ -334,13 +337,15 @@ fn log_lines(
         let prefix = CompileId(frame, entry.id);
         if options.logs.dynamic {
             lines.push(format!("{prefix} create_env"));
-            lines.extend(
+            let names = entry.env.symbol_names(options.symbol_names);
+            lines.extend(names.show(|| {
                 entry
                     .env
                     .events()
                     .iter()
-                    .map(|(_, e)| format!("{prefix} {e}")),
-            );
+                    .map(|(_, e)| format!("{prefix} {e}"))
+                    .collect::<Vec<_>>()
+            }));
         }
         if options.logs.recompiles && entry.id > 0 {
             lines.extend(recompile_lines(

@@ -9,6 +9,7 @@
 
 use crate::cache::{CodeCache, Entry};
 use crate::graph::shape_to_string;
+use crate::symbolic::SymbolNaming;
 use serde::Serialize;
 use std::fmt;
 
@@ -44,8 +45,35 @@ impl fmt::Display for Trace {
 }
 
 impl Trace {
-    /// The trace of entry `entry` of `cache`.
-    pub fn of_entry(cache: &CodeCache, entry: &Entry) -> Trace {
+    /// The trace of entry `entry` of `cache`, its symbols named by `naming` up to the
+    /// guards; the compile pipeline's stages keep the numbers the kernels use.
+    pub fn of_entry(cache: &CodeCache, entry: &Entry, naming: SymbolNaming) -> Trace {
+        let names = entry.env.symbol_names(naming);
+        let mut stages = names.show(|| Trace::shape_stages(cache, entry));
+        if naming != SymbolNaming::Tailor {
+            let numbers: Vec<String> = entry
+                .env
+                .symbols()
+                .iter()
+                .map(|info| format!("{} is {}", names.rename(&info.sym.to_string()), info.sym))
+                .collect();
+            if !numbers.is_empty() {
+                let symbols = stages
+                    .iter_mut()
+                    .find(|stage| stage.id == "symbols")
+                    .expect("shape_stages makes a symbols stage");
+                symbols.text.push_str(&format!(
+                    "symbols named as PyTorch 2.8+ names them (a hash of the source); the kernels keep Tailor's numbers: {}\n",
+                    numbers.join(", ")
+                ));
+            }
+        }
+        stages.extend(entry.compiled.stages());
+        Trace { stages }
+    }
+
+    /// The stages up to the guards: program, symbols, graph, shape propagation, guards.
+    fn shape_stages(cache: &CodeCache, entry: &Entry) -> Vec<Stage> {
         let program = cache.program();
         let point = cache.entry_point();
         let mut stages = Vec::new();
@@ -124,7 +152,6 @@ impl Trace {
             title: "Guards".into(),
             text: entry.guards.to_string(),
         });
-        stages.extend(entry.compiled.stages());
-        Trace { stages }
+        stages
     }
 }

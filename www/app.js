@@ -29,6 +29,7 @@ const ui = {
   editor: $("model-editor"),
   shapes: $("input-shapes"),
   mode: $("mode-select"),
+  symbolNames: $("symbol-names"),
   marks: $("marks-table"),
   compile: document.querySelector('[data-testid="compile-button"]'),
   share: $("share-button"),
@@ -257,7 +258,7 @@ function currentOptions() {
       markStatic.push([input, dim]);
     }
   }
-  const options = { dynamic: ui.mode.value, markDynamic, markStatic };
+  const options = { dynamic: ui.mode.value, markDynamic, markStatic, symbolNames: ui.symbolNames.value };
   if (ctx.recompileLimit !== null) options.recompileLimit = ctx.recompileLimit;
   return options;
 }
@@ -311,6 +312,7 @@ function writeFragment() {
   else params.set("src", toBase64Url(ui.editor.value));
   params.set("shapes", ui.shapes.value);
   params.set("mode", ui.mode.value);
+  if (ui.symbolNames.value !== "tailor") params.set("names", ui.symbolNames.value);
   const marks = [];
   for (const [key, mark] of currentMarks()) {
     if (mark.kind === "dynamic") marks.push(`${key}:${mark.min}:${mark.max}`);
@@ -340,6 +342,7 @@ function readFragment() {
   }
   if (params.has("shapes")) ui.shapes.value = params.get("shapes");
   if (["auto", "true", "false"].includes(params.get("mode"))) ui.mode.value = params.get("mode");
+  if (params.get("names") === "pytorch") ui.symbolNames.value = "pytorch";
   const limit = Number(params.get("limit"));
   ctx.recompileLimit = Number.isInteger(limit) && limit > 0 ? limit : null;
   const marks = new Map();
@@ -693,6 +696,7 @@ function wire() {
   });
   // A new mode keeps the current step, so the same stage can be compared across modes.
   ui.mode.addEventListener("change", () => compile({ step: ctx.step }));
+  ui.symbolNames.addEventListener("change", () => compile({ step: ctx.step }));
   ui.prev.addEventListener("click", () => go(ctx.step - 1));
   ui.next.addEventListener("click", () => go(ctx.step + 1));
   document.addEventListener("keydown", (event) => {
@@ -745,7 +749,7 @@ async function main() {
   setupBench(ctx);
   setupQuiz(ctx);
   setupEditorScript(ctx, ui.editor, ui.script, $("editor-script-result"));
-  for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.compile, ui.share, ui.script]) control.disabled = false;
+  for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.compile, ui.share, ui.script]) control.disabled = false;
   await compile({ step });
   // A handle for learners in the console, and for tests of the recovery path.
   window.tailorPage = {

@@ -21,7 +21,7 @@ mod body;
 mod value;
 
 use crate::lower::{BufferId, Kernel, Schedule};
-use crate::symbolic::{Bindings, Expr, Sym, WGSL_HELPERS};
+use crate::symbolic::{Bindings, Expr, Sym, SymbolNames, WGSL_HELPERS};
 use std::fmt::Write;
 
 /// How sizes reach a kernel (see the module docs).
@@ -110,7 +110,14 @@ pub struct Wgsl {
 }
 
 /// Emits the WGSL of `kernel` (of `schedule`) for `spec`.
+///
+/// Kernels always name symbols by their numbers (`dims.s0`, `override s0`), whatever names a
+/// trace shows: the host binds override constants by these names.
 pub fn emit_wgsl(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) -> Wgsl {
+    SymbolNames::tailor().show(|| emit_kernel(schedule, kernel, spec))
+}
+
+fn emit_kernel(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) -> Wgsl {
     let mode = spec.mode();
     let symbols = match mode {
         Mode::Static => Vec::new(),

@@ -18,7 +18,7 @@ pub const MAX_ELEMENTS: usize = 1 << 26;
 pub struct Tensor {
     /// Sizes, outermost first.
     pub shape: Vec<usize>,
-    /// `shape.iter().product()` values.
+    /// `numel(&shape)` values, outermost dim slowest.
     pub data: Vec<f32>,
 }
 
@@ -55,10 +55,20 @@ pub enum EvalError {
     },
 }
 
+/// The element count of `shape`: 0 when any size is 0, whatever the others are (PyTorch's
+/// numel), else their product, saturating at `usize::MAX` (every caller refuses counts above
+/// [`MAX_ELEMENTS`] before it allocates).
+pub fn numel(shape: &[usize]) -> usize {
+    if shape.contains(&0) {
+        return 0;
+    }
+    shape.iter().fold(1usize, |n, &size| n.saturating_mul(size))
+}
+
 impl Tensor {
     /// A tensor of zeros.
     pub fn zeros(shape: Vec<usize>) -> Tensor {
-        let n = shape.iter().product();
+        let n = numel(&shape);
         Tensor {
             shape,
             data: vec![0.0; n],
@@ -67,7 +77,7 @@ impl Tensor {
 
     /// A tensor filled by `init`, seeded by `seed`.
     pub fn init(shape: Vec<usize>, init: Init, seed: u64) -> Tensor {
-        let n: usize = shape.iter().product();
+        let n: usize = numel(&shape);
         if let Init::Data(values) = &init {
             return Tensor {
                 shape,
@@ -311,7 +321,7 @@ pub fn eval(
                 }
             }
             Op::Where => {
-                let n = shape.iter().product();
+                let n = numel(&shape);
                 let (cond, a, b) = (arg(0), arg(1), arg(2));
                 let data = (0..n)
                     .map(|flat| {
@@ -326,7 +336,7 @@ pub fn eval(
                 Tensor { shape, data }
             }
             Op::Random { kind, seed } => {
-                let n: usize = shape.iter().product();
+                let n: usize = numel(&shape);
                 let data = (0..n)
                     .map(|i| random_value(*kind, *seed, i as u32))
                     .collect();
@@ -356,7 +366,7 @@ pub fn eval(
                 Tensor { shape, data }
             }
             Op::Full { value } => {
-                let n = shape.iter().product();
+                let n = numel(&shape);
                 Tensor {
                     shape,
                     data: vec![*value as f32; n],
@@ -371,7 +381,7 @@ pub fn eval(
             },
             Op::Expand => {
                 let x = arg(0);
-                let n = shape.iter().product();
+                let n = numel(&shape);
                 let data = (0..n)
                     .map(|flat| x.data[broadcast_offset(&unravel(flat, &shape), &x.shape)])
                     .collect();
@@ -474,7 +484,7 @@ fn broadcast_binary(
     shape: Vec<usize>,
     f: impl Fn(f32, f32) -> f32,
 ) -> Tensor {
-    let n = shape.iter().product();
+    let n = numel(&shape);
     let data = (0..n)
         .map(|flat| {
             let index = unravel(flat, &shape);
@@ -529,7 +539,7 @@ fn matmul(a: &Tensor, b: &Tensor, shape: Vec<usize>) -> Tensor {
         .collect();
     let a_batch = &a_shape[..a_shape.len() - 2];
     let b_batch = &b_shape[..b_shape.len() - 2];
-    let n_batches: usize = batch.iter().product();
+    let n_batches: usize = numel(&batch);
     let mut data = vec![0.0; n_batches * m * n];
     for bi in 0..n_batches {
         let index = unravel(bi, &batch);
@@ -589,9 +599,9 @@ fn conv(
     let kernel = &weight.shape[2..];
     let out_sizes = shape[2..].to_vec();
     let mut out = Tensor::zeros(shape);
-    let out_points: usize = out_sizes.iter().product();
-    let kernel_points: usize = kernel.iter().product();
-    let in_points: usize = in_sizes.iter().product();
+    let out_points: usize = numel(&out_sizes);
+    let kernel_points: usize = numel(kernel);
+    let in_points: usize = numel(in_sizes);
     // The kernel's positions, unravelled once rather than per multiply-add.
     let k_positions: Vec<Vec<usize>> = (0..kernel_points).map(|q| unravel(q, kernel)).collect();
     for n in 0..batch {
@@ -648,9 +658,9 @@ fn conv_transpose(
     let in_sizes = &x.shape[2..];
     let kernel = &weight.shape[2..];
     let out_sizes = shape[2..].to_vec();
-    let in_points: usize = in_sizes.iter().product();
-    let out_points: usize = out_sizes.iter().product();
-    let kernel_points: usize = kernel.iter().product();
+    let in_points: usize = numel(in_sizes);
+    let out_points: usize = numel(&out_sizes);
+    let kernel_points: usize = numel(kernel);
     let k_positions: Vec<Vec<usize>> = (0..kernel_points).map(|q| unravel(q, kernel)).collect();
     let mut out = Tensor::zeros(shape);
     for n in 0..batch {
@@ -700,7 +710,7 @@ fn batch_norm(
     eps: f64,
 ) -> Tensor {
     let channels = x.shape[1];
-    let inner: usize = x.shape[2..].iter().product();
+    let inner: usize = numel(&x.shape[2..]);
     let mut out = x.clone();
     for (flat, value) in out.data.iter_mut().enumerate() {
         let c = (flat / inner.max(1)) % channels;
@@ -716,7 +726,7 @@ fn layer_norm(
     eps: f64,
     affine: Option<(&Tensor, &Tensor)>,
 ) -> Tensor {
-    let inner: usize = x.shape[x.shape.len() - normalized_dims..].iter().product();
+    let inner: usize = numel(&x.shape[x.shape.len() - normalized_dims..]);
     let mut out = x.clone();
     for row in out.data.chunks_mut(inner.max(1)) {
         layer_norm_row(row, eps as f32);
@@ -793,7 +803,7 @@ fn reduce(x: &Tensor, kind: ReduceKind, dims: &[usize], shape: Vec<usize>) -> Te
         .enumerate()
         .map(|(d, &n)| if dims.contains(&d) { 1 } else { n })
         .collect();
-    let n_out: usize = kept_shape.iter().product();
+    let n_out: usize = numel(&kept_shape);
     let mut acc = vec![kind.identity(); n_out];
     let kept_strides = strides(&kept_shape);
     for (flat, &value) in x.data.iter().enumerate() {
@@ -818,7 +828,7 @@ fn reduce(x: &Tensor, kind: ReduceKind, dims: &[usize], shape: Vec<usize>) -> Te
 
 fn permute(x: &Tensor, perm: &[usize], shape: Vec<usize>) -> Tensor {
     let in_strides = strides(&x.shape);
-    let n = shape.iter().product();
+    let n = numel(&shape);
     let data = (0..n)
         .map(|flat| {
             let index = unravel(flat, &shape);
@@ -841,7 +851,7 @@ fn gather_along(
     source: impl Fn(usize) -> usize,
 ) -> Tensor {
     let in_strides = strides(&x.shape);
-    let n = shape.iter().product();
+    let n = numel(&shape);
     let data = (0..n)
         .map(|flat| {
             let mut index = unravel(flat, &shape);
@@ -856,7 +866,7 @@ fn gather_along(
 /// `i - before` when that is inside the input, else `value`.
 fn pad(x: &Tensor, dim: usize, before: i64, value: f32, shape: Vec<usize>) -> Tensor {
     let in_strides = strides(&x.shape);
-    let n = shape.iter().product();
+    let n = numel(&shape);
     let data = (0..n)
         .map(|flat| {
             let mut index = unravel(flat, &shape);
@@ -883,7 +893,7 @@ fn upsample_linear(x: &Tensor, dim: usize, align_corners: bool, shape: Vec<usize
         (false, _) => input as f32 / output as f32,
     };
     let in_strides = strides(&x.shape);
-    let n = shape.iter().product();
+    let n = numel(&shape);
     let data = (0..n)
         .map(|flat| {
             let mut index = unravel(flat, &shape);
@@ -907,11 +917,11 @@ fn upsample_linear(x: &Tensor, dim: usize, align_corners: bool, shape: Vec<usize
 }
 
 fn cat(parts: &[&Tensor], dim: usize, shape: Vec<usize>) -> Tensor {
-    let outer: usize = shape[..dim].iter().product();
-    let mut data = Vec::with_capacity(shape.iter().product());
+    let outer: usize = numel(&shape[..dim]);
+    let mut data = Vec::with_capacity(numel(&shape));
     for o in 0..outer {
         for part in parts {
-            let chunk: usize = part.shape[dim..].iter().product();
+            let chunk: usize = numel(&part.shape[dim..]);
             data.extend_from_slice(&part.data[o * chunk..(o + 1) * chunk]);
         }
     }

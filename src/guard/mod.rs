@@ -267,9 +267,40 @@ pub struct Guard {
     /// Failure-reason form, `L['…']` stripped: `2 <= x.size()[0]`.
     pub reason: String,
     /// Symbol form: `2 <= s0`.
-    pub symbolic: String,
+    pub symbolic: SymbolicForm,
     /// Where it came from, in words.
     pub provenance: String,
+}
+
+/// A guard's symbol form, kept as data so that it prints with the names of the running
+/// [`SymbolNames::show`](crate::symbolic::SymbolNames::show) (`s0`, or PyTorch's `s77`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SymbolicForm {
+    /// Words about an input, with no symbol in them: `x is not marked dynamic`.
+    Words(String),
+    /// A size or stride of an input equal to an expression: `x.stride()[0] == s1`.
+    Equals(String, Expr),
+    /// A relation between sizes: `s0 <= 64`.
+    Rel(Rel),
+    /// A symbol's range: `2 <= s0 <= 64`.
+    Range(ValueRange, Sym),
+}
+
+impl fmt::Display for SymbolicForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SymbolicForm::Words(words) => f.write_str(words),
+            SymbolicForm::Equals(what, expr) => write!(f, "{what} == {expr}"),
+            SymbolicForm::Rel(rel) => write!(f, "{rel}"),
+            SymbolicForm::Range(range, sym) => f.write_str(&range_text(range, &sym.to_string())),
+        }
+    }
+}
+
+impl Serialize for SymbolicForm {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// Why a call failed an entry's guards.
@@ -553,7 +584,7 @@ impl<'a> Producer<'a> {
                     "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
                 ),
                 reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
-                symbolic: format!("{input} is not marked dynamic"),
+                symbolic: SymbolicForm::Words(format!("{input} is not marked dynamic")),
                 provenance:
                     "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
                         .into(),
@@ -587,8 +618,9 @@ impl<'a> Producer<'a> {
             );
             let provenance = if fixed_symbol {
                 format!(
-                    "{} was a symbol, fixed to {expr} while tracing",
-                    here.to_source()
+                    "{} was a symbol, fixed to {} while tracing",
+                    here.to_source(),
+                    expr.to_source(&source_name)
                 )
             } else if duck {
                 format!(
@@ -597,13 +629,17 @@ impl<'a> Producer<'a> {
                     expr.to_source(&source_name)
                 )
             } else {
-                format!("{} was solved to {expr} while tracing", here.to_source())
+                format!(
+                    "{} was solved to {} while tracing",
+                    here.to_source(),
+                    expr.to_source(&source_name)
+                )
             };
             let guard = Guard {
                 kind: GuardKind::InputEquality,
                 source: format!("{} == {}", here.to_source(), expr.to_source(&source_name)),
                 reason: format!("{} == {}", here.to_short(), expr.to_source(&short_name)),
-                symbolic: format!("{} == {expr}", here.to_short()),
+                symbolic: SymbolicForm::Equals(here.to_short(), expr.clone()),
                 provenance,
             };
             let rel = Rel::new(
@@ -636,7 +672,7 @@ impl<'a> Producer<'a> {
                     "{input}.stride()[{dim}] == {}",
                     stride.to_source(&short_name)
                 ),
-                symbolic: format!("{input}.stride()[{dim}] == {stride}"),
+                symbolic: SymbolicForm::Equals(format!("{input}.stride()[{dim}]"), stride),
                 provenance: "contiguous input: its stride is the product of the later sizes".into(),
             };
             out.push(guard, Check::Contiguous);
@@ -674,7 +710,7 @@ impl<'a> Producer<'a> {
                 kind: GuardKind::Recorded,
                 source: to_form(&source_name),
                 reason: to_form(&short_name),
-                symbolic: rel.to_string(),
+                symbolic: SymbolicForm::Rel(rel.clone()),
                 provenance: format!("{}", recorded.origin),
             };
             let slotted = Rel::new(
@@ -699,7 +735,7 @@ impl<'a> Producer<'a> {
                 kind: GuardKind::Range,
                 source: text,
                 reason: range_text(&range, &src.to_short()),
-                symbolic: range_text(&range, &sym.to_string()),
+                symbolic: SymbolicForm::Range(range, *sym),
                 provenance: self.range_provenance(*sym, range),
             };
             let slot_sym = Expr::sym(Sym(*slot as u32));

@@ -7,11 +7,19 @@
 
 use super::kernel::{Body, Kernel, Load, Role, RowOp, Schedule, Value};
 use crate::graph::{PoolKind, RandomKind, UnaryOp};
-use crate::symbolic::{Expr, Sym};
+use crate::symbolic::{Expr, Sym, SymbolNames, rename_syms};
 use std::fmt::{self, Write};
 
+/// A schedule names symbols by their numbers, as its WGSL does (and as `local_name` expects),
+/// whatever names a trace shows.
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        SymbolNames::tailor().show(|| self.write(f))
+    }
+}
+
+impl Schedule {
+    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "kernels ({}):", self.kernels.len())?;
         for kernel in &self.kernels {
             write_kernel(f, self, kernel)?;
@@ -230,35 +238,4 @@ impl Printer<'_> {
             _ => self.value(value),
         }
     }
-}
-
-/// Replaces each symbol token `sN` of `text` for which `name(N)` gives a name.
-pub(crate) fn rename_syms(text: &str, name: &dyn Fn(u32) -> Option<String>) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let starts_token =
-            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
-        if starts_token && bytes[i] == b's' {
-            let digits = bytes[i + 1..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            let end = i + 1 + digits;
-            let ends_token =
-                end >= bytes.len() || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_');
-            if digits > 0 && ends_token {
-                if let Some(replacement) = text[i + 1..end].parse().ok().and_then(name) {
-                    out.push_str(&replacement);
-                    i = end;
-                    continue;
-                }
-            }
-        }
-        let ch = text[i..].chars().next().expect("i is on a char boundary");
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    out
 }

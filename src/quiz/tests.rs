@@ -290,6 +290,58 @@ fn keys_that_differ_from_the_material() {
     .assert_eq(&differing.join("\n"));
 }
 
+/// A statement's explanation opens with its verdict, in both languages, and the verdict is
+/// the key's option (no "essentially true" under a key of "true").
+#[test]
+fn a_judged_statement_opens_with_its_key() {
+    for question in questions()
+        .iter()
+        .filter(|q| q.choice == QuestionChoice::Judge)
+    {
+        let [key] = question.key.as_slice() else {
+            panic!("{}: a statement has one key", question.id);
+        };
+        let option = question
+            .options
+            .iter()
+            .find(|o| &o.id == key)
+            .expect("the key is an option");
+        for (explanation, verdict) in [
+            (&question.explanation.zh, &option.text.zh),
+            (&question.explanation.en, &option.text.en),
+        ] {
+            let rest = explanation.strip_prefix(verdict.as_str());
+            assert!(
+                rest.is_some_and(|rest| rest.starts_with(['。', '（', '.', ' ', ':', '：'])),
+                "{}: the explanation opens with {verdict:?}: {explanation}",
+                question.id
+            );
+        }
+    }
+}
+
+/// Every source says what was read or measured: a PyTorch file at the version whose wheel
+/// was checked (2.15.0), a C++ file at the commit read, a measurement naming its version, or
+/// a documentation page.
+#[test]
+fn sources_name_the_version_read() {
+    const FORMS: [&str; 4] = [
+        "pytorch/pytorch v2.15.0: torch/",
+        "pytorch/pytorch @0133aaf (C++, not in the wheel): torch/csrc/",
+        "measured on torch 2.15.0",
+        "https://docs.pytorch.org/",
+    ];
+    for question in questions() {
+        for source in &question.fact_check.sources {
+            assert!(
+                FORMS.iter().any(|form| source.starts_with(form)),
+                "{}: {source}",
+                question.id
+            );
+        }
+    }
+}
+
 #[test]
 fn checking_a_selection() {
     let answer = check("q1", &["c"]).unwrap();

@@ -676,11 +676,43 @@ pub fn reference(
     Ok(graph::eval(graph, &bindings, inputs)?)
 }
 
+/// Refuses a call whose input tensor the runtimes could not hold (or that has a negative
+/// size), naming the input, before anything is allocated (sizes multiplied in `u128`, so
+/// none overflows).
+pub fn check_input_sizes(call: &CallShapes) -> Result<(), RunError> {
+    for (name, dims) in call.tensors() {
+        if let Some((dim, &size)) = dims.iter().enumerate().find(|(_, size)| **size < 0) {
+            return Err(RunError::NegativeSize {
+                input: name.to_string(),
+                dim,
+                size,
+            });
+        }
+        let elements = dims.iter().fold(1u128, |acc, &d| {
+            acc.saturating_mul(u128::from(d.unsigned_abs()))
+        });
+        if elements > graph::MAX_ELEMENTS as u128 {
+            return Err(RunError::InputTooLarge {
+                input: name.to_string(),
+                elements,
+                limit: graph::MAX_ELEMENTS,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The tensor inputs of a call: `data` where the caller passed it, else seeded random values
-/// (only those are generated).
-pub fn call_inputs(call: &CallShapes, data: Vec<Option<Vec<f32>>>, seed: u64) -> Vec<Tensor> {
+/// (only those are generated), after [`check_input_sizes`].
+pub fn call_inputs(
+    call: &CallShapes,
+    data: Vec<Option<Vec<f32>>>,
+    seed: u64,
+) -> Result<Vec<Tensor>, RunError> {
+    check_input_sizes(call)?;
     let mut data = data.into_iter();
-    call.tensors()
+    Ok(call
+        .tensors()
         .map(|(name, dims)| {
             let shape: Vec<usize> = dims.iter().map(|&v| v as usize).collect();
             match data.next().flatten() {
@@ -691,7 +723,7 @@ pub fn call_inputs(call: &CallShapes, data: Vec<Option<Vec<f32>>>, seed: u64) ->
                 None => graph::random_inputs(&[(name.to_string(), shape)], seed).remove(0),
             }
         })
-        .collect()
+        .collect())
 }
 
 /// The largest absolute difference between two lists of tensors (infinite when their

@@ -18,6 +18,30 @@ use crate::symbolic::{Bindings, Expr};
 /// Why a schedule could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RunError {
+    /// A call's input tensor is larger than the runtimes allocate (checked before any
+    /// allocation, in `u128`, so no size overflows).
+    #[error(
+        "input '{input}' would have {elements} elements; the CPU reference holds at most {limit}"
+    )]
+    InputTooLarge {
+        /// The input.
+        input: String,
+        /// Its element count.
+        elements: u128,
+        /// The most elements one tensor may hold.
+        limit: usize,
+    },
+    /// A call's input tensor has a negative size (the grammars refuse one; a caller that
+    /// builds `CallShapes` itself may not).
+    #[error("input '{input}' has size {size} at dim {dim}; sizes are never negative")]
+    NegativeSize {
+        /// The input.
+        input: String,
+        /// The dim.
+        dim: usize,
+        /// Its size.
+        size: i64,
+    },
     /// The caller passed too few or too many tensors.
     #[error("expected {expected} input tensors, got {actual}")]
     InputCount {

@@ -11,7 +11,7 @@
 pub mod rules;
 
 use crate::graph::Span;
-use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, ValueRange};
+use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, SymbolNames, SymbolNaming, ValueRange};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -466,6 +466,16 @@ impl ShapeEnv {
         &self.realised
     }
 
+    /// The names its symbols are shown with under `naming` (PyTorch's hash their sources).
+    pub fn symbol_names(&self, naming: SymbolNaming) -> SymbolNames {
+        let sources: Vec<String> = self
+            .symbols
+            .iter()
+            .map(|info| info.source.to_source())
+            .collect();
+        SymbolNames::new(naming, sources.iter().map(String::as_str))
+    }
+
     /// All symbols, in creation order.
     pub fn symbols(&self) -> &[SymbolInfo] {
         &self.symbols
@@ -580,6 +590,22 @@ impl ShapeEnv {
 
     fn learn(&mut self, rel: &Rel, origin: &Origin) {
         let diff = &rel.lhs - &rel.rhs;
+        // PyTorch's `try_solve` divides both sides by a factor known to be positive:
+        // `s0*s1 == 2*s1` is `s0 == 2` (which a marked `s0` may then violate).
+        if rel.op == CmpOp::Eq && diff.as_int().is_none() {
+            let positive = diff
+                .free_syms()
+                .into_iter()
+                .filter(|sym| self.range(*sym).lo.is_some_and(|lo| lo >= 1));
+            for sym in positive {
+                if let Some(quotient) = diff.divide_exact(&Expr::sym(sym))
+                    && quotient.as_int().is_none()
+                {
+                    self.learn(&Rel::new(quotient, CmpOp::Eq, Expr::int(0)), origin);
+                    return;
+                }
+            }
+        }
         if let Some((coeff, sym, divisor, constant)) = diff.as_scaled_floor_div()
             && divisor > 1
         {

@@ -17,6 +17,7 @@ mod affine;
 mod compiled;
 mod equiv;
 mod eval;
+mod names;
 mod ops;
 mod parse;
 mod print;
@@ -35,7 +36,9 @@ use std::fmt;
 
 pub use compiled::{CompiledExpr, CompiledRel};
 pub use eval::Bindings;
+pub use names::{SymbolNames, SymbolNaming};
 pub use parse::ParseError;
+pub(crate) use print::rename_syms;
 pub use range::ValueRange;
 pub use raw::RawExpr;
 pub use rel::{CmpOp, Rel};
@@ -58,7 +61,7 @@ impl Sym {
 
 impl fmt::Display for Sym {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "s{}", self.0)
+        write!(f, "s{}", names::shown_number(*self))
     }
 }
 
@@ -265,6 +268,12 @@ impl Expr {
             _ => return None,
         };
         Some((term.coeff, sym, divisor, self.constant))
+    }
+
+    /// `self / divisor` when `divisor` divides it exactly as polynomials
+    /// (`s0*s1 - 2*s1` by `s1` is `s0 - 2`).
+    pub fn divide_exact(&self, divisor: &Expr) -> Option<Expr> {
+        rules::divide_exact(self, divisor)
     }
 
     /// Every symbol the expression mentions, including inside atoms.

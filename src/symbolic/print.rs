@@ -317,3 +317,34 @@ fn source_operand(expr: &Expr, name: &dyn Fn(Sym) -> String) -> String {
         format!("({text})")
     }
 }
+
+/// Replaces each symbol token `sN` of `text` for which `name(N)` gives a name.
+pub(crate) fn rename_syms(text: &str, name: &dyn Fn(u32) -> Option<String>) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_token =
+            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if starts_token && bytes[i] == b's' {
+            let digits = bytes[i + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let end = i + 1 + digits;
+            let ends_token =
+                end >= bytes.len() || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_');
+            if digits > 0 && ends_token {
+                if let Some(replacement) = text[i + 1..end].parse().ok().and_then(name) {
+                    out.push_str(&replacement);
+                    i = end;
+                    continue;
+                }
+            }
+        }
+        let ch = text[i..].chars().next().expect("i is on a char boundary");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}

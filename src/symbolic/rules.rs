@@ -327,7 +327,7 @@ fn divide_part(
 
 /// `a / b` when `b` divides `a` exactly as polynomials (always `Some(0)` for `a == 0` and a
 /// nonzero `b`).
-fn divide_exact(a: &Expr, b: &Expr) -> Option<Expr> {
+pub(super) fn divide_exact(a: &Expr, b: &Expr) -> Option<Expr> {
     if b.is_zero() {
         return None;
     }

@@ -17,7 +17,7 @@ use crate::guard::CallShapes;
 use crate::lower::Schedule;
 use crate::runtime::executor::{self, Backend, Executor, Job, RunOptions};
 use crate::spec;
-use crate::symbolic::Bindings;
+use crate::symbolic::{Bindings, SymbolNaming};
 use js_sys::{Promise, Reflect};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -30,6 +30,8 @@ pub struct Compilation {
     cache: CodeCache,
     call: CallShapes,
     marks: CallMarks,
+    /// How the views name symbols.
+    symbol_names: SymbolNaming,
     backend: Rc<Backend>,
     /// Keeps the kernels `run` builds per mode, so that later runs measure the steady state.
     executor: Rc<RefCell<Executor>>,
@@ -41,6 +43,7 @@ impl Compilation {
         entry: Option<&str>,
         config: &CompileConfig,
         marks: &CallMarks,
+        symbol_names: SymbolNaming,
         shapes: &JsValue,
         backend: Rc<Backend>,
     ) -> Result<Compilation, JsValue> {
@@ -60,6 +63,7 @@ impl Compilation {
             cache,
             call,
             marks: marks.clone(),
+            symbol_names,
             backend,
             executor: Rc::new(RefCell::new(executor)),
         })
@@ -136,7 +140,8 @@ impl Compilation {
             check: get("check").as_bool().unwrap_or(true),
             timing: get("timing").is_truthy(),
         };
-        let inputs = executor::call_inputs(&call, Vec::new(), 0);
+        let inputs =
+            executor::call_inputs(&call, Vec::new(), 0).map_err(|err| from_error(&err.into()))?;
         let job = self
             .executor
             .borrow_mut()
@@ -234,13 +239,14 @@ impl Compilation {
             &self.cache,
             self.entry(),
             self.call.to_spec(),
+            self.symbol_names,
         ))
     }
 
     /// The trace as the CLI's `explain` prints it.
     #[wasm_bindgen(js_name = traceText)]
     pub fn trace_text(&self) -> String {
-        crate::Trace::of_entry(&self.cache, self.entry()).to_string()
+        crate::Trace::of_entry(&self.cache, self.entry(), self.symbol_names).to_string()
     }
 
     /// Checks every guard of this entry against other sizes (`'x=16,64'`): which pass, which

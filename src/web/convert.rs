@@ -11,6 +11,7 @@ use crate::frontend::FrontendError;
 use crate::graph::{Span, Tensor};
 use crate::guard::{ArgValue, CallShapes};
 use crate::spec;
+use crate::symbolic::SymbolNaming;
 use js_sys::{Array, Float32Array, Object, Reflect};
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -74,13 +75,31 @@ pub(super) fn bad_argument(message: impl AsRef<str>) -> JsValue {
     js_error("argument", message.as_ref(), None)
 }
 
-/// `compile` options: `{ dynamic, markDynamic, markStatic, recompileLimit }` (`entry` is
-/// read first, by `entry_option`, because marks are checked against the entry's inputs).
+/// `compile` options: `{ dynamic, markDynamic, markStatic, recompileLimit, symbolNames }`
+/// (`entry` is read first, by `entry_option`, because marks are checked against the entry's
+/// inputs).
 pub(super) struct CompileOptions {
     /// `torch.compile`'s settings.
     pub config: CompileConfig,
     /// Marks applied to every call's inputs.
     pub marks: CallMarks,
+    /// How views name symbols: `'tailor'` (`s0, s1, …`, the default) or `'pytorch'` (`s77`).
+    pub symbol_names: SymbolNaming,
+}
+
+/// Parses `symbolNames`: `'tailor'` (default, also for `null`) or `'pytorch'`.
+fn parse_symbol_names(value: &Json) -> Result<SymbolNaming, JsValue> {
+    match value {
+        Json::Null => Ok(SymbolNaming::Tailor),
+        Json::String(name) => SymbolNaming::parse(name).ok_or_else(|| {
+            bad_argument(format!(
+                "symbolNames: expected 'tailor' or 'pytorch', got '{name}'"
+            ))
+        }),
+        other => Err(bad_argument(format!(
+            "symbolNames: expected 'tailor' or 'pytorch', got {other}"
+        ))),
+    }
 }
 
 fn json_of(value: &JsValue, what: &str) -> Result<Json, JsValue> {
@@ -211,7 +230,12 @@ pub(super) fn compile_options(
         let mark = parse_mark(item, names, &format!("markStatic[{i}]"))?;
         marks.fixed.push((mark.input, mark.dim));
     }
-    Ok(CompileOptions { config, marks })
+    let symbol_names = parse_symbol_names(&get("symbolNames"))?;
+    Ok(CompileOptions {
+        config,
+        marks,
+        symbol_names,
+    })
 }
 
 /// Per input, the values a page passed (`None`: seeded random values).
@@ -281,11 +305,12 @@ pub(super) fn call_inputs(
             let array = values.dyn_into::<Float32Array>().map_err(|_| {
                 bad_argument(format!("inputs.{name}.data: expected a Float32Array"))
             })?;
-            let expected: i64 = shape.iter().product();
-            if i64::from(array.length()) != expected {
+            let expected = shape.iter().try_fold(1i64, |n, &d| n.checked_mul(d));
+            if expected != Some(i64::from(array.length())) {
                 return Err(bad_argument(format!(
-                    "inputs.{name}.data: {} values for shape {shape:?} (expected {expected})",
-                    array.length()
+                    "inputs.{name}.data: {} values for shape {shape:?} (expected {})",
+                    array.length(),
+                    expected.map_or("more than an i64 counts".into(), |n| n.to_string())
                 )));
             }
             Some(array.to_vec())

@@ -14,10 +14,9 @@ use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
 use super::kernels;
 use super::view::{self, CallTimes};
 use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
-use crate::graph;
-use crate::guard::CallShapes;
 use crate::runtime::executor::{self, Backend, Executor, Job, RunOptions};
 use crate::spec;
+use crate::symbolic::SymbolNaming;
 use js_sys::Promise;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -49,6 +48,8 @@ pub struct Model {
     wrapper: usize,
     config: CompileConfig,
     marks: CallMarks,
+    /// How this wrapper's views name symbols.
+    symbol_names: SymbolNaming,
 }
 
 /// A call whose guards and compilation are done and whose kernels are about to run.
@@ -94,6 +95,7 @@ impl Model {
             wrapper: 0,
             config: parsed.config,
             marks: parsed.marks,
+            symbol_names: parsed.symbol_names,
         })
     }
 
@@ -108,7 +110,8 @@ impl Model {
         let (call, data) = call_inputs(inputs, &names)?;
         spec::check_marks(&call, &self.marks.dynamic, &self.marks.fixed)
             .map_err(|err| from_error(&err.into()))?;
-        check_size(&call)?;
+        executor::check_input_sizes(&call)
+            .map_err(|err| js_error("input", &err.to_string(), None))?;
         let mut shared = self.shared.borrow_mut();
         let shared = &mut *shared;
         let index = shared.cache.events.len();
@@ -130,7 +133,8 @@ impl Model {
             set(&error, "call", &to_js(&record));
             return Err(error);
         }
-        let inputs = executor::call_inputs(&call, data, index as u64);
+        let inputs = executor::call_inputs(&call, data, index as u64)
+            .map_err(|err| from_error(&err.into()))?;
         let job = shared
             .executor
             .start_call(&shared.cache, &event, &call, inputs, options)
@@ -183,26 +187,6 @@ async fn finish_call(
     Ok(result)
 }
 
-/// Refuses calls whose inputs the CPU reference could not hold, before any work.
-fn check_size(call: &CallShapes) -> Result<(), JsValue> {
-    for (name, dims) in call.tensors() {
-        let elements = dims
-            .iter()
-            .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
-        if elements > graph::MAX_ELEMENTS as u128 {
-            return Err(js_error(
-                "input",
-                &format!(
-                    "input '{name}' would have {elements} elements; the CPU reference holds at most {}",
-                    graph::MAX_ELEMENTS
-                ),
-                None,
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[wasm_bindgen]
 impl Model {
     /// Calls the compiled model. `inputs` is `{ x: { shape: [8, 64], data?: Float32Array } }`
@@ -239,6 +223,7 @@ impl Model {
             wrapper,
             config: parsed.config,
             marks: parsed.marks,
+            symbol_names: parsed.symbol_names,
         })
     }
 
@@ -294,7 +279,10 @@ impl Model {
     /// The cache's entries in compile order: `[{ id, wrapper, mode, lookupPosition, inputs,
     /// guards: [{ kind, source, reason, symbolic, provenance, span }] }]`.
     pub fn entries(&self) -> JsValue {
-        to_js(&view::entry_views(&self.shared.borrow().cache))
+        to_js(&view::entry_views(
+            &self.shared.borrow().cache,
+            self.symbol_names,
+        ))
     }
 
     /// Empties the cache (entries, call log, automatic-dynamic memory) for every wrapper.
@@ -321,6 +309,7 @@ impl Model {
             entry.as_deref(),
             &self.config,
             &self.marks,
+            self.symbol_names,
             &shapes,
             Rc::clone(&self.backend),
         )

@@ -10,6 +10,7 @@ use super::Tailor;
 use super::convert::{bad_argument, error_kind, to_js};
 use crate::runtime::executor::Backend;
 use crate::script::{self, Logs, ScriptOptions};
+use crate::symbolic::SymbolNaming;
 use js_sys::Reflect;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -51,11 +52,20 @@ impl Tailor {
             .unwrap_or_default()
             .parse()
             .map_err(|err| bad_argument(format!("logs: {err}")))?;
+        let symbol_names = match option("symbolNames") {
+            None => SymbolNaming::Tailor,
+            Some(name) => SymbolNaming::parse(&name).ok_or_else(|| {
+                bad_argument(format!(
+                    "symbolNames: expected 'tailor' or 'pytorch', got '{name}'"
+                ))
+            })?,
+        };
         let options = ScriptOptions {
             logs,
             path: option("path").unwrap_or_else(|| "script.py".into()),
             backend: Rc::new(Backend::cpu()),
             clock: Rc::new(super::now_ms),
+            symbol_names,
         };
         let run = script::run(source, options);
         let error = run.error.as_ref().map(|error| ScriptError {

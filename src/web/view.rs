@@ -9,6 +9,7 @@
 use crate::cache::{CallEvent, CodeCache, DimSpec, Entry, ValueSpec};
 use crate::graph::{Graph, Op, Span, shape_to_string};
 use crate::guard::{GuardKind, GuardSet, ValueMatch};
+use crate::symbolic::{SymbolNames, SymbolNaming};
 use crate::trace::{Stage, Trace};
 use serde::Serialize;
 
@@ -47,7 +48,7 @@ pub(super) struct InputView {
     python: Option<&'static str>,
 }
 
-fn dim_view(dim: &DimSpec) -> DimView {
+fn dim_view(dim: &DimSpec, names: &SymbolNames) -> DimView {
     match dim {
         DimSpec::Static(v) => DimView {
             text: v.to_string(),
@@ -56,7 +57,7 @@ fn dim_view(dim: &DimSpec) -> DimView {
             max: None,
         },
         DimSpec::Dynamic { sym, min, max } => DimView {
-            text: sym.clone(),
+            text: names.rename(sym),
             value: None,
             min: *min,
             max: *max,
@@ -64,16 +65,17 @@ fn dim_view(dim: &DimSpec) -> DimView {
     }
 }
 
-fn input_views(entry: &Entry) -> Vec<InputView> {
+/// The entry's inputs, their symbols shown with `names`.
+fn input_views(entry: &Entry, names: &SymbolNames) -> Vec<InputView> {
     let tensors = entry.inputs.iter().map(|(name, dims)| InputView {
         name: name.clone(),
-        dims: dims.iter().map(dim_view).collect(),
+        dims: dims.iter().map(|dim| dim_view(dim, names)).collect(),
         python: None,
     });
     let values = entry.values.iter().map(|(name, value)| match value {
         ValueSpec::Int(dim) => InputView {
             name: name.clone(),
-            dims: vec![dim_view(dim)],
+            dims: vec![dim_view(dim, names)],
             python: Some("int"),
         },
         ValueSpec::Bool(b) => InputView {
@@ -185,7 +187,7 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
             kind: kind_name(guard.kind),
             source: guard.source.clone(),
             reason: guard.reason.clone(),
-            symbolic: guard.symbolic.clone(),
+            symbolic: guard.symbolic.to_string(),
             provenance: guard.provenance.clone(),
             span: span_view(span),
         });
@@ -252,17 +254,18 @@ pub(super) struct EntryView {
     guards: Vec<GuardView>,
 }
 
-/// Entries in compile order.
-pub(super) fn entry_views(cache: &CodeCache) -> Vec<EntryView> {
+/// Entries in compile order, their symbols named by `naming`.
+pub(super) fn entry_views(cache: &CodeCache, naming: SymbolNaming) -> Vec<EntryView> {
     cache
         .entries()
         .into_iter()
-        .map(|entry| entry_view(cache, entry))
+        .map(|entry| entry_view(cache, entry, naming))
         .collect()
 }
 
-pub(super) fn entry_view(cache: &CodeCache, entry: &Entry) -> EntryView {
-    EntryView {
+pub(super) fn entry_view(cache: &CodeCache, entry: &Entry, naming: SymbolNaming) -> EntryView {
+    let names = entry.env.symbol_names(naming);
+    names.show(|| EntryView {
         id: entry.id,
         wrapper: entry.wrapper,
         mode: entry.mode.to_string(),
@@ -271,9 +274,9 @@ pub(super) fn entry_view(cache: &CodeCache, entry: &Entry) -> EntryView {
             .iter()
             .position(|e| e.id == entry.id)
             .unwrap_or(0),
-        inputs: input_views(entry),
+        inputs: input_views(entry, &names),
         guards: guard_views(entry),
-    }
+    })
 }
 
 /// One failure reason: which entry's guard failed, and PyTorch's text.
@@ -475,18 +478,22 @@ pub(super) struct CompilationView {
     guards: Vec<GuardView>,
 }
 
+/// The compilation's view, its symbols named by `naming` (the kernels keep their numbers).
 pub(super) fn compilation_view(
     cache: &CodeCache,
     entry: &Entry,
     shapes: String,
+    naming: SymbolNaming,
 ) -> CompilationView {
     let replacements = entry.env.replacements();
-    CompilationView {
+    let names = entry.env.symbol_names(naming);
+    let stages = Trace::of_entry(cache, entry, naming).stages;
+    names.show(|| CompilationView {
         entry_name: cache.entry_point().name.clone(),
         mode: entry.mode.to_string(),
         shapes,
-        stages: Trace::of_entry(cache, entry).stages,
-        inputs: input_views(entry),
+        stages,
+        inputs: input_views(entry, &names),
         symbols: entry
             .env
             .symbols()
@@ -502,5 +509,5 @@ pub(super) fn compilation_view(
         nodes: node_views(&entry.graph),
         events: event_views(entry),
         guards: guard_views(entry),
-    }
+    })
 }

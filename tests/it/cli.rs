@@ -326,6 +326,49 @@ fn explain_prints_the_library_trace() {
     assert_eq!(String::from_utf8(output.stdout).unwrap(), trace.to_string());
 }
 
+/// `--symbol-names pytorch` names SimpleNet's batch symbol as PyTorch 2.15 does (`s77` for
+/// `L['x'].size()[0]`) in the JSON report and the text one; the guards, in source form, are
+/// the same either way.
+#[test]
+fn symbol_names_pytorch_in_both_reports() {
+    let calls = [SIMPLENET_FILE, "--call", "x=8,64", "--call", "x=16,64"];
+    let named = run_json(&[&calls[..], &["--symbol-names", "pytorch"]].concat());
+    let numbered = run_json(&calls);
+    assert_eq!(named["entries"][1]["inputs"]["x"][0]["sym"], "s77");
+    assert_eq!(numbered["entries"][1]["inputs"]["x"][0]["sym"], "s0");
+    assert_eq!(
+        named["entries"][1]["guards"],
+        numbered["entries"][1]["guards"]
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(["run", "--symbol-names", "pytorch"])
+        .args(calls)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("entry 0/1: x=[s77, 64]"), "{stdout}");
+
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args([
+            "explain",
+            "--symbol-names",
+            "sympy",
+            SIMPLENET_FILE,
+            "--input",
+            "x=8,64",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.starts_with("error: --symbol-names must be tailor or pytorch, got 'sympy'"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn help_exits_zero_with_usage() {
     let output = Command::new(env!("CARGO_BIN_EXE_tailor"))

@@ -1193,6 +1193,36 @@ fn a_branch_that_narrows_a_specified_range_is_a_constraint_violation() {
 }
 
 #[test]
+fn an_equality_through_a_product_is_solved_and_fixes_a_marked_dim() {
+    // Measured on PyTorch 2.15: with x marked dynamic in both dims, `x.view(2, x.shape[1])`
+    // equates s0*s1 with 2*s1; the solver divides out s1 (>= 2), so s0 == 2 and the marked
+    // dim 0 is specialised: ConstraintViolationError. Unmarked (dynamic=True) it is an entry
+    // for size 2 only.
+    let model = "import torch\n\n\ndef f(x):\n    return x.view(2, x.shape[1]) + 1\n";
+    check(Case {
+        model,
+        calls: "x=2,5 dyn:x:0 dyn:x:1",
+        actions: "X",
+        compiles: 0,
+        errors: &[(
+            0,
+            "You marked L['x'].size()[0] as dynamic but your code specialized it to be a constant (2)",
+        )],
+        ..BASE
+    });
+    check(Case {
+        model,
+        modes: TRUE,
+        calls: "x=2,5 | x=2,7 | x=3,7",
+        actions: "C0 H0 X",
+        compiles: 1,
+        last_entry: "x=[2, ?]",
+        errors: &[(2, "is invalid for input of size 21")],
+        ..BASE
+    });
+}
+
+#[test]
 fn mark_dynamic_with_a_range_is_strict_about_its_own_calls() {
     // The marked entry's guard fails for 600 and the recompile of a marked input rejects it.
     check(Case {

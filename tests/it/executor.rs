@@ -59,7 +59,7 @@ fn run_sequence(
         let event = cache
             .call(0, config, &call, &CallMarks::default(), &|| 0.0)
             .clone();
-        let inputs = executor::call_inputs(&call, Vec::new(), seed as u64);
+        let inputs = executor::call_inputs(&call, Vec::new(), seed as u64).unwrap();
         let options = RunOptions {
             check: true,
             timing: false,
@@ -96,7 +96,7 @@ fn an_entry_owns_its_schedule_and_every_mode_of_its_wgsl() {
     let entry = &cache.entries_mru()[0];
     let schedule = entry.compiled.schedule().expect("SimpleNet lowers");
     assert_eq!(entry.compiled.mode(), Ok(Mode::Dynamic));
-    let trace = tailor::Trace::of_entry(&cache, entry);
+    let trace = tailor::Trace::of_entry(&cache, entry, tailor::SymbolNaming::Tailor);
     let kernels = trace
         .stages
         .iter()
@@ -218,7 +218,7 @@ fn a_call_that_failed_to_compile_has_nothing_to_run() {
         .clone();
     assert_eq!(event.action, Action::Error);
     let mut executor = Executor::new(backend, clock());
-    let inputs = executor::call_inputs(&call, Vec::new(), 0);
+    let inputs = executor::call_inputs(&call, Vec::new(), 0).unwrap();
     let job = executor.start_call(&cache, &event, &call, inputs, RunOptions::default());
     assert!(matches!(job, Err(Error::Call { .. })));
 }
@@ -236,7 +236,7 @@ fn a_cat_of_a_cat_with_symbolic_sizes_lowers_and_runs() {
         .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
         .clone();
     let mut executor = Executor::new(backend, clock());
-    let inputs = executor::call_inputs(&call, Vec::new(), 0);
+    let inputs = executor::call_inputs(&call, Vec::new(), 0).unwrap();
     let options = RunOptions {
         check: true,
         timing: false,

@@ -86,7 +86,7 @@ fn run_calls(
         let event = cache
             .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
             .clone();
-        let inputs = executor::call_inputs(&call, Vec::new(), i as u64);
+        let inputs = executor::call_inputs(&call, Vec::new(), i as u64).unwrap();
         if expected.len() == i {
             let id = event.entry.expect("the first mode compiles every call");
             let graph = &cache.entry(id).expect("the entry exists").graph;

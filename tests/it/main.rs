@@ -5,6 +5,7 @@ mod conformance;
 mod errors;
 mod executor;
 mod files;
+mod fuzz;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod kernels;

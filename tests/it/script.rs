@@ -26,10 +26,10 @@
 use crate::mentions;
 use std::rc::Rc;
 use std::time::Instant;
-use tailor::Action;
 use tailor::frontend::Stream;
 use tailor::runtime::executor::Backend;
 use tailor::script::{self, Logs, ScriptOptions, ScriptRun};
+use tailor::{Action, SymbolNaming};
 
 const DEMO: &str = "demos/material_demo.py";
 
@@ -39,12 +39,18 @@ fn run_script(source: &str, logs: &str) -> ScriptRun {
 
 /// `run_script` for a script whose logs name its own `path`.
 fn run_script_at(path: &str, source: &str, logs: &str) -> ScriptRun {
+    run_script_named(path, source, logs, SymbolNaming::Tailor)
+}
+
+/// `run_script_at` with the `dynamic` log's symbols named by `naming`.
+fn run_script_named(path: &str, source: &str, logs: &str, naming: SymbolNaming) -> ScriptRun {
     let start = Instant::now();
     let options = ScriptOptions {
         logs: logs.parse::<Logs>().expect("known logs"),
         path: path.to_string(),
         backend: Rc::new(Backend::cpu()),
         clock: Rc::new(move || start.elapsed().as_secs_f64() * 1e3),
+        symbol_names: naming,
     };
     script::run(source, options)
 }
@@ -547,4 +553,47 @@ compiled(torch.randn(5, 4))
 fn unknown_logs_are_refused_by_name() {
     let err = "recompiles,graph_breaks".parse::<Logs>().unwrap_err();
     assert!(err.contains("graph_breaks"), "{err}");
+}
+
+/// PyTorch 2.8+ names a symbol by a hash of its source; with `--symbol-names pytorch` the
+/// `dynamic` log creates the symbols PyTorch 2.15 created for the same script (recorded by
+/// scripts/pytorch/check_symbols.py), under the same names, collisions and int arguments
+/// included.
+#[test]
+fn pytorch_symbol_names_are_the_ones_pytorch_creates() {
+    let source = data("tests/data/scripts/symbol_names.py");
+    let run = run_script_named("symbol_names.py", &source, "dynamic", SymbolNaming::PyTorch);
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let created = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|line| {
+                let (prefix, event) = line.split_once(" create_symbol ")?;
+                let (name_and_hint, source) = event.split_once(" for ")?;
+                let source = source.split_whitespace().next()?;
+                Some(format!(
+                    "{prefix} create_symbol {name_and_hint} for {source}"
+                ))
+            })
+            .collect()
+    };
+    let recorded = data("tests/data/pytorch/symbol_names.txt");
+    let (pytorch_log, pytorch_stdout) = recorded
+        .split_once("---- stdout\n")
+        .expect("the record has a stdout part");
+    assert_eq!(created(&run.text(&[Stream::Log])), created(pytorch_log));
+    assert_eq!(run.text(&[Stream::Stdout]), pytorch_stdout);
+
+    let numbered = run_script_named("symbol_names.py", &source, "dynamic", SymbolNaming::Tailor);
+    let first: Vec<String> = created(&numbered.text(&[Stream::Log]))
+        .into_iter()
+        .take(3)
+        .collect();
+    assert_eq!(
+        first,
+        [
+            "[0/0] create_symbol s0 = 3 for L['x'].size()[0]",
+            "[0/0] create_symbol s1 = 4 for L['x'].size()[1]",
+            "[0/0] create_symbol s2 = 5 for L['y'].size()[1]",
+        ]
+    );
 }

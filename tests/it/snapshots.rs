@@ -5,7 +5,7 @@
 
 use crate::models;
 use expect_test::{Expect, ExpectFile, expect, expect_file};
-use tailor::{CallMarks, CompileConfig, DynamicMode, MarkDynamic, Options};
+use tailor::{CallMarks, CompileConfig, DynamicMode, MarkDynamic, Options, SymbolNaming};
 
 fn options(dynamic: DynamicMode, marks: &[(&str, usize)]) -> Options {
     Options {
@@ -26,6 +26,7 @@ fn options(dynamic: DynamicMode, marks: &[(&str, usize)]) -> Options {
                 .collect(),
             fixed: Vec::new(),
         },
+        symbol_names: SymbolNaming::Tailor,
     }
 }
 
@@ -118,6 +119,40 @@ fn guards_simplenet_dynamic_false() {
 }
 
 // ---- the (B, L, D) sequence example ----
+
+/// PyTorch's symbol names (`--symbol-names pytorch`) up to the guards, a note that maps
+/// them to the numbers the kernels keep, and kernels exactly as under Tailor's names.
+#[test]
+fn trace_matmul_pytorch_symbol_names() {
+    let named = Options {
+        symbol_names: SymbolNaming::PyTorch,
+        ..options(DynamicMode::True, &[])
+    };
+    check_trace(
+        models::MATMUL,
+        "a=8,16;b=16,4",
+        named.clone(),
+        expect_file!["../data/trace/matmul_pytorch_names.txt"],
+    );
+    let named = tailor::explain(models::MATMUL, "a=8,16;b=16,4", &named).unwrap();
+    let numbered = tailor::explain(
+        models::MATMUL,
+        "a=8,16;b=16,4",
+        &options(DynamicMode::True, &[]),
+    )
+    .unwrap();
+    let kernels = |trace: &tailor::Trace| {
+        trace
+            .stages
+            .iter()
+            .skip_while(|stage| stage.id != "guards")
+            .skip(1)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(!kernels(&numbered).is_empty());
+    assert_eq!(kernels(&named), kernels(&numbered));
+}
 
 #[test]
 fn trace_sequence_dynamic_true() {

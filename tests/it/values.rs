@@ -146,7 +146,7 @@ fn python_ints_and_bools_take_pytorchs_actions_reasons_and_guards() {
             if !matches!(event.action, Action::Compile | Action::Hit | Action::Eager) {
                 continue;
             }
-            let inputs = executor::call_inputs(&call, Vec::new(), i as u64);
+            let inputs = executor::call_inputs(&call, Vec::new(), i as u64).unwrap();
             let options = RunOptions {
                 check: true,
                 timing: false,

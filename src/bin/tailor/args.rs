@@ -11,23 +11,27 @@
 
 use lexopt::{Arg, Parser};
 use std::ffi::OsString;
-use tailor::Error;
 use tailor::cache::{CallMarks, CompileConfig, DynamicMode};
 use tailor::runtime::executor::Device;
 use tailor::script::Logs;
 use tailor::spec;
+use tailor::{Error, SymbolNaming};
 
 /// What `--help` prints, and every usage error after its message.
 pub const USAGE: &str = "usage:
   tailor run FILE [--entry NAME] [--dynamic auto|true|false] [--mark-dynamic INPUT:DIM[:MIN:MAX]]...
              [--mark-static INPUT:DIM]... [--recompile-limit N] [--device auto|gpu|cpu]
-             --call SHAPES [--call SHAPES]... [--json] [--check]
+             [--symbol-names tailor|pytorch] --call SHAPES [--call SHAPES]... [--json] [--check]
   tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
+                 [--symbol-names tailor|pytorch]
   tailor script FILE.py [--logs recompiles,guards,dynamic] [--device auto|gpu|cpu] [--json]
+                [--symbol-names tailor|pytorch]
                 (without --logs, the TORCH_LOGS variable's artifacts)
   tailor bench [--json] [--rounds N]
 SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,... (a tensor's sizes), int(N) or True/False
-         e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True";
+         e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True
+--symbol-names: tailor (s0, s1, ... in creation order, the default) or pytorch
+         (PyTorch 2.8+: a hash of the source, L['x'].size()[0] is s77)";
 
 /// A parsed command line.
 pub enum Command {
@@ -51,6 +55,8 @@ pub struct ScriptArgs {
     pub device: Device,
     /// One JSON object (output and calls) instead of the script's own output.
     pub json: bool,
+    /// `--symbol-names`: how the `dynamic` log names symbols.
+    pub symbol_names: SymbolNaming,
 }
 
 /// What `run` and `explain` share: the model and how it compiles.
@@ -66,6 +72,8 @@ pub struct ModelArgs {
     pub mark_dynamic: Vec<String>,
     /// `--mark-static` texts, parsed once the model's inputs are known.
     pub mark_static: Vec<String>,
+    /// `--symbol-names`: how the report names symbols.
+    pub symbol_names: SymbolNaming,
 }
 
 impl ModelArgs {
@@ -186,6 +194,7 @@ fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, Str
             }
             "--mark-dynamic" => args.model.mark_dynamic.push(value(parser, &flag)?),
             "--mark-static" => args.model.mark_static.push(value(parser, &flag)?),
+            "--symbol-names" => args.model.symbol_names = symbol_naming(parser, &flag)?,
             "--recompile-limit" => {
                 let limit = value(parser, &flag)?;
                 args.model.config.recompile_limit = limit.parse().map_err(|_| {
@@ -217,6 +226,7 @@ fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
         logs: None,
         device: Device::Auto,
         json: false,
+        symbol_names: SymbolNaming::Tailor,
     };
     while let Some(arg) = next(parser, "script")? {
         let flag = match arg {
@@ -238,6 +248,7 @@ fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
                     .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))?;
             }
             "--json" => args.json = true,
+            "--symbol-names" => args.symbol_names = symbol_naming(parser, &flag)?,
             _ => return Err(format!("unknown flag '{flag}' for 'script'")),
         }
     }
@@ -287,6 +298,13 @@ fn value(parser: &mut Parser, flag: &str) -> Result<String, String> {
         .value()
         .map_err(|_| format!("{flag} needs a value"))?;
     text(value, flag)
+}
+
+/// The value of `--symbol-names`.
+fn symbol_naming(parser: &mut Parser, flag: &str) -> Result<SymbolNaming, String> {
+    let naming = value(parser, flag)?;
+    SymbolNaming::parse(&naming)
+        .ok_or_else(|| format!("{flag} must be tailor or pytorch, got '{naming}'"))
 }
 
 /// `value` as UTF-8 text, or an error naming what it was for.

@@ -33,7 +33,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => on_the_model(&args.model, |source| {
             let results = run::run(&args, source)?;
             let report = if args.json {
-                report::json(&results)
+                report::json(&results, args.model.symbol_names)
             } else {
                 report::text(&args, &results)
             };

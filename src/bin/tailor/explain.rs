@@ -20,6 +20,7 @@ pub fn explain(args: &ExplainArgs, source: &str) -> Result<String, Error> {
         entry: model.entry.clone(),
         config: model.config,
         marks: model.marks(&names)?,
+        symbol_names: model.symbol_names,
     };
     Ok(tailor::explain(source, &args.input, &options)?.to_string())
 }

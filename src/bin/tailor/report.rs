@@ -14,11 +14,13 @@ use crate::args::RunArgs;
 use crate::run::RunResults;
 use serde_json::{Value, json};
 use tailor::CallShapes;
-use tailor::cache::{Action, DimSpec};
+use tailor::SymbolNaming;
+use tailor::cache::{Action, DimSpec, ValueSpec};
 use tailor::runtime::executor::Device;
+use tailor::symbolic::SymbolNames;
 
-/// The run as one JSON object on one line.
-pub fn json(results: &RunResults) -> String {
+/// The run as one JSON object on one line, its entries' symbols named by `naming`.
+pub fn json(results: &RunResults, naming: SymbolNaming) -> String {
     // `entry` is a position in `entries` (compile order); PyTorch's compile id, which a
     // failed compilation also uses up, is each entry's `id` and each call's `compile_id`.
     let compiled = results.cache.entries();
@@ -68,12 +70,17 @@ pub fn json(results: &RunResults) -> String {
     let entries: Vec<Value> = compiled
         .iter()
         .map(|entry| {
+            let names = entry.env.symbol_names(naming);
             let mut inputs: serde_json::Map<String, Value> = entry
                 .inputs
                 .iter()
-                .map(|(n, dims)| (n.clone(), dims_json(dims)))
+                .map(|(n, dims)| (n.clone(), dims_json(&named_dims(dims, &names))))
                 .collect();
             for (name, value) in &entry.values {
+                let value = match value {
+                    ValueSpec::Int(dim) => ValueSpec::Int(named_dim(dim, &names)),
+                    ValueSpec::Bool(b) => ValueSpec::Bool(*b),
+                };
                 inputs.insert(name.clone(), json!(value));
             }
             json!({ "id": entry.id, "inputs": inputs, "guards": entry.guards.source_lines() })
@@ -93,6 +100,22 @@ pub fn json(results: &RunResults) -> String {
 
 fn dims_json(dims: &[DimSpec]) -> Value {
     serde_json::to_value(dims).expect("dim specs serialize")
+}
+
+/// `dims` with their symbols shown with `names`.
+fn named_dims(dims: &[DimSpec], names: &SymbolNames) -> Vec<DimSpec> {
+    dims.iter().map(|dim| named_dim(dim, names)).collect()
+}
+
+fn named_dim(dim: &DimSpec, names: &SymbolNames) -> DimSpec {
+    match dim {
+        DimSpec::Static(v) => DimSpec::Static(*v),
+        DimSpec::Dynamic { sym, min, max } => DimSpec::Dynamic {
+            sym: names.rename(sym),
+            min: *min,
+            max: *max,
+        },
+    }
 }
 
 /// The run as text: the device when chosen or checked, each call with its guard
@@ -154,11 +177,12 @@ pub fn text(args: &RunArgs, results: &RunResults) -> String {
     }
     out.push_str(&format!("compiles: {}\n", cache.compiles()));
     for entry in cache.entries() {
+        let names = entry.env.symbol_names(args.model.symbol_names);
         let inputs: Vec<String> = entry
             .inputs
             .iter()
             .map(|(n, dims)| {
-                let dims: Vec<String> = dims
+                let dims: Vec<String> = named_dims(dims, &names)
                     .iter()
                     .map(|d| match d {
                         DimSpec::Static(v) => v.to_string(),

@@ -14,7 +14,7 @@ use crate::args::RunArgs;
 use std::rc::Rc;
 use std::time::Instant;
 use tailor::cache::{Action, CodeCache};
-use tailor::graph::{self, Tensor};
+use tailor::graph::Tensor;
 use tailor::runtime::executor::{self, Backend, Executor, RunOptions};
 use tailor::{CallEvent, CallShapes, Error, spec};
 
@@ -100,21 +100,10 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
 /// Refuses a call whose input the CPU reference could not hold, naming the input, before
 /// anything is compiled or allocated.
 fn fits_the_reference(text: &str, call: &CallShapes) -> Result<(), Error> {
-    for (name, dims) in call.tensors() {
-        let elements = dims
-            .iter()
-            .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
-        if elements > graph::MAX_ELEMENTS as u128 {
-            return Err(Error::Call {
-                message: format!(
-                    "--call {text}: input '{name}' would have {elements} elements; the CPU reference holds at most {}",
-                    graph::MAX_ELEMENTS
-                ),
-                span: None,
-            });
-        }
-    }
-    Ok(())
+    executor::check_input_sizes(call).map_err(|err| Error::Call {
+        message: format!("--call {text}: {err}"),
+        span: None,
+    })
 }
 
 /// Runs each call's kernels through the executor, with seeded random inputs.
@@ -142,7 +131,7 @@ impl Runner {
         call: &CallShapes,
         seed: u64,
     ) -> Result<CallOutput, Error> {
-        let inputs = executor::call_inputs(call, Vec::new(), seed);
+        let inputs = executor::call_inputs(call, Vec::new(), seed)?;
         let options = RunOptions {
             check: self.check,
             timing: false,

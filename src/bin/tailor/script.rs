@@ -35,6 +35,7 @@ pub fn script(args: &ScriptArgs, source: &str) -> Result<(String, Option<Error>)
         path: args.file.clone(),
         backend: Rc::new(backend),
         clock: Rc::new(clock),
+        symbol_names: args.symbol_names,
     };
     let run = script::run(source, options);
     if args.json {

@@ -23,7 +23,7 @@ mod parallel;
 mod tests;
 
 use super::{RunError, Sizes, bind, output_shapes};
-use crate::graph::{MAX_ELEMENTS, Tensor};
+use crate::graph::{MAX_ELEMENTS, Tensor, numel};
 use crate::lower::{Body, Kernel, MAX_VARS, Role, Schedule};
 use crate::symbolic::{CompiledExpr, Expr};
 use formula::Vars;
@@ -131,7 +131,7 @@ impl Program {
             .iter()
             .zip(shapes)
             .map(|(id, shape)| {
-                let len: usize = shape.iter().product();
+                let len = numel(&shape);
                 let buffer = buffers[id.index()];
                 let data = buffer.get(..len).ok_or(RunError::OutOfBounds {
                     kernel: "the caller".into(),

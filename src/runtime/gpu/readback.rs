@@ -7,7 +7,7 @@
 //! the callbacks before the future is first polled.
 
 use super::{Gpu, GpuError, Program};
-use crate::graph::Tensor;
+use crate::graph::{Tensor, numel};
 use crate::runtime::{Sizes, output_shapes};
 use std::future::Future;
 use std::pin::Pin;
@@ -68,7 +68,7 @@ impl Gpu {
         let out_shapes = output_shapes(schedule, sizes);
         let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
         for (&id, shape) in schedule.outputs.iter().zip(out_shapes.iter().flatten()) {
-            let bytes = (shape.iter().product::<usize>() * 4) as u64;
+            let bytes = numel(shape).saturating_mul(4) as u64;
             let target = self.pool.acquire(&self.device, mappable, bytes);
             if bytes > 0 {
                 encoder.copy_buffer_to_buffer(&buffers[id.index()], 0, &target, 0, bytes);
