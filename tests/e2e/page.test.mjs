@@ -10,7 +10,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { DIST_DIR } from "./harness.mjs";
-import { afterCompile, compileSource, edgesThroughBoxes, openPage, shot, shownError } from "./page-helpers.mjs";
+import { afterCompile, compileSource, edgesThroughBoxes, editorText, openPage, shot, shownError } from "./page-helpers.mjs";
 
 const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
 
@@ -30,7 +30,7 @@ test("on load, the page compiles SimpleNet at x=8,64 in Chinese", async () => {
   await shot(page, "01-loaded");
   assert.deepEqual(session.errors, [], "uncaught errors on the page");
   assert.equal(await page.evaluate(() => document.documentElement.dataset.lang), "zh");
-  assert.match(await page.getByTestId("model-editor").inputValue(), /class SimpleNet\(nn\.Module\)/);
+  assert.match(await editorText(page), /class SimpleNet\(nn\.Module\)/);
   assert.equal(await page.getByTestId("input-shapes").inputValue(), "x=8,64");
   assert.equal(await page.getByTestId("mode-select").inputValue(), "auto");
   assert.equal(await page.getByTestId("preset-select").inputValue(), "simplenet");
@@ -58,7 +58,7 @@ test("the page's payload fits 5 MB gzip; load and front-end times are reported",
   const times = await page.evaluate(() => {
     const paint = performance.getEntriesByName("first-contentful-paint")[0];
     const tailor = window.tailorPage.tailor;
-    const source = document.querySelector("[data-testid=model-editor]").value;
+    const source = window.tailorPage.editor.value;
     const measure = () => {
       const start = performance.now();
       const model = tailor.compile(source, {});
