@@ -235,6 +235,49 @@ test("the page fits a 375 px wide screen without horizontal scrolling", async ()
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 
+test("at 375 px long formulas scroll sideways and the language button stays on one line", async () => {
+  await page.setViewportSize({ width: 375, height: 812 });
+  try {
+    const formulas = await page.$$eval("math.formula", (all) => all.map((math) => {
+      const box = math.getBoundingClientRect();
+      return {
+        label: math.getAttribute("aria-label"),
+        scrollWidth: math.scrollWidth,
+        clientWidth: math.clientWidth,
+        overflowX: getComputedStyle(math).overflowX,
+        // Centred content overflows to the left too, where no scrolling reaches it.
+        cutOnTheLeft: [...math.children].some((child) => child.getBoundingClientRect().left < box.left - 1),
+      };
+    }));
+    const long = formulas.filter((formula) => formula.scrollWidth > formula.clientWidth);
+    assert.ok(long.some((formula) => /a matmul b/.test(formula.label)), "the matmul formula is wider than the screen");
+    for (const formula of long) {
+      assert.match(formula.overflowX, /^(auto|scroll)$/, `${formula.label}: scrolls`);
+      assert.equal(formula.cutOnTheLeft, false, `${formula.label}: its start is reachable`);
+    }
+    const matmul = page.locator('math.formula[aria-label*="a matmul b"]');
+    await matmul.scrollIntoViewIfNeeded();
+    await shot(page, "09b-narrow-formula-start", matmul);
+    await matmul.evaluate((math) => math.scrollTo({ left: math.scrollWidth, behavior: "instant" }));
+    assert.ok(await matmul.evaluate((math) => math.scrollLeft > 0), "the formula scrolls to its end");
+    await shot(page, "09c-narrow-formula-end", matmul);
+    for (const lang of ["zh", "en"]) {
+      const button = page.getByTestId("lang-toggle");
+      const lines = await button.evaluate((element) => {
+        const range = document.createRange();
+        range.selectNodeContents(element);
+        return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size;
+      });
+      assert.equal(lines, 1, `"${await button.textContent()}" on one line (page in ${lang})`);
+      assert.equal(await button.evaluate((element) => getComputedStyle(element).whiteSpace), "nowrap");
+      await shot(page, `09d-narrow-header-${lang}`, page.locator(".page-header .header-row"));
+      await button.click();
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
 test("without WebGPU the page says so and still compiles and runs", async () => {
   const other = await openPage({ init: () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined }) });
   try {
