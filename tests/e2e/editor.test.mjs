@@ -1,7 +1,7 @@
 // End-to-end tests of the model editor (js/editor.js, CodeMirror): Python highlighting, line
 // numbers, its accessible name, Tab and Shift+Tab indent (Escape then Tab leaves), Ctrl+Enter
-// compiles, and a compile or script error is marked in the editor at its line:col (scrolled
-// into view, gone after an edit). Screenshots of the editor in both languages, wide and narrow.
+// compiles, a compile or script error is marked in the editor at its line:col (scrolled into
+// view, gone after an edit), and it is read-only while the compiler loads. Screenshots of the editor in both languages, wide and narrow.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -152,6 +152,27 @@ test("a script's error is marked in the editor too", async () => {
   assert.equal(mark.text, "undefined_name");
   await compileSource(page, simplenet, "x=8,64");
   assert.equal(await markedError(), null);
+});
+
+test("the editor is read-only until the compiler has loaded", async () => {
+  // Before the page's scripts: note the editor's state when it first appears.
+  const other = await openPage({
+    init: () => {
+      new MutationObserver((_, observer) => {
+        const content = document.querySelector('[data-testid="model-editor"] .cm-content');
+        if (!content) return;
+        window.firstEditable = content.getAttribute("contenteditable");
+        observer.disconnect();
+      }).observe(document, { childList: true, subtree: true });
+    },
+  });
+  try {
+    assert.equal(await other.page.evaluate(() => window.firstEditable), "false");
+    assert.equal(await other.page.locator('[data-testid="model-editor"] .cm-content').getAttribute("contenteditable"), "true");
+    assert.deepEqual(other.errors, []);
+  } finally {
+    await other.close();
+  }
 });
 
 test("no uncaught errors happened", () => {
