@@ -14,6 +14,7 @@
 
 import { setupBench } from "./js/bench.js";
 import { fill, formatMs, h, scrollWithin } from "./js/dom.js";
+import { createEditor } from "./js/editor.js";
 import { language, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
 import { renderGraph } from "./js/graph.js";
 import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
@@ -26,7 +27,12 @@ const $ = (id) => document.getElementById(id);
 const ui = {
   form: $("compile-form"),
   preset: $("preset-select"),
-  editor: $("model-editor"),
+  editor: createEditor($("model-editor"), {
+    labelledBy: "model-editor-label",
+    describedBy: "editor-hint",
+    onRun: () => compile(),
+    onEdit: () => syncPresetSelect(),
+  }),
   shapes: $("input-shapes"),
   mode: $("mode-select"),
   symbolNames: $("symbol-names"),
@@ -57,6 +63,8 @@ const ui = {
 
 /** Shared by this file, lab.js and widgets.js. */
 const ctx = {
+  /** The model editor (js/editor.js): `value`, `markError`, … */
+  editor: ui.editor,
   bindings: null,
   tailor: null,
   presets: [],
@@ -146,6 +154,8 @@ function showError(error) {
     );
   }
   fill(ui.error, ...parts);
+  if (error.line) ui.editor.markError(error.line, error.col ?? 1, error.message ?? String(error));
+  else ui.editor.clearError();
   ui.error.dataset.kind = kind;
   ui.error.hidden = false;
   renderSource(new Set(), error.line ?? null);
@@ -153,6 +163,7 @@ function showError(error) {
 ctx.showError = showError;
 
 function clearError() {
+  ui.editor.clearError();
   ui.error.hidden = true;
   ui.error.replaceChildren();
   delete ui.error.dataset.kind;
@@ -680,13 +691,6 @@ function wire() {
     event.preventDefault();
     compile();
   });
-  ui.editor.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      compile();
-    }
-  });
-  ui.editor.addEventListener("input", () => syncPresetSelect());
   ui.shapes.addEventListener("input", () => renderMarks());
   ui.shapes.addEventListener("keydown", (event) => {
     if (event.key === "Enter") {
@@ -702,7 +706,7 @@ function wire() {
   document.addEventListener("keydown", (event) => {
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     const tag = event.target?.tagName;
-    if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || event.target?.isContentEditable) return;
+    if (["INPUT", "SELECT"].includes(tag) || event.target?.isContentEditable) return;
     if (event.key === "ArrowRight") go(ctx.step + 1);
     else if (event.key === "ArrowLeft") go(ctx.step - 1);
   });
@@ -762,6 +766,8 @@ async function main() {
     get bindings() {
       return ctx.bindings;
     },
+    /** The model editor: `value`, and CodeMirror's `view`. */
+    editor: ui.editor,
     run: (work) => guarded(() => work(ctx)),
   };
   // Time to interactive: navigation start to the first compilation shown.

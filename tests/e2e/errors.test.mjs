@@ -5,7 +5,7 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { afterCompile, compileSource, openPage, runLab, shot, shownError } from "./page-helpers.mjs";
+import { afterCompile, compileSource, editorText, openPage, runLab, setEditorText, shot, shownError } from "./page-helpers.mjs";
 
 let session;
 let page;
@@ -14,7 +14,7 @@ let simplenet;
 before(async () => {
   session = await openPage();
   page = session.page;
-  simplenet = await page.getByTestId("model-editor").inputValue();
+  simplenet = await editorText(page);
 });
 
 after(async () => {
@@ -67,7 +67,7 @@ for n in [2, 3, 5]:
     print(tuple(model(torch.randn(n, 64)).shape))
 undefined_name
 `;
-  await page.getByTestId("model-editor").fill(script);
+  await setEditorText(page, script);
   await page.locator("#editor-script").click();
   await page.waitForSelector("#editor-script-result .script-summary", { timeout: 60_000 });
   const output = await page.locator("#editor-script-result .script-output").textContent();
@@ -77,7 +77,7 @@ undefined_name
   assert.match(error, /undefined_name/);
   const line = script.split("\n").indexOf("undefined_name") + 1;
   assert.match(error, new RegExp(`line ${line}, col 1`));
-  await page.getByTestId("model-editor").fill(simplenet);
+  await setEditorText(page, simplenet);
 });
 
 test("an undefined name is reported at its use", async () => {

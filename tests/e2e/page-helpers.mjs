@@ -53,9 +53,25 @@ export async function afterCompile(page, action) {
   await page.waitForFunction((n) => Number(document.body.dataset.compiles ?? 0) > n, before, { timeout: 30_000 });
 }
 
+/**
+ * The model editor's text. The editor is CodeMirror (no `fill`/`inputValue`), so the tests read
+ * and write it through the page's console handle, `window.tailorPage.editor`.
+ */
+export async function editorText(page) {
+  return page.evaluate(() => window.tailorPage.editor.value);
+}
+
+/** Replaces the model editor's text the way a paste does: the page sees the user's edit. */
+export async function setEditorText(page, text) {
+  await page.evaluate((text) => {
+    const { view } = window.tailorPage.editor;
+    view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, userEvent: "input.paste" });
+  }, text);
+}
+
 /** Sets the editor's source and input shapes, then compiles. */
 export async function compileSource(page, source, shapes) {
-  await page.getByTestId("model-editor").fill(source);
+  await setEditorText(page, source);
   if (shapes !== undefined) await page.getByTestId("input-shapes").fill(shapes);
   await afterCompile(page, () => page.getByTestId("compile-button").click());
 }

@@ -10,7 +10,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { DIST_DIR } from "./harness.mjs";
-import { afterCompile, compileSource, edgesThroughBoxes, openPage, shot, shownError } from "./page-helpers.mjs";
+import { afterCompile, compileSource, edgesThroughBoxes, editorText, openPage, shot, shownError } from "./page-helpers.mjs";
 
 const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
 
@@ -30,7 +30,7 @@ test("on load, the page compiles SimpleNet at x=8,64 in Chinese", async () => {
   await shot(page, "01-loaded");
   assert.deepEqual(session.errors, [], "uncaught errors on the page");
   assert.equal(await page.evaluate(() => document.documentElement.dataset.lang), "zh");
-  assert.match(await page.getByTestId("model-editor").inputValue(), /class SimpleNet\(nn\.Module\)/);
+  assert.match(await editorText(page), /class SimpleNet\(nn\.Module\)/);
   assert.equal(await page.getByTestId("input-shapes").inputValue(), "x=8,64");
   assert.equal(await page.getByTestId("mode-select").inputValue(), "auto");
   assert.equal(await page.getByTestId("preset-select").inputValue(), "simplenet");
@@ -58,7 +58,7 @@ test("the page's payload fits 5 MB gzip; load and front-end times are reported",
   const times = await page.evaluate(() => {
     const paint = performance.getEntriesByName("first-contentful-paint")[0];
     const tailor = window.tailorPage.tailor;
-    const source = document.querySelector("[data-testid=model-editor]").value;
+    const source = window.tailorPage.editor.value;
     const measure = () => {
       const start = performance.now();
       const model = tailor.compile(source, {});
@@ -233,6 +233,49 @@ test("the page fits a 375 px wide screen without horizontal scrolling", async ()
   const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(scrollWidth <= 375, `page is ${scrollWidth} px wide at a 375 px viewport`);
   await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test("at 375 px long formulas scroll sideways and the language button stays on one line", async () => {
+  await page.setViewportSize({ width: 375, height: 812 });
+  try {
+    const formulas = await page.$$eval("math.formula", (all) => all.map((math) => {
+      const box = math.getBoundingClientRect();
+      return {
+        label: math.getAttribute("aria-label"),
+        scrollWidth: math.scrollWidth,
+        clientWidth: math.clientWidth,
+        overflowX: getComputedStyle(math).overflowX,
+        // Centred content overflows to the left too, where no scrolling reaches it.
+        cutOnTheLeft: [...math.children].some((child) => child.getBoundingClientRect().left < box.left - 1),
+      };
+    }));
+    const long = formulas.filter((formula) => formula.scrollWidth > formula.clientWidth);
+    assert.ok(long.some((formula) => /a matmul b/.test(formula.label)), "the matmul formula is wider than the screen");
+    for (const formula of long) {
+      assert.match(formula.overflowX, /^(auto|scroll)$/, `${formula.label}: scrolls`);
+      assert.equal(formula.cutOnTheLeft, false, `${formula.label}: its start is reachable`);
+    }
+    const matmul = page.locator('math.formula[aria-label*="a matmul b"]');
+    await matmul.scrollIntoViewIfNeeded();
+    await shot(page, "09b-narrow-formula-start", matmul);
+    await matmul.evaluate((math) => math.scrollTo({ left: math.scrollWidth, behavior: "instant" }));
+    assert.ok(await matmul.evaluate((math) => math.scrollLeft > 0), "the formula scrolls to its end");
+    await shot(page, "09c-narrow-formula-end", matmul);
+    for (const lang of ["zh", "en"]) {
+      const button = page.getByTestId("lang-toggle");
+      const lines = await button.evaluate((element) => {
+        const range = document.createRange();
+        range.selectNodeContents(element);
+        return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size;
+      });
+      assert.equal(lines, 1, `"${await button.textContent()}" on one line (page in ${lang})`);
+      assert.equal(await button.evaluate((element) => getComputedStyle(element).whiteSpace), "nowrap");
+      await shot(page, `09d-narrow-header-${lang}`, page.locator(".page-header .header-row"));
+      await button.click();
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
 });
 
 test("without WebGPU the page says so and still compiles and runs", async () => {

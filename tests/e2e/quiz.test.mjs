@@ -9,7 +9,7 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { openPage, shot } from "./page-helpers.mjs";
+import { editorText, openPage, shot } from "./page-helpers.mjs";
 
 const KINDS = ["output_shape", "guard_prediction", "compile_count", "write_guard", "spot_recompile"];
 const LEVELS = ["easy", "mid", "hard", "extreme"];
@@ -167,7 +167,7 @@ test("show me opens the linked stage, lab or section", async () => {
   // stage:guards, with the question's demo model loaded into the workbench.
   await questionForm("q4").locator(".quiz-show-me").click();
   await page.waitForFunction(() => document.querySelector('[data-testid="stage-title"]').dataset.stage === "guards");
-  assert.match(await page.getByTestId("model-editor").inputValue(), /class SimpleNet/);
+  assert.match(await editorText(page), /class SimpleNet/);
   assert.equal(await page.evaluate(() => document.activeElement?.id), "stage-title");
 
   // lab:cache runs the demo's calls in the lab.
@@ -368,7 +368,7 @@ test("an exercise's show me loads its model and calls into the compiler", async 
   await grade();
   await page.locator(".exercise-show-me").click();
   await page.waitForFunction(() => document.querySelector('[data-testid="stage-title"]').dataset.stage === "guards");
-  assert.equal(await page.getByTestId("model-editor").inputValue(), exercise.source);
+  assert.equal(await editorText(page), exercise.source);
   assert.equal(await page.getByTestId("input-shapes").inputValue(), exercise.replay.calls[0]);
   assert.equal(await page.getByTestId("mode-select").inputValue(), exercise.replay.mode);
   const guards = await page.getByTestId("guards-view").innerText();

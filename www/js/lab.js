@@ -224,7 +224,7 @@ export function setupLab(ctx) {
     if (!list) return;
     running = true;
     ui.compare.disabled = true;
-    const source = document.getElementById("model-editor").value;
+    const source = ctx.editor.value;
     const results = [];
     try {
       for (const mode of ["false", "true", "auto"]) {

@@ -422,12 +422,17 @@ function setupScriptRun(ctx) {
 }
 
 /** The editor's text as a whole script (`tailor script`): what it prints, its recompile
- * lines, and its error at line:col. */
+ * lines, and its error at line:col, marked in the editor too. */
 export function setupEditorScript(ctx, editor, button, out) {
-  runsAsScript(ctx, () => editor.value, button, out, "model.py");
+  runsAsScript(ctx, () => editor.value, button, out, "model.py", (error) => {
+    if (error?.line) editor.markError(error.line, error.col ?? 1, error.message);
+    else editor.clearError();
+  });
 }
 
-function runsAsScript(ctx, source, button, out, path) {
+/** Runs `source()` as a script on `button`'s click into `out`; `onError` gets the run's error
+ * (`{ kind, message, line, col }`, or undefined when it ran to the end). */
+function runsAsScript(ctx, source, button, out, path, onError = () => {}) {
   let last = null;
   const render = () => {
     if (!last) return;
@@ -452,6 +457,7 @@ function runsAsScript(ctx, source, button, out, path) {
         const started = performance.now();
         const run = ctx.tailor.script(source(), { logs: "recompiles", path });
         last = { ...run, ms: performance.now() - started };
+        onError(run.error);
       });
     } catch (error) {
       last = { thrown: error };
