@@ -152,6 +152,48 @@ fn object(pairs: &[(&str, JsValue)]) -> JsValue {
     object.into()
 }
 
+#[wasm_bindgen_test]
+async fn symbol_names_choose_pytorchs_or_tailors() {
+    let tailor = Tailor::create(JsValue::UNDEFINED).await.expect("created");
+    let named = object(&[
+        ("dynamic", "true".into()),
+        ("symbolNames", "pytorch".into()),
+    ]);
+    let model = tailor
+        .compile(tailor::SIMPLENET_SOURCE, named)
+        .expect("SimpleNet compiles");
+    let view = model.trace("x=8,64".into()).expect("traces").view();
+    let symbols = Array::from(&get(&view, "symbols"));
+    let first = symbols.get(0);
+    assert_eq!(get(&first, "sym").as_string().as_deref(), Some("s77"));
+    assert_eq!(
+        get(&first, "source").as_string().as_deref(),
+        Some("L['x'].size()[0]")
+    );
+    let numbered = simplenet("true")
+        .await
+        .trace("x=8,64".into())
+        .expect("traces");
+    let symbols = Array::from(&get(&numbered.view(), "symbols"));
+    assert_eq!(
+        get(&symbols.get(0), "sym").as_string().as_deref(),
+        Some("s0")
+    );
+    let error = tailor
+        .compile(
+            tailor::SIMPLENET_SOURCE,
+            object(&[("symbolNames", "sympy".into())]),
+        )
+        .err()
+        .expect("an unknown naming is refused");
+    assert!(
+        get(&error, "message")
+            .as_string()
+            .is_some_and(|m| m.contains("symbolNames: expected 'tailor' or 'pytorch', got 'sympy'")),
+        "{error:?}"
+    );
+}
+
 fn max_abs_err(result: &JsValue) -> f64 {
     get(result, "maxAbsErr")
         .as_f64()

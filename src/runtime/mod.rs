@@ -21,7 +21,7 @@ pub enum RunError {
     /// A call's input tensor is larger than the runtimes allocate (checked before any
     /// allocation, in `u128`, so no size overflows).
     #[error(
-        "input '{input}' would have {elements} elements; the CPU reference holds at most {limit}"
+        "input '{input}' would have {elements} elements; Tailor's runtimes hold at most {limit} per tensor (2^26)"
     )]
     InputTooLarge {
         /// The input.
