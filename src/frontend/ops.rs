@@ -266,8 +266,8 @@ impl<'a> Ops<'a> {
 
     /// An elementwise function of a tensor.
     pub fn unary(&mut self, op: UnaryOp, x: TensorRef, span: Span) -> Result<TensorRef> {
-        self.push(Op::Unary(op), &[x], span, |_, _, shapes| {
-            Ok(shapes[0].clone())
+        self.push(Op::Unary(op), &[x], span, |env, ctx, shapes| {
+            Ok(rules::pointwise(env, ctx, &shapes[0]))
         })
     }
 
@@ -693,7 +693,9 @@ impl<'a> Ops<'a> {
             scalar,
             tensor_on_left,
         };
-        self.push(op, &[tensor], span, |_, _, shapes| Ok(shapes[0].clone()))
+        self.push(op, &[tensor], span, |env, ctx, shapes| {
+            Ok(rules::pointwise(env, ctx, &shapes[0]))
+        })
     }
 
     /// `x ** exponent` for a number: a small integer exponent is multiplications (by

@@ -631,10 +631,8 @@ impl ShapeEnv {
             CmpOp::Gt => ValueRange::at_least(bound + 1),
             CmpOp::Le => ValueRange::new(None, Some(bound)),
             CmpOp::Lt => ValueRange::new(None, Some(bound - 1)),
-            // `s != c` narrows only at an end of the range (`[0, oo]` and `s != 0` give
-            // `[1, oo]`), as PyTorch's range refinement does.
-            CmpOp::Ne if current.lo == Some(bound) => ValueRange::at_least(bound + 1),
-            CmpOp::Ne if current.hi == Some(bound) => ValueRange::new(None, Some(bound - 1)),
+            // PyTorch's `_maybe_guard_rel` returns on `Ne` before refining anything: `s1 - 1
+            // != 1` leaves `s1` in `[2, int_oo]` (measured on 2.15).
             CmpOp::Ne => return,
         };
         let Some(range) = current.intersect(&narrowed) else {

@@ -76,6 +76,20 @@ pub fn squeezes(env: &mut ShapeEnv, ctx: &OpCtx, size: &Expr) -> bool {
     is_one(env, size, &ctx.origin())
 }
 
+/// An elementwise op on one tensor (a function of it, or it with a Python number): PyTorch
+/// broadcasts it on its own (`_broadcast_shapes`, or `infer_size` against the number as a
+/// 0-d tensor), which asks of every dim whether it is 1. A size symbol's range answers no
+/// without a guard; a derived size that may be 1 (`s1 - 1` of `x[:, 1:]`) is answered for
+/// these sizes and guarded (`s1 - 1 != 1`, measured on PyTorch 2.15 for relu, exp, `x * 2`,
+/// `1 + x`, comparisons, where, layer_norm; not for softmax or sum).
+pub fn pointwise(env: &mut ShapeEnv, ctx: &OpCtx, x: &[Expr]) -> Shape {
+    let origin = ctx.origin();
+    for dim in x {
+        is_one(env, dim, &origin);
+    }
+    x.iter().map(|dim| env.replace(dim)).collect()
+}
+
 /// The sizes of a tensor an op creates (`torch.ones(n)`, `torch.arange(n)`): each must be
 /// non-negative, which a size made from an int argument is not by its range alone, so the
 /// check is a guard (PyTorch's `s >= 0` when it builds the fake tensor); a negative one is
@@ -128,8 +142,13 @@ pub fn broadcast(
                 .checked_sub(rank)
                 .map(|d| shape[d].clone())
         };
+        // PyTorch's `infer_size` takes a missing dim as 1 and asks first whether the left
+        // one is 1: a missing right dim asks it of the left one, a missing left one nothing.
         let dim = match (pick(lhs), pick(rhs)) {
-            (Some(a), None) => a,
+            (Some(a), None) => {
+                is_one(env, &a, &origin);
+                a
+            }
             (None, Some(b)) => b,
             (Some(a), Some(b)) => {
                 if is_one(env, &a, &origin) {
@@ -535,6 +554,9 @@ pub fn layer_norm(
             &expected,
         ));
     }
+    // Normalising broadcasts the input against its statistics, which asks each dim whether
+    // it is 1 (see `pointwise`).
+    let x = pointwise(env, ctx, x);
     let tail = &x[x.len() - normalized.len()..];
     for (dim, want) in tail.iter().zip(&expected) {
         if !env.expect_equal(dim, want, &ctx.origin()) {
@@ -542,7 +564,7 @@ pub fn layer_norm(
                 "expected trailing dims {} (normalized_shape)",
                 shape_to_string(&expected)
             );
-            return Err(ctx.mismatch(detail, x, &expected));
+            return Err(ctx.mismatch(detail, &x, &expected));
         }
     }
     Ok(x.iter().map(|d| env.replace(d)).collect())

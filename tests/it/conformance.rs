@@ -1223,6 +1223,46 @@ fn an_equality_through_a_product_is_solved_and_fixes_a_marked_dim() {
 }
 
 #[test]
+fn an_elementwise_op_asks_whether_a_derived_size_is_one() {
+    // Measured on PyTorch 2.15 (dynamic=True): `x[:, 1:] + 1` and `relu(x[:, 1:])` at width 2
+    // specialise the slice's width s1 - 1 to 1 (broadcasting asks whether each dim is 1: the
+    // first entry is for width 2 only), so width 3 recompiles with
+    // `((-1) + L['x'].size()[1]) != 1`, which leaves the range of the width [2, int_oo] (PyTorch
+    // refines no range from `!=`), and width 5 hits; a reduction asks nothing.
+    for body in [
+        "x[:, 1:] + 1",
+        "torch.relu(x[:, 1:])",
+        "F.layer_norm(x[:, 1:], (x.shape[1] - 1,))",
+    ] {
+        let model = format!(
+            "import torch\nimport torch.nn.functional as F\n\n\ndef f(x):\n    return {body}\n"
+        );
+        check(Case {
+            model: &model,
+            modes: TRUE,
+            calls: "x=4,2 | x=4,3 | x=4,5",
+            actions: "C0 C1 H1",
+            compiles: 2,
+            last_entry: "x=[?, ?]",
+            reasons: &[(
+                1,
+                "tensor 'x' size mismatch at index 1. expected 2, actual 3",
+            )],
+            guards: &["((-1) + L['x'].size()[1]) != 1"],
+            ..BASE
+        });
+    }
+    check(Case {
+        model: "import torch\n\n\ndef f(x):\n    return x[:, 1:].sum()\n",
+        modes: TRUE,
+        calls: "x=4,2 | x=4,3",
+        actions: "C0 H0",
+        compiles: 1,
+        ..BASE
+    });
+}
+
+#[test]
 fn mark_dynamic_with_a_range_is_strict_about_its_own_calls() {
     // The marked entry's guard fails for 600 and the recompile of a marked input rejects it.
     check(Case {

@@ -223,25 +223,35 @@ fn resnet_block_with_class_attribute_and_stride_list() {
             event @2 eval s2 != 1 [statically known, no guard] (conv2d at line 47, col 31)
             event @2 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 47, col 31)
             event @2 eval s2 != 1 [statically known, no guard] (conv2d at line 47, col 31)
+            event @8 eval s0 != 1 [statically known, no guard] (relu at line 47, col 15)
+            event @8 eval s2 != 1 [statically known, no guard] (relu at line 47, col 15)
             event @10 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
             event @10 eval s2 != 1 [statically known, no guard] (conv2d at line 23, col 31)
             event @10 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
             event @10 eval s2 != 1 [statically known, no guard] (conv2d at line 23, col 31)
+            event @16 eval s0 != 1 [statically known, no guard] (relu at line 23, col 15)
+            event @16 eval s2 != 1 [statically known, no guard] (relu at line 23, col 15)
             event @18 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
             event @18 eval s2 != 1 [statically known, no guard] (conv2d at line 24, col 24)
             event @18 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
             event @18 eval s2 != 1 [statically known, no guard] (conv2d at line 24, col 24)
             event @24 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
             event @24 eval s2 != 1 [statically known, no guard] (add at line 25, col 23)
+            event @25 eval s0 != 1 [statically known, no guard] (relu at line 25, col 16)
+            event @25 eval s2 != 1 [statically known, no guard] (relu at line 25, col 16)
             event @27 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
             event @27 eval (s2 - 1)//2 + 1 != 1 [guard added] (conv2d at line 23, col 31)
             event @27 eval s2 + 2 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+            event @33 eval s0 != 1 [statically known, no guard] (relu at line 23, col 15)
             event @35 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
             event @42 eval s2 >= 1 [statically known, no guard] (conv2d at line 25, col 29)
             event @48 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
+            event @49 eval s0 != 1 [statically known, no guard] (relu at line 25, col 16)
             event @51 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 23, col 31)
+            event @57 eval s0 != 1 [statically known, no guard] (relu at line 23, col 15)
             event @59 eval (s2 - 1)//2 + 3 >= 3 [statically known, no guard] (conv2d at line 24, col 24)
             event @65 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
+            event @66 eval s0 != 1 [statically known, no guard] (relu at line 25, col 16)
             event @67 eval (s2 - 1)//2 + 1 >= 4 [guard added] (avg_pool2d at line 49, col 15)
             event @71 eval 16*(((s2 - 1)//2 - 3)//4)**2 + 32*(((s2 - 1)//2 - 3)//4) + 16 == 16 [guard added] (linear at line 51, col 16)
         "#]],
@@ -277,22 +287,23 @@ fn module_level_dict_config() {
         DICT_CONFIG,
         "8,32",
         expect_test::expect![[r#"
-        graph(x: f32[s0, 32]):
-          %x = input x : f32[s0, 32]
-          %fc1_weight = param fc1.weight : f32[64, 32]
-          %fc1_bias = param fc1.bias : f32[64]
-          %linear = linear(%x, %fc1_weight, %fc1_bias) : f32[s0, 64]  # 18:22
-          %gelu = gelu(%linear) : f32[s0, 64]  # 18:13
-          %fc2_weight = param fc2.weight : f32[32, 64]
-          %fc2_bias = param fc2.bias : f32[32]
-          %linear_1 = linear(%gelu, %fc2_weight, %fc2_bias) : f32[s0, 32]  # 19:16
-          return (%linear_1)
-        guard s1 == 32 (linear at line 18, col 22)
-        event @0 create_symbol s0 = 8 for L['x'].size()[0] [2, int_oo] (dynamic=True)
-        event @0 create_symbol s1 = 32 for L['x'].size()[1] [2, int_oo] (dynamic=True)
-        event @3 eval s1 == 32 [guard added] (linear at line 18, col 22)
-        event @3 set_replacement s1 = 32 (range_refined_to_singleton)
-    "#]],
+            graph(x: f32[s0, 32]):
+              %x = input x : f32[s0, 32]
+              %fc1_weight = param fc1.weight : f32[64, 32]
+              %fc1_bias = param fc1.bias : f32[64]
+              %linear = linear(%x, %fc1_weight, %fc1_bias) : f32[s0, 64]  # 18:22
+              %gelu = gelu(%linear) : f32[s0, 64]  # 18:13
+              %fc2_weight = param fc2.weight : f32[32, 64]
+              %fc2_bias = param fc2.bias : f32[32]
+              %linear_1 = linear(%gelu, %fc2_weight, %fc2_bias) : f32[s0, 32]  # 19:16
+              return (%linear_1)
+            guard s1 == 32 (linear at line 18, col 22)
+            event @0 create_symbol s0 = 8 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+            event @0 create_symbol s1 = 32 for L['x'].size()[1] [2, int_oo] (dynamic=True)
+            event @3 eval s1 == 32 [guard added] (linear at line 18, col 22)
+            event @3 set_replacement s1 = 32 (range_refined_to_singleton)
+            event @4 eval s0 != 1 [statically known, no guard] (gelu at line 18, col 13)
+        "#]],
     );
 }
 
@@ -334,32 +345,37 @@ fn dataclass_config_and_assert_on_a_size() {
         DATACLASS_CONFIG,
         "2,16,32",
         expect_test::expect![[r#"
-        graph(x: f32[s0, s1, 32]):
-          %x = input x : f32[s0, s1, 32]
-          %ln_weight = param ln.weight : f32[32]
-          %ln_bias = param ln.bias : f32[32]
-          %layer_norm = layer_norm(%x, %ln_weight, %ln_bias, dims=1, eps=0.00001) : f32[s0, s1, 32]  # 27:45
-          %fc_weight = param fc.weight : f32[128, 32]
-          %fc_bias = param fc.bias : f32[128]
-          %linear = linear(%layer_norm, %fc_weight, %fc_bias) : f32[s0, s1, 128]  # 27:37
-          %gelu = gelu(%linear) : f32[s0, s1, 128]  # 27:30
-          %proj_weight = param proj.weight : f32[32, 128]
-          %proj_bias = param proj.bias : f32[32]
-          %linear_1 = linear(%gelu, %proj_weight, %proj_bias) : f32[s0, s1, 32]  # 27:20
-          %add = add(%x, %linear_1) : f32[s0, s1, 32]  # 27:16
-          return (%add)
-        guard s1 <= 64 ('assert' on sizes at line 26, col 9)
-        guard s2 == 32 (layer_norm at line 27, col 45)
-        event @0 create_symbol s0 = 2 for L['x'].size()[0] [2, int_oo] (dynamic=True)
-        event @0 create_symbol s1 = 16 for L['x'].size()[1] [2, int_oo] (dynamic=True)
-        event @0 create_symbol s2 = 32 for L['x'].size()[2] [2, int_oo] (dynamic=True)
-        event @1 eval s1 <= 64 [guard added] ('assert' on sizes at line 26, col 9)
-        event @1 range of s1 refined to [2, 64]
-        event @3 eval s2 == 32 [guard added] (layer_norm at line 27, col 45)
-        event @3 set_replacement s2 = 32 (range_refined_to_singleton)
-        event @11 eval s0 != 1 [statically known, no guard] (add at line 27, col 16)
-        event @11 eval s1 != 1 [statically known, no guard] (add at line 27, col 16)
-    "#]],
+            graph(x: f32[s0, s1, 32]):
+              %x = input x : f32[s0, s1, 32]
+              %ln_weight = param ln.weight : f32[32]
+              %ln_bias = param ln.bias : f32[32]
+              %layer_norm = layer_norm(%x, %ln_weight, %ln_bias, dims=1, eps=0.00001) : f32[s0, s1, 32]  # 27:45
+              %fc_weight = param fc.weight : f32[128, 32]
+              %fc_bias = param fc.bias : f32[128]
+              %linear = linear(%layer_norm, %fc_weight, %fc_bias) : f32[s0, s1, 128]  # 27:37
+              %gelu = gelu(%linear) : f32[s0, s1, 128]  # 27:30
+              %proj_weight = param proj.weight : f32[32, 128]
+              %proj_bias = param proj.bias : f32[32]
+              %linear_1 = linear(%gelu, %proj_weight, %proj_bias) : f32[s0, s1, 32]  # 27:20
+              %add = add(%x, %linear_1) : f32[s0, s1, 32]  # 27:16
+              return (%add)
+            guard s1 <= 64 ('assert' on sizes at line 26, col 9)
+            guard s2 == 32 (layer_norm at line 27, col 45)
+            event @0 create_symbol s0 = 2 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+            event @0 create_symbol s1 = 16 for L['x'].size()[1] [2, int_oo] (dynamic=True)
+            event @0 create_symbol s2 = 32 for L['x'].size()[2] [2, int_oo] (dynamic=True)
+            event @1 eval s1 <= 64 [guard added] ('assert' on sizes at line 26, col 9)
+            event @1 range of s1 refined to [2, 64]
+            event @3 eval s0 != 1 [statically known, no guard] (layer_norm at line 27, col 45)
+            event @3 eval s1 != 1 [statically known, no guard] (layer_norm at line 27, col 45)
+            event @3 eval s2 != 1 [statically known, no guard] (layer_norm at line 27, col 45)
+            event @3 eval s2 == 32 [guard added] (layer_norm at line 27, col 45)
+            event @3 set_replacement s2 = 32 (range_refined_to_singleton)
+            event @7 eval s0 != 1 [statically known, no guard] (gelu at line 27, col 30)
+            event @7 eval s1 != 1 [statically known, no guard] (gelu at line 27, col 30)
+            event @11 eval s0 != 1 [statically known, no guard] (add at line 27, col 16)
+            event @11 eval s1 != 1 [statically known, no guard] (add at line 27, col 16)
+        "#]],
     );
 }
 
@@ -408,6 +424,10 @@ fn while_loop_and_range_of_a_size() {
             event @1 range of s0 refined to [8, 15]
             event @1 eval s1 == 3 [guard added] ('int()' on sizes at line 10, col 14)
             event @1 set_replacement s1 = 3 (range_refined_to_singleton)
+            event @1 eval s0 != 1 [statically known, no guard] (add at line 11, col 13)
+            event @2 eval s0 != 1 [statically known, no guard] (add at line 11, col 13)
+            event @3 eval s0 != 1 [statically known, no guard] (add at line 11, col 13)
+            event @4 eval s0 != 1 [statically known, no guard] (mul at line 12, col 12)
         "#]],
     );
 }
