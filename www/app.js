@@ -82,6 +82,8 @@ const ctx = {
   step: 0,
   instance: 0,
   rerender: [],
+  /** What the status line says (`setStatus`), to say again in the other language. */
+  status: null,
   /** Hooks that run after each successful compile (the lab and widgets refresh). */
   onCompiled: [],
   /** Hooks that run when the module was re-initialised after a panic. */
@@ -130,7 +132,7 @@ async function guarded(work) {
     await loadCompiler();
     for (const hook of ctx.onRestart) hook();
     await compile({ keepError: true });
-    ui.status.textContent = t("status.restarted");
+    setStatus("status.restarted");
     return undefined;
   }
 }
@@ -377,7 +379,7 @@ function syncPresetSelect() {
 async function compile({ step = 0, keepError = false } = {}) {
   if (!ctx.tailor) return;
   if (!keepError) clearError();
-  ui.status.textContent = t("status.compiling");
+  setStatus("status.compiling");
   const started = performance.now();
   ctx.model?.free();
   ctx.compilation?.free();
@@ -392,14 +394,14 @@ async function compile({ step = 0, keepError = false } = {}) {
     ctx.compilation?.free();
     ctx.compilation = null;
     showError(asError(error));
-    ui.status.textContent = t("status.failed");
+    setStatus("status.failed");
     ctx.steps = [];
     renderStep();
     markCompiled();
     return;
   }
   if (!ctx.view) return;
-  ui.status.textContent = t("status.compiled", formatMs(performance.now() - started));
+  setStatus("status.compiled", formatMs(performance.now() - started));
   ctx.steps = buildSteps(ctx.view);
   ctx.step = Math.min(step, ctx.steps.length - 1);
   renderStep();
@@ -633,8 +635,22 @@ function renderBanner() {
   fill(ui.banner, text);
 }
 
+/** Says `key` (with `args`) in the status line, and again in the other language when the
+ * language changes. */
+function setStatus(key, ...args) {
+  ctx.status = { key, args };
+  renderStatus();
+}
+
+function renderStatus() {
+  if (!ctx.status) return;
+  const { key, args } = ctx.status;
+  ui.status.textContent = key === "status.copyHere" ? `${t(key)} ${args[0]}` : t(key, ...args);
+}
+
 function applyLanguage(lang) {
   setLanguage(lang);
+  renderStatus();
   ui.lang.textContent = t("toggle.label");
   ui.lang.setAttribute("lang", language() === "zh" ? "en" : "zh");
   renderBanner();
@@ -714,9 +730,9 @@ function wire() {
     writeFragment();
     try {
       await navigator.clipboard.writeText(location.href);
-      ui.status.textContent = t("status.copied");
+      setStatus("status.copied");
     } catch {
-      ui.status.textContent = `${t("status.copyHere")} ${location.href}`;
+      setStatus("status.copyHere", location.href);
     }
   });
   ui.lang.addEventListener("click", () => applyLanguage(language() === "zh" ? "en" : "zh"));
@@ -734,12 +750,12 @@ function wire() {
 
 async function main() {
   applyLanguage(rememberedLanguage());
-  ui.status.textContent = t("status.loading");
+  setStatus("status.loading");
   try {
     await loadCompiler();
   } catch (error) {
     showError({ kind: "panic", message: `${t("error.load")}\n${error?.message ?? error}` });
-    ui.status.textContent = t("status.loadFailed");
+    setStatus("status.loadFailed");
     return;
   }
   renderBanner();

@@ -77,6 +77,21 @@ pub enum FrontendError {
         /// The limit, in seconds.
         seconds: f64,
     },
+    /// A parameter, buffer or constant larger than Tailor's runtimes hold (PyTorch would try
+    /// to allocate it; Tailor refuses before allocating anything).
+    #[error(
+        "{span}: a tensor of shape {shape:?} would hold {elements} elements; Tailor holds at most {limit} (2^26) per tensor"
+    )]
+    TooLarge {
+        /// Where it is made.
+        span: Span,
+        /// Its sizes.
+        shape: Vec<i64>,
+        /// Its element count.
+        elements: u128,
+        /// The most elements one tensor may hold.
+        limit: usize,
+    },
     /// The requested entry point does not exist.
     #[error("no nn.Module subclass or function named '{name}' (found: {found})")]
     NoEntry {
@@ -140,6 +155,7 @@ impl FrontendError {
             | FrontendError::Assertion { span }
             | FrontendError::Budget { span, .. }
             | FrontendError::Deadline { span, .. }
+            | FrontendError::TooLarge { span, .. }
             | FrontendError::Eager { span, .. }
             | FrontendError::Compiled { span, .. } => Some(*span),
             FrontendError::Shape(

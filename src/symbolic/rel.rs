@@ -171,14 +171,14 @@ impl Rel {
             return self.clone();
         }
         let constant = difference.constant;
-        let variable = add_poly(&difference, &Expr::int(-constant));
-        if variable.terms.is_empty() {
+        if difference.terms.is_empty() {
             return Rel::new(Expr::int(constant), self.op, Expr::int(0));
         }
-        // Now `variable op bound`, with `bound = -constant`.
+        // Now `variable op bound`, with `bound = -constant` (none for `i64::MIN`).
         let Some(bound) = constant.checked_neg() else {
             return self.clone();
         };
+        let variable = add_poly(&difference, &Expr::int(bound));
         let (variable, op, bound) = divide_out(variable, self.op, bound);
         let positive = from_parts(parts(&variable).filter(|(_, coeff)| *coeff > 0));
         let negative = from_parts(parts(&variable).filter(|(_, coeff)| *coeff < 0));

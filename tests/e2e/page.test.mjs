@@ -10,7 +10,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { DIST_DIR } from "./harness.mjs";
-import { afterCompile, compileSource, edgesThroughBoxes, editorText, openPage, shot, shownError } from "./page-helpers.mjs";
+import { afterCompile, compileSource, edgesThroughBoxes, editorText, openPage, runLab, shot, shownError } from "./page-helpers.mjs";
 
 const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
 
@@ -214,8 +214,12 @@ test("a residual block's skip connection is drawn around the ops it skips", asyn
 
 test("the language switch turns the page English and is remembered", async () => {
   const toggle = page.getByTestId("lang-toggle");
+  assert.match(await page.locator("#status").textContent(), /编译完成/);
   await toggle.click();
   assert.equal(await page.evaluate(() => document.documentElement.dataset.lang), "en");
+  assert.match(await page.locator("#status").textContent(), /^Compiled \(/, "the status line follows the language");
+  await runLab(page, "x=8,64");
+  assert.match(await page.locator("#lab-status").textContent(), /^1 call: 1 compile, 0 hits, 0 eager, 0 errors\./);
   assert.match(await page.getByTestId("stage-title").textContent(), /step \d+ of \d+/);
   assert.ok(await page.getByRole("heading", { name: "1. Live demo" }).isVisible());
   assert.ok(!(await page.getByRole("heading", { name: "1. 可视化演示" }).isVisible()));

@@ -168,6 +168,23 @@ fn an_endless_loop_in_forward_is_stopped_by_the_step_budget() {
 }
 
 #[test]
+fn a_parameter_larger_than_the_runtimes_hold_is_refused_where_it_is_made() {
+    // Found by the front-end fuzz target: nn.Linear(1000000, 64000000) allocated its weight
+    // (256 TB) when the kernels were built, and the process aborted.
+    let source = "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(1000000, 64000000)\n\n    def forward(self, x):\n        return self.fc(x)\n";
+    check_model_error(
+        source,
+        "x=2,1000000",
+        &no_marks(),
+        &[
+            "a tensor of shape [64000000, 1000000] would hold 64000000000000 elements",
+            "at most 67108864",
+        ],
+        None,
+    );
+}
+
+#[test]
 fn nonzero_is_unsupported() {
     let source = "import torch\n\n\ndef f(x):\n    return torch.nonzero(x)\n";
     check_model_error(source, "x=4", &no_marks(), &["torch.nonzero", "5:12"], None);

@@ -7,7 +7,8 @@
 //! each target's grammar, and by mutating the corpus) and shrinks a failure to a small one; a
 //! watchdog turns a hang into a failure that names its input. Each target runs for
 //! `TAILOR_FUZZ_SECONDS` (default 2: what CI runs; a long run sets it to hundreds) from
-//! `TAILOR_FUZZ_SEED` (default: the clock; printed, so a failure can be replayed). The corpus
+//! `TAILOR_FUZZ_SEED` (default: a fixed seed, so CI runs the same inputs each time; `clock`
+//! for new ones; printed, so a failure can be replayed). The corpus
 //! under `tests/data/fuzz/` runs first, every time: seeds, and each failure found so far as
 //! a regression case.
 //!
@@ -42,16 +43,19 @@ fn budget() -> Duration {
     Duration::from_secs_f64(seconds)
 }
 
-/// The run's seed: `TAILOR_FUZZ_SEED`, else the clock.
+/// The run's seed: `TAILOR_FUZZ_SEED` (a number, or `clock` for a new one each run), else a
+/// fixed one, so that the short run of the test command is the same every time and a long
+/// run explores.
 fn seed() -> u64 {
-    std::env::var("TAILOR_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64)
-        })
+    match std::env::var("TAILOR_FUZZ_SEED").ok().as_deref() {
+        Some("clock") => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64),
+        Some(number) => number
+            .parse()
+            .unwrap_or_else(|_| panic!("TAILOR_FUZZ_SEED={number}: a number or clock")),
+        None => 0x7a11_0f22,
+    }
 }
 
 /// Aborts the process, naming the input, when one case runs longer than [`HANG`]: a hung

@@ -4,6 +4,9 @@
 
 const STORAGE_KEY = "tailor-lang";
 
+/** `n` and the English noun for it, singular for one (`1 hit`, `2 hits`). */
+const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
 const TEXT = {
   zh: {
     "toggle.label": "English",
@@ -441,7 +444,8 @@ const TEXT = {
     "bench.specNote": (n) => `Steady state: ${n} runs once the pipelines exist, the fastest and slowest fifth dropped, the rest averaged (upload, kernels, read-back). “First build” is WGSL emission, parameter upload and pipeline creation: static rebuilds for every shape, override creates a pipeline per shape, dynamic builds once. Browsers round performance.now() to about 0.1 ms, so read small numbers as ratios.`,
     "bench.specCpu": (n) => `The CPU backend does not use WGSL, so the three specialisations are the same there; this is the mean of ${n} runs. Comparing them needs WebGPU.`,
     "lab.running": (i, n) => `Running call ${i} of ${n}…`,
-    "lab.done": (n, c, h, e, x) => `${n} calls: ${c} compiles, ${h} hits, ${e} eager, ${x} errors.`,
+    "lab.done": (n, c, h, e, x) =>
+      `${count(n, "call", "calls")}: ${count(c, "compile", "compiles")}, ${count(h, "hit", "hits")}, ${e} eager, ${count(x, "error", "errors")}.`,
     "lab.badToken": (token, message) => `“${token}” in the sequence is wrong: ${message}`,
     "lab.empty": "The sequence is empty.",
     "lab.needModel": "Compile a model successfully first.",
