@@ -52,7 +52,11 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Frontend(FrontendError::NoEntry { .. } | FrontendError::Empty) => "entry",
         Error::Frontend(FrontendError::Shape(_)) => "shape",
         Error::Frontend(FrontendError::Assertion { .. }) => "assertion",
-        Error::Frontend(FrontendError::Budget { .. } | FrontendError::Deadline { .. }) => "budget",
+        Error::Frontend(
+            FrontendError::Budget { .. }
+            | FrontendError::Deadline { .. }
+            | FrontendError::TooLarge { .. },
+        ) => "budget",
         Error::Frontend(FrontendError::Eager { .. }) => "eval",
         Error::Frontend(FrontendError::Compiled { .. }) => "call",
         Error::Input(_) => "input",
