@@ -16,7 +16,7 @@ use crate::frontend::{self, EntryPoint, FrontendError, Program};
 use crate::graph::{Graph, Span, TracedArg};
 use crate::guard::{ArgValue, CallShapes, GuardSet};
 use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv, ShapeError};
-use crate::symbolic::Expr;
+use crate::symbolic::{Expr, SymbolNames};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -181,6 +181,21 @@ pub enum DimSpec {
         /// Upper bound (`None` = unbounded).
         max: Option<i64>,
     },
+}
+
+impl DimSpec {
+    /// This dim with its symbols shown with `names` (the entry's sizes are printed with
+    /// Tailor's numbers when compiled).
+    pub fn named(&self, names: &SymbolNames) -> DimSpec {
+        match self {
+            DimSpec::Static(v) => DimSpec::Static(*v),
+            DimSpec::Dynamic { sym, min, max } => DimSpec::Dynamic {
+                sym: names.rename(sym),
+                min: *min,
+                max: *max,
+            },
+        }
+    }
 }
 
 /// How a Python-value argument looks in an entry: an int as a constant or a symbol, a bool.

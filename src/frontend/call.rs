@@ -12,7 +12,9 @@ use super::source::{Decision, FILE_NAME};
 use crate::frontend::FrontendError;
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::{IndexItem, Ops, TensorRef, Tracing};
-use crate::graph::{Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape, Span, Tensor};
+use crate::graph::{
+    Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape, Span, Tensor, element_count,
+};
 use crate::shape::Origin;
 use crate::shape::ShapeEnv;
 use crate::shape::rules::OpCtx;
@@ -640,9 +642,7 @@ impl<'vm> Call<'vm> {
     /// A new constant tensor (parameter, buffer or global), refused where it is made when it
     /// is larger than the runtimes hold: its values are made only when a kernel needs them.
     pub fn new_constant(&self, shape: Vec<i64>, init: Init, is_param: bool) -> Result<PyObjectRef> {
-        let elements = shape.iter().fold(1u128, |n, &d| {
-            n.saturating_mul(u128::from(d.unsigned_abs()))
-        });
+        let elements = element_count(&shape);
         if elements > MAX_ELEMENTS as u128 {
             return Err(FrontendError::TooLarge {
                 span: self.span,

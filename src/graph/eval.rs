@@ -65,6 +65,15 @@ pub fn numel(shape: &[usize]) -> usize {
     shape.iter().fold(1usize, |n, &size| n.saturating_mul(size))
 }
 
+/// The element count of sizes as a caller gave them (a call's input, a parameter), in `u128`
+/// so that no product overflows; a negative size counts as its magnitude (callers that must
+/// refuse one check first). Compare it with [`MAX_ELEMENTS`] before allocating.
+pub fn element_count(sizes: &[i64]) -> u128 {
+    sizes.iter().fold(1u128, |n, &d| {
+        n.saturating_mul(u128::from(d.unsigned_abs()))
+    })
+}
+
 impl Tensor {
     /// A tensor of zeros.
     pub fn zeros(shape: Vec<usize>) -> Tensor {

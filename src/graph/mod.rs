@@ -13,7 +13,9 @@
 mod eval;
 mod print;
 
-pub use eval::{EvalError, MAX_ELEMENTS, Tensor, eval, numel, random_inputs, seed_of};
+pub use eval::{
+    EvalError, MAX_ELEMENTS, Tensor, element_count, eval, numel, random_inputs, seed_of,
+};
 
 use crate::symbolic::Expr;
 use serde::Serialize;

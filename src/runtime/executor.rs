@@ -688,9 +688,7 @@ pub fn check_input_sizes(call: &CallShapes) -> Result<(), RunError> {
                 size,
             });
         }
-        let elements = dims.iter().fold(1u128, |acc, &d| {
-            acc.saturating_mul(u128::from(d.unsigned_abs()))
-        });
+        let elements = graph::element_count(dims);
         if elements > graph::MAX_ELEMENTS as u128 {
             return Err(RunError::InputTooLarge {
                 input: name.to_string(),

@@ -49,18 +49,18 @@ pub(super) struct InputView {
 }
 
 fn dim_view(dim: &DimSpec, names: &SymbolNames) -> DimView {
-    match dim {
+    match dim.named(names) {
         DimSpec::Static(v) => DimView {
             text: v.to_string(),
-            value: Some(*v),
+            value: Some(v),
             min: None,
             max: None,
         },
         DimSpec::Dynamic { sym, min, max } => DimView {
-            text: names.rename(sym),
+            text: sym,
             value: None,
-            min: *min,
-            max: *max,
+            min,
+            max,
         },
     }
 }

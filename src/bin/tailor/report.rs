@@ -78,7 +78,7 @@ pub fn json(results: &RunResults, naming: SymbolNaming) -> String {
                 .collect();
             for (name, value) in &entry.values {
                 let value = match value {
-                    ValueSpec::Int(dim) => ValueSpec::Int(named_dim(dim, &names)),
+                    ValueSpec::Int(dim) => ValueSpec::Int(dim.named(&names)),
                     ValueSpec::Bool(b) => ValueSpec::Bool(*b),
                 };
                 inputs.insert(name.clone(), json!(value));
@@ -104,18 +104,7 @@ fn dims_json(dims: &[DimSpec]) -> Value {
 
 /// `dims` with their symbols shown with `names`.
 fn named_dims(dims: &[DimSpec], names: &SymbolNames) -> Vec<DimSpec> {
-    dims.iter().map(|dim| named_dim(dim, names)).collect()
-}
-
-fn named_dim(dim: &DimSpec, names: &SymbolNames) -> DimSpec {
-    match dim {
-        DimSpec::Static(v) => DimSpec::Static(*v),
-        DimSpec::Dynamic { sym, min, max } => DimSpec::Dynamic {
-            sym: names.rename(sym),
-            min: *min,
-            max: *max,
-        },
-    }
+    dims.iter().map(|dim| dim.named(names)).collect()
 }
 
 /// The run as text: the device when chosen or checked, each call with its guard
