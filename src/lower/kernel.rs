@@ -10,7 +10,7 @@
 
 use super::index::ceil_div;
 use crate::graph::{BinaryOp, NodeId, PoolKind, RandomKind, UnaryOp};
-use crate::symbolic::{Expr, Sym, ValueRange};
+use crate::symbolic::{Bindings, Expr, Sym, ValueRange};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -262,6 +262,38 @@ pub enum GemmStrategy {
     /// baseline the benchmark compares against).
     Naive,
 }
+
+impl GemmStrategy {
+    /// Both strategies.
+    pub const ALL: [GemmStrategy; 2] = [GemmStrategy::Tiled, GemmStrategy::Naive];
+
+    /// The strategy worth running for a product of these sizes (`batch` products of
+    /// `m x k` by `k x n`). The tiled kernel pays only where its tiles are full in both
+    /// directions and the product repays its pipeline, whose workgroup memory makes it slow
+    /// to build (on SwiftShader 0.5 s against 10 ms for the naive kernel, measured in
+    /// headless Chromium); anything smaller runs the naive kernel.
+    pub fn for_sizes(batch: i64, m: i64, n: i64, k: i64) -> GemmStrategy {
+        let macs = batch.saturating_mul(m).saturating_mul(n).saturating_mul(k);
+        if m >= TILE_M && n >= TILE_N && macs >= TILED_MIN_MACS {
+            GemmStrategy::Tiled
+        } else {
+            GemmStrategy::Naive
+        }
+    }
+
+    /// `tiled` or `naive`, as reports and the page name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmStrategy::Tiled => "tiled",
+            GemmStrategy::Naive => "naive",
+        }
+    }
+}
+
+/// Multiply-adds from which a product runs tiled (2^22: a 64-row batch through a
+/// 256-by-256 layer). Below it the naive kernel's time is within its pipeline's build time
+/// of the tiled one's on every adapter measured.
+pub const TILED_MIN_MACS: i64 = 1 << 22;
 
 /// Output rows per tiled workgroup.
 pub const TILE_M: i64 = 32;
@@ -594,6 +626,25 @@ impl Kernel {
             kernel.workgroups = self.expand_sizes(&workgroups);
         }
         kernel
+    }
+
+    /// The strategy a tiled product kernel is worth running with at these sizes
+    /// ([`GemmStrategy::for_sizes`]); `None` for other kernels, for products already naive,
+    /// and where a size does not evaluate.
+    pub fn strategy_at(&self, bindings: &Bindings) -> Option<GemmStrategy> {
+        let Body::Gemm(gemm) = &self.body else {
+            return None;
+        };
+        if gemm.strategy != GemmStrategy::Tiled {
+            return None;
+        }
+        let size = |expr: &Expr| self.expand_sizes(expr).eval(bindings);
+        Some(GemmStrategy::for_sizes(
+            size(&gemm.batch)?,
+            size(&gemm.m)?,
+            size(&gemm.n)?,
+            size(&gemm.k)?,
+        ))
     }
 
     /// The display and WGSL name of a kernel-local symbol (index variable or size).

@@ -181,3 +181,46 @@ fn per_op_schedules_verify_and_match_the_reference() {
         }
     }
 }
+
+#[test]
+fn a_product_runs_tiled_only_where_its_tiles_are_full_and_it_is_large() {
+    let cases = [
+        // (batch, m, n, k): SimpleNet's first layer at batch 8, 1024, and a 31-row product.
+        ((1, 8, 128, 64), GemmStrategy::Naive),
+        ((1, 1024, 128, 64), GemmStrategy::Tiled),
+        ((1, 31, 4096, 4096), GemmStrategy::Naive),
+        ((1, 4096, 31, 4096), GemmStrategy::Naive),
+        ((1, 32, 32, 4096), GemmStrategy::Tiled),
+        ((1, 32, 32, 4095), GemmStrategy::Naive),
+        ((4, 32, 32, 1024), GemmStrategy::Tiled),
+        (
+            (i64::MAX, i64::MAX, i64::MAX, i64::MAX),
+            GemmStrategy::Tiled,
+        ),
+    ];
+    for ((batch, m, n, k), expected) in cases {
+        assert_eq!(
+            GemmStrategy::for_sizes(batch, m, n, k),
+            expected,
+            "batch {batch}, {m}x{k} by {k}x{n}"
+        );
+    }
+    let schedule = schedule(
+        "self.fc = nn.Linear(64, 128)",
+        "return self.fc(x)",
+        "x=8,64",
+    );
+    let kernel = &schedule.kernels[0];
+    let s0 = schedule.input_shapes[0][0]
+        .as_sym()
+        .expect("a dynamic batch");
+    let at = |batch: i64| {
+        let mut bindings = Bindings::new();
+        bindings.set(s0, batch);
+        kernel.strategy_at(&bindings)
+    };
+    assert_eq!(at(8), Some(GemmStrategy::Naive));
+    assert_eq!(at(1024), Some(GemmStrategy::Tiled));
+    let naive = kernel.with_strategy(GemmStrategy::Naive);
+    assert_eq!(naive.strategy_at(&Bindings::new()), None, "already naive");
+}

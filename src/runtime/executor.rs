@@ -25,7 +25,7 @@ use crate::compile::{self, CompileOptions, Compiled};
 use crate::error::Error;
 use crate::graph::{self, Graph, Tensor};
 use crate::guard::CallShapes;
-use crate::lower::Schedule;
+use crate::lower::{GemmStrategy, Schedule};
 use crate::symbolic::Bindings;
 use std::collections::HashMap;
 use std::fmt;
@@ -151,6 +151,7 @@ struct Ran {
     run_ms: f64,
     kernel_ms: Vec<(String, f64)>,
     timing: String,
+    products: Vec<(String, GemmStrategy)>,
 }
 
 impl Backend {
@@ -287,6 +288,7 @@ impl Backend {
                     run_ms: clock() - started,
                     kernel_ms: Vec::new(),
                     timing: "off".into(),
+                    products: Vec::new(),
                 })
             }
             #[cfg(feature = "gpu")]
@@ -323,6 +325,7 @@ impl Backend {
                     run_ms: (finished - prepared - pipeline_ms).max(0.0),
                     kernel_ms: run.kernel_ms,
                     timing,
+                    products: run.products,
                 })
             }
         }
@@ -402,6 +405,9 @@ pub struct Outcome {
     pub kernel_ms: Vec<(String, f64)>,
     /// How `kernel_ms` was measured: `timestamps`, `submit_to_done`, or `off`.
     pub timing: String,
+    /// On the GPU, each product kernel and the strategy it ran with at this call's sizes
+    /// (`GemmStrategy::for_sizes`); empty on the CPU backend, whose products are its own.
+    pub products: Vec<(String, GemmStrategy)>,
 }
 
 /// Runs calls on one backend and keeps every entry's kernels.
@@ -620,6 +626,7 @@ impl Executor {
                 max_abs_err,
                 kernel_ms: ran.kernel_ms,
                 timing: ran.timing,
+                products: ran.products,
             }
         });
         Finished {

@@ -18,11 +18,22 @@ pub(super) fn parse_mode(name: &str) -> Option<Mode> {
     Mode::ALL.into_iter().find(|mode| mode.name() == name)
 }
 
-/// Sets what a run adds to a result object: `outputs`, `device`, `maxAbsErr` (when checked
-/// against the CPU reference) and `kernelMs` / `timing` (when per-kernel times were measured).
+/// Sets what a run adds to a result object: `outputs`, `device`, `products` (on the GPU:
+/// each product kernel and the strategy it ran with at the call's sizes), `maxAbsErr` (when
+/// checked against the CPU reference) and `kernelMs` / `timing` (when per-kernel times were
+/// measured).
 pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
     set(result, "outputs", &tensors_to_js(&ran.outputs));
     set(result, "device", &JsValue::from_str(device));
+    let products: Vec<ProductRun> = ran
+        .products
+        .iter()
+        .map(|(kernel, strategy)| ProductRun {
+            kernel: kernel.clone(),
+            strategy: strategy.name(),
+        })
+        .collect();
+    set(result, "products", &to_js(&products));
     if let Some(err) = ran.max_abs_err {
         // JSON has no infinity: a shape mismatch or a NaN reads as `null`.
         let err = if err.is_finite() {
@@ -44,6 +55,13 @@ pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
         set(result, "kernelMs", &to_js(&times));
         set(result, "timing", &JsValue::from_str(&ran.timing));
     }
+}
+
+/// A product kernel and the strategy it ran with (`tiled` or `naive`).
+#[derive(Serialize)]
+struct ProductRun {
+    kernel: String,
+    strategy: &'static str,
 }
 
 /// One kernel's measured time.

@@ -12,6 +12,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 use tailor::cache::DynamicMode;
 use tailor::codegen::Mode;
+use tailor::lower::GemmStrategy;
 use tailor::runtime::gpu::{Gpu, GpuError, Program};
 
 /// Relative tolerance of GPU results against the reference.
@@ -39,7 +40,8 @@ fn with_gpu(test: impl FnOnce(&mut Gpu)) {
 
 /// Runs every case of `name` on the GPU with dynamic sizes, and its first two cases with
 /// static and override sizes too (each of those is a pipeline per shape, and pipeline
-/// creation is the slow part on a CPU driver), comparing with the reference.
+/// creation is the slow part on a CPU driver), comparing with the reference. Products run
+/// both ways, tiled and naive, whichever the sizes would choose.
 fn check(name: &str) {
     with_gpu(|gpu| check_on(gpu, name));
 }
@@ -54,18 +56,21 @@ fn check_on(gpu: &mut Gpu, name: &str) {
             tailor::runtime::cpu::run(&compiled.schedule, &inputs, &[]).expect("the CPU runs");
         let bound = tailor::runtime::bind(&compiled.schedule, &sizes(case), &[]).expect("binds");
         let modes: &[Mode] = if n < 2 { &Mode::ALL } else { &[Mode::Dynamic] };
-        for &mode in modes {
+        for (&mode, strategy) in modes.iter().flat_map(|m| GemmStrategy::ALL.map(|s| (m, s))) {
             let mut program = Program::new(compiled.schedule.clone(), mode, &bound.bindings);
-            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false))
-                .unwrap_or_else(|e| panic!("{name} {case} {}: {e}", mode.name()));
+            gpu.force_product_strategy(Some(strategy));
+            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false));
+            gpu.force_product_strategy(None);
+            let what = format!("{name} {case} {} {}", mode.name(), strategy.name());
+            let run = run.unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_close(
-                &format!("{name} {case} on {} ({})", gpu.adapter().name, mode.name()),
+                &format!("{what} on {}", gpu.adapter().name),
                 &run.outputs,
                 &expected,
                 GPU_TOLERANCE,
             );
             assert_close(
-                &format!("{name} {case} on {} against the CPU backend", mode.name()),
+                &format!("{what} against the CPU backend"),
                 &run.outputs,
                 &cpu,
                 GPU_TOLERANCE,
@@ -266,6 +271,36 @@ fn dynamic_code_is_one_pipeline_for_every_size() {
         }
         let created = gpu.stats().pipelines_created - before;
         assert!(created <= 2, "{created} pipelines for one dynamic program");
+    });
+}
+
+#[test]
+fn a_product_runs_naive_at_small_sizes_and_tiled_at_large_ones_in_one_dynamic_program() {
+    with_gpu(|gpu| {
+        let compiled = compile(
+            &models::get("simplenet").source,
+            "x=8,64",
+            DynamicMode::True,
+        );
+        let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+        let mut ran = Vec::new();
+        // 8 rows through 64 -> 128 -> 64 is 2^17 multiply-adds per layer; 1024 rows 2^23.
+        for batch in [8, 1024, 8] {
+            let inputs = inputs(&[vec![batch, 64]], batch as u64);
+            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false)).expect("runs");
+            assert_close(
+                &format!("simplenet x={batch},64"),
+                &run.outputs,
+                &reference(&compiled.graph, &inputs),
+                GPU_TOLERANCE,
+            );
+            let strategies: Vec<&str> = run.products.iter().map(|(_, s)| s.name()).collect();
+            ran.push(format!("{batch}: {}", strategies.join(" ")));
+        }
+        assert_eq!(
+            ran,
+            ["8: naive naive", "1024: tiled tiled", "8: naive naive"]
+        );
     });
 }
 

@@ -7,7 +7,7 @@
 //! grid is split over x and y.
 
 use super::limits::MAX_GRID_DIM;
-use super::{Gpu, Program, STORAGE, Timing};
+use super::{Gpu, Launch, Program, STORAGE, Timing};
 use crate::codegen::Resource;
 use crate::graph::Tensor;
 use crate::lower::Role;
@@ -43,17 +43,19 @@ impl Gpu {
         buffers
     }
 
-    /// Each kernel's bind group, with its `dims` uniform written where it has one.
+    /// Each kernel's bind group for the WGSL form it launches with, with its `dims`
+    /// uniform written where it has one.
     pub(super) fn bind_groups(
         &mut self,
-        program: &Program,
+        launches: &[Launch<'_>],
         sizes: &Sizes,
         buffers: &[wgpu::Buffer],
         pipelines: &[Arc<wgpu::ComputePipeline>],
         held: &mut Vec<wgpu::Buffer>,
     ) -> Vec<wgpu::BindGroup> {
-        let mut bind_groups = Vec::with_capacity(program.wgsl.len());
-        for (wgsl, pipeline) in program.wgsl.iter().zip(pipelines) {
+        let mut bind_groups = Vec::with_capacity(launches.len());
+        for (launch, pipeline) in launches.iter().zip(pipelines) {
+            let wgsl = launch.wgsl;
             let mut uniform = None;
             if wgsl.resources.contains(&Resource::Dims) {
                 // A uniform struct of i32 fields, padded to 16 bytes.

@@ -20,8 +20,8 @@ mod recovery;
 
 use crate::codegen::{self, Mode, Specialization, Wgsl};
 use crate::graph::Tensor;
-use crate::lower::Schedule;
-use crate::runtime::{RunError, bind};
+use crate::lower::{Body, GemmStrategy, Kernel, Schedule};
+use crate::runtime::{RunError, Sizes, bind};
 use crate::symbolic::Bindings;
 use limits::check_static_sizes;
 use pool::Pool;
@@ -133,6 +133,8 @@ pub struct GpuRun {
     pub kernel_ms: Vec<(String, f64)>,
     /// How they were measured.
     pub timing: Timing,
+    /// Each product kernel and the strategy it ran with at this call's sizes.
+    pub products: Vec<(String, GemmStrategy)>,
 }
 
 /// A schedule ready to run: its mode, WGSL, and (once run) its device resources.
@@ -143,14 +145,31 @@ pub struct Program {
     source_hashes: Vec<u64>,
     /// Static code: the sizes it was specialised for.
     static_bindings: Option<Bindings>,
-    /// Parameter buffers and non-override pipelines, for device `generation`.
+    /// Each tiled product kernel's naive form, emitted when a call first runs it.
+    naive: Vec<Option<NaiveForm>>,
+    /// Parameter buffers, for device `generation`.
     resident: Option<Resident>,
+}
+
+/// A tiled product kernel as the naive kernel: one thread per output and no workgroup
+/// memory, so its pipeline builds in a fraction of the tiled one's time.
+struct NaiveForm {
+    kernel: Kernel,
+    wgsl: Wgsl,
+    source_hash: u64,
 }
 
 struct Resident {
     generation: u64,
     params: Vec<Option<wgpu::Buffer>>,
-    pipelines: Vec<Option<Arc<wgpu::ComputePipeline>>>,
+}
+
+/// How one kernel of a call runs: the WGSL form chosen for the call's sizes.
+pub(super) struct Launch<'a> {
+    wgsl: &'a Wgsl,
+    source_hash: u64,
+    /// A product kernel's strategy (`None` for other kernels).
+    strategy: Option<GemmStrategy>,
 }
 
 impl Program {
@@ -174,15 +193,9 @@ impl Program {
     ) -> Program {
         // Launches, limit checks and timestamp queries pair kernel `k` with `wgsl[k]`.
         debug_assert_eq!(wgsl.len(), schedule.kernels.len(), "one WGSL per kernel");
-        let source_hashes = wgsl
-            .iter()
-            .map(|w| {
-                let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                w.source.hash(&mut hasher);
-                hasher.finish()
-            })
-            .collect();
+        let source_hashes = wgsl.iter().map(source_hash).collect();
         Program {
+            naive: (0..schedule.kernels.len()).map(|_| None).collect(),
             schedule,
             mode,
             wgsl,
@@ -190,6 +203,73 @@ impl Program {
             static_bindings,
             resident: None,
         }
+    }
+
+    /// Chooses each kernel's form for a call of these sizes: a tiled product runs naive
+    /// where `GemmStrategy::for_sizes` says its tiles do not pay, or where `forced` says so
+    /// (its naive WGSL emitted on first use), and its workgroup count in `sizes` becomes the
+    /// naive kernel's. Returns,
+    /// per kernel, the strategy it runs with (`None` for kernels that are not products).
+    fn choose_forms(
+        &mut self,
+        sizes: &mut Sizes,
+        forced: Option<GemmStrategy>,
+    ) -> Result<Vec<Option<GemmStrategy>>, GpuError> {
+        let mut chosen = Vec::with_capacity(self.schedule.kernels.len());
+        for (k, kernel) in self.schedule.kernels.iter().enumerate() {
+            let lowered = match &kernel.body {
+                Body::Gemm(gemm) => Some(gemm.strategy),
+                _ => None,
+            };
+            let strategy = match (forced, lowered) {
+                (Some(forced), Some(GemmStrategy::Tiled)) => Some(forced),
+                _ => kernel.strategy_at(&sizes.bindings).or(lowered),
+            };
+            if strategy == Some(GemmStrategy::Naive) && lowered == Some(GemmStrategy::Tiled) {
+                let (schedule, mode, fixed) = (&self.schedule, self.mode, &self.static_bindings);
+                let form = self.naive[k].get_or_insert_with(|| {
+                    let kernel = kernel.with_strategy(GemmStrategy::Naive);
+                    let fixed = fixed.clone().unwrap_or_default();
+                    let wgsl =
+                        codegen::emit_wgsl(schedule, &kernel, &Specialization::of(mode, &fixed));
+                    NaiveForm {
+                        source_hash: source_hash(&wgsl),
+                        kernel,
+                        wgsl,
+                    }
+                });
+                let workgroups = &form.kernel.workgroups;
+                sizes.workgroups[k] = workgroups
+                    .eval(&sizes.bindings)
+                    .filter(|&n| n >= 0)
+                    .ok_or_else(|| RunError::Size {
+                        what: format!("{} workgroups", form.kernel.name),
+                        expr: workgroups.to_string(),
+                    })? as u64;
+            }
+            chosen.push(strategy);
+        }
+        Ok(chosen)
+    }
+
+    /// Each kernel's WGSL for a call, given what [`Program::choose_forms`] chose.
+    fn launches(&self, chosen: &[Option<GemmStrategy>]) -> Vec<Launch<'_>> {
+        chosen
+            .iter()
+            .enumerate()
+            .map(|(k, &strategy)| match (strategy, &self.naive[k]) {
+                (Some(GemmStrategy::Naive), Some(form)) => Launch {
+                    wgsl: &form.wgsl,
+                    source_hash: form.source_hash,
+                    strategy,
+                },
+                _ => Launch {
+                    wgsl: &self.wgsl[k],
+                    source_hash: self.source_hashes[k],
+                    strategy,
+                },
+            })
+            .collect()
     }
 
     /// The schedule.
@@ -202,10 +282,18 @@ impl Program {
         self.mode
     }
 
-    /// The WGSL of each kernel.
+    /// The WGSL of each kernel, as lowered (a call may run a product naive instead:
+    /// [`GpuRun::products`] says which ran).
     pub fn wgsl(&self) -> &[Wgsl] {
         &self.wgsl
     }
+}
+
+/// A hash of a kernel's WGSL source: with its length, the pipeline cache's key.
+fn source_hash(wgsl: &Wgsl) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    wgsl.source.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The GPU runtime: one adapter and device, a pipeline cache, a buffer pool.
@@ -223,6 +311,8 @@ pub struct Gpu {
     pool: Pool,
     param_bytes: u64,
     stats: GpuStats,
+    /// Runs every tiled product with this strategy instead of choosing by its sizes.
+    forced_strategy: Option<GemmStrategy>,
     clock: Box<dyn Fn() -> f64 + Send + Sync>,
 }
 
@@ -266,6 +356,7 @@ impl Gpu {
             pool: Pool::default(),
             param_bytes: 0,
             stats: GpuStats::default(),
+            forced_strategy: None,
             clock,
         };
         gpu.watch_device();
@@ -284,6 +375,13 @@ impl Gpu {
             bytes_held: self.pool.bytes + self.param_bytes,
             ..self.stats
         }
+    }
+
+    /// Runs every product lowered as tiled with `strategy` (tests check both forms against
+    /// the reference); `None`, the default, chooses per call by its sizes
+    /// (`GemmStrategy::for_sizes`).
+    pub fn force_product_strategy(&mut self, strategy: Option<GemmStrategy>) {
+        self.forced_strategy = strategy;
     }
 
     /// The limits calls are checked against; lowering them simulates a smaller device.
@@ -318,11 +416,13 @@ impl Gpu {
     ) -> Result<GpuRun, GpuError> {
         self.recover().await?;
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
-        let sizes = bind(&program.schedule, &shapes, ints)?;
+        let mut sizes = bind(&program.schedule, &shapes, ints)?;
         check_static_sizes(program, &sizes)?;
+        let chosen = program.choose_forms(&mut sizes, self.forced_strategy)?;
         self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
         self.prepare(program).await?;
-        let pipelines = self.pipelines_for(program, &sizes).await?;
+        let launches = program.launches(&chosen);
+        let pipelines = self.pipelines_for(program, &launches, &sizes).await?;
         let mode = match (timing, self.summary.timestamps) {
             (false, _) => Timing::Off,
             (true, true) => Timing::Timestamps,
@@ -332,7 +432,7 @@ impl Gpu {
         let rejected = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut held = Vec::new();
         let buffers = self.upload(program, &sizes, inputs, &mut held);
-        let bind_groups = self.bind_groups(program, &sizes, &buffers, &pipelines, &mut held);
+        let bind_groups = self.bind_groups(&launches, &sizes, &buffers, &pipelines, &mut held);
         let (encoder, queries, mut kernel_ms) = self
             .encode(program, &sizes, &pipelines, &bind_groups, mode)
             .await;
@@ -368,10 +468,18 @@ impl Gpu {
                 message,
             });
         }
+        let products = program
+            .schedule
+            .kernels
+            .iter()
+            .zip(&launches)
+            .filter_map(|(kernel, launch)| Some((kernel.name.clone(), launch.strategy?)))
+            .collect();
         Ok(GpuRun {
             outputs,
             kernel_ms,
             timing: mode,
+            products,
         })
     }
 }

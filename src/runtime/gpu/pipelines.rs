@@ -1,21 +1,25 @@
-//! The GPU runtime's pipelines: parameters uploaded and pipelines created once per program
-//! and device, cached by WGSL source and override values.
+//! The GPU runtime's pipelines: parameters uploaded once per program and device, and
+//! pipelines cached by WGSL source and override values.
 //!
-//! In: a program and, for override code, a call's sizes. Out: the program's resident
-//! parameters, and one compute pipeline per kernel. Invariant: a pipeline is created once
-//! per (source, override values) on a device, and a program's resources are reused only on
-//! the device `generation` they were made for.
+//! In: a program and a call's launches (each kernel's WGSL form for its sizes) and, for
+//! override code, its sizes. Out: the program's resident parameters, and one compute
+//! pipeline per kernel. Invariants: a pipeline is created once per (source, override values)
+//! on a device; the pipelines a call lacks are all created before any is waited for, so
+//! their builds overlap where the browser allows; a program's parameters are reused only on
+//! the device `generation` they were uploaded to.
 
-use super::{Gpu, GpuError, Program, Resident, STORAGE};
+use super::{Gpu, GpuError, Launch, Program, Resident, STORAGE};
 use crate::codegen::Mode;
 use crate::lower::Role;
 use crate::runtime::Sizes;
 use crate::symbolic::Sym;
 use std::sync::Arc;
 
+/// The pipeline cache's key: a WGSL source's hash and length, and override values.
+type PipelineKey = (u64, usize, Vec<i64>);
+
 impl Gpu {
-    /// Uploads parameters and creates the pipelines of static and dynamic code (override
-    /// code gets a pipeline per shape, at its first call).
+    /// Uploads the program's parameters to the device, once per device generation.
     pub async fn prepare(&mut self, program: &mut Program) -> Result<(), GpuError> {
         self.recover().await?;
         if program
@@ -46,39 +50,74 @@ impl Gpu {
                 _ => None,
             })
             .collect();
-        let mut pipelines = Vec::with_capacity(program.wgsl.len());
-        for k in 0..program.wgsl.len() {
-            pipelines.push(match program.mode {
-                Mode::Override => None,
-                Mode::Static | Mode::Dynamic => Some(self.pipeline(program, k, &[]).await?),
-            });
-        }
         program.resident = Some(Resident {
             generation: self.generation,
             params,
-            pipelines,
         });
         Ok(())
     }
 
-    /// The cached pipeline of kernel `k` with these override values.
-    async fn pipeline(
+    /// Each launch's pipeline: cached ones, and the missing ones created together under one
+    /// error scope (override code: one per size binding).
+    pub(super) async fn pipelines_for(
         &mut self,
         program: &Program,
-        k: usize,
-        overrides: &[i64],
-    ) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
-        let wgsl = &program.wgsl[k];
-        let key = (
-            program.source_hashes[k],
-            wgsl.source.len(),
-            overrides.to_vec(),
-        );
-        if let Some(pipeline) = self.pipelines.get(&key) {
-            return Ok(pipeline.clone());
+        launches: &[Launch<'_>],
+        sizes: &Sizes,
+    ) -> Result<Vec<Arc<wgpu::ComputePipeline>>, GpuError> {
+        let keys: Vec<PipelineKey> = launches
+            .iter()
+            .map(|launch| {
+                let overrides = match program.mode {
+                    Mode::Override => launch
+                        .wgsl
+                        .symbols
+                        .iter()
+                        .map(|&s| sizes.bindings.get(s).unwrap_or_default())
+                        .collect(),
+                    Mode::Static | Mode::Dynamic => Vec::new(),
+                };
+                (launch.source_hash, launch.wgsl.source.len(), overrides)
+            })
+            .collect();
+        let missing: Vec<usize> = (0..launches.len())
+            .filter(|&k| !self.pipelines.contains_key(&keys[k]))
+            .collect();
+        if !missing.is_empty() {
+            let started = (self.clock)();
+            let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let mut created = Vec::new();
+            for &k in &missing {
+                if self.pipelines.contains_key(&keys[k]) {
+                    continue;
+                }
+                let pipeline = self.create_pipeline(&launches[k], &keys[k].2);
+                self.pipelines.insert(keys[k].clone(), Arc::new(pipeline));
+                created.push(k);
+            }
+            if let Some(error) = scope.pop().await {
+                let kernels: Vec<&str> = created
+                    .iter()
+                    .map(|&k| launches[k].wgsl.kernel.as_str())
+                    .collect();
+                for &k in &created {
+                    self.pipelines.remove(&keys[k]);
+                }
+                return Err(GpuError::Rejected {
+                    what: format!("the shaders of {}", kernels.join(", ")),
+                    message: error.to_string(),
+                });
+            }
+            self.stats.pipelines_created += created.len();
+            self.stats.pipeline_ms += (self.clock)() - started;
         }
-        let started = (self.clock)();
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        Ok(keys.iter().map(|key| self.pipelines[key].clone()).collect())
+    }
+
+    /// One launch's shader module and pipeline, with these override values; errors surface
+    /// in the caller's error scope.
+    fn create_pipeline(&self, launch: &Launch<'_>, overrides: &[i64]) -> wgpu::ComputePipeline {
+        let wgsl = launch.wgsl;
         let module = self
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -91,8 +130,7 @@ impl Gpu {
             .zip(overrides)
             .map(|(name, &value)| (name.as_str(), value as f64))
             .collect();
-        let pipeline = self
-            .device
+        self.device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(&wgsl.kernel),
                 layout: None,
@@ -103,41 +141,6 @@ impl Gpu {
                     zero_initialize_workgroup_memory: false,
                 },
                 cache: None,
-            });
-        if let Some(error) = scope.pop().await {
-            return Err(GpuError::Rejected {
-                what: format!("the shader of {}", wgsl.kernel),
-                message: error.to_string(),
-            });
-        }
-        self.stats.pipelines_created += 1;
-        self.stats.pipeline_ms += (self.clock)() - started;
-        let pipeline = Arc::new(pipeline);
-        self.pipelines.insert(key, pipeline.clone());
-        Ok(pipeline)
-    }
-
-    /// Each kernel's pipeline: prepared ones, or (override code) one per size binding.
-    pub(super) async fn pipelines_for(
-        &mut self,
-        program: &Program,
-        sizes: &Sizes,
-    ) -> Result<Vec<Arc<wgpu::ComputePipeline>>, GpuError> {
-        let resident = program.resident.as_ref().expect("prepared");
-        let mut pipelines = Vec::with_capacity(program.wgsl.len());
-        for (k, prepared) in resident.pipelines.iter().enumerate() {
-            pipelines.push(match prepared {
-                Some(pipeline) => pipeline.clone(),
-                None => {
-                    let values: Vec<i64> = program.wgsl[k]
-                        .symbols
-                        .iter()
-                        .map(|&s| sizes.bindings.get(s).unwrap_or_default())
-                        .collect();
-                    self.pipeline(program, k, &values).await?
-                }
-            });
-        }
-        Ok(pipelines)
+            })
     }
 }

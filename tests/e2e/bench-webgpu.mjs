@@ -1,0 +1,88 @@
+// The WebGPU benchmark in the test Chromium: what a learner waits for on Compile (the first
+// call, kernels built from a cold cache), a new batch size under a dynamic entry, the steady
+// state, and a large MLP's throughput, all through the JS API (Float32Array in, call, output
+// read back). Prints one JSON object; `node tests/e2e/bench-webgpu.mjs` after a trunk build.
+// Not a test file (node --test picks up *.test.mjs only): benchmarks report, they never
+// assert a time. Headless Chromium's WebGPU here is SwiftShader, a CPU emulation: compare
+// ratios measured in one run, not absolute times.
+
+import { DIST_DIR, launchChromium, serveStatic } from "./harness.mjs";
+
+const ROUNDS = Number(process.env.TAILOR_BENCH_ROUNDS ?? 20);
+
+const server = await serveStatic(DIST_DIR);
+const browser = await launchChromium();
+try {
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  await page.goto(server.url);
+  const report = await page.evaluate(async (rounds) => {
+    const { default: init, Tailor } = await import("./tailor.js");
+    await init();
+    const tailor = await Tailor.create({ device: "gpu" });
+    if (tailor.device !== "gpu") return { error: `no WebGPU: ${tailor.webgpu.reason}` };
+    const simplenet = Tailor.presets().find((p) => p.id === "simplenet").source;
+    const mlp = [
+      "import torch.nn as nn",
+      "class BigMLP(nn.Module):",
+      "    def __init__(self):",
+      "        super().__init__()",
+      "        self.fc1 = nn.Linear(1024, 1024)",
+      "        self.fc2 = nn.Linear(1024, 1024)",
+      "    def forward(self, x):",
+      "        return self.fc2(self.fc1(x).relu())",
+      "",
+    ].join("\n");
+    const input = (batch, width) => ({
+      x: { data: Float32Array.from({ length: batch * width }, (_, i) => Math.sin(i)), shape: [batch, width] },
+    });
+    const median = (samples) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
+    const timed = async (model, args) => {
+      const started = performance.now();
+      const result = await model.call(args);
+      return { ms: performance.now() - started, result };
+    };
+    const steady = async (model, args, n) => {
+      const samples = [];
+      for (let i = 0; i < n; i++) samples.push((await timed(model, args)).ms);
+      return median(samples);
+    };
+    const metrics = {};
+    const products = {};
+    for (const dynamic of ["false", "true", "auto"]) {
+      await tailor.clearKernelCache();
+      const before = (await tailor.gpuStats()).pipelinesCreated;
+      const model = tailor.compile(simplenet, { dynamic });
+      const first = await timed(model, input(8, 64));
+      metrics[`first_call_ms.simplenet_b8.${dynamic}`] = first.ms;
+      metrics[`first_call_build_ms.simplenet_b8.${dynamic}`] = first.result.ms.build;
+      metrics[`first_call_pipelines.simplenet_b8.${dynamic}`] = (await tailor.gpuStats()).pipelinesCreated - before;
+      products[`simplenet_b8.${dynamic}`] = first.result.products;
+      metrics[`steady_ms.simplenet_b8.${dynamic}`] = await steady(model, input(8, 64), rounds);
+      if (dynamic === "true") {
+        const held = (await tailor.gpuStats()).pipelinesCreated;
+        const fresh = await timed(model, input(16, 64));
+        metrics["new_shape_ms.simplenet_b16.true"] = fresh.ms;
+        metrics["new_shape_pipelines.simplenet_b16.true"] = (await tailor.gpuStats()).pipelinesCreated - held;
+        metrics["steady_ms.simplenet_b16.true"] = await steady(model, input(16, 64), rounds);
+      }
+      model.free();
+    }
+    await tailor.clearKernelCache();
+    const model = tailor.compile(mlp, { dynamic: "false" });
+    const args = input(256, 1024);
+    const first = await timed(model, args);
+    metrics["first_call_ms.bigmlp"] = first.ms;
+    metrics["first_call_build_ms.bigmlp"] = first.result.ms.build;
+    products.bigmlp = first.result.products;
+    const ms = await steady(model, args, Math.max(3, Math.floor(rounds / 4)));
+    metrics["steady_ms.bigmlp"] = ms;
+    metrics["gflops.bigmlp"] = (2 * 2 * 256 * 1024 * 1024) / (ms * 1e6);
+    model.free();
+    const info = tailor.webgpu;
+    return { adapter: info.adapter, metrics, products };
+  }, ROUNDS);
+  console.log(JSON.stringify(report, null, 1));
+} finally {
+  await browser.close();
+  await server.close();
+}
