@@ -208,8 +208,8 @@ impl Program {
     /// Chooses each kernel's form for a call of these sizes: a tiled product runs naive
     /// where `GemmStrategy::for_sizes` says its tiles do not pay, or where `forced` says so
     /// (its naive WGSL emitted on first use), and its workgroup count in `sizes` becomes the
-    /// naive kernel's. Returns,
-    /// per kernel, the strategy it runs with (`None` for kernels that are not products).
+    /// naive kernel's. Returns, per kernel, the strategy it runs with (`None` for kernels
+    /// that are not products).
     fn choose_forms(
         &mut self,
         sizes: &mut Sizes,
