@@ -47,6 +47,19 @@ def name_state(model):
         _tailor.set_name(tensor, name)
 
 
+def state_entries(model):
+    """(name, tensor) of every `state_dict` key of the entry, in PyTorch's order, for loading
+    weights; a buffer or parameter that is not module state (a tensor computed in
+    `__init__` and assigned in place) is made state first, so loaded values reach it."""
+    for module in model.modules():
+        for registry in (module._parameters, module._buffers):
+            for name, value in registry.items():
+                if value is not None and not _tailor.is_state(value):
+                    registry[name] = _tailor.as_state(value)
+    name_state(model)
+    return list(torch.nn.Module.state_dict(model).items())
+
+
 def compiled_target(target):
     """What `torch.compile(target)` compiles, in a script: (name, function, callable,
     is_module, key), `key` naming its cache (the code object, and the instance)."""

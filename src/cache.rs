@@ -11,12 +11,14 @@
 //! eager run raises is an error); automatic-dynamic state is per input dim and per int, and
 //! sticky; a call whose compilation fails adds no entry but uses up its compile id.
 
+use crate::Error;
 use crate::compile::{self, CompileOptions, Compiled};
 use crate::frontend::{self, EntryPoint, FrontendError, Program};
 use crate::graph::{Graph, Span, TracedArg};
 use crate::guard::{ArgValue, CallShapes, GuardSet};
 use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv, ShapeError};
 use crate::symbolic::{Expr, SymbolNames};
+use crate::weights::{self, WeightsError};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -299,6 +301,24 @@ impl CodeCache {
     /// The compiled function's entry point.
     pub fn entry_point(&self) -> &EntryPoint {
         &self.entry
+    }
+
+    /// Loads a weights file (`safetensors.torch.save_file(model.state_dict(), path)`'s
+    /// bytes) into the entry module's parameters and buffers, matched by `state_dict` name:
+    /// before the first call, since captures take the values they find.
+    pub fn load_state(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let entry = self.entry.name.clone();
+        if !self.events.is_empty() {
+            return Err(WeightsError::AfterCall { entry }.into());
+        }
+        let Some(state) = self.program.state(&self.entry)? else {
+            return Err(WeightsError::NotAModule { entry }.into());
+        };
+        let values = weights::match_state(&entry, &state, bytes)?;
+        for (tensor, values) in state.iter().zip(values) {
+            tensor.set_values(values);
+        }
+        Ok(())
     }
 
     /// Entries in lookup order (most recently used first).

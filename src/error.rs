@@ -37,6 +37,9 @@ pub enum Error {
     #[cfg(feature = "gpu")]
     #[error(transparent)]
     Gpu(#[from] crate::runtime::gpu::GpuError),
+    /// A weights or inputs file that does not fit the model.
+    #[error(transparent)]
+    Weights(#[from] crate::weights::WeightsError),
     /// A call whose compilation failed (the message says what and where).
     #[error("{message}")]
     Call {

@@ -27,6 +27,7 @@ pub mod symbolic;
 pub mod trace;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
+pub mod weights;
 
 pub use cache::{Action, CallEvent, CallMarks, CodeCache, CompileConfig, DynamicMode, MarkDynamic};
 pub use error::Error;

@@ -20,6 +20,7 @@ mod native;
 mod ops;
 mod script;
 mod source;
+mod state;
 
 use crate::graph::{Graph, Span, TracedArg};
 use crate::shape::ShapeEnv;
@@ -35,6 +36,7 @@ pub use script::{
     Stream, run_script,
 };
 use source::{ChunkKind, FILE_NAME, UserSource};
+pub use state::StateTensor;
 use std::rc::Rc;
 
 /// Why a module-level statement that is neither a definition nor an assignment is skipped.
@@ -80,6 +82,8 @@ pub struct EntryPoint {
     /// The compiled function (`forward` for a module) and the line it is defined on.
     pub function: (String, u32),
     callable: PyObjectRef,
+    /// The module instance whose `forward` this is (`None` for a function).
+    module: Option<PyObjectRef>,
 }
 
 impl EntryPoint {
@@ -111,6 +115,7 @@ impl EntryPoint {
             inputs,
             function: (function_name, line),
             callable: callable.clone(),
+            module: is_module.then(|| target.clone()),
         };
         Ok((entry, (key[0], key.get(1).copied().unwrap_or(0))))
     }
@@ -347,7 +352,7 @@ impl Program {
                 });
             };
             let python = |exc| frontend_error(vm, &session, exc);
-            let (callable, function) = if *is_module {
+            let (callable, function, module) = if *is_module {
                 let module = budgeted(vm, || value.call((), vm))?.map_err(python)?;
                 vm.call_method(&helper, "name_state", (module.clone(),))
                     .map_err(package)?;
@@ -360,9 +365,10 @@ impl Program {
                         message: format!("class '{entry_name}' has no forward method"),
                     });
                 }
-                (module.get_attr("forward", vm).map_err(python)?, forward)
+                let callable = module.get_attr("forward", vm).map_err(python)?;
+                (callable, forward, Some(module))
             } else {
-                (value.clone(), value.clone())
+                (value.clone(), value.clone(), None)
             };
             let inputs: Vec<String> = vm
                 .call_method(&helper, "inputs", (function.clone(), *is_module))
@@ -382,6 +388,7 @@ impl Program {
                 inputs,
                 function: (function_name, line),
                 callable,
+                module,
             })
         })
     }

@@ -31,6 +31,7 @@ class Module:
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", {})
 
     def __setattr__(self, name, value):
@@ -90,6 +91,10 @@ class Module:
 
     def register_buffer(self, name, tensor, persistent=True):
         self._buffers[name] = None if tensor is None else _tailor.as_state(tensor)
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
 
     # ---- traversal -------------------------------------------------------------------------
 
@@ -135,9 +140,19 @@ class Module:
     def modules(self):
         return (m for _, m in self.named_modules())
 
-    def state_dict(self):
-        state = dict(self.named_parameters())
-        state.update(self.named_buffers())
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """PyTorch's order: each module's parameters, then its persistent buffers, then its
+        children's; a tensor shared by two paths (a tied weight) is there under both."""
+        state = {} if destination is None else destination
+        for name, value in self._parameters.items():
+            if value is not None:
+                state[prefix + name] = value
+        for name, value in self._buffers.items():
+            if value is not None and name not in self._non_persistent_buffers_set:
+                state[prefix + name] = value
+        for name, module in self._modules.items():
+            if module is not None:
+                Module.state_dict(module, state, prefix + name + ".")
         return state
 
     def apply(self, fn):

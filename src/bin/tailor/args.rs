@@ -5,8 +5,9 @@
 //! `lexopt` splits the arguments into flags and values (so `--entry=Net` is `--entry Net`,
 //! and `--` ends the flags); this module owns every message, so the wording is the CLI's own.
 //!
-//! Invariant: a parsed `run` has a FILE and at least one call, a parsed `explain` a FILE
-//! and exactly one input; every value is checked here except those that need the model
+//! Invariant: a parsed `run` has a FILE and at least one call (`--call`s, or the one call
+//! of `--inputs`; exactly one with `--outputs`), a parsed `explain` a FILE and exactly one
+//! input; every value is checked here except those that need the model
 //! (shapes, marks, the entry), which the commands check against its inputs.
 
 use lexopt::{Arg, Parser};
@@ -21,7 +22,8 @@ use tailor::{Error, SymbolNaming};
 pub const USAGE: &str = "usage:
   tailor run FILE [--entry NAME] [--dynamic auto|true|false] [--mark-dynamic INPUT:DIM[:MIN:MAX]]...
              [--mark-static INPUT:DIM]... [--recompile-limit N] [--device auto|gpu|cpu]
-             [--symbol-names tailor|pytorch] --call SHAPES [--call SHAPES]... [--json] [--check]
+             [--symbol-names tailor|pytorch] [--weights W.safetensors] [--json] [--check]
+             (--call SHAPES [--call SHAPES]... | --inputs I.safetensors) [--outputs O.safetensors]
   tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
                  [--symbol-names tailor|pytorch]
   tailor script FILE.py [--logs recompiles,guards,dynamic] [--device auto|gpu|cpu] [--json]
@@ -30,6 +32,10 @@ pub const USAGE: &str = "usage:
   tailor bench [--json] [--rounds N]
 SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,... (a tensor's sizes), int(N) or True/False
          e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True
+--weights: the model's state_dict (safetensors.torch.save_file(model.state_dict(), W)),
+         matched by name; --inputs: one call's arguments by name (float32 tensors; an int or
+         bool a 0-dim I64 or BOOL), instead of --call's seeded random values; --outputs: the
+         call's returned tensors as out0, out1, ... (needs exactly one call)
 --symbol-names: tailor (s0, s1, ... in creation order, the default) or pytorch
          (PyTorch 2.8+: a hash of the source, L['x'].size()[0] is s77)";
 
@@ -105,6 +111,12 @@ pub struct RunArgs {
     pub json: bool,
     /// Compare every call's outputs with the CPU reference.
     pub check: bool,
+    /// `--weights`: a safetensors file of the model's `state_dict`.
+    pub weights: Option<String>,
+    /// `--inputs`: a safetensors file of one call's arguments, by name (instead of `--call`).
+    pub inputs: Option<String>,
+    /// `--outputs`: where the one call's returned tensors are written.
+    pub outputs: Option<String>,
 }
 
 /// `tailor explain`.
@@ -144,8 +156,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
 
 fn run_args(parser: &mut Parser) -> Result<RunArgs, String> {
     let args = model_command_args("run", parser)?;
-    match args.calls.len() {
-        0 => Err("run needs at least one --call SHAPES".into()),
+    let n_calls = args.calls.len() + usize::from(args.inputs.is_some());
+    match n_calls {
+        _ if args.inputs.is_some() && !args.calls.is_empty() => {
+            Err("--inputs gives the call: run takes it or --call, not both".into())
+        }
+        0 => Err("run needs at least one --call SHAPES (or --inputs FILE)".into()),
+        1 => Ok(args),
+        _ if args.outputs.is_some() => Err("--outputs needs exactly one call".into()),
         _ => Ok(args),
     }
 }
@@ -165,8 +183,9 @@ fn explain_args(parser: &mut Parser) -> Result<ExplainArgs, String> {
     }
 }
 
-/// The flags of `run` and `explain`, in any order; `--call`, `--json` and `--check` are
-/// `run`'s, `--input` is `explain`'s (kept in `calls`).
+/// The flags of `run` and `explain`, in any order; `--call`, `--json`, `--check`,
+/// `--weights`, `--inputs` and `--outputs` are `run`'s, `--input` is `explain`'s (kept in
+/// `calls`).
 fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, String> {
     let running = command == "run";
     let mut args = RunArgs {
@@ -175,6 +194,9 @@ fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, Str
         device: Device::Auto,
         json: false,
         check: false,
+        weights: None,
+        inputs: None,
+        outputs: None,
     };
     while let Some(arg) = next(parser, command)? {
         let flag = match arg {
@@ -211,6 +233,9 @@ fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, Str
             "--input" if !running => args.calls.push(value(parser, &flag)?),
             "--json" if running => args.json = true,
             "--check" if running => args.check = true,
+            "--weights" if running => args.weights = Some(value(parser, &flag)?),
+            "--inputs" if running => args.inputs = Some(value(parser, &flag)?),
+            "--outputs" if running => args.outputs = Some(value(parser, &flag)?),
             _ => return Err(format!("unknown flag '{flag}' for '{command}'")),
         }
     }

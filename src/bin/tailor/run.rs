@@ -1,14 +1,17 @@
-//! `tailor run`: each `--call` through the guard cache, then its kernels through the
-//! executor on the chosen device.
+//! `tailor run`: each `--call` (or the one call of `--inputs`) through the guard cache,
+//! then its kernels through the executor on the chosen device.
 //!
-//! In: the parsed [`RunArgs`] and the model's source. Out: a [`RunResults`] — the cache
-//! after every call, each call's event and outputs, and the device they ran on — for
-//! `report` to print; or the error that stops the run before any call (a bad shape or
-//! mark, an input too big for the CPU reference, no GPU when `--device gpu` asks for one).
+//! In: the parsed [`RunArgs`] and the model's source; the `--weights` and `--inputs` files.
+//! Out: a [`RunResults`] — the cache after every call, each call's event and outputs, and
+//! the device they ran on — for `report` to print, and the `--outputs` file; or the error
+//! that stops the run before any call (a bad shape, mark, weights or inputs file, an input
+//! too big for the CPU reference, no GPU when `--device gpu` asks for one), or that leaves
+//! `--outputs` unwritten (the call did not run).
 //!
 //! Invariant: every call is decided by the cache and run by the executor, in order, with
-//! inputs seeded by the call's index, so a run is reproducible; a call the cache rejects
-//! runs nothing, and its error is the call's, not the run's, unless it is in the program.
+//! the `--inputs` values or inputs seeded by the call's index, so a run is reproducible; a
+//! call the cache rejects runs nothing, and its error is the call's, not the run's, unless
+//! it is in the program or `--outputs` wants its results.
 
 use crate::args::RunArgs;
 use std::rc::Rc;
@@ -16,7 +19,7 @@ use std::time::Instant;
 use tailor::cache::{Action, CodeCache};
 use tailor::graph::Tensor;
 use tailor::runtime::executor::{self, Backend, Executor, RunOptions};
-use tailor::{CallEvent, CallShapes, Error, spec};
+use tailor::{CallEvent, CallShapes, Error, spec, weights};
 
 /// What one call returned.
 #[derive(Default)]
@@ -60,18 +63,31 @@ impl RunResults {
 pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
     let model = &args.model;
     let mut cache = tailor::load(source, model.entry.as_deref())?;
+    if let Some(path) = &args.weights {
+        cache.load_state(&read_file("--weights", path)?)?;
+    }
     let names = cache.entry_point().inputs.clone();
     let marks = model.marks(&names)?;
-    let calls = args
+    let mut calls = args
         .calls
         .iter()
         .map(|text| {
-            let call = spec::parse_shapes(text, &names)?;
-            spec::check_marks(&call, &marks.dynamic, &marks.fixed)?;
-            fits_the_reference(text, &call)?;
-            Ok(call)
+            Ok((
+                format!("--call {text}"),
+                spec::parse_shapes(text, &names)?,
+                Vec::new(),
+            ))
         })
         .collect::<Result<Vec<_>, Error>>()?;
+    if let Some(path) = &args.inputs {
+        let entry = &cache.entry_point().name;
+        let (call, values) = weights::read_call(entry, &names, &read_file("--inputs", path)?)?;
+        calls.push((format!("--inputs {path}"), call, values));
+    }
+    for (flag, call, _) in &calls {
+        spec::check_marks(call, &marks.dynamic, &marks.fixed)?;
+        fits_the_reference(flag, call)?;
+    }
     let start = Instant::now();
     let clock = move || start.elapsed().as_secs_f64() * 1e3;
     let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
@@ -81,13 +97,16 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
         check: args.check,
     };
     let mut results = Vec::new();
-    for (index, call) in calls.iter().enumerate() {
-        let event = cache.call(0, &model.config, call, &marks, &clock).clone();
+    for (index, (_, call, values)) in calls.into_iter().enumerate() {
+        let event = cache.call(0, &model.config, &call, &marks, &clock).clone();
         let outputs = match event.action {
             Action::Error => Ok(CallOutput::default()),
-            _ => runner.execute(&cache, &event, call, index as u64),
+            _ => runner.execute(&cache, &event, &call, values, index as u64),
         };
         results.push((event, outputs));
+    }
+    if let Some(path) = &args.outputs {
+        write_outputs(path, &results)?;
     }
     Ok(RunResults {
         device: runner.executor.backend().name(),
@@ -99,9 +118,40 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
 
 /// Refuses a call whose input the CPU reference could not hold, naming the input, before
 /// anything is compiled or allocated.
-fn fits_the_reference(text: &str, call: &CallShapes) -> Result<(), Error> {
+fn fits_the_reference(flag: &str, call: &CallShapes) -> Result<(), Error> {
     executor::check_input_sizes(call).map_err(|err| Error::Call {
-        message: format!("--call {text}: {err}"),
+        message: format!("{flag}: {err}"),
+        span: None,
+    })
+}
+
+/// The bytes of the file `path` that `flag` names.
+fn read_file(flag: &str, path: &str) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|err| Error::Call {
+        message: format!("cannot read {flag} {path}: {err}"),
+        span: None,
+    })
+}
+
+/// Writes the one call's returned tensors to `path` (`out0`, `out1`, …); a call that did
+/// not run is the run's error, and nothing is written.
+fn write_outputs(path: &str, results: &[CallResult]) -> Result<(), Error> {
+    let Some((event, outputs)) = results.first() else {
+        return Ok(());
+    };
+    if event.action == Action::Error {
+        return Err(Error::Call {
+            message: format!(
+                "--outputs {path}: the call did not run: {}",
+                event.error.as_deref().unwrap_or("its compilation failed")
+            ),
+            span: event.error_span,
+        });
+    }
+    let outputs = outputs.as_ref().map_err(Error::clone)?;
+    let bytes = weights::write_outputs(&outputs.tensors)?;
+    std::fs::write(path, bytes).map_err(|err| Error::Call {
+        message: format!("cannot write --outputs {path}: {err}"),
         span: None,
     })
 }
@@ -122,16 +172,18 @@ impl Runner {
         None
     }
 
-    /// Runs call `seed`'s kernels (the entry's, or an eager call's per-op kernels); with
-    /// `--check`, also the CPU reference.
+    /// Runs call `seed`'s kernels (the entry's, or an eager call's per-op kernels) on
+    /// `values` (seeded random values for the tensors without); with `--check`, also the
+    /// CPU reference.
     fn execute(
         &mut self,
         cache: &CodeCache,
         event: &CallEvent,
         call: &CallShapes,
+        values: Vec<Option<Vec<f32>>>,
         seed: u64,
     ) -> Result<CallOutput, Error> {
-        let inputs = executor::call_inputs(call, Vec::new(), seed)?;
+        let inputs = executor::call_inputs(call, values, seed)?;
         let options = RunOptions {
             check: self.check,
             timing: false,
