@@ -17,6 +17,7 @@ mod script;
 mod snapshots;
 mod tidy;
 mod values;
+mod weights;
 mod wgsl;
 
 /// Whether `message` contains `needle`; a `LINE:COL` needle also matches the spelled-out
