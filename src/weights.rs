@@ -235,14 +235,19 @@ fn is_batch_count(name: &str, keys: &BTreeMap<&str, ()>) -> bool {
     last == "num_batches_tracked" && keys.contains_key(running_mean.as_str())
 }
 
+/// One call read from an inputs file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallValues {
+    /// The arguments: each tensor's sizes, each int and bool.
+    pub call: CallShapes,
+    /// Each tensor argument's values, in order, as `executor::call_inputs` takes them.
+    pub values: Vec<Option<Vec<f32>>>,
+}
+
 /// A call of `entry` with the arguments `names`, from an inputs file's `bytes`: a float32
 /// tensor per tensor argument (the call's sizes are its shape), a 0-dim I64 per int, a
-/// 0-dim BOOL per bool. Also the tensors' values, in order, for `executor::call_inputs`.
-pub fn read_call(
-    entry: &str,
-    names: &[String],
-    bytes: &[u8],
-) -> Result<(CallShapes, Vec<Option<Vec<f32>>>), WeightsError> {
+/// 0-dim BOOL per bool.
+pub fn read_call(entry: &str, names: &[String], bytes: &[u8]) -> Result<CallValues, WeightsError> {
     let file = read("inputs", bytes)?;
     let missing: Vec<String> = names
         .iter()
@@ -287,7 +292,10 @@ pub fn read_call(
         };
         args.push((name.clone(), value));
     }
-    Ok((CallShapes::with_args(args), data))
+    Ok(CallValues {
+        call: CallShapes::with_args(args),
+        values: data,
+    })
 }
 
 /// An outputs file: `outputs` as `out0`, `out1`, … (float32).

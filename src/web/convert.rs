@@ -63,6 +63,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Eval(_) => "eval",
         Error::Compile(_) => "lower",
         Error::Run(_) => "run",
+        Error::Weights(_) => "weights",
         #[cfg(feature = "gpu")]
         Error::Gpu(_) => "gpu",
         Error::Call { .. } => "call",

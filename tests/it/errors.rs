@@ -542,7 +542,22 @@ fn usage_errors_exit_with_2_and_the_usage() {
         ),
         (vec!["run"], "missing FILE"),
         (vec!["run", "--call", "x=8,64"], "missing FILE"),
-        (run(&[]), "run needs at least one --call SHAPES"),
+        (
+            run(&[]),
+            "run needs at least one --call SHAPES (or --inputs FILE)",
+        ),
+        (
+            run(&["--inputs", "i.safetensors", "--call", "x=8,64"]),
+            "--inputs gives the call: run takes it or --call, not both",
+        ),
+        (
+            run(&["--call", "x=8,64", "--call", "x=4,64", "--outputs", "o.st"]),
+            "--outputs needs exactly one call",
+        ),
+        (
+            explain(&["--input", "x=8,64", "--weights", "w.safetensors"]),
+            "unknown flag '--weights' for 'explain'",
+        ),
         (explain(&[]), "explain needs exactly one --input SHAPES"),
         (
             explain(&["--input", "x=8,64", "--input", "x=4,64"]),

@@ -81,8 +81,8 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
         .collect::<Result<Vec<_>, Error>>()?;
     if let Some(path) = &args.inputs {
         let entry = &cache.entry_point().name;
-        let (call, values) = weights::read_call(entry, &names, &read_file("--inputs", path)?)?;
-        calls.push((format!("--inputs {path}"), call, values));
+        let read = weights::read_call(entry, &names, &read_file("--inputs", path)?)?;
+        calls.push((format!("--inputs {path}"), read.call, read.values));
     }
     for (flag, call, _) in &calls {
         spec::check_marks(call, &marks.dynamic, &marks.fixed)?;
