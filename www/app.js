@@ -36,6 +36,9 @@ const ui = {
   shapes: $("input-shapes"),
   mode: $("mode-select"),
   symbolNames: $("symbol-names"),
+  weights: $("weights-file"),
+  weightsStatus: $("weights-status"),
+  weightsClear: $("weights-clear"),
   marks: $("marks-table"),
   compile: document.querySelector('[data-testid="compile-button"]'),
   share: $("share-button"),
@@ -90,6 +93,8 @@ const ctx = {
   onRestart: [],
   /** `torch._dynamo.config.recompile_limit` when a quiz scenario set one (else PyTorch's 8). */
   recompileLimit: null,
+  /** The weights file chosen in the workbench, `{ name, bytes }` (read in the page), or null. */
+  weights: null,
   /** More URL fragment parameters (the exercise on screen), kept by `writeFragment`. */
   fragmentExtra: null,
 };
@@ -387,6 +392,7 @@ async function compile({ step = 0, keepError = false } = {}) {
   try {
     await guarded(async () => {
       ctx.model = ctx.tailor.compile(ui.editor.value, currentOptions());
+      if (ctx.weights) ctx.model.loadWeights(ctx.weights.bytes);
       ctx.compilation = ctx.model.trace(ui.shapes.value.trim());
       ctx.view = ctx.compilation.view;
     });
@@ -409,6 +415,16 @@ async function compile({ step = 0, keepError = false } = {}) {
   markCompiled();
 }
 ctx.compile = compile;
+
+/** Reads the chosen weights file in the page (nothing is uploaded) and compiles with it. */
+async function useWeights(file) {
+  ctx.weights = file ? { name: file.name, bytes: new Uint8Array(await file.arrayBuffer()) } : null;
+  if (!file) ui.weights.value = "";
+  const loaded = ui.weightsStatus.parentElement;
+  loaded.hidden = !ctx.weights;
+  ui.weightsStatus.textContent = ctx.weights ? t("weights.loaded", ctx.weights.name, ctx.weights.bytes.length) : "";
+  await compile({ step: ctx.step });
+}
 
 /** Counts finished compiles on <body data-compiles>, so tests can wait for the next one. */
 function markCompiled() {
@@ -717,6 +733,8 @@ function wire() {
   // A new mode keeps the current step, so the same stage can be compared across modes.
   ui.mode.addEventListener("change", () => compile({ step: ctx.step }));
   ui.symbolNames.addEventListener("change", () => compile({ step: ctx.step }));
+  ui.weights.addEventListener("change", () => useWeights(ui.weights.files?.[0] ?? null));
+  ui.weightsClear.addEventListener("click", () => useWeights(null));
   ui.prev.addEventListener("click", () => go(ctx.step - 1));
   ui.next.addEventListener("click", () => go(ctx.step + 1));
   document.addEventListener("keydown", (event) => {
@@ -769,7 +787,7 @@ async function main() {
   setupBench(ctx);
   setupQuiz(ctx);
   setupEditorScript(ctx, ui.editor, ui.script, $("editor-script-result"));
-  for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.compile, ui.share, ui.script]) control.disabled = false;
+  for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.weights, ui.compile, ui.share, ui.script]) control.disabled = false;
   await compile({ step });
   // A handle for learners in the console, and for tests of the recovery path.
   window.tailorPage = {

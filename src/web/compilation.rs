@@ -1,7 +1,8 @@
 //! `Compilation`: one compilation kept for the step-through, the guard widget and the
 //! benchmark.
 //!
-//! Input: source, a wrapper's settings and the first call's sizes. Output: the view of
+//! Input: a fresh cache of the model (its weights loaded, if any), a wrapper's settings and
+//! the first call's sizes. Output: the view of
 //! every stage (graph with spans, shape events per node, symbols, guards with provenance,
 //! the library's trace text, the lowered schedule, WGSL in each mode), guard verdicts for
 //! other sizes, and runs of its kernels on the device checked against the CPU reference.
@@ -39,15 +40,13 @@ pub struct Compilation {
 
 impl Compilation {
     pub(super) fn new(
-        source: &str,
-        entry: Option<&str>,
+        mut cache: CodeCache,
         config: &CompileConfig,
         marks: &CallMarks,
         symbol_names: SymbolNaming,
         shapes: &JsValue,
         backend: Rc<Backend>,
     ) -> Result<Compilation, JsValue> {
-        let mut cache = crate::load(source, entry).map_err(|err| from_error(&err))?;
         let (call, _) = call_inputs(shapes, &cache.entry_point().inputs)?;
         spec::check_marks(&call, &marks.dynamic, &marks.fixed)
             .map_err(|err| from_error(&err.into()))?;

@@ -1,7 +1,8 @@
 //! `Model`: one `torch.compile` wrapper of a model, as JS sees it, with its guard cache.
 //!
 //! Input: calls from JS (sizes with optional data), through one or more wrappers that share
-//! a cache (`model.wrap(options)`, the material's `model_dynamic` / `model_static`). Output:
+//! a cache (`model.wrap(options)`, the material's `model_dynamic` / `model_static`), and
+//! optionally a weights file's bytes (`loadWeights`, kept for every cache rebuilt). Output:
 //! per call the action, the entry, PyTorch's failure reasons, the outputs of the entry's
 //! kernels run on the device (optionally checked against the CPU reference) and the time of
 //! each phase; the entries with their guards. Invariants: every wrapper of one model sees
@@ -28,6 +29,8 @@ pub(super) struct Shared {
     pub source: String,
     /// The compiled class or function.
     pub entry: Option<String>,
+    /// The weights file's bytes `loadWeights` took, loaded again into every rebuilt cache.
+    pub weights: Option<Rc<[u8]>>,
     /// The guard cache.
     pub cache: CodeCache,
     /// Runs calls and keeps each entry's kernels (absent while one of its calls runs them).
@@ -85,6 +88,7 @@ impl Model {
             shared: Rc::new(RefCell::new(Shared {
                 source: source.to_string(),
                 entry,
+                weights: None,
                 cache,
                 executor: Executor::new(Rc::clone(&backend), Rc::new(super::now_ms)),
                 times: Vec::new(),
@@ -97,6 +101,19 @@ impl Model {
             marks: parsed.marks,
             symbol_names: parsed.symbol_names,
         })
+    }
+
+    /// A fresh cache of the source with `weights` loaded (the shared state is unchanged when
+    /// they do not fit).
+    fn rebuild(&self, weights: Option<Rc<[u8]>>) -> Result<(), JsValue> {
+        let mut shared = self.shared.borrow_mut();
+        let cache = load_with(&shared.source, shared.entry.as_deref(), weights.as_deref())?;
+        shared.cache = cache;
+        shared.weights = weights;
+        shared.executor.clear();
+        shared.times.clear();
+        shared.generation += 1;
+        Ok(())
     }
 
     fn input_names(&self) -> Vec<String> {
@@ -145,6 +162,19 @@ impl Model {
             job,
         })
     }
+}
+
+/// A new cache of `source`'s `entry`, with the weights file `weights` loaded when given.
+fn load_with(
+    source: &str,
+    entry: Option<&str>,
+    weights: Option<&[u8]>,
+) -> Result<CodeCache, JsValue> {
+    let mut cache = crate::load(source, entry).map_err(|err| from_error(&err))?;
+    if let Some(bytes) = weights {
+        cache.load_state(bytes).map_err(|err| from_error(&err))?;
+    }
+    Ok(cache)
 }
 
 /// Runs a started call's kernels, gives them back to the executor, records the times and
@@ -285,28 +315,39 @@ impl Model {
         ))
     }
 
-    /// Empties the cache (entries, call log, automatic-dynamic memory) for every wrapper.
+    /// Empties the cache (entries, call log, automatic-dynamic memory) for every wrapper;
+    /// loaded weights stay.
     pub fn reset(&self) -> Result<(), JsValue> {
-        let mut shared = self.shared.borrow_mut();
-        let cache =
-            crate::load(&shared.source, shared.entry.as_deref()).map_err(|err| from_error(&err))?;
-        shared.cache = cache;
-        shared.executor.clear();
-        shared.times.clear();
-        shared.generation += 1;
-        Ok(())
+        let weights = self.shared.borrow().weights.clone();
+        self.rebuild(weights)
+    }
+
+    /// Loads a `.safetensors` file of the model's `state_dict` (PyTorch's
+    /// `safetensors.torch.save_file(model.state_dict(), path)`, read by the page; nothing
+    /// leaves the browser) into its parameters and buffers, matched by name, for every
+    /// wrapper; the cache starts again, since its entries hold the earlier values. Throws a
+    /// `TailorError` of kind `weights` that lists missing, unexpected and mis-shaped keys.
+    #[wasm_bindgen(js_name = loadWeights)]
+    pub fn load_weights(&self, bytes: &[u8]) -> Result<(), JsValue> {
+        self.rebuild(Some(Rc::from(bytes)))
+    }
+
+    /// Drops loaded weights: the parameters are Tailor's initialisation again.
+    #[wasm_bindgen(js_name = clearWeights)]
+    pub fn clear_weights(&self) -> Result<(), JsValue> {
+        self.rebuild(None)
     }
 
     /// Compiles once for `shapes` (`'x=8,64'` or `{ x: { shape } }`) with this wrapper's
     /// settings, in a cache of its own, and returns the compilation for the step-through.
     pub fn trace(&self, shapes: JsValue) -> Result<Compilation, JsValue> {
-        let (source, entry) = {
+        let (source, entry, weights) = {
             let shared = self.shared.borrow();
-            (shared.source.clone(), shared.entry.clone())
+            let weights = shared.weights.clone();
+            (shared.source.clone(), shared.entry.clone(), weights)
         };
         Compilation::new(
-            &source,
-            entry.as_deref(),
+            load_with(&source, entry.as_deref(), weights.as_deref())?,
             &self.config,
             &self.marks,
             self.symbol_names,
