@@ -1,4 +1,4 @@
-//! The WGSL `main` of each kernel body: map, tiled or naive matrix product, row
+//! The WGSL `main` of each kernel body: map, tiled, blocked or naive matrix product, row
 //! reduction, pooling.
 //!
 //! In: a `Writer` for one kernel. Out: module-scope workgroup arrays, helper functions that
@@ -11,14 +11,20 @@
 use super::value::Writer;
 use crate::graph::PoolKind;
 use crate::lower::{
-    Body, Gemm, GemmStrategy, MAP_WORKGROUP, Pool, RowOp, Rows, SMALL_WORKGROUP, TILE_K, TILE_M,
-    TILE_N, Value,
+    BLOCK_M, BLOCK_N, Body, Gemm, GemmStrategy, MAP_WORKGROUP, Pool, RowOp, Rows, SMALL_WORKGROUP,
+    TILE_K, TILE_M, TILE_N, Value,
 };
 use crate::symbolic::Expr;
 use std::fmt::Write;
 
 /// Largest workgroup count a single grid dimension takes (WebGPU's default limit).
 const MAX_GRID_DIM: i64 = 65_535;
+
+// A blocked product's columns are the lanes of one `vec4` accumulator.
+const _: () = assert!(
+    BLOCK_N == 4,
+    "a blocked product's columns are a vec4's lanes"
+);
 
 /// Near the most negative finite f32: the identity of `max` (WGSL may assume no infinities,
 /// and Tint rejects a literal that rounds beyond the f32 range, such as -3.40282347e38).
@@ -30,6 +36,7 @@ pub fn emit(w: &Writer<'_>) -> String {
         Body::Gemm(gemm) => match gemm.strategy {
             GemmStrategy::Tiled => tiled(w, gemm),
             GemmStrategy::Naive => naive(w, gemm),
+            GemmStrategy::Blocked => blocked(w, gemm),
         },
         Body::Rows(rows) => row_reduction(w, rows),
         Body::Pool(pool) => pooling(w, pool),
@@ -242,6 +249,70 @@ fn naive(w: &Writer<'_>, gemm: &Gemm) -> String {
     );
     text.push_str(&store(w, "    ", &gemm.store, &gemm.epilogue, "sum"));
     text.push_str("}\n");
+    text
+}
+
+/// `BLOCK_M x BLOCK_N` outputs per thread read straight from global memory, without
+/// workgroup memory (whose size is what makes a tiled pipeline slow to build on CPU
+/// emulations): each step of the reduction loads `BLOCK_M` values of `a` and a `vec4` of
+/// `b` and does `BLOCK_M * BLOCK_N` multiply-adds. A block that runs past the last row or
+/// column loads that row or column again (clamped, so the loop has no branch: a guard there
+/// halved its speed on SwiftShader) and stores only what is inside.
+fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
+    let mut text = prologue(w, SMALL_WORKGROUP);
+    text.push_str(&define_gemm_sizes(w, gemm));
+    let _ = write!(
+        text,
+        "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
+    let blocks_n = (N + {n1}i) / {BLOCK_N}i;
+    let blocks = ((M + {m1}i) / {BLOCK_M}i) * blocks_n;
+    if (gid >= BATCH * blocks) {{
+        return;
+    }}
+    let bat = gid / blocks;
+    let row0 = ((gid % blocks) / blocks_n) * {BLOCK_M}i;
+    let col0 = (gid % blocks_n) * {BLOCK_N}i;
+",
+        n1 = BLOCK_N - 1,
+        m1 = BLOCK_M - 1,
+    );
+    for r in 0..BLOCK_M {
+        let _ = writeln!(text, "    var acc{r} = vec4<f32>();");
+    }
+    text.push_str("    for (var kk = 0i; kk < K; kk++) {\n        var b = vec4<f32>();\n");
+    let b = w.value(&gemm.b, "0.0f");
+    for (c, lane) in ["x", "y", "z", "w"].iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "        {{\n            let col = min(col0 + {c}i, N - 1i);\n            b.{lane} = {b};\n        }}"
+        );
+    }
+    let a = w.value(&gemm.a, "0.0f");
+    for r in 0..BLOCK_M {
+        let _ = writeln!(
+            text,
+            "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            acc{r} += {a} * b;\n        }}"
+        );
+    }
+    text.push_str("    }\n");
+    let accs: Vec<String> = (0..BLOCK_M).map(|r| format!("acc{r}")).collect();
+    let _ = write!(
+        text,
+        "    let acc = array<vec4<f32>, {BLOCK_M}>({});
+    for (var r = 0i; r < {BLOCK_M}i; r++) {{
+        let row = row0 + r;
+        for (var c = 0i; c < {BLOCK_N}i; c++) {{
+            let col = col0 + c;
+            let sum = acc[r][c];
+            if (row < M && col < N) {{
+{}            }}
+        }}
+    }}
+}}
+",
+        accs.join(", "),
+        store(w, "                ", &gemm.store, &gemm.epilogue, "sum"),
+    );
     text
 }
 

@@ -253,47 +253,62 @@ impl Value {
 }
 
 /// How a matrix product is tiled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GemmStrategy {
     /// `TILE_M x TILE_N` outputs per workgroup of 64 threads (4x4 each), operands staged
     /// through workgroup memory `TILE_K` columns at a time.
     Tiled,
+    /// `BLOCK_M x BLOCK_N` outputs per thread, operands read from global memory: no
+    /// workgroup memory, so its pipeline builds about as fast as the naive one's, and each
+    /// loaded value is used `BLOCK_M` or `BLOCK_N` times.
+    Blocked,
     /// One thread per output element reading its row and column from global memory (the
     /// baseline the benchmark compares against).
     Naive,
 }
 
 impl GemmStrategy {
-    /// Both strategies.
-    pub const ALL: [GemmStrategy; 2] = [GemmStrategy::Tiled, GemmStrategy::Naive];
+    /// Every strategy.
+    pub const ALL: [GemmStrategy; 3] = [
+        GemmStrategy::Tiled,
+        GemmStrategy::Blocked,
+        GemmStrategy::Naive,
+    ];
 
     /// The strategy worth running for a product of these sizes (`batch` products of
-    /// `m x k` by `k x n`). The tiled kernel pays only where its tiles are full in both
-    /// directions and the product repays its pipeline, whose workgroup memory makes it slow
-    /// to build (on SwiftShader 0.5 s against 10 ms for the naive kernel, measured in
-    /// headless Chromium); anything smaller runs the naive kernel.
-    pub fn for_sizes(batch: i64, m: i64, n: i64, k: i64) -> GemmStrategy {
+    /// `m x k` by `k x n`): `large`, the adapter's form for large products, where both of
+    /// its tiles are full and the product repays a pipeline build; anything smaller runs
+    /// the naive kernel, whose one thread per output keeps every core of a small product
+    /// busy.
+    pub fn for_sizes(batch: i64, m: i64, n: i64, k: i64, large: GemmStrategy) -> GemmStrategy {
         let macs = batch.saturating_mul(m).saturating_mul(n).saturating_mul(k);
         if m >= TILE_M && n >= TILE_N && macs >= TILED_MIN_MACS {
-            GemmStrategy::Tiled
+            large
         } else {
             GemmStrategy::Naive
         }
     }
 
-    /// `tiled` or `naive`, as reports and the page name it.
+    /// `tiled`, `blocked` or `naive`, as reports and the page name it.
     pub fn name(self) -> &'static str {
         match self {
             GemmStrategy::Tiled => "tiled",
+            GemmStrategy::Blocked => "blocked",
             GemmStrategy::Naive => "naive",
         }
     }
 }
 
-/// Multiply-adds from which a product runs tiled (2^22: a 64-row batch through a
-/// 256-by-256 layer). Chosen so that SimpleNet-sized calls, whose run takes a few ms, never
-/// wait for a tiled pipeline (about 0.5 s each on SwiftShader); it is not tuned per adapter.
+/// Multiply-adds from which a product runs in its adapter's large form (2^22: a 64-row
+/// batch through a 256-by-256 layer). Chosen so that SimpleNet-sized calls, whose run takes
+/// a few ms, never wait for a tiled pipeline (about 0.5 s each on SwiftShader); it is not
+/// tuned per adapter.
 pub const TILED_MIN_MACS: i64 = 1 << 22;
+
+/// Output rows per thread of a blocked product (one `vec4` accumulator each).
+pub const BLOCK_M: i64 = 8;
+/// Output columns per thread of a blocked product (the lanes of a `vec4`).
+pub const BLOCK_N: i64 = 4;
 
 /// Output rows per tiled workgroup.
 pub const TILE_M: i64 = 32;
@@ -622,6 +637,10 @@ impl Kernel {
                     &(&gemm.batch * &gemm.m * &gemm.n),
                     i64::from(SMALL_WORKGROUP),
                 ),
+                GemmStrategy::Blocked => ceil_div(
+                    &(&gemm.batch * ceil_div(&gemm.m, BLOCK_M) * ceil_div(&gemm.n, BLOCK_N)),
+                    i64::from(SMALL_WORKGROUP),
+                ),
             };
             kernel.workgroups = self.expand_sizes(&workgroups);
         }
@@ -629,9 +648,9 @@ impl Kernel {
     }
 
     /// The strategy a tiled product kernel is worth running with at these sizes
-    /// ([`GemmStrategy::for_sizes`]); `None` for other kernels, for products already naive,
-    /// and where a size does not evaluate.
-    pub fn strategy_at(&self, bindings: &Bindings) -> Option<GemmStrategy> {
+    /// ([`GemmStrategy::for_sizes`], `large` where it pays); `None` for other kernels, for
+    /// products already naive, and where a size does not evaluate.
+    pub fn strategy_at(&self, bindings: &Bindings, large: GemmStrategy) -> Option<GemmStrategy> {
         let Body::Gemm(gemm) = &self.body else {
             return None;
         };
@@ -644,6 +663,7 @@ impl Kernel {
             size(&gemm.m)?,
             size(&gemm.n)?,
             size(&gemm.k)?,
+            large,
         ))
     }
 

@@ -56,9 +56,9 @@ mod tests;
 pub use fuse::{Fusion, FusionPolicy, Group, NodeKind, fuse};
 pub use index::{Index, ceil_div, numel, ravel, unravel};
 pub use kernel::{
-    Body, Bound, Buffer, BufferId, Gemm, GemmStrategy, IndexVar, Kernel, Load, MAP_WORKGROUP,
-    MAX_VARS, Placement, Pool, Role, RowOp, Rows, SMALL_WORKGROUP, Schedule, SizeVar, TILE_K,
-    TILE_M, TILE_N, Value,
+    BLOCK_M, BLOCK_N, Body, Bound, Buffer, BufferId, Gemm, GemmStrategy, IndexVar, Kernel, Load,
+    MAP_WORKGROUP, MAX_VARS, Placement, Pool, Role, RowOp, Rows, SMALL_WORKGROUP, Schedule,
+    SizeVar, TILE_K, TILE_M, TILE_N, Value,
 };
 pub use plan::verify;
 

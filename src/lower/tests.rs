@@ -183,7 +183,7 @@ fn per_op_schedules_verify_and_match_the_reference() {
 }
 
 #[test]
-fn a_product_runs_tiled_only_where_its_tiles_are_full_and_it_is_large() {
+fn a_product_runs_its_large_form_only_where_its_tiles_are_full_and_it_is_large() {
     let cases = [
         // (batch, m, n, k): SimpleNet's first layer at batch 8, 1024, and a 31-row product.
         ((1, 8, 128, 64), GemmStrategy::Naive),
@@ -200,9 +200,18 @@ fn a_product_runs_tiled_only_where_its_tiles_are_full_and_it_is_large() {
     ];
     for ((batch, m, n, k), expected) in cases {
         assert_eq!(
-            GemmStrategy::for_sizes(batch, m, n, k),
+            GemmStrategy::for_sizes(batch, m, n, k, GemmStrategy::Tiled),
             expected,
             "batch {batch}, {m}x{k} by {k}x{n}"
+        );
+        let blocked = match expected {
+            GemmStrategy::Tiled => GemmStrategy::Blocked,
+            small => small,
+        };
+        assert_eq!(
+            GemmStrategy::for_sizes(batch, m, n, k, GemmStrategy::Blocked),
+            blocked,
+            "batch {batch}, {m}x{k} by {k}x{n}, blocked where large"
         );
     }
     let schedule = schedule(
@@ -217,10 +226,14 @@ fn a_product_runs_tiled_only_where_its_tiles_are_full_and_it_is_large() {
     let at = |batch: i64| {
         let mut bindings = Bindings::new();
         bindings.set(s0, batch);
-        kernel.strategy_at(&bindings)
+        kernel.strategy_at(&bindings, GemmStrategy::Blocked)
     };
     assert_eq!(at(8), Some(GemmStrategy::Naive));
-    assert_eq!(at(1024), Some(GemmStrategy::Tiled));
+    assert_eq!(at(1024), Some(GemmStrategy::Blocked));
     let naive = kernel.with_strategy(GemmStrategy::Naive);
-    assert_eq!(naive.strategy_at(&Bindings::new()), None, "already naive");
+    assert_eq!(
+        naive.strategy_at(&Bindings::new(), GemmStrategy::Tiled),
+        None,
+        "already naive"
+    );
 }

@@ -230,6 +230,15 @@ impl Backend {
         }
     }
 
+    /// Runs every product lowered as tiled with `strategy` on the GPU (the benchmark
+    /// measures each form); `None` chooses per call by its sizes again.
+    #[cfg(feature = "gpu")]
+    pub async fn force_product_strategy(&self, strategy: Option<GemmStrategy>) {
+        if let Some(slot) = &self.gpu {
+            slot.hold().await.gpu().force_product_strategy(strategy);
+        }
+    }
+
     /// Drops the GPU's cached pipelines and pooled buffers, so the next builds pay what a
     /// fresh process pays (kept kernels rebuild their pipelines on their next run).
     pub async fn clear_cache(&self) {

@@ -15,6 +15,18 @@ pub mod gpu;
 use crate::lower::Schedule;
 use crate::symbolic::{Bindings, Expr};
 
+/// Names of the software rasterisers browsers and drivers fall back to, lower case.
+const SOFTWARE_ADAPTERS: [&str; 5] = ["swiftshader", "llvmpipe", "lavapipe", "softpipe", "warp"];
+
+/// Whether an adapter's name says it is a CPU emulation of a GPU (browsers before
+/// `isFallbackAdapter`, and drivers, name it only so).
+pub fn is_software_adapter(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    SOFTWARE_ADAPTERS
+        .iter()
+        .any(|software| name.contains(software))
+}
+
 /// Why a schedule could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RunError {

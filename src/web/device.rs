@@ -118,7 +118,7 @@ async fn probe_webgpu() -> WebGpuStatus {
     let name = name.join(" / ");
     WebGpuStatus {
         available: true,
-        emulated: flagged(&info) || flagged(&adapter) || is_software_name(&name),
+        emulated: flagged(&info) || flagged(&adapter) || crate::runtime::is_software_adapter(&name),
         adapter: Some(if name.is_empty() {
             "unnamed adapter".to_string()
         } else {
@@ -127,18 +127,6 @@ async fn probe_webgpu() -> WebGpuStatus {
         used: false,
         reason: String::new(),
     }
-}
-
-/// Names of the software rasterisers browsers and drivers fall back to, lower case.
-const SOFTWARE_ADAPTERS: [&str; 5] = ["swiftshader", "llvmpipe", "lavapipe", "softpipe", "warp"];
-
-/// Whether an adapter's name says it is a CPU emulation (older browsers have no
-/// `isFallbackAdapter`).
-fn is_software_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    SOFTWARE_ADAPTERS
-        .iter()
-        .any(|software| name.contains(software))
 }
 
 /// The error `Tailor.create({ device: 'gpu' })` throws when there is no GPU to use.
@@ -183,7 +171,10 @@ pub(super) async fn open(device: Device) -> Result<(Backend, WebGpuStatus), JsVa
 #[cfg(feature = "gpu")]
 async fn open_gpu(status: &mut WebGpuStatus) -> Result<Backend, String> {
     match within(Gpu::new(Box::new(super::now_ms)), 10_000).await {
-        Some(Ok(gpu)) => {
+        Some(Ok(mut gpu)) => {
+            if status.emulated {
+                gpu.mark_emulated();
+            }
             status.used = true;
             status.reason = "the compiled kernels run on it (wgpu on WebGPU)".into();
             Ok(Backend::gpu(gpu))

@@ -41,7 +41,7 @@ fn with_gpu(test: impl FnOnce(&mut Gpu)) {
 /// Runs every case of `name` on the GPU with dynamic sizes, and its first two cases with
 /// static and override sizes too (each of those is a pipeline per shape, and pipeline
 /// creation is the slow part on a CPU driver), comparing with the reference. Products run
-/// both ways, tiled and naive, whichever the sizes would choose.
+/// every way (tiled, blocked, naive), whichever the sizes would choose.
 fn check(name: &str) {
     with_gpu(|gpu| check_on(gpu, name));
 }
@@ -275,7 +275,7 @@ fn dynamic_code_is_one_pipeline_for_every_size() {
 }
 
 #[test]
-fn a_product_runs_naive_at_small_sizes_and_tiled_at_large_ones_in_one_dynamic_program() {
+fn a_product_runs_naive_at_small_sizes_and_in_the_adapters_large_form_at_large_ones() {
     with_gpu(|gpu| {
         let compiled = compile(
             &models::get("simplenet").source,
@@ -297,9 +297,23 @@ fn a_product_runs_naive_at_small_sizes_and_tiled_at_large_ones_in_one_dynamic_pr
             let strategies: Vec<&str> = run.products.iter().map(|(_, s)| s.name()).collect();
             ran.push(format!("{batch}: {}", strategies.join(" ")));
         }
+        // Blocked on a CPU emulation (lavapipe here), tiled on a hardware GPU.
+        let large = gpu.large_products().name();
+        assert_eq!(
+            large,
+            if gpu.adapter().emulated {
+                "blocked"
+            } else {
+                "tiled"
+            }
+        );
         assert_eq!(
             ran,
-            ["8: naive naive", "1024: tiled tiled", "8: naive naive"]
+            [
+                "8: naive naive".to_string(),
+                format!("1024: {large} {large}"),
+                "8: naive naive".to_string()
+            ]
         );
     });
 }

@@ -54,9 +54,11 @@ fn every_kernel_validates_in_all_three_modes() {
                     validate(&codegen::emit_wgsl(schedule, kernel, &spec));
                     validated += 1;
                     if matches!(kernel.body, Body::Gemm(_)) {
-                        let naive = kernel.with_strategy(GemmStrategy::Naive);
-                        validate(&codegen::emit_wgsl(schedule, &naive, &spec));
-                        validated += 1;
+                        for strategy in [GemmStrategy::Blocked, GemmStrategy::Naive] {
+                            let other = kernel.with_strategy(strategy);
+                            validate(&codegen::emit_wgsl(schedule, &other, &spec));
+                            validated += 1;
+                        }
                     }
                 }
             }

@@ -26,7 +26,7 @@ use crate::symbolic::Bindings;
 use limits::check_static_sizes;
 use pool::Pool;
 use recovery::open_device;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -94,6 +94,9 @@ pub struct AdapterSummary {
     pub backend: String,
     /// Whether per-kernel times come from timestamp queries.
     pub timestamps: bool,
+    /// Whether it is a CPU emulation of a GPU (SwiftShader, llvmpipe/lavapipe, WARP): its
+    /// pipelines are compiled for the CPU, and large products run blocked, not tiled.
+    pub emulated: bool,
 }
 
 /// Counters of what the runtime holds and has done.
@@ -145,15 +148,16 @@ pub struct Program {
     source_hashes: Vec<u64>,
     /// Static code: the sizes it was specialised for.
     static_bindings: Option<Bindings>,
-    /// Each tiled product kernel's naive form, emitted when a call first runs it.
-    naive: Vec<Option<NaiveForm>>,
+    /// Each tiled product kernel's other forms (blocked, naive), each emitted when a call
+    /// first runs it.
+    forms: Vec<BTreeMap<GemmStrategy, ProductForm>>,
     /// Parameter buffers, for device `generation`.
     resident: Option<Resident>,
 }
 
-/// A tiled product kernel as the naive kernel: one thread per output and no workgroup
-/// memory, so its pipeline builds in a fraction of the tiled one's time.
-struct NaiveForm {
+/// A tiled product kernel in another strategy (blocked or naive): no workgroup memory, so
+/// its pipeline builds in a fraction of the tiled one's time.
+struct ProductForm {
     kernel: Kernel,
     wgsl: Wgsl,
     source_hash: u64,
@@ -195,7 +199,9 @@ impl Program {
         debug_assert_eq!(wgsl.len(), schedule.kernels.len(), "one WGSL per kernel");
         let source_hashes = wgsl.iter().map(source_hash).collect();
         Program {
-            naive: (0..schedule.kernels.len()).map(|_| None).collect(),
+            forms: (0..schedule.kernels.len())
+                .map(|_| BTreeMap::new())
+                .collect(),
             schedule,
             mode,
             wgsl,
@@ -205,14 +211,15 @@ impl Program {
         }
     }
 
-    /// Chooses each kernel's form for a call of these sizes: a tiled product runs naive
-    /// where `GemmStrategy::for_sizes` says its tiles do not pay, or where `forced` says so
-    /// (its naive WGSL emitted on first use), and its workgroup count in `sizes` becomes the
-    /// naive kernel's. Returns, per kernel, the strategy it runs with (`None` for kernels
-    /// that are not products).
+    /// Chooses each kernel's form for a call of these sizes: a tiled product runs as
+    /// `GemmStrategy::for_sizes` says (`large` where its tiles pay, naive where they do not),
+    /// or as `forced` says (a form other than the lowered one emitted on first use), and its
+    /// workgroup count in `sizes` becomes that form's. Returns, per kernel, the strategy it
+    /// runs with (`None` for kernels that are not products).
     fn choose_forms(
         &mut self,
         sizes: &mut Sizes,
+        large: GemmStrategy,
         forced: Option<GemmStrategy>,
     ) -> Result<Vec<Option<GemmStrategy>>, GpuError> {
         let mut chosen = Vec::with_capacity(self.schedule.kernels.len());
@@ -223,16 +230,18 @@ impl Program {
             };
             let strategy = match (forced, lowered) {
                 (Some(forced), Some(GemmStrategy::Tiled)) => Some(forced),
-                _ => kernel.strategy_at(&sizes.bindings).or(lowered),
+                _ => kernel.strategy_at(&sizes.bindings, large).or(lowered),
             };
-            if strategy == Some(GemmStrategy::Naive) && lowered == Some(GemmStrategy::Tiled) {
+            if let Some(other) = strategy
+                .filter(|&s| lowered == Some(GemmStrategy::Tiled) && s != GemmStrategy::Tiled)
+            {
                 let (schedule, mode, fixed) = (&self.schedule, self.mode, &self.static_bindings);
-                let form = self.naive[k].get_or_insert_with(|| {
-                    let kernel = kernel.with_strategy(GemmStrategy::Naive);
+                let form = self.forms[k].entry(other).or_insert_with(|| {
+                    let kernel = kernel.with_strategy(other);
                     let fixed = fixed.clone().unwrap_or_default();
                     let wgsl =
                         codegen::emit_wgsl(schedule, &kernel, &Specialization::of(mode, &fixed));
-                    NaiveForm {
+                    ProductForm {
                         source_hash: source_hash(&wgsl),
                         kernel,
                         wgsl,
@@ -257,18 +266,20 @@ impl Program {
         chosen
             .iter()
             .enumerate()
-            .map(|(k, &strategy)| match (strategy, &self.naive[k]) {
-                (Some(GemmStrategy::Naive), Some(form)) => Launch {
-                    wgsl: &form.wgsl,
-                    source_hash: form.source_hash,
-                    strategy,
+            .map(
+                |(k, &strategy)| match strategy.and_then(|s| self.forms[k].get(&s)) {
+                    Some(form) => Launch {
+                        wgsl: &form.wgsl,
+                        source_hash: form.source_hash,
+                        strategy,
+                    },
+                    None => Launch {
+                        wgsl: &self.wgsl[k],
+                        source_hash: self.source_hashes[k],
+                        strategy,
+                    },
                 },
-                _ => Launch {
-                    wgsl: &self.wgsl[k],
-                    source_hash: self.source_hashes[k],
-                    strategy,
-                },
-            })
+            )
             .collect()
     }
 
@@ -340,6 +351,8 @@ impl Gpu {
             name: info.name.clone(),
             backend: info.backend.to_string().to_lowercase(),
             timestamps,
+            emulated: info.device_type == wgpu::DeviceType::Cpu
+                || crate::runtime::is_software_adapter(&info.name),
         };
         let (device, queue, limits) = open_device(&adapter).await?;
         let mut gpu = Gpu {
@@ -377,9 +390,28 @@ impl Gpu {
         }
     }
 
-    /// Runs every product lowered as tiled with `strategy` (tests check both forms against
+    /// Marks the adapter as a CPU emulation, which the caller knows better (the browser's
+    /// adapter info names SwiftShader where wgpu's does not).
+    pub fn mark_emulated(&mut self) {
+        self.summary.emulated = true;
+    }
+
+    /// The form large products run in on this adapter. On the CPU emulations measured
+    /// (SwiftShader in headless Chromium, lavapipe) the blocked kernel both builds faster
+    /// (no workgroup memory to compile) and runs faster than the tiled one: a CPU core's
+    /// caches do what workgroup memory does on a GPU. On a hardware GPU the tiled kernel
+    /// keeps the operands in on-chip memory; that side is not measured here (no GPU).
+    pub fn large_products(&self) -> GemmStrategy {
+        if self.summary.emulated {
+            GemmStrategy::Blocked
+        } else {
+            GemmStrategy::Tiled
+        }
+    }
+
+    /// Runs every product lowered as tiled with `strategy` (tests check every form against
     /// the reference); `None`, the default, chooses per call by its sizes
-    /// (`GemmStrategy::for_sizes`).
+    /// (`GemmStrategy::for_sizes`, with [`Gpu::large_products`]).
     pub fn force_product_strategy(&mut self, strategy: Option<GemmStrategy>) {
         self.forced_strategy = strategy;
     }
@@ -418,7 +450,8 @@ impl Gpu {
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
         let mut sizes = bind(&program.schedule, &shapes, ints)?;
         check_static_sizes(program, &sizes)?;
-        let chosen = program.choose_forms(&mut sizes, self.forced_strategy)?;
+        let chosen =
+            program.choose_forms(&mut sizes, self.large_products(), self.forced_strategy)?;
         self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
         self.prepare(program).await?;
         let launches = program.launches(&chosen);
