@@ -152,6 +152,7 @@ struct Ran {
     kernel_ms: Vec<(String, f64)>,
     timing: String,
     products: Vec<(String, GemmStrategy)>,
+    host_ms: f64,
 }
 
 impl Backend {
@@ -291,13 +292,15 @@ impl Backend {
                 let _ = timing;
                 let started = clock();
                 let outputs = program.run(inputs, ints)?;
+                let run_ms = clock() - started;
                 Ok(Ran {
                     outputs,
                     build_ms: 0.0,
-                    run_ms: clock() - started,
+                    run_ms,
                     kernel_ms: Vec::new(),
                     timing: "off".into(),
                     products: Vec::new(),
+                    host_ms: run_ms,
                 })
             }
             #[cfg(feature = "gpu")]
@@ -335,6 +338,7 @@ impl Backend {
                     kernel_ms: run.kernel_ms,
                     timing,
                     products: run.products,
+                    host_ms: run.host_ms,
                 })
             }
         }
@@ -417,6 +421,10 @@ pub struct Outcome {
     /// On the GPU, each product kernel and the strategy it ran with at this call's sizes
     /// (`GemmStrategy::for_sizes`); empty on the CPU backend, whose products are its own.
     pub products: Vec<(String, GemmStrategy)>,
+    /// The host CPU's part of `run_ms`: on the GPU, finding or making the call's buffers and
+    /// bind groups, writing inputs, recording and submitting (the rest is the device's work
+    /// and read-back); on the CPU backend, all of it.
+    pub host_ms: f64,
 }
 
 /// Runs calls on one backend and keeps every entry's kernels.
@@ -636,6 +644,7 @@ impl Executor {
                 kernel_ms: ran.kernel_ms,
                 timing: ran.timing,
                 products: ran.products,
+                host_ms: ran.host_ms,
             }
         });
         Finished {

@@ -201,6 +201,7 @@ async fn finish_call(
     let times = CallTimes {
         build: ran.build_ms,
         run: ran.run_ms,
+        host: ran.host_ms,
     };
     if current {
         shared.times[index] = times;

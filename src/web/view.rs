@@ -298,6 +298,9 @@ pub(super) struct TimingView {
     run: f64,
     /// Lowering, WGSL emission, parameter upload and pipeline creation.
     build: f64,
+    /// The CPU's part of `run` on the GPU: buffers and bind groups found or made, inputs
+    /// written, passes recorded and submitted (the rest is the device and read-back).
+    host: f64,
 }
 
 /// What a call spent on its kernels, in ms, as the device measured it.
@@ -307,6 +310,8 @@ pub(super) struct CallTimes {
     pub build: f64,
     /// Running them.
     pub run: f64,
+    /// The host CPU's part of running them.
+    pub host: f64,
 }
 
 /// What a call did.
@@ -360,6 +365,7 @@ pub(super) fn call_view(index: usize, event: &CallEvent, times: CallTimes) -> Ca
             compile: event.compile_ms + if compiled { times.build } else { 0.0 },
             run: times.run + if compiled { 0.0 } else { times.build },
             build: times.build,
+            host: times.host,
         },
     }
 }

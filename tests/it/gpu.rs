@@ -319,6 +319,40 @@ fn a_product_runs_naive_at_small_sizes_and_in_the_adapters_large_form_at_large_o
 }
 
 #[test]
+fn a_steady_call_reuses_its_buffers_and_bind_groups() {
+    with_gpu(|gpu| {
+        let compiled = compile(
+            &models::get("simplenet").source,
+            "x=8,64",
+            DynamicMode::True,
+        );
+        let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+        // Each call has data of its own (a seed) and is checked, so a reused input buffer
+        // that was not rewritten, or a `dims` uniform left at other sizes, fails here.
+        let mut call = |batch: usize, seed: u64| {
+            let inputs = inputs(&[vec![batch, 64]], seed);
+            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false)).expect("runs");
+            assert_close(
+                &format!("simplenet x={batch},64 (seed {seed})"),
+                &run.outputs,
+                &reference(&compiled.graph, &inputs),
+                GPU_TOLERANCE,
+            );
+            let stats = gpu.stats();
+            (stats.bind_groups_created, stats.bytes_held)
+        };
+        let first = call(8, 1);
+        assert_eq!(call(8, 2), first, "the same sizes again: nothing created");
+        // 7 rows fit the buffers of 8 (one size class): kept, its sizes rewritten.
+        assert_eq!(call(7, 3), first, "a batch in the same size class");
+        let larger = call(100, 4);
+        assert!(larger.0 > first.0, "a new size class binds anew");
+        assert_eq!(call(8, 5).0, larger.0, "the first size class was kept");
+        assert_eq!(call(100, 6).0, larger.0, "and so was the second");
+    });
+}
+
+#[test]
 fn a_grid_beyond_65535_workgroups_is_split() {
     with_gpu(|gpu| {
         // One workgroup per row: 70 000 rows need a two-dimensional grid.

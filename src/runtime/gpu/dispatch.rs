@@ -1,78 +1,146 @@
-//! One call on the device: buffers uploaded, bind groups made, compute passes recorded.
+//! One call on the device: its buffers and bind groups (kept across calls), inputs written,
+//! compute passes recorded.
 //!
 //! In: a prepared program, the call's sizes and inputs, and each kernel's pipeline. Out:
-//! the command encoder (and timestamp query set) for read-back, with every pooled buffer
-//! the call uses pushed on `held`, for the pool once the call is done. Invariant: no
-//! dispatch exceeds the adapter's workgroups per dimension (nor `MAX_GRID_DIM`): a larger
-//! grid is split over x and y.
+//! the call's [`Bound`] resources and the command encoder (and timestamp query set) for
+//! read-back. Invariants: a program's next call with the same pipelines and buffer size
+//! classes reuses its buffers and bind groups, so the steady path creates nothing and writes
+//! only its inputs (and a `dims` uniform whose values changed); every pooled buffer goes back
+//! to the pool when its `Bound` leaves the cache; no dispatch exceeds the adapter's
+//! workgroups per dimension (nor `MAX_GRID_DIM`): a larger grid is split over x and y.
 
 use super::limits::MAX_GRID_DIM;
+use super::pool::size_class;
 use super::{Gpu, Launch, Program, STORAGE, Timing};
-use crate::codegen::Resource;
+use crate::codegen::{Resource, Wgsl};
 use crate::graph::Tensor;
 use crate::lower::Role;
 use crate::runtime::Sizes;
 use std::sync::Arc;
 
+/// Calls' resources kept at most (the oldest goes first).
+const KEPT_CALLS: usize = 16;
+/// Bytes of kept calls' buffers beyond which the oldest go, whatever their number.
+const KEPT_BYTES: u64 = 256 << 20;
+
+/// One call's device buffers, `dims` uniforms and bind groups, kept for the program's next
+/// call of the same pipelines and buffer size classes.
+pub(super) struct Bound {
+    /// The program's [`Program::id`].
+    program: u64,
+    /// One per schedule buffer: parameters as uploaded, the rest pooled.
+    pub(super) buffers: Vec<wgpu::Buffer>,
+    /// Which of `buffers` came from the pool.
+    pooled: Vec<bool>,
+    /// Each kernel's `dims` uniform and the values last written to it.
+    uniforms: Vec<Option<(wgpu::Buffer, Vec<i32>)>>,
+    /// The pipelines the bind groups were made for (their layouts are the pipelines' own).
+    pipelines: Vec<Arc<wgpu::ComputePipeline>>,
+    /// Each kernel's bind group.
+    pub(super) bind_groups: Vec<wgpu::BindGroup>,
+}
+
+impl Bound {
+    /// Whether this call's resources serve a call of `program` with these pipelines and
+    /// sizes: the same pipelines, and every pooled buffer of the size class it needs.
+    fn serves(
+        &self,
+        program: &Program,
+        pipelines: &[Arc<wgpu::ComputePipeline>],
+        sizes: &Sizes,
+    ) -> bool {
+        self.program == program.id
+            && self.pipelines.len() == pipelines.len()
+            && self
+                .pipelines
+                .iter()
+                .zip(pipelines)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+            && self
+                .buffers
+                .iter()
+                .zip(&self.pooled)
+                .zip(&sizes.buffer_lens)
+                .all(|((buffer, &pooled), &len)| {
+                    !pooled || buffer.size() == size_class((len * 4) as u64)
+                })
+    }
+
+    /// Bytes of its pooled buffers and uniforms.
+    fn bytes(&self) -> u64 {
+        let buffers = self.buffers.iter().zip(&self.pooled);
+        let pooled: u64 = buffers.filter(|(_, p)| **p).map(|(b, _)| b.size()).sum();
+        let uniforms: u64 = self.uniforms.iter().flatten().map(|(b, _)| b.size()).sum();
+        pooled + uniforms
+    }
+}
+
+/// A kernel's `dims` uniform: its symbols' values as i32, padded to 16 bytes.
+fn dims_values(wgsl: &Wgsl, sizes: &Sizes) -> Vec<i32> {
+    let mut values: Vec<i32> = wgsl
+        .symbols
+        .iter()
+        .map(|&s| sizes.bindings.get(s).unwrap_or_default() as i32)
+        .collect();
+    values.resize(values.len().div_ceil(4) * 4, 0);
+    values
+}
+
 impl Gpu {
-    /// One device buffer per schedule buffer: parameters as uploaded, the rest from the
-    /// pool (pushed on `held`), inputs written.
-    pub(super) fn upload(
+    /// The resources of a call of `program`: a kept call's that serve it (its changed
+    /// `dims` uniforms rewritten), else new ones from the pool with new bind groups.
+    pub(super) fn bound_for(
         &mut self,
         program: &Program,
+        launches: &[Launch<'_>],
+        pipelines: &[Arc<wgpu::ComputePipeline>],
         sizes: &Sizes,
-        inputs: &[Tensor],
-        held: &mut Vec<wgpu::Buffer>,
-    ) -> Vec<wgpu::Buffer> {
+    ) -> Bound {
+        let kept = self
+            .bound
+            .iter()
+            .position(|bound| bound.serves(program, pipelines, sizes));
+        if let Some(position) = kept {
+            let mut bound = self.bound.remove(position);
+            for (launch, uniform) in launches.iter().zip(&mut bound.uniforms) {
+                if let Some((buffer, written)) = uniform {
+                    let values = dims_values(launch.wgsl, sizes);
+                    if *written != values {
+                        self.queue
+                            .write_buffer(buffer, 0, bytemuck::cast_slice(&values));
+                        *written = values;
+                    }
+                }
+            }
+            return bound;
+        }
         let resident = program.resident.as_ref().expect("prepared");
         let mut buffers = Vec::with_capacity(program.schedule.buffers.len());
+        let mut pooled = Vec::with_capacity(program.schedule.buffers.len());
         for (i, buffer) in program.schedule.buffers.iter().enumerate() {
             if let Role::Param(_) = buffer.role {
                 buffers.push(resident.params[i].clone().expect("parameters are uploaded"));
-                continue;
+                pooled.push(false);
+            } else {
+                let bytes = (sizes.buffer_lens[i] * 4) as u64;
+                buffers.push(self.pool.acquire(&self.device, STORAGE, bytes));
+                pooled.push(true);
             }
-            let bytes = (sizes.buffer_lens[i] * 4) as u64;
-            let gpu_buffer = self.pool.acquire(&self.device, STORAGE, bytes);
-            if let Role::Input(n) = buffer.role {
-                let data = bytemuck::cast_slice(&inputs[n].data);
-                self.queue.write_buffer(&gpu_buffer, 0, data);
-            }
-            held.push(gpu_buffer.clone());
-            buffers.push(gpu_buffer);
         }
-        buffers
-    }
-
-    /// Each kernel's bind group for the WGSL form it launches with, with its `dims`
-    /// uniform written where it has one.
-    pub(super) fn bind_groups(
-        &mut self,
-        launches: &[Launch<'_>],
-        sizes: &Sizes,
-        buffers: &[wgpu::Buffer],
-        pipelines: &[Arc<wgpu::ComputePipeline>],
-        held: &mut Vec<wgpu::Buffer>,
-    ) -> Vec<wgpu::BindGroup> {
+        let mut uniforms = Vec::with_capacity(launches.len());
         let mut bind_groups = Vec::with_capacity(launches.len());
         for (launch, pipeline) in launches.iter().zip(pipelines) {
             let wgsl = launch.wgsl;
-            let mut uniform = None;
-            if wgsl.resources.contains(&Resource::Dims) {
-                // A uniform struct of i32 fields, padded to 16 bytes.
-                let mut values: Vec<i32> = wgsl
-                    .symbols
-                    .iter()
-                    .map(|&s| sizes.bindings.get(s).unwrap_or_default() as i32)
-                    .collect();
-                values.resize(values.len().div_ceil(4) * 4, 0);
+            let uniform = wgsl.resources.contains(&Resource::Dims).then(|| {
+                let values = dims_values(wgsl, sizes);
                 let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
-                let bytes = (values.len() * 4) as u64;
-                let gpu_buffer = self.pool.acquire(&self.device, usage, bytes);
+                let buffer = self
+                    .pool
+                    .acquire(&self.device, usage, (values.len() * 4) as u64);
                 self.queue
-                    .write_buffer(&gpu_buffer, 0, bytemuck::cast_slice(&values));
-                held.push(gpu_buffer.clone());
-                uniform = Some(gpu_buffer);
-            }
+                    .write_buffer(&buffer, 0, bytemuck::cast_slice(&values));
+                (buffer, values)
+            });
             let entries: Vec<wgpu::BindGroupEntry<'_>> = wgsl
                 .resources
                 .iter()
@@ -83,7 +151,10 @@ impl Gpu {
                         Resource::Read(id) | Resource::Write(id) => {
                             buffers[id.index()].as_entire_binding()
                         }
-                        Resource::Dims => uniform.as_ref().expect("made above").as_entire_binding(),
+                        Resource::Dims => {
+                            let (buffer, _) = uniform.as_ref().expect("made above");
+                            buffer.as_entire_binding()
+                        }
                     },
                 })
                 .collect();
@@ -92,8 +163,53 @@ impl Gpu {
                 layout: &pipeline.get_bind_group_layout(0),
                 entries: &entries,
             }));
+            self.stats.bind_groups_created += 1;
+            uniforms.push(uniform);
         }
-        bind_groups
+        Bound {
+            program: program.id,
+            buffers,
+            pooled,
+            uniforms,
+            pipelines: pipelines.to_vec(),
+            bind_groups,
+        }
+    }
+
+    /// Keeps a call's resources for the program's next call, newest first; the oldest kept
+    /// calls beyond [`KEPT_CALLS`] or [`KEPT_BYTES`] give their buffers back to the pool.
+    pub(super) fn keep_bound(&mut self, bound: Bound) {
+        self.bound.insert(0, bound);
+        let mut bytes: u64 = self.bound.iter().map(Bound::bytes).sum();
+        while self.bound.len() > KEPT_CALLS || (bytes > KEPT_BYTES && self.bound.len() > 1) {
+            let Some(oldest) = self.bound.pop() else {
+                break;
+            };
+            bytes -= oldest.bytes();
+            self.release_bound(oldest);
+        }
+    }
+
+    /// Gives a call's pooled buffers and uniforms back to the pool.
+    pub(super) fn release_bound(&mut self, bound: Bound) {
+        for (buffer, pooled) in bound.buffers.into_iter().zip(bound.pooled) {
+            if pooled {
+                self.pool.release(buffer);
+            }
+        }
+        for (buffer, _) in bound.uniforms.into_iter().flatten() {
+            self.pool.release(buffer);
+        }
+    }
+
+    /// Writes the call's input tensors into their buffers.
+    pub(super) fn write_inputs(&self, program: &Program, bound: &Bound, inputs: &[Tensor]) {
+        for (buffer, gpu_buffer) in program.schedule.buffers.iter().zip(&bound.buffers) {
+            if let Role::Input(n) = buffer.role {
+                let data = bytemuck::cast_slice(&inputs[n].data);
+                self.queue.write_buffer(gpu_buffer, 0, data);
+            }
+        }
     }
 
     /// Records one compute pass per kernel (a grid beyond 65,535 workgroups split over x

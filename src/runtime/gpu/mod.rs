@@ -23,12 +23,13 @@ use crate::graph::Tensor;
 use crate::lower::{Body, GemmStrategy, Kernel, Schedule};
 use crate::runtime::{RunError, Sizes, bind};
 use crate::symbolic::Bindings;
+use dispatch::Bound;
 use limits::check_static_sizes;
 use pool::Pool;
 use recovery::open_device;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Why the GPU could not run a program.
@@ -113,6 +114,8 @@ pub struct GpuStats {
     pub bytes_held: u64,
     /// Times the device was lost and recreated.
     pub devices_recreated: usize,
+    /// Bind groups created: a call's first at its size class, none on the steady path.
+    pub bind_groups_created: usize,
 }
 
 /// How per-kernel times were measured.
@@ -138,10 +141,15 @@ pub struct GpuRun {
     pub timing: Timing,
     /// Each product kernel and the strategy it ran with at this call's sizes.
     pub products: Vec<(String, GemmStrategy)>,
+    /// The CPU's part of the call, in ms: resources found or made, inputs written, passes
+    /// recorded and submitted (the rest of the call is the device's work and read-back).
+    pub host_ms: f64,
 }
 
 /// A schedule ready to run: its mode, WGSL, and (once run) its device resources.
 pub struct Program {
+    /// Unique in the process: the key of its calls' kept resources.
+    id: u64,
     schedule: Schedule,
     mode: Mode,
     wgsl: Vec<Wgsl>,
@@ -198,7 +206,9 @@ impl Program {
         // Launches, limit checks and timestamp queries pair kernel `k` with `wgsl[k]`.
         debug_assert_eq!(wgsl.len(), schedule.kernels.len(), "one WGSL per kernel");
         let source_hashes = wgsl.iter().map(source_hash).collect();
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Program {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             forms: (0..schedule.kernels.len())
                 .map(|_| BTreeMap::new())
                 .collect(),
@@ -319,6 +329,8 @@ pub struct Gpu {
     uncaptured: Arc<Mutex<Option<String>>>,
     generation: u64,
     pipelines: HashMap<(u64, usize, Vec<i64>), Arc<wgpu::ComputePipeline>>,
+    /// Recent calls' buffers and bind groups, newest first, for their programs' next calls.
+    bound: Vec<Bound>,
     pool: Pool,
     param_bytes: u64,
     stats: GpuStats,
@@ -366,6 +378,7 @@ impl Gpu {
             uncaptured: Arc::new(Mutex::new(None)),
             generation: 0,
             pipelines: HashMap::new(),
+            bound: Vec::new(),
             pool: Pool::default(),
             param_bytes: 0,
             stats: GpuStats::default(),
@@ -463,33 +476,42 @@ impl Gpu {
         };
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let rejected = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut held = Vec::new();
-        let buffers = self.upload(program, &sizes, inputs, &mut held);
-        let bind_groups = self.bind_groups(&launches, &sizes, &buffers, &pipelines, &mut held);
+        let host_started = (self.clock)();
+        let bound = self.bound_for(program, &launches, &pipelines, &sizes);
+        self.write_inputs(program, &bound, inputs);
         let (encoder, queries, mut kernel_ms) = self
-            .encode(program, &sizes, &pipelines, &bind_groups, mode)
+            .encode(program, &sizes, &pipelines, &bound.bind_groups, mode)
             .await;
+        let mut held = Vec::new();
         let read = self.read_back(
             encoder,
             program,
             &sizes,
-            &buffers,
+            &bound.buffers,
             queries.as_ref(),
             &mut held,
         );
+        let host_ms = (self.clock)() - host_started;
         let kernels = || {
             let names: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
             names.join(", ")
         };
-        if let Some(error) = rejected.pop().await {
-            return Err(GpuError::Rejected {
+        // Both scopes' futures are made before either is awaited (pops are LIFO).
+        let (rejected, oom) = (rejected.pop(), oom.pop());
+        let failure = match (rejected.await, oom.await) {
+            (Some(error), _) => Some(GpuError::Rejected {
                 what: format!("a call of {}", kernels()),
                 message: error.to_string(),
-            });
+            }),
+            (None, Some(_)) => Some(GpuError::OutOfMemory { kernel: kernels() }),
+            (None, None) => None,
+        };
+        if let Some(failure) = failure {
+            // Resources of a call the device refused are not kept for the next one.
+            self.release_bound(bound);
+            return Err(failure);
         }
-        if oom.pop().await.is_some() {
-            return Err(GpuError::OutOfMemory { kernel: kernels() });
-        }
+        self.keep_bound(bound);
         let (outputs, timestamps) = read.await?;
         kernel_ms.extend(timestamps);
         for buffer in held {
@@ -513,6 +535,7 @@ impl Gpu {
             kernel_ms,
             timing: mode,
             products,
+            host_ms,
         })
     }
 }

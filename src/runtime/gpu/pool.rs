@@ -25,7 +25,7 @@ impl Pool {
         usage: wgpu::BufferUsages,
         size: u64,
     ) -> wgpu::Buffer {
-        let size = size.max(16).next_power_of_two();
+        let size = size_class(size);
         if let Some(buffer) = self.free.get_mut(&(usage.bits(), size)).and_then(Vec::pop) {
             return buffer;
         }
@@ -45,4 +45,9 @@ impl Pool {
             .or_default()
             .push(buffer);
     }
+}
+
+/// The size of the pooled buffers that serve a request of `bytes`.
+pub(super) fn size_class(bytes: u64) -> u64 {
+    bytes.max(16).next_power_of_two()
 }

@@ -108,20 +108,17 @@ impl Gpu {
                     .await
                     .map_err(|e| GpuError::ReadBack(e.to_string()))?;
             }
-            let mut mapped = targets
-                .iter()
-                .map(|(target, bytes)| read_mapped(target, *bytes));
+            let mut mapped = targets.iter();
             let mut outputs = Vec::new();
             for shape in out_shapes? {
-                let data = bytemuck::pod_collect_to_vec::<u8, f32>(
-                    &mapped.next().expect("one per output")?,
-                );
+                let (target, bytes) = mapped.next().expect("one per output");
+                let data = read_mapped(target, *bytes)?;
                 outputs.push(Tensor { shape, data });
             }
             let mut times = Vec::new();
             if timed {
-                let bytes = mapped.next().expect("the timestamps")?;
-                let ticks = bytemuck::pod_collect_to_vec::<u8, u64>(&bytes);
+                let (target, bytes) = mapped.next().expect("the timestamps");
+                let ticks: Vec<u64> = read_mapped(target, *bytes)?;
                 for (k, name) in names.into_iter().enumerate() {
                     let elapsed = ticks[2 * k + 1].saturating_sub(ticks[2 * k]);
                     times.push((name, elapsed as f64 * period_ns / 1e6));
@@ -143,8 +140,8 @@ impl Gpu {
 /// The tensors and per-kernel times of a call, once read back.
 type ReadBack = Result<(Vec<Tensor>, Vec<(String, f64)>), GpuError>;
 
-/// The bytes of a mapped buffer's first `bytes`, unmapping it afterwards.
-fn read_mapped(target: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, GpuError> {
+/// A mapped buffer's first `bytes` as values, copied out once; unmaps it afterwards.
+fn read_mapped<T: bytemuck::Pod>(target: &wgpu::Buffer, bytes: u64) -> Result<Vec<T>, GpuError> {
     if bytes == 0 {
         return Ok(Vec::new());
     }
@@ -152,7 +149,7 @@ fn read_mapped(target: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, GpuError> {
         .slice(..bytes)
         .get_mapped_range()
         .map_err(|e| GpuError::ReadBack(e.to_string()))?;
-    let data = view.to_vec();
+    let data = bytemuck::pod_collect_to_vec(&view);
     drop(view);
     target.unmap();
     Ok(data)

@@ -15,6 +15,7 @@ impl Gpu {
     /// so the next calls pay full price again — what a fresh process would pay.
     pub fn clear_cache(&mut self) {
         self.pipelines.clear();
+        self.bound.clear();
         self.pool = Pool::default();
         self.param_bytes = 0;
         self.generation += 1;
@@ -59,6 +60,7 @@ impl Gpu {
         self.lost.store(false, Ordering::SeqCst);
         self.generation += 1;
         self.pipelines.clear();
+        self.bound.clear();
         self.pool = Pool::default();
         self.param_bytes = 0;
         self.stats.devices_recreated += 1;
