@@ -324,7 +324,7 @@ pub const MAP_WORKGROUP: u32 = 256;
 /// `out[store(bat,row,col)] = epilogue(sum over kk of a(bat,row,kk) * b(bat,kk,col))`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gemm {
-    /// Tiled or naive.
+    /// Tiled, blocked or naive.
     pub strategy: GemmStrategy,
     /// Independent products (broadcast batch dims flattened).
     pub batch: Expr,
@@ -342,6 +342,11 @@ pub struct Gemm {
     pub epilogue: Value,
     /// Output offset over `bat, row, col`.
     pub store: Expr,
+    /// Whether `a` gathers an image's windows (a convolution's im2col, with floor division
+    /// and padding masks in its index): such a product never runs blocked, because
+    /// SwiftShader hung (more than 5 minutes, then a lost device or a crashed browser) on
+    /// blocked 1x1 and 3x3 convolutions that lavapipe runs correctly.
+    pub gathers_windows: bool,
 }
 
 /// What a row reduction computes.
@@ -657,6 +662,10 @@ impl Kernel {
         if gemm.strategy != GemmStrategy::Tiled {
             return None;
         }
+        let large = match large {
+            GemmStrategy::Blocked if gemm.gathers_windows => GemmStrategy::Tiled,
+            large => large,
+        };
         let size = |expr: &Expr| self.expand_sizes(expr).eval(bindings);
         Some(GemmStrategy::for_sizes(
             size(&gemm.batch)?,

@@ -214,13 +214,13 @@ fn a_product_runs_its_large_form_only_where_its_tiles_are_full_and_it_is_large()
             "batch {batch}, {m}x{k} by {k}x{n}, blocked where large"
         );
     }
-    let schedule = schedule(
+    let linear = schedule(
         "self.fc = nn.Linear(64, 128)",
         "return self.fc(x)",
         "x=8,64",
     );
-    let kernel = &schedule.kernels[0];
-    let s0 = schedule.input_shapes[0][0]
+    let kernel = &linear.kernels[0];
+    let s0 = linear.input_shapes[0][0]
         .as_sym()
         .expect("a dynamic batch");
     let at = |batch: i64| {
@@ -235,5 +235,22 @@ fn a_product_runs_its_large_form_only_where_its_tiles_are_full_and_it_is_large()
         naive.strategy_at(&Bindings::new(), GemmStrategy::Tiled),
         None,
         "already naive"
+    );
+    // A convolution gathers windows: large, it runs tiled even where products run blocked.
+    let conv = schedule(
+        "self.conv = nn.Conv2d(32, 32, 3, padding=1)",
+        "return self.conv(x)",
+        "x=1,32,64,64",
+    );
+    let kernel = &conv.kernels[0];
+    let mut bindings = Bindings::new();
+    for (dim, &size) in conv.input_shapes[0].iter().zip(&[1, 32, 64, 64]) {
+        if let Some(sym) = dim.as_sym() {
+            bindings.set(sym, size);
+        }
+    }
+    assert_eq!(
+        kernel.strategy_at(&bindings, GemmStrategy::Blocked),
+        Some(GemmStrategy::Tiled)
     );
 }

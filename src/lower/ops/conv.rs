@@ -81,7 +81,7 @@ impl Builder<'_> {
         let acc = acc_plus(bias);
         let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
         let store = self.simplify(&flat);
-        self.finish_gemm(group, batch, m, group_out, k, a, b, epilogue, store);
+        self.finish_gemm(group, batch, m, group_out, k, a, b, epilogue, store, true);
         Ok(())
     }
 
@@ -156,7 +156,7 @@ impl Builder<'_> {
         let acc = self.plus_bias(bias, &out_channel)?;
         let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
         let store = self.simplify(&flat);
-        self.finish_gemm(group, batch, m, group_out, k, a, b, epilogue, store);
+        self.finish_gemm(group, batch, m, group_out, k, a, b, epilogue, store, true);
         Ok(())
     }
 

@@ -57,7 +57,7 @@ impl Builder<'_> {
         let acc = self.plus_bias(bias, &col)?;
         let epilogue = self.epilogue(group, &out_index)?.substitute_acc(&acc);
         let store = self.simplify(&flat);
-        self.finish_gemm(group, Expr::int(1), m, n, k, a, b, epilogue, store);
+        self.finish_gemm(group, Expr::int(1), m, n, k, a, b, epilogue, store, false);
         Ok(())
     }
 
@@ -73,6 +73,7 @@ impl Builder<'_> {
         b: Value,
         epilogue: Value,
         store: Expr,
+        gathers_windows: bool,
     ) {
         let workgroups = &batch * ceil_div(&m, TILE_M) * ceil_div(&n, TILE_N);
         let gemm = Gemm {
@@ -85,6 +86,7 @@ impl Builder<'_> {
             b,
             epilogue,
             store,
+            gathers_windows,
         };
         self.finish(group, "", Body::Gemm(Box::new(gemm)), workgroups);
     }
@@ -144,7 +146,7 @@ impl Builder<'_> {
         let out_index = Index::both(&out_shape, flat.clone(), out_multi);
         let epilogue = self.epilogue(group, &out_index)?;
         let store = self.simplify(&flat);
-        self.finish_gemm(group, batch, m, n, k, a, b, epilogue, store);
+        self.finish_gemm(group, batch, m, n, k, a, b, epilogue, store, false);
         Ok(())
     }
 }
