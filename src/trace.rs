@@ -3,9 +3,10 @@
 //! Input: a program and one compiled `Entry`. Output: stages in pipeline order — the
 //! program, the input symbols, the captured graph, shape propagation node by node, the
 //! guards, and the stages the compile pipeline recorded for it (`compile.rs`: fusion
-//! groups, memory plan, WGSL). Invariant: every stage's text is derived from the entry
-//! alone, so the same entry always prints the same trace (tests snapshot it; the page
-//! shows it).
+//! groups, memory plan, WGSL); as text (`Display`) or as one JSON object (`to_json`).
+//! Invariant: every stage's text is derived from the entry alone, so the same entry always
+//! prints the same trace (tests snapshot it; the page shows it), and the CLI's
+//! `explain --json` and the page's export are the same `to_json`.
 
 use crate::cache::{CodeCache, Entry};
 use crate::graph::shape_to_string;
@@ -45,6 +46,14 @@ impl fmt::Display for Trace {
 }
 
 impl Trace {
+    /// The trace as one JSON object on one line, `{"stages": [{"id", "title", "text"}]}`:
+    /// what `tailor explain --json` prints and the page's "export the trace" downloads
+    /// (one function, so the two cannot drift apart).
+    pub fn to_json(&self) -> String {
+        let json = serde_json::to_string(self).expect("a trace is strings only");
+        format!("{json}\n")
+    }
+
     /// The trace of entry `entry` of `cache`, its symbols named by `naming` up to the
     /// guards; the compile pipeline's stages keep the numbers the kernels use.
     pub fn of_entry(cache: &CodeCache, entry: &Entry, naming: SymbolNaming) -> Trace {

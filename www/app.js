@@ -1,6 +1,7 @@
 // Page logic: loads the compiler (wasm) and drives the model editor and the step-through;
 // js/lab.js drives the guard cache lab, js/widgets.js the widget of each concept section,
-// js/quiz.js the quiz and the generated exercises.
+// js/quiz.js the quiz and the generated exercises, js/copy.js the code blocks' copy buttons
+// and the trace's JSON export.
 // Everything goes through the same JS API other pages use (README, "The page"):
 // `Tailor.create`, `tailor.compile`, `model.trace`, `model.call`, …
 //
@@ -13,9 +14,10 @@
 // compiler's messages are user data.
 
 import { setupBench } from "./js/bench.js";
-import { fill, formatMs, h, scrollWithin } from "./js/dom.js";
+import { copyBar, download } from "./js/copy.js";
+import { bi, fill, formatMs, h, scrollWithin } from "./js/dom.js";
 import { createEditor } from "./js/editor.js";
-import { language, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
+import { both, language, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
 import { renderGraph } from "./js/graph.js";
 import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
 import { setupLab } from "./js/lab.js";
@@ -56,10 +58,14 @@ const ui = {
   graph: $("graph-view"),
   events: $("events-view"),
   guards: $("guards-view"),
+  guardsCopy: $("guards-copy"),
   kernels: $("kernels-view"),
   run: $("run-result"),
   traceDetails: $("trace-details"),
   trace: $("trace-view"),
+  traceCopy: $("trace-copy"),
+  traceExport: $("trace-export"),
+  traceExportStatus: $("trace-export-status"),
   banner: $("webgpu-status"),
   lang: $("lang-toggle"),
 };
@@ -481,7 +487,8 @@ function renderStep() {
   const has = Boolean(step);
   ui.prev.disabled = !has || ctx.step === 0;
   ui.next.disabled = !has || ctx.step === ctx.steps.length - 1;
-  for (const el of [ui.symbols, ui.graphFigure, ui.events, ui.guards, ui.kernels, ui.run]) el.hidden = true;
+  for (const el of [ui.symbols, ui.graphFigure, ui.events, ui.guards, ui.guardsCopy, ui.kernels, ui.run]) el.hidden = true;
+  ui.traceExport.disabled = !ctx.compilation;
   if (!has) {
     ui.title.textContent = "";
     ui.explain.textContent = "";
@@ -527,6 +534,14 @@ function renderStep() {
     }
     case "guards":
       ui.guards.hidden = false;
+      ui.guardsCopy.hidden = false;
+      // One guard a line, in the source form PyTorch prints (the lines to paste into a check).
+      fill(ui.guardsCopy, copyBar({
+        text: () => view.guards.map((guard) => guard.source).join("\n"),
+        target: ui.guards,
+        what: both("copy.what.guards"),
+        testId: "copy-guards",
+      }));
       renderGuards(view.guards, ui.guards);
       for (const guard of view.guards) if (guard.span) marked.add(guard.span.line);
       break;
@@ -633,6 +648,23 @@ function renderGuards(guards, list, verdicts = null) {
   }));
 }
 ctx.renderGuards = renderGuards;
+
+/** The file the trace export downloads. */
+const TRACE_FILE = "tailor-trace.json";
+
+/** Downloads the compilation's whole trace, as `tailor explain --json` prints it. */
+async function exportTrace() {
+  const compilation = ctx.compilation;
+  if (!compilation) return;
+  try {
+    const json = await guarded(async () => compilation.traceJson());
+    if (json === undefined) return;
+    download(json, TRACE_FILE, "application/json");
+    fill(ui.traceExportStatus, ...bi(both("export.done", TRACE_FILE)));
+  } catch (error) {
+    fill(ui.traceExportStatus, h("span", { class: "error-text" }, asError(error).message));
+  }
+}
 
 // ---------------------------------------------------------------------------------------
 // Language, banner, wiring
@@ -754,6 +786,13 @@ function wire() {
     }
   });
   ui.lang.addEventListener("click", () => applyLanguage(language() === "zh" ? "en" : "zh"));
+  fill(ui.traceCopy, copyBar({
+    text: () => ui.trace.textContent,
+    target: ui.trace,
+    what: both("copy.what.trace"),
+    testId: "copy-trace",
+  }));
+  ui.traceExport.addEventListener("click", exportTrace);
   ui.source.addEventListener("click", (event) => {
     const line = Number(event.target.closest("li")?.dataset.line);
     if (!line || !ctx.view) return;

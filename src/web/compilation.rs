@@ -2,10 +2,10 @@
 //! benchmark.
 //!
 //! Input: a fresh cache of the model (its weights loaded, if any), a wrapper's settings and
-//! the first call's sizes. Output: the view of
-//! every stage (graph with spans, shape events per node, symbols, guards with provenance,
-//! the library's trace text, the lowered schedule, WGSL in each mode), guard verdicts for
-//! other sizes, and runs of its kernels on the device checked against the CPU reference.
+//! the first call's sizes. Output: the view of every stage (graph with spans, shape events
+//! per node, symbols, guards with provenance, the library's trace as text and as JSON, the
+//! lowered schedule, WGSL in each mode), guard verdicts for other sizes, and runs of its
+//! kernels on the device checked against the CPU reference.
 //! Invariant: it owns a cache of its own, so inspecting never changes a model's entries;
 //! a run in flight owns what it uses, so freeing the compilation never breaks it.
 
@@ -70,6 +70,11 @@ impl Compilation {
 
     fn entry(&self) -> &crate::cache::Entry {
         &self.cache.entries_mru()[0]
+    }
+
+    /// The library's trace of this entry, its symbols named as the views name them.
+    fn trace(&self) -> crate::Trace {
+        crate::Trace::of_entry(&self.cache, self.entry(), self.symbol_names)
     }
 
     fn marked(&self) -> Vec<bool> {
@@ -245,7 +250,14 @@ impl Compilation {
     /// The trace as the CLI's `explain` prints it.
     #[wasm_bindgen(js_name = traceText)]
     pub fn trace_text(&self) -> String {
-        crate::Trace::of_entry(&self.cache, self.entry(), self.symbol_names).to_string()
+        self.trace().to_string()
+    }
+
+    /// The trace as the CLI's `explain --json` prints it: one JSON object on one line,
+    /// `{"stages": [{"id", "title", "text"}]}` (the page's "export the trace" downloads it).
+    #[wasm_bindgen(js_name = traceJson)]
+    pub fn trace_json(&self) -> String {
+        self.trace().to_json()
     }
 
     /// Checks every guard of this entry against other sizes (`'x=16,64'`): which pass, which

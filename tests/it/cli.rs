@@ -1,5 +1,6 @@
 //! The `tailor` command line as other tools use it: `run --json` prints exactly one JSON
-//! object with DESIGN.md §6's keys (extra keys allowed), `explain` prints the trace.
+//! object with DESIGN.md §6's keys (extra keys allowed), `explain` prints the trace (with
+//! `--json`, as one object of stages).
 
 use crate::models;
 use serde_json::{Value, json};
@@ -324,6 +325,31 @@ fn explain_prints_the_library_trace() {
     };
     let trace = tailor::explain(models::SIMPLENET, "x=8,64", &options).unwrap();
     assert_eq!(String::from_utf8(output.stdout).unwrap(), trace.to_string());
+}
+
+/// `explain --json` prints the library's trace as one JSON object, `{"stages": [...]}` with
+/// each stage's id, title and text: the object the page's "export the trace" downloads
+/// (`Compilation.traceJson`, the same `Trace::to_json`; tests/e2e/page-tools.test.mjs).
+#[test]
+fn explain_json_is_the_library_trace() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(["explain", SIMPLENET_FILE, "--input", "x=8,64", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let trace = tailor::explain(models::SIMPLENET, "x=8,64", &tailor::Options::default()).unwrap();
+    assert_eq!(stdout, trace.to_json());
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let keys: Vec<&String> = report.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["stages"]);
+    let stages = report["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), trace.stages.len());
+    for (json, stage) in stages.iter().zip(&trace.stages) {
+        assert_eq!(json["id"], stage.id);
+        assert_eq!(json["title"], stage.title);
+        assert_eq!(json["text"], stage.text);
+    }
 }
 
 /// `--symbol-names pytorch` names SimpleNet's batch symbol as PyTorch 2.15 does (`s77` for

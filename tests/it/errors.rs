@@ -577,7 +577,6 @@ fn usage_errors_exit_with_2_and_the_usage() {
             explain(&["--call", "x=8,64"]),
             "unknown flag '--call' for 'explain'",
         ),
-        (explain(&["--json"]), "unknown flag '--json' for 'explain'"),
         (
             explain(&["--check"]),
             "unknown flag '--check' for 'explain'",

@@ -1,11 +1,12 @@
 // The step-through's kernel stages, from the compilation's own data (`Compilation.schedule`,
 // `.wgsl(mode)`, `.run(options)`): the fusion groups and memory plan, the WGSL of each kernel
-// (syntax highlighted; a switch re-emits it static / override / dynamic), and a run of the
-// entry's kernels on WebGPU (or the CPU backend) checked against the CPU
+// (syntax highlighted, with a copy button; a switch re-emits it static / override / dynamic),
+// and a run of the entry's kernels on WebGPU (or the CPU backend) checked against the CPU
 // reference. Highlighting builds spans from text nodes: the WGSL carries user identifiers.
 
+import { copyBar } from "./copy.js";
 import { fill, formatMs, h } from "./dom.js";
-import { t } from "./i18n.js";
+import { both, t } from "./i18n.js";
 
 export const MODES = ["static", "override", "dynamic"];
 
@@ -141,15 +142,19 @@ export function renderWgsl(ctx, container) {
         }),
         ` ${t("kernels.mode." + value)}`,
         value === plan.entryMode ? h("span", { class: "badge" }, t("wgsl.entryMode")) : null)));
-  const sections = kernels.map((wgsl) =>
-    h("section", { class: "wgsl-kernel", dataset: { kernel: wgsl.kernel } },
-      h("h5", {}, h("code", {}, wgsl.kernel)),
+  const sections = kernels.map((wgsl) => {
+    const source = h("pre", { class: "trace wgsl-source", tabindex: 0 }, highlightWgsl(wgsl.source));
+    return h("section", { class: "wgsl-kernel", dataset: { kernel: wgsl.kernel } },
+      h("div", { class: "code-head" },
+        h("h5", {}, h("code", {}, wgsl.kernel)),
+        copyBar({ text: () => wgsl.source, target: source, what: both("copy.what.wgsl", wgsl.kernel), testId: "copy-wgsl" })),
       h("p", { class: "hint" },
         t("wgsl.bindings"), " ",
         ...wgsl.bindings.flatMap((b, i) => [i ? ", " : "", h("code", {}, `@binding(${b.binding}) ${b.name}`), ` (${b.access})`]),
         wgsl.symbols.length ? h("br") : null,
         wgsl.symbols.length ? t(`wgsl.symbols.${mode}`, wgsl.symbols.join(", ")) : null),
-      h("pre", { class: "trace wgsl-source", tabindex: 0 }, highlightWgsl(wgsl.source))));
+      source);
+  });
   const noSymbols = plan.kernels.every((kernel) => kernel.symbols.length === 0);
   fill(container,
     switcher,

@@ -25,7 +25,7 @@ pub const USAGE: &str = "usage:
              [--symbol-names tailor|pytorch] [--weights W.safetensors] [--json] [--check]
              (--call SHAPES [--call SHAPES]... | --inputs I.safetensors) [--outputs O.safetensors]
   tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
-                 [--symbol-names tailor|pytorch]
+                 [--symbol-names tailor|pytorch] [--json]
   tailor script FILE.py [--logs recompiles,guards,dynamic] [--device auto|gpu|cpu] [--json]
                 [--symbol-names tailor|pytorch]
                 (without --logs, the TORCH_LOGS variable's artifacts)
@@ -125,6 +125,8 @@ pub struct ExplainArgs {
     pub model: ModelArgs,
     /// The one call's shapes.
     pub input: String,
+    /// The trace as one JSON object (`{"stages": [{"id", "title", "text"}]}`) instead of text.
+    pub json: bool,
 }
 
 /// `tailor bench`.
@@ -172,20 +174,24 @@ fn explain_args(parser: &mut Parser) -> Result<ExplainArgs, String> {
     // Explain compiles without running, so `--device` has nothing to choose; it is still
     // accepted and checked, as for `run`, because the two share one flag set.
     let RunArgs {
-        model, mut calls, ..
+        model,
+        mut calls,
+        json,
+        ..
     } = model_command_args("explain", parser)?;
     match calls.len() {
         1 => Ok(ExplainArgs {
             model,
             input: calls.remove(0),
+            json,
         }),
         _ => Err("explain needs exactly one --input SHAPES".into()),
     }
 }
 
-/// The flags of `run` and `explain`, in any order; `--call`, `--json`, `--check`,
-/// `--weights`, `--inputs` and `--outputs` are `run`'s, `--input` is `explain`'s (kept in
-/// `calls`).
+/// The flags of `run` and `explain`, in any order; `--call`, `--check`, `--weights`,
+/// `--inputs` and `--outputs` are `run`'s, `--input` is `explain`'s (kept in `calls`), and
+/// `--json` is both's.
 fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, String> {
     let running = command == "run";
     let mut args = RunArgs {
@@ -231,7 +237,7 @@ fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, Str
             }
             "--call" if running => args.calls.push(value(parser, &flag)?),
             "--input" if !running => args.calls.push(value(parser, &flag)?),
-            "--json" if running => args.json = true,
+            "--json" => args.json = true,
             "--check" if running => args.check = true,
             "--weights" if running => args.weights = Some(value(parser, &flag)?),
             "--inputs" if running => args.inputs = Some(value(parser, &flag)?),

@@ -1,15 +1,16 @@
-//! `tailor explain`: one compilation, step by step — the library's trace as text.
+//! `tailor explain`: one compilation, step by step — the library's trace as text, or with
+//! `--json` as one JSON object.
 //!
 //! In: the parsed [`ExplainArgs`] and the model's source. Out: the trace, or the error
 //! that stopped the compilation (a bad mark or shape, an unsupported construct).
 //!
-//! Invariant: the text is exactly `tailor::explain`'s trace, so the CLI and the page
-//! explain a compilation alike.
+//! Invariant: the output is exactly `tailor::explain`'s trace (`Display` or
+//! `Trace::to_json`), so the CLI and the page explain and export a compilation alike.
 
 use crate::args::ExplainArgs;
 use tailor::Error;
 
-/// The trace of compiling the model in `source` for `args.input`.
+/// The trace of compiling the model in `source` for `args.input`, as text or JSON.
 pub fn explain(args: &ExplainArgs, source: &str) -> Result<String, Error> {
     let model = &args.model;
     let names = tailor::load(source, model.entry.as_deref())?
@@ -22,5 +23,10 @@ pub fn explain(args: &ExplainArgs, source: &str) -> Result<String, Error> {
         marks: model.marks(&names)?,
         symbol_names: model.symbol_names,
     };
-    Ok(tailor::explain(source, &args.input, &options)?.to_string())
+    let trace = tailor::explain(source, &args.input, &options)?;
+    Ok(if args.json {
+        trace.to_json()
+    } else {
+        trace.to_string()
+    })
 }
