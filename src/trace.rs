@@ -49,9 +49,8 @@ impl Trace {
     /// The trace as one JSON object on one line, `{"stages": [{"id", "title", "text"}]}`:
     /// what `tailor explain --json` prints and the page's "export the trace" downloads
     /// (one function, so the two cannot drift apart).
-    pub fn to_json(&self) -> String {
-        let json = serde_json::to_string(self).expect("a trace is strings only");
-        format!("{json}\n")
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        Ok(format!("{}\n", serde_json::to_string(self)?))
     }
 
     /// The trace of entry `entry` of `cache`, its symbols named by `naming` up to the

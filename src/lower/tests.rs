@@ -220,9 +220,7 @@ fn a_product_runs_its_large_form_only_where_its_tiles_are_full_and_it_is_large()
         "x=8,64",
     );
     let kernel = &linear.kernels[0];
-    let s0 = linear.input_shapes[0][0]
-        .as_sym()
-        .expect("a dynamic batch");
+    let s0 = linear.input_shapes[0][0].as_sym().expect("a dynamic batch");
     let at = |batch: i64| {
         let mut bindings = Bindings::new();
         bindings.set(s0, batch);

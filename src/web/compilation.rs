@@ -256,8 +256,10 @@ impl Compilation {
     /// The trace as the CLI's `explain --json` prints it: one JSON object on one line,
     /// `{"stages": [{"id", "title", "text"}]}` (the page's "export the trace" downloads it).
     #[wasm_bindgen(js_name = traceJson)]
-    pub fn trace_json(&self) -> String {
-        self.trace().to_json()
+    pub fn trace_json(&self) -> Result<String, JsValue> {
+        self.trace()
+            .to_json()
+            .map_err(|err| js_error("trace", &err.to_string(), None))
     }
 
     /// Checks every guard of this entry against other sizes (`'x=16,64'`): which pass, which

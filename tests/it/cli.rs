@@ -339,7 +339,7 @@ fn explain_json_is_the_library_trace() {
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8(output.stdout).unwrap();
     let trace = tailor::explain(models::SIMPLENET, "x=8,64", &tailor::Options::default()).unwrap();
-    assert_eq!(stdout, trace.to_json());
+    assert_eq!(stdout, trace.to_json().expect("a trace serialises"));
     let report: Value = serde_json::from_str(&stdout).unwrap();
     let keys: Vec<&String> = report.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["stages"]);

@@ -24,9 +24,11 @@ pub fn explain(args: &ExplainArgs, source: &str) -> Result<String, Error> {
         symbol_names: model.symbol_names,
     };
     let trace = tailor::explain(source, &args.input, &options)?;
-    Ok(if args.json {
-        trace.to_json()
-    } else {
-        trace.to_string()
+    if !args.json {
+        return Ok(trace.to_string());
+    }
+    trace.to_json().map_err(|err| tailor::Error::Call {
+        message: format!("cannot write the trace as JSON: {err}"),
+        span: None,
     })
 }
