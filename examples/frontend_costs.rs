@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("parse + entry           {}", ms(start.elapsed()));
     let start = Instant::now();
     let mut env = ShapeEnv::new();
-    let graph = frontend::capture(&program, &entry, &shapes(&mut env, 8), &mut env)?;
+    let graph = frontend::capture(&program, &entry, &shapes(&mut env, 8), &mut env)?.graph;
     println!("first capture (cold)    {}", ms(start.elapsed()));
     let start = Instant::now();
     for batch in 0..WARM_RUNS {

@@ -90,9 +90,21 @@ class _Output:
 
 
 def capture_output():
+    import builtins
     import sys
     sys.stdout = _Output("stdout")
     sys.stderr = _Output("stderr")
+    if getattr(builtins.print, "_tailor", False):
+        return
+    builtin_print = builtins.print
+
+    def print(*args, **kwargs):
+        # Inside forward, Dynamo cannot trace the builtin: a graph break.
+        _tailor.print_break(list(args))
+        builtin_print(*args, **kwargs)
+
+    print._tailor = True
+    builtins.print = print
 
 
 def install_clock():

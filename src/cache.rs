@@ -13,13 +13,16 @@
 
 use crate::Error;
 use crate::compile::{self, CompileOptions, Compiled};
-use crate::frontend::{self, EntryPoint, FrontendError, Program};
+use crate::frontend::{
+    self, BreakPoint, CallArg, EntryPoint, FrontendError, GraphBreak, Output, Program,
+};
 use crate::graph::{Graph, Span, TracedArg};
 use crate::guard::{ArgValue, CallShapes, GuardSet};
 use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv, ShapeError};
 use crate::symbolic::{Expr, SymbolNames};
 use crate::weights::{self, WeightsError};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -158,6 +161,37 @@ pub struct CallEvent {
     pub guard_ms: f64,
     /// Time spent compiling (ms), for `compile`.
     pub compile_ms: f64,
+    /// Dynamo's frame id of the code called: 0 for the compiled function, then each resume
+    /// function in the order first reached.
+    pub frame: usize,
+    /// The graph breaks the call went through, each with the call of the resume function
+    /// after it (empty when the function's graph reaches its return).
+    pub breaks: Vec<ResumeEvent>,
+}
+
+/// A graph break a call went through, and the call of the code after it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResumeEvent {
+    /// The break.
+    pub graph_break: GraphBreak,
+    /// The resume function's name (`torch_dynamo_resume_in_forward_at_11`).
+    pub function: String,
+    /// Its call: lookup, compile or error, in its own cache.
+    pub call: CallEvent,
+    /// What Python printed between the graph before the break and this call.
+    pub printed: Vec<Output>,
+}
+
+impl CallEvent {
+    /// Every frame's call of this call, in order: the function's, then each resume's.
+    pub fn frames(&self) -> impl Iterator<Item = &CallEvent> {
+        std::iter::once(self).chain(self.breaks.iter().map(|b| &b.call))
+    }
+
+    /// The first error of any frame's call, when there is one.
+    pub fn first_error(&self) -> Option<&CallEvent> {
+        self.frames().find(|f| f.action == Action::Error)
+    }
 }
 
 /// Reasons go to JSON as plain strings, as the CLI contract shows them.
@@ -232,7 +266,14 @@ pub struct Entry {
     pub values: Vec<(String, ValueSpec)>,
     /// The graph lowered for the ranges its guards promise, and its WGSL.
     pub compiled: Compiled,
+    /// The graph break its graph ends at (`None`: it reaches the return).
+    pub graph_break: Option<GraphBreak>,
+    /// Dynamo's frame id of its code (0: the compiled function; else a resume function).
+    pub frame: usize,
     marked: Vec<bool>,
+    /// For a resume function's entry, the positions of the arguments its graph used (the
+    /// only ones it guards, as Dynamo guards only what the trace read).
+    used: Option<Vec<usize>>,
 }
 
 /// Automatic-dynamic memory of one input dim (PyTorch's `FrameStateSizeEntry`).
@@ -254,15 +295,80 @@ enum ArgState {
 /// A clock in milliseconds; injected because the compiler itself does no IO.
 pub type Clock<'a> = &'a dyn Fn() -> f64;
 
-/// The cache of one code object, shared by every wrapper that compiles it.
-pub struct CodeCache {
-    program: Program,
-    entry: EntryPoint,
+/// The cache of one code: the compiled function's own (frame 0), or the code that resumes
+/// after one of its graph breaks (a resume function, which Dynamo caches on its own).
+struct Frame {
+    /// Its name: the function's, or `torch_dynamo_resume_in_forward_at_11`.
+    function: String,
+    /// Its argument names.
+    inputs: Vec<String>,
     entries: Vec<Entry>,
     compiled: usize,
     attempts: usize,
     frame_state: Vec<Option<ArgState>>,
     run_only: bool,
+}
+
+impl Frame {
+    fn new(function: String, inputs: Vec<String>) -> Frame {
+        let n_inputs = inputs.len();
+        Frame {
+            function,
+            inputs,
+            entries: Vec::new(),
+            compiled: 0,
+            attempts: 0,
+            frame_state: vec![None; n_inputs],
+            run_only: false,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.entries.clear();
+        self.compiled = 0;
+        self.attempts = 0;
+        self.frame_state = vec![None; self.inputs.len()];
+        self.run_only = false;
+    }
+
+    /// Keeps `merged` as the automatic-dynamic memory of the arguments `keep` selects (by
+    /// position and name); the others keep what they had.
+    fn remember(&mut self, merged: &[ArgState], keep: impl Fn(usize, &str) -> bool) {
+        for (i, state) in merged.iter().enumerate() {
+            if keep(i, &self.inputs[i]) {
+                self.frame_state[i] = Some(state.clone());
+            }
+        }
+    }
+
+    /// The automatic-dynamic memory with `call` merged in.
+    fn merged(&self, call: &CallShapes) -> Vec<ArgState> {
+        self.frame_state
+            .iter()
+            .zip(&call.args)
+            .map(|(state, (_, value))| merge_state(state.as_ref(), value))
+            .collect()
+    }
+}
+
+/// Which resume function a break leads to: the break's place and, for a branch, its way,
+/// with the names of the arguments Python hands it.
+type ResumeKey = (u32, u32, Option<bool>, Vec<String>);
+
+/// The cache of one code object, shared by every wrapper that compiles it.
+pub struct CodeCache {
+    program: Program,
+    entry: EntryPoint,
+    /// Frame 0 is the compiled function; the others resume after its graph breaks.
+    frames: Vec<Frame>,
+    resumes: BTreeMap<ResumeKey, usize>,
+    /// The automatic-dynamic memory of resume functions' arguments, by function name and
+    /// argument: PyTorch keys it by the code's file, first line and name, which the resume
+    /// functions of a branch's two ways share.
+    resume_states: BTreeMap<(String, String), ArgState>,
+    /// What Python held at each break of the last call (the values its resume functions'
+    /// graphs run on).
+    last_points: Vec<BreakPoint>,
     /// Every call so far.
     pub events: Vec<CallEvent>,
 }
@@ -270,15 +376,14 @@ pub struct CodeCache {
 impl CodeCache {
     /// An empty cache for `entry` of `program`.
     pub fn new(program: Program, entry: EntryPoint) -> CodeCache {
-        let n_inputs = entry.inputs.len();
+        let frame = Frame::new(entry.function.0.clone(), entry.inputs.clone());
         CodeCache {
             program,
             entry,
-            entries: Vec::new(),
-            compiled: 0,
-            attempts: 0,
-            frame_state: vec![None; n_inputs],
-            run_only: false,
+            frames: vec![frame],
+            resumes: BTreeMap::new(),
+            resume_states: BTreeMap::new(),
+            last_points: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -286,11 +391,11 @@ impl CodeCache {
     /// `torch._dynamo.reset()`: no entries, no automatic-dynamic state, compile ids from 0
     /// again (the calls so far stay in `events`).
     pub fn reset(&mut self) {
-        self.entries.clear();
-        self.compiled = 0;
-        self.attempts = 0;
-        self.frame_state = vec![None; self.entry.inputs.len()];
-        self.run_only = false;
+        self.frames.truncate(1);
+        self.frames[0].reset();
+        self.resumes.clear();
+        self.resume_states.clear();
+        self.last_points.clear();
     }
 
     /// The program.
@@ -323,33 +428,58 @@ impl CodeCache {
 
     /// Entries in lookup order (most recently used first).
     pub fn entries_mru(&self) -> &[Entry] {
-        &self.entries
+        &self.frames[0].entries
     }
 
     /// Entries in compile order.
     pub fn entries(&self) -> Vec<&Entry> {
-        let mut by_id: Vec<&Entry> = self.entries.iter().collect();
+        let mut by_id: Vec<&Entry> = self.frames[0].entries.iter().collect();
         by_id.sort_by_key(|e| e.id);
         by_id
     }
 
     /// The entry with compile id `id`.
     pub fn entry(&self, id: usize) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.id == id)
+        self.frames[0].entries.iter().find(|e| e.id == id)
+    }
+
+    /// Entry `id` of frame `frame` (0: the function; else a resume function).
+    pub fn frame_entry(&self, frame: usize, id: usize) -> Option<&Entry> {
+        self.frames.get(frame)?.entries.iter().find(|e| e.id == id)
+    }
+
+    /// The frames in id order: (name, entries in compile order).
+    pub fn frames(&self) -> Vec<(&str, Vec<&Entry>)> {
+        self.frames
+            .iter()
+            .map(|frame| {
+                let mut by_id: Vec<&Entry> = frame.entries.iter().collect();
+                by_id.sort_by_key(|e| e.id);
+                (frame.function.as_str(), by_id)
+            })
+            .collect()
+    }
+
+    /// What Python held at each graph break of the last call, in order: the values the
+    /// resume functions' graphs of that call run on.
+    pub fn last_break_points(&self) -> &[BreakPoint] {
+        &self.last_points
     }
 
     /// How many entries were compiled.
     pub fn compiles(&self) -> usize {
-        self.compiled
+        self.frames[0].compiled
     }
 
     /// The compile id the next compilation will take: one past every compilation tried so
     /// far, failed ones included (PyTorch's `frame/compile` counter).
     pub fn next_compile_id(&self) -> usize {
-        self.attempts
+        self.frames[0].attempts
     }
 
-    /// Calls the function through wrapper `wrapper` (with its `config`).
+    /// Calls the function through wrapper `wrapper` (with its `config`). A function whose
+    /// graph ends at a graph break runs on seeded random values of these sizes (see
+    /// [`CodeCache::call_values`]).
     pub fn call(
         &mut self,
         wrapper: usize,
@@ -358,8 +488,138 @@ impl CodeCache {
         marks: &CallMarks,
         clock: Clock<'_>,
     ) -> &CallEvent {
-        let marked: Vec<bool> = self
-            .entry
+        self.call_values(wrapper, config, call, marks, None, clock)
+    }
+
+    /// [`CodeCache::call`] with the call's values: where the function's graph ends at a
+    /// graph break, Python runs on to the return with them (`frontend::probe`), and each
+    /// break leads to a call of its resume function's own cache.
+    pub fn call_values(
+        &mut self,
+        wrapper: usize,
+        config: &CompileConfig,
+        call: &CallShapes,
+        marks: &CallMarks,
+        values: Option<&[CallArg]>,
+        clock: Clock<'_>,
+    ) -> &CallEvent {
+        self.last_points.clear();
+        let mut event = self.call_frame(0, wrapper, config, call, marks, None, clock);
+        let breaks = match event.entry.and_then(|id| self.frame_entry(0, id)) {
+            Some(entry) if event.action != Action::Eager => entry.graph_break.is_some(),
+            _ => false,
+        };
+        if breaks {
+            let values = match values {
+                Some(values) => values.to_vec(),
+                None => random_values(call),
+            };
+            self.call_resumes(&mut event, wrapper, config, &values, clock);
+        }
+        self.events.push(event);
+        self.events.last().expect("just pushed")
+    }
+
+    /// Runs Python through the call's graph breaks and calls each resume function.
+    fn call_resumes(
+        &mut self,
+        event: &mut CallEvent,
+        wrapper: usize,
+        config: &CompileConfig,
+        values: &[CallArg],
+        clock: Clock<'_>,
+    ) {
+        let (points, mut printed) = match frontend::probe(&self.program, &self.entry, values) {
+            Ok(probed) => (probed.points, probed.printed),
+            Err(err) => {
+                event.action = Action::Error;
+                event.error = Some(err.to_string());
+                event.error_span = err.span();
+                event.error_in_program = err.is_in_program();
+                return;
+            }
+        };
+        for (index, point) in points.iter().enumerate() {
+            let key: ResumeKey = (
+                point.graph_break.span.line,
+                point.graph_break.span.col,
+                point.graph_break.taken,
+                point.arg_names(),
+            );
+            let frame = match self.resumes.get(&key) {
+                Some(&frame) => frame,
+                None => {
+                    let names = point.arg_names();
+                    self.frames
+                        .push(Frame::new(point.graph_break.resume_name(), names));
+                    self.resumes.insert(key, self.frames.len() - 1);
+                    self.frames.len() - 1
+                }
+            };
+            let args = point
+                .tensors
+                .iter()
+                .map(|(name, t)| {
+                    let dims = t.shape.iter().map(|&d| d as i64).collect();
+                    (name.clone(), ArgValue::Tensor(dims))
+                })
+                .chain(
+                    point
+                        .ints
+                        .iter()
+                        .map(|(name, v)| (name.clone(), ArgValue::Int(*v))),
+                )
+                .collect();
+            let shapes = CallShapes::with_args(args);
+            let resume = Some((values, index + 1));
+            let call = self.call_frame(
+                frame,
+                wrapper,
+                config,
+                &shapes,
+                &CallMarks::default(),
+                resume,
+                clock,
+            );
+            let ends_here = call.action != Action::Compile && call.action != Action::Hit
+                || call
+                    .entry
+                    .and_then(|id| self.frame_entry(frame, id))
+                    .is_none_or(|entry| entry.graph_break.is_none());
+            let (before, after): (Vec<_>, Vec<_>) = printed
+                .into_iter()
+                .partition(|(passed, _)| *passed <= index + 1);
+            printed = after;
+            event.breaks.push(ResumeEvent {
+                graph_break: point.graph_break.clone(),
+                function: self.frames[frame].function.clone(),
+                call,
+                printed: before.into_iter().map(|(_, output)| output).collect(),
+            });
+            if ends_here {
+                break;
+            }
+        }
+        self.last_points = points;
+    }
+
+    /// One frame's lookup, then compile or eager fallback, as Dynamo does per code object.
+    /// `resume` gives a resume function's call values and graph index.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a frame's call is all of these, none optional"
+    )]
+    fn call_frame(
+        &mut self,
+        frame: usize,
+        wrapper: usize,
+        config: &CompileConfig,
+        call: &CallShapes,
+        marks: &CallMarks,
+        resume: Option<(&[CallArg], usize)>,
+        clock: Clock<'_>,
+    ) -> CallEvent {
+        let marked: Vec<bool> = self.frames[frame]
             .inputs
             .iter()
             .map(|name| marks.dynamic.iter().any(|m| &m.input == name))
@@ -377,17 +637,28 @@ impl CodeCache {
             warning: None,
             guard_ms: 0.0,
             compile_ms: 0.0,
+            frame,
+            breaks: Vec::new(),
         };
         let started = clock();
         let mut hit = None;
-        for (position, entry) in self.entries.iter().enumerate() {
+        let code = &mut self.frames[frame];
+        for (position, entry) in code.entries.iter().enumerate() {
             if entry.wrapper != wrapper {
                 event
                     .reasons
                     .push((entry.id, backend_mismatch(entry.wrapper, wrapper)));
                 continue;
             }
-            match entry.guards.check(call, &marked) {
+            let used;
+            let shapes = match &entry.used {
+                Some(positions) => {
+                    used = call.select(positions);
+                    &used
+                }
+                None => call,
+            };
+            match entry.guards.check(shapes, &marked) {
                 Ok(()) => {
                     hit = Some(position);
                     break;
@@ -399,26 +670,35 @@ impl CodeCache {
         }
         event.guard_ms = clock() - started;
         if let Some(position) = hit {
-            let entry = self.entries.remove(position);
+            let entry = code.entries.remove(position);
             event.entry = Some(entry.id);
             event.reasons.clear();
-            self.entries.insert(0, entry);
-            self.events.push(event);
-            return self.events.last().expect("just pushed");
+            code.entries.insert(0, entry);
+            return event;
         }
-        if self.run_only || self.entries.len() >= config.recompile_limit {
+        if code.run_only || code.entries.len() >= config.recompile_limit {
             event.action = Action::Eager;
-            if !self.run_only {
+            if !code.run_only {
                 let last = event
                     .reasons
                     .first()
-                    .map(|(id, r)| format!("0/{id}: {r}"))
+                    .map(|(id, r)| format!("{frame}/{id}: {r}"))
                     .unwrap_or_default();
                 event.warning = Some(format!(
                     "torch._dynamo hit config.recompile_limit ({})\n   function: '{}' (model.py:{})\n   last reason: {last}\nTo log all recompilation reasons, use TORCH_LOGS=\"recompiles\".",
-                    config.recompile_limit, self.entry.function.0, self.entry.function.1
+                    config.recompile_limit, code.function, self.entry.function.1
                 ));
-                self.run_only = true;
+                code.run_only = true;
+            }
+            if frame != 0 {
+                // The eager run of a resume function's graph alone is not modelled: the
+                // call stops here, saying so.
+                event.action = Action::Error;
+                event.error = Some(format!(
+                    "{} reached the recompile limit; running a resume function eagerly is not modelled yet",
+                    code.function
+                ));
+                return event;
             }
             // The call runs eagerly, and PyTorch raises what the eager run raises: the call
             // is an error then, not an eager call (no entry is added either way).
@@ -428,16 +708,22 @@ impl CodeCache {
                 event.error_span = err.span();
                 event.error_in_program = err.is_in_program();
             }
-            self.events.push(event);
-            return self.events.last().expect("just pushed");
+            return event;
         }
         let started = clock();
-        event.compile_id = Some(self.attempts);
-        match self.compile(wrapper, config, call, marks, &marked) {
+        event.compile_id = Some(self.frames[frame].attempts);
+        let compiled = match resume {
+            None => self.compile(wrapper, config, call, marks, &marked),
+            Some((values, index)) => {
+                self.compile_resume(frame, wrapper, config, call, values, index)
+            }
+        };
+        let code = &mut self.frames[frame];
+        match compiled {
             Ok(entry) => {
                 event.action = Action::Compile;
                 event.entry = Some(entry.id);
-                self.entries.insert(0, entry);
+                code.entries.insert(0, entry);
             }
             Err(err) => {
                 event.action = Action::Error;
@@ -446,10 +732,9 @@ impl CodeCache {
                 event.error_in_program = err.is_in_program();
             }
         }
-        self.attempts += 1;
+        code.attempts += 1;
         event.compile_ms = clock() - started;
-        self.events.push(event);
-        self.events.last().expect("just pushed")
+        event
     }
 
     /// Traces the function for these sizes under `config` and produces its guards.
@@ -465,29 +750,149 @@ impl CodeCache {
         // looks at it: all of them for a trace that finishes, only those looked at before the
         // failure for one that raises. (Whether the Python read an int before failing is not
         // seen here, so a failed trace leaves the ints' memory as it was.)
-        let merged: Vec<ArgState> = self
-            .frame_state
-            .iter()
-            .zip(&call.args)
-            .map(|(state, (_, value))| merge_state(state.as_ref(), value))
-            .collect();
+        let merged = self.frames[0].merged(call);
         let mut env = ShapeEnv::new();
         let traced = match trace_args(&mut env, &merged, call, marks, config.dynamic) {
             Ok(traced) => traced,
             Err((failing, err)) => {
-                self.remember(&merged, |i, _| i <= failing);
+                self.frames[0].remember(&merged, |i, _| i <= failing);
                 return Err(err.into());
             }
         };
-        let graph = match frontend::capture(&self.program, &self.entry, &traced, &mut env) {
-            Ok(graph) => graph,
+        let segment = match frontend::capture(&self.program, &self.entry, &traced, &mut env) {
+            Ok(segment) => segment,
             Err(err) => {
                 let looked_at = env.realised();
-                self.remember(&merged, |_, name| looked_at.contains(name));
+                self.frames[0].remember(&merged, |_, name| looked_at.contains(name));
                 return Err(err);
             }
         };
-        self.remember(&merged, |_, _| true);
+        self.frames[0].remember(&merged, |_, _| true);
+        Ok(self.new_entry(0, wrapper, config, segment, env, traced, marked, None))
+    }
+
+    /// Traces the graph after break `index - 1` (a resume function's, frame `frame`) for
+    /// its arguments `call`, forward running eagerly on the call's `values` to the break.
+    /// Tensors are traced as the mode and automatic dynamic say when the graph first uses
+    /// them; ints are constants (Python holds them as plain ints across the break).
+    fn compile_resume(
+        &mut self,
+        frame: usize,
+        wrapper: usize,
+        config: &CompileConfig,
+        call: &CallShapes,
+        values: &[CallArg],
+        index: usize,
+    ) -> Result<Entry, FrontendError> {
+        let function = self.frames[frame].function.clone();
+        let merged: Vec<ArgState> = call
+            .args
+            .iter()
+            .map(|(name, value)| {
+                let state = self.resume_states.get(&(function.clone(), name.clone()));
+                merge_state(state, value)
+            })
+            .collect();
+        let args = call.args.clone();
+        let states = merged.clone();
+        let dynamic = config.dynamic;
+        let tracer: frontend::ResumeTracer = Box::new(move |env, name| {
+            let position = args
+                .iter()
+                .position(|(arg, _)| arg == name)
+                .expect("the break's arguments are the frame's");
+            let (name, value) = &args[position];
+            let dynamic = match value {
+                ArgValue::Int(_) => DynamicMode::False,
+                _ => dynamic,
+            };
+            trace_arg(
+                env,
+                &states[position],
+                name,
+                value,
+                &CallMarks::default(),
+                dynamic,
+            )
+        });
+        let mut env = ShapeEnv::new();
+        let segment = match frontend::capture_resume(
+            &self.program,
+            &self.entry,
+            values,
+            index,
+            tracer,
+            &mut env,
+        ) {
+            Ok(segment) => segment,
+            Err(err) => {
+                let looked_at = env.realised();
+                self.remember_resume(&function, call, &merged, |name| looked_at.contains(name));
+                return Err(err);
+            }
+        };
+        let used_names: Vec<&str> = segment
+            .resume_args
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect();
+        self.remember_resume(&function, call, &merged, |name| used_names.contains(&name));
+        let mut used = Vec::new();
+        let mut traced = Vec::new();
+        for (position, (name, _)) in call.args.iter().enumerate() {
+            if let Some((_, arg)) = segment.resume_args.iter().find(|(n, _)| n == name) {
+                used.push(position);
+                traced.push((name.clone(), arg.clone()));
+            }
+        }
+        let marked = vec![false; traced.len()];
+        Ok(self.new_entry(
+            frame,
+            wrapper,
+            config,
+            segment,
+            env,
+            traced,
+            &marked,
+            Some(used),
+        ))
+    }
+
+    /// Keeps `merged` as the automatic-dynamic memory of resume function `function`'s
+    /// arguments that `keep` selects by name.
+    fn remember_resume(
+        &mut self,
+        function: &str,
+        call: &CallShapes,
+        merged: &[ArgState],
+        keep: impl Fn(&str) -> bool,
+    ) {
+        for ((name, _), state) in call.args.iter().zip(merged) {
+            if keep(name) {
+                self.resume_states
+                    .insert((function.to_string(), name.clone()), state.clone());
+            }
+        }
+    }
+
+    /// A new entry of frame `frame` from its traced graph: guards, kernels, and how its
+    /// arguments look.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "an entry is made of all of these"
+    )]
+    fn new_entry(
+        &mut self,
+        frame: usize,
+        wrapper: usize,
+        config: &CompileConfig,
+        segment: frontend::Segment,
+        env: ShapeEnv,
+        traced: Vec<(String, TracedArg)>,
+        marked: &[bool],
+        used: Option<Vec<usize>>,
+    ) -> Entry {
+        let graph = segment.graph;
         let guards = GuardSet::produce(&env, &traced, marked);
         let compiled = compile::compile(&graph, &|sym| env.range(sym), &CompileOptions::ENTRY);
         let mut inputs = Vec::new();
@@ -504,9 +909,10 @@ impl CodeCache {
                 TracedArg::Bool(b) => values.push((name.clone(), ValueSpec::Bool(*b))),
             }
         }
-        let id = self.attempts;
-        self.compiled += 1;
-        Ok(Entry {
+        let code = &mut self.frames[frame];
+        let id = code.attempts;
+        code.compiled += 1;
+        Entry {
             id,
             wrapper,
             mode: config.dynamic,
@@ -516,18 +922,10 @@ impl CodeCache {
             inputs,
             values,
             compiled,
+            graph_break: segment.graph_break,
+            frame,
             marked: marked.to_vec(),
-        })
-    }
-
-    /// Keeps `merged` as the automatic-dynamic memory of the arguments `keep` selects (by
-    /// position and name); the others keep what they had.
-    fn remember(&mut self, merged: &[ArgState], keep: impl Fn(usize, &str) -> bool) {
-        let names = &self.entry.inputs;
-        for (i, state) in merged.iter().enumerate() {
-            if keep(i, &names[i]) {
-                self.frame_state[i] = Some(state.clone());
-            }
+            used,
         }
     }
 
@@ -564,8 +962,8 @@ impl CodeCache {
             };
             traced.push((name.clone(), arg));
         }
-        let graph = frontend::capture(&self.program, &self.entry, &traced, &mut env)?;
-        Ok((graph, env))
+        let segment = frontend::capture(&self.program, &self.entry, &traced, &mut env)?;
+        Ok((segment.graph, env))
     }
 }
 
@@ -586,76 +984,104 @@ fn trace_args(
     marks: &CallMarks,
     dynamic: DynamicMode,
 ) -> Result<Vec<(String, TracedArg)>, (usize, ShapeError)> {
+    call.args
+        .iter()
+        .enumerate()
+        .map(|(i, (name, value))| {
+            trace_arg(env, &merged[i], name, value, marks, dynamic)
+                .map(|arg| (name.clone(), arg))
+                .map_err(|err| (i, err))
+        })
+        .collect()
+}
+
+/// One argument of [`trace_args`], with its automatic-dynamic memory `merged`.
+fn trace_arg(
+    env: &mut ShapeEnv,
+    merged: &ArgState,
+    name: &str,
+    value: &ArgValue,
+    marks: &CallMarks,
+    dynamic: DynamicMode,
+) -> Result<TracedArg, ShapeError> {
     let automatic = dynamic != DynamicMode::False;
-    let mut traced: Vec<(String, TracedArg)> = Vec::with_capacity(call.args.len());
-    for (i, (name, value)) in call.args.iter().enumerate() {
-        let arg = match value {
-            ArgValue::Tensor(dims) => {
-                let mut shape = Vec::with_capacity(dims.len());
-                for (dim, &size) in dims.iter().enumerate() {
-                    let mark = marks
-                        .dynamic
-                        .iter()
-                        .find(|m| &m.input == name && m.dim == dim);
-                    let fixed = marks.fixed.iter().any(|(n, d)| n == name && *d == dim);
-                    let changed = matches!(
-                        &merged[i],
-                        ArgState::Tensor(dims) if dims[dim] == DimState::Dynamic
-                    );
-                    let (policy, why) = if mark.is_some() {
-                        (DimPolicy::Dynamic, "mark_dynamic")
-                    } else if fixed {
-                        (DimPolicy::Static, "mark_static")
-                    } else if automatic && changed {
-                        (
-                            DimPolicy::Dynamic,
-                            "automatic dynamic: this size changed between compilations",
-                        )
-                    } else if dynamic == DynamicMode::True {
-                        (DimPolicy::Duck, "dynamic=True")
-                    } else if dynamic == DynamicMode::False {
-                        (DimPolicy::Static, "dynamic=False")
-                    } else {
-                        (
-                            DimPolicy::Static,
-                            "dynamic=None: static until this size changes",
-                        )
-                    };
-                    let mark = mark.map(|m| Mark {
-                        min: m.min,
-                        max: m.max,
-                    });
-                    let source = DimSource::dim(name, dim);
-                    shape.push(
-                        env.add_input_dim(source, size, policy, mark, why)
-                            .map_err(|err| (i, err))?,
-                    );
-                }
-                TracedArg::Tensor(shape)
-            }
-            ArgValue::Int(int) => {
-                let changed = merged[i] == ArgState::Int(DimState::Dynamic);
-                let (dynamic, why) = if automatic && changed {
+    Ok(match value {
+        ArgValue::Tensor(dims) => {
+            let mut shape = Vec::with_capacity(dims.len());
+            for (dim, &size) in dims.iter().enumerate() {
+                let mark = marks
+                    .dynamic
+                    .iter()
+                    .find(|m| m.input == name && m.dim == dim);
+                let fixed = marks.fixed.iter().any(|(n, d)| n == name && *d == dim);
+                let changed = matches!(
+                    merged,
+                    ArgState::Tensor(dims) if dims[dim] == DimState::Dynamic
+                );
+                let (policy, why) = if mark.is_some() {
+                    (DimPolicy::Dynamic, "mark_dynamic")
+                } else if fixed {
+                    (DimPolicy::Static, "mark_static")
+                } else if automatic && changed {
                     (
-                        true,
-                        "automatic dynamic: this int changed between compilations",
+                        DimPolicy::Dynamic,
+                        "automatic dynamic: this size changed between compilations",
                     )
+                } else if dynamic == DynamicMode::True {
+                    (DimPolicy::Duck, "dynamic=True")
+                } else if dynamic == DynamicMode::False {
+                    (DimPolicy::Static, "dynamic=False")
                 } else {
-                    match dynamic {
-                        DynamicMode::True => (true, "dynamic=True"),
-                        DynamicMode::False => (false, "dynamic=False"),
-                        DynamicMode::Auto => {
-                            (false, "dynamic=None: an int is a constant until it changes")
-                        }
-                    }
+                    (
+                        DimPolicy::Static,
+                        "dynamic=None: static until this size changes",
+                    )
                 };
-                TracedArg::Int(env.add_input_int(name, *int, dynamic, why))
+                let mark = mark.map(|m| Mark {
+                    min: m.min,
+                    max: m.max,
+                });
+                let source = DimSource::dim(name, dim);
+                shape.push(env.add_input_dim(source, size, policy, mark, why)?);
             }
-            ArgValue::Bool(b) => TracedArg::Bool(*b),
-        };
-        traced.push((name.clone(), arg));
-    }
-    Ok(traced)
+            TracedArg::Tensor(shape)
+        }
+        ArgValue::Int(int) => {
+            let changed = *merged == ArgState::Int(DimState::Dynamic);
+            let (dynamic, why) = if automatic && changed {
+                (
+                    true,
+                    "automatic dynamic: this int changed between compilations",
+                )
+            } else {
+                match dynamic {
+                    DynamicMode::True => (true, "dynamic=True"),
+                    DynamicMode::False => (false, "dynamic=False"),
+                    DynamicMode::Auto => {
+                        (false, "dynamic=None: an int is a constant until it changes")
+                    }
+                }
+            };
+            TracedArg::Int(env.add_input_int(name, *int, dynamic, why))
+        }
+        ArgValue::Bool(b) => TracedArg::Bool(*b),
+    })
+}
+
+/// Seeded random values of a call's sizes: what Python runs on between the graphs of a
+/// function that breaks when the caller gives sizes only.
+fn random_values(call: &CallShapes) -> Vec<CallArg> {
+    call.args
+        .iter()
+        .map(|(name, value)| match value {
+            ArgValue::Tensor(dims) => {
+                let shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+                CallArg::Tensor(crate::graph::random_inputs(&[(name.clone(), shape)], 0).remove(0))
+            }
+            ArgValue::Int(v) => CallArg::Int(*v),
+            ArgValue::Bool(b) => CallArg::Bool(*b),
+        })
+        .collect()
 }
 
 fn dim_spec(env: &ShapeEnv, dim: &Expr) -> DimSpec {

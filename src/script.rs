@@ -19,9 +19,10 @@ use crate::frontend::{
 };
 use crate::graph::Span;
 use crate::guard::{ArgValue, CallShapes};
-use crate::runtime::executor::{Backend, Executor, RunOptions};
+use crate::runtime::executor::{Backend, Executor, Outcome, RunOptions};
 use crate::symbolic::SymbolNaming;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
@@ -36,10 +37,12 @@ pub struct Logs {
     pub guards: bool,
     /// `dynamic`: the symbolic-shape events of each compilation (`create_symbol`, `eval`).
     pub dynamic: bool,
+    /// `graph_breaks`: where and why each compilation's graph ended before the return.
+    pub graph_breaks: bool,
 }
 
 /// The artifacts `Logs` knows, as `TORCH_LOGS` names them.
-const LOG_NAMES: [&str; 3] = ["recompiles", "guards", "dynamic"];
+const LOG_NAMES: [&str; 4] = ["recompiles", "guards", "dynamic", "graph_breaks"];
 
 impl FromStr for Logs {
     type Err = String;
@@ -51,9 +54,7 @@ impl FromStr for Logs {
                 "recompiles" => logs.recompiles = true,
                 "guards" => logs.guards = true,
                 "dynamic" => logs.dynamic = true,
-                "graph_breaks" => {
-                    return Err("graph_breaks: Tailor does not break graphs yet (an unsupported construct in forward is an error)".into());
-                }
+                "graph_breaks" => logs.graph_breaks = true,
                 other => {
                     return Err(format!(
                         "unknown log '{other}' (Tailor prints {})",
@@ -124,6 +125,8 @@ pub fn run(source: &str, options: ScriptOptions) -> ScriptRun {
         wrappers: Vec::new(),
         calls: Vec::new(),
         options,
+        next_frame: 0,
+        logged_breaks: Vec::new(),
     }));
     let outcome = frontend::run_script(source, Box::new(SharedHost(host.clone())), clock);
     let host = host.borrow();
@@ -145,6 +148,9 @@ struct Code {
     cache: CodeCache,
     executor: Executor,
     wrappers: usize,
+    /// Dynamo's frame id of each of the cache's frames (the function, then its resume
+    /// functions), given in the order frames are first called since the last reset.
+    frame_ids: BTreeMap<usize, usize>,
 }
 
 /// One `torch.compile(...)` result.
@@ -159,6 +165,10 @@ struct Host {
     wrappers: Vec<Wrapper>,
     calls: Vec<ScriptCall>,
     options: ScriptOptions,
+    /// The next frame id to give.
+    next_frame: usize,
+    /// The graph breaks logged so far (PyTorch prints a break's user stack only once).
+    logged_breaks: Vec<(u32, u32)>,
 }
 
 /// The host as the front end holds it while the script runs; `run` keeps the other handle.
@@ -183,6 +193,7 @@ impl ScriptHost for SharedHost {
                     cache: CodeCache::new(program, entry),
                     executor,
                     wrappers: 0,
+                    frame_ids: BTreeMap::new(),
                 });
                 host.codes.len() - 1
             }
@@ -197,18 +208,19 @@ impl ScriptHost for SharedHost {
         host.wrappers.len() - 1
     }
 
-    fn set_logs(&mut self, recompiles: bool, guards: bool, dynamic: bool) {
-        self.0.borrow_mut().options.logs = Logs {
-            recompiles,
-            guards,
-            dynamic,
-        };
+    fn set_logs(&mut self, logs: Logs) {
+        self.0.borrow_mut().options.logs = logs;
     }
 
     fn reset(&mut self) {
-        for code in &mut self.0.borrow_mut().codes {
+        let mut host = self.0.borrow_mut();
+        // PyTorch's frame counter starts again too, and its log of breaks seen.
+        host.next_frame = 0;
+        host.logged_breaks.clear();
+        for code in &mut host.codes {
             code.cache.reset();
             code.executor.clear();
+            code.frame_ids.clear();
         }
     }
 
@@ -239,20 +251,19 @@ impl ScriptHost for SharedHost {
             wrapper_state.index,
             wrapper_state.config,
         );
-        let frame = code;
         let code = &mut host.codes[code];
         let names = code.cache.entry_point().inputs.clone();
         let mut inputs = Vec::new();
         let mut values = Vec::with_capacity(args.len());
-        for (name, arg) in names.into_iter().zip(args) {
+        for (name, arg) in names.into_iter().zip(args.iter()) {
             let value = match arg {
                 CallArg::Tensor(tensor) => {
                     let dims = tensor.shape.iter().map(|&d| d as i64).collect();
-                    inputs.push(tensor);
+                    inputs.push(tensor.clone());
                     ArgValue::Tensor(dims)
                 }
-                CallArg::Int(int) => ArgValue::Int(int),
-                CallArg::Bool(b) => ArgValue::Bool(b),
+                CallArg::Int(int) => ArgValue::Int(*int),
+                CallArg::Bool(b) => ArgValue::Bool(*b),
             };
             values.push((name, value));
         }
@@ -260,31 +271,64 @@ impl ScriptHost for SharedHost {
         let clock = host.options.clock.clone();
         let event = code
             .cache
-            .call(index, &config, &call, &marks, &|| clock())
+            .call_values(index, &config, &call, &marks, Some(&args), &|| clock())
             .clone();
-        let log = log_lines(&host.options, frame, &code.cache, &event);
+        for frame in event.frames() {
+            code.frame_ids.entry(frame.frame).or_insert_with(|| {
+                host.next_frame += 1;
+                host.next_frame - 1
+            });
+        }
+        let mut log = Vec::new();
+        let entry_point = code.cache.entry_point();
+        let function = (entry_point.function.0.as_str(), entry_point.function.1);
+        let mut frame_log = |call: &CallEvent, function: (&str, u32), log: &mut Vec<Output>| {
+            let frame = Frame {
+                local: call.frame,
+                id: code.frame_ids[&call.frame],
+                function,
+            };
+            let lines = log_lines(
+                &host.options,
+                &frame,
+                &code.cache,
+                call,
+                &mut host.logged_breaks,
+            );
+            log.extend(lines.into_iter().map(|line| Output {
+                stream: Stream::Log,
+                text: format!("{line}\n"),
+            }));
+        };
+        frame_log(&event, function, &mut log);
+        for resume in &event.breaks {
+            log.extend(resume.printed.iter().cloned());
+            let function = (resume.function.as_str(), resume.graph_break.span.line);
+            frame_log(&resume.call, function, &mut log);
+        }
         let mut record = ScriptCall {
             wrapper,
             dynamic: config.dynamic,
             event: event.clone(),
             run_ms: 0.0,
         };
-        if event.action == Action::Error {
+        if let Some(failed_frame) = event.first_error() {
             host.calls.push(record);
             return Err(FrontendError::Compiled {
-                span: event.error_span.unwrap_or(span),
-                message: event.error.unwrap_or_default(),
+                span: failed_frame.error_span.unwrap_or(span),
+                message: failed_frame.error.clone().unwrap_or_default(),
             });
         }
         let ran = code
             .executor
             .start_call(&code.cache, &event, &call, inputs, RunOptions::default())
-            .and_then(|job| {
-                wait(code.executor.execute(job)).unwrap_or_else(|| {
-                    Err(Error::Call {
-                        message: "this backend runs asynchronously; a script's calls run on the CPU backend".into(),
-                        span: None,
-                    })
+            .and_then(|job| run_now(code.executor.execute(job)))
+            .and_then(|outcome| {
+                let resumes =
+                    code.executor
+                        .start_resumes(&code.cache, &event, RunOptions::default())?;
+                resumes.into_iter().try_fold(outcome, |outcome, job| {
+                    run_now(code.executor.execute(job)).map(|later| outcome.then(later))
                 })
             });
         let outcome = match ran {
@@ -296,10 +340,12 @@ impl ScriptHost for SharedHost {
         };
         record.run_ms = outcome.run_ms;
         host.calls.push(record);
-        // An eager call has no entry of its own; every entry of one code returns alike.
-        let returned = event
+        // An eager call has no entry of its own; every entry of one code returns alike. A
+        // call through graph breaks returns what its last graph returned.
+        let last = event.frames().last().unwrap_or(&event);
+        let returned = last
             .entry
-            .and_then(|id| code.cache.entry(id))
+            .and_then(|id| code.cache.frame_entry(last.frame, id))
             .or_else(|| code.cache.entries_mru().first())
             .map(|entry| entry.graph.returned.clone())
             .unwrap_or_default();
@@ -311,19 +357,40 @@ impl ScriptHost for SharedHost {
     }
 }
 
-/// The log lines of one call, as PyTorch's logging prints them after its `[frame/compile]`
-/// prefix: the recompile reasons, the new entry's guards and symbolic events, and the
-/// recompile-limit warning (printed whatever the logs, as PyTorch's WARNING is).
+/// A run's result where a script needs it at once (see `wait`).
+fn run_now<F: Future<Output = Result<Outcome, Error>>>(future: F) -> Result<Outcome, Error> {
+    wait(future).unwrap_or_else(|| {
+        Err(Error::Call {
+            message: "this backend runs asynchronously; a script's calls run on the CPU backend"
+                .into(),
+            span: None,
+        })
+    })
+}
+
+/// One frame as the logs name it: its place in the cache, its id, its name and line.
+struct Frame<'a> {
+    local: usize,
+    id: usize,
+    function: (&'a str, u32),
+}
+
+/// The log lines of one frame's call, as PyTorch's logging prints them after its
+/// `[frame/compile]` prefix: the recompile reasons, the new entry's graph break, guards and
+/// symbolic events, and the recompile-limit warning (printed whatever the logs, as
+/// PyTorch's WARNING is).
 fn log_lines(
     options: &ScriptOptions,
-    frame: usize,
+    frame: &Frame<'_>,
     cache: &CodeCache,
     event: &CallEvent,
+    logged_breaks: &mut Vec<(u32, u32)>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
-    let entry_point = cache.entry_point();
     let new_entry: Option<&Entry> = match event.action {
-        Action::Compile => event.entry.and_then(|id| cache.entry(id)),
+        Action::Compile => event
+            .entry
+            .and_then(|id| cache.frame_entry(frame.local, id)),
         _ => None,
     };
     // A compilation that failed logs why it was tried, as PyTorch does before it raises.
@@ -331,10 +398,10 @@ fn log_lines(
         && options.logs.recompiles
         && id > 0
     {
-        lines.extend(recompile_lines(options, frame, id, entry_point, event));
+        lines.extend(recompile_lines(options, frame, id, event));
     }
     if let Some(entry) = new_entry {
-        let prefix = CompileId(frame, entry.id);
+        let prefix = CompileId(frame.id, entry.id);
         if options.logs.dynamic {
             lines.push(format!("{prefix} create_env"));
             let names = entry.env.symbol_names(options.symbol_names);
@@ -348,13 +415,24 @@ fn log_lines(
             }));
         }
         if options.logs.recompiles && entry.id > 0 {
-            lines.extend(recompile_lines(
-                options,
-                frame,
-                entry.id,
-                entry_point,
-                event,
-            ));
+            lines.extend(recompile_lines(options, frame, entry.id, event));
+        }
+        if let Some(graph_break) = &entry.graph_break
+            && options.logs.graph_breaks
+        {
+            let tag = format!("{prefix} [__graph_breaks]");
+            let place = (graph_break.span.line, graph_break.span.col);
+            let mut break_lines = graph_break.log_lines(&options.path);
+            if logged_breaks.contains(&place) {
+                break_lines[0] = break_lines[0].replacen(
+                    "Graph break in",
+                    "Graph break (user stack suppressed due to duplicate graph break) in",
+                    1,
+                );
+            } else {
+                logged_breaks.push(place);
+            }
+            lines.extend(break_lines.iter().map(|line| format!("{tag} {line}")));
         }
         if options.logs.guards {
             let tag = format!("{prefix} [__guards]");
@@ -369,7 +447,7 @@ fn log_lines(
         }
     }
     if let Some(warning) = &event.warning {
-        let prefix = CompileId(frame, cache.next_compile_id());
+        let prefix = CompileId(frame.id, cache.next_compile_id());
         let warning = warning.replace("model.py", &options.path);
         lines.extend(warning.lines().map(|line| format!("{prefix} {line}")));
     }
@@ -380,16 +458,15 @@ fn log_lines(
 /// compile `id` of `frame`.
 fn recompile_lines(
     options: &ScriptOptions,
-    frame: usize,
+    frame: &Frame<'_>,
     id: usize,
-    entry_point: &EntryPoint,
     event: &CallEvent,
 ) -> Vec<String> {
-    let tag = format!("{} [__recompiles]", CompileId(frame, id));
+    let tag = format!("{} [__recompiles]", CompileId(frame.id, id));
     let mut lines = vec![
         format!(
             "{tag} Recompiling function {} in {}:{}",
-            entry_point.function.0, options.path, entry_point.function.1
+            frame.function.0, options.path, frame.function.1
         ),
         format!("{tag}     triggered by the following guard failure(s):"),
     ];
@@ -397,7 +474,7 @@ fn recompile_lines(
         event
             .reasons
             .iter()
-            .map(|(id, reason)| format!("{tag}     - {frame}/{id}: {reason}")),
+            .map(|(id, reason)| format!("{tag}     - {}/{id}: {reason}", frame.id)),
     );
     lines
 }

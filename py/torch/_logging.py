@@ -6,7 +6,5 @@ import _tailor
 def set_logs(*, recompiles=False, guards=False, dynamic=None, graph_breaks=False, **others):
     """Turns the named artifacts on and every other off, as PyTorch's set_logs does
     (`dynamic` takes a logging level: any level turns it on)."""
-    if graph_breaks:
-        _tailor.unsupported("torch._logging.set_logs(graph_breaks=True)",
-                            "Tailor does not break graphs yet: an unsupported construct in forward is an error")
-    _tailor.set_logs(bool(recompiles), bool(guards), dynamic is not None and dynamic is not False)
+    _tailor.set_logs(bool(recompiles), bool(guards), dynamic is not None and dynamic is not False,
+                     bool(graph_breaks))

@@ -510,7 +510,7 @@ class Tensor(_tailor.TensorBase):
         return self
 
     def __bool__(self):
-        return _tailor.tensor_condition()
+        return _tailor.tensor_condition(self)
 
     # ---- values (a script's tensors outside forward) --------------------------------------
 
@@ -521,9 +521,11 @@ class Tensor(_tailor.TensorBase):
             step = len(flat) // shape[0] if shape[0] else 0
             return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
+        _tailor.value_break(self, "tolist")
         return nest(_tailor.values(self), list(_tailor.shape(self)))
 
     def item(self):
+        _tailor.value_break(self, "item")
         flat = _tailor.values(self)
         if len(flat) != 1:
             raise RuntimeError(f"a Tensor with {len(flat)} elements cannot be converted to Scalar")

@@ -7,6 +7,12 @@ Run with PyTorch 2.15 (CPU is enough), from the repository root:
     /tmp/torch/bin/python scripts/pytorch/check_script.py inductor \
         demos/material_demo.py > tests/data/pytorch/material_demo.inductor.txt
 
+A third argument names other TORCH_LOGS artifacts (graph breaks):
+
+    /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
+        tests/data/scripts/graph_breaks.py recompiles,graph_breaks \
+        > tests/data/pytorch/graph_breaks.eager.txt
+
 A script whose output is all that matters (how tensors print) is recorded by running it:
 
     /tmp/torch/bin/python tests/data/scripts/printing.py > tests/data/pytorch/printing.txt
@@ -36,7 +42,8 @@ runpy.run_path(sys.argv[2], run_name="__main__")
 
 def main():
     backend, path = sys.argv[1], sys.argv[2]
-    env = dict(os.environ, TORCH_LOGS="recompiles")
+    logs = sys.argv[3] if len(sys.argv) > 3 else "recompiles"
+    env = dict(os.environ, TORCH_LOGS=logs)
     run = subprocess.run([sys.executable, "-c", RUNNER, backend, path], env=env,
                          capture_output=True, text=True, check=True)
     directory = os.path.dirname(os.path.abspath(path)) + os.sep

@@ -7,13 +7,17 @@
 //! Invariant: a proxy of an earlier capture is never used as an operand (its node ids and
 //! symbols belong to another graph and `ShapeEnv`).
 
+use super::breaks::{BreakPoint, BreakReason, GraphBreak};
+use super::capture::{Resume, start_capture};
 use super::native::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
+use super::script::CallArg;
 use super::source::{Decision, FILE_NAME};
 use crate::frontend::FrontendError;
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::{IndexItem, Ops, TensorRef, Tracing};
 use crate::graph::{
-    Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape, Span, Tensor, element_count,
+    Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape, Span, Tensor, TracedArg,
+    element_count,
 };
 use crate::shape::Origin;
 use crate::shape::ShapeEnv;
@@ -80,6 +84,32 @@ pub(super) fn user_frame(vm: &VirtualMachine) -> Option<(PyObjectRef, usize, usi
     None
 }
 
+/// How many frames of the user's file are running.
+pub(super) fn user_frame_count(vm: &VirtualMachine) -> usize {
+    user_frames(vm).len()
+}
+
+/// The frames of the user's file that are running, innermost first.
+pub(super) fn user_frames(vm: &VirtualMachine) -> Vec<PyObjectRef> {
+    let mut frames = Vec::new();
+    let mut frame: Option<PyObjectRef> = vm.current_frame().map(Into::into);
+    while let Some(current) = frame {
+        let is_user = current
+            .get_attr("f_code", vm)
+            .ok()
+            .and_then(|code| code.downcast::<PyCode>().ok())
+            .is_some_and(|code| code.source_path().as_str() == FILE_NAME);
+        frame = current
+            .get_attr("f_back", vm)
+            .ok()
+            .filter(|back| !vm.is_none(back));
+        if is_user {
+            frames.push(current);
+        }
+    }
+    frames
+}
+
 /// The position of the instruction at byte offset `lasti` of `code`.
 pub(super) fn instruction_position(code: &PyCode, lasti: usize) -> Option<(usize, usize)> {
     let (start, _) = code.code.locations.get(lasti / 2)?;
@@ -94,6 +124,21 @@ pub(super) enum Argument {
     Int(Expr),
     /// A bool argument.
     Bool(bool),
+    /// A tensor's values: a call run eagerly (a probe, or the way to a graph after a break).
+    Values(Rc<Tensor>),
+    /// An int's value, in such a call.
+    IntValue(i64),
+}
+
+impl Argument {
+    /// A call's argument given by value.
+    pub fn value(arg: &CallArg) -> Argument {
+        match arg {
+            CallArg::Tensor(tensor) => Argument::Values(Rc::new(tensor.clone())),
+            CallArg::Int(int) => Argument::IntValue(*int),
+            CallArg::Bool(b) => Argument::Bool(*b),
+        }
+    }
 }
 
 /// A `_tailor` call in progress.
@@ -333,8 +378,203 @@ impl<'vm> Call<'vm> {
                 self.name_constant(value, c);
                 Ok(proxy.tensor.clone())
             }
-            TensorRef::Node(_) | TensorRef::Value(_) => Ok(proxy.tensor.clone()),
+            TensorRef::Value(value) => Ok(self
+                .resume_input(value)?
+                .map_or_else(|| proxy.tensor.clone(), TensorRef::Node)),
+            TensorRef::Node(_) => Ok(proxy.tensor.clone()),
         }
+    }
+
+    /// A graph break at the user's line (see `breaks.rs`): in the graph being captured it
+    /// ends the graph there (Python stops, by an exception only the capture sees); on the
+    /// way to that graph, or in a probe, Python passes it with real values, and the capture
+    /// of the graph after it starts there. Outside a run of forward (module level, a
+    /// script's own code) nothing breaks. `held` is the tensor the break reads.
+    pub fn graph_break(
+        &self,
+        reason: BreakReason,
+        held: Option<&PyObjectRef>,
+        taken: Option<bool>,
+    ) -> Result<()> {
+        let mut forward = self.session.forward.borrow_mut();
+        let Some(run) = forward.as_mut() else {
+            return Ok(());
+        };
+        let frames = user_frames(self.vm);
+        if frames.len() != run.outer_frames + 1 {
+            return Err(FrontendError::Break {
+                span: self.span,
+                what: "inside a function that forward calls".into(),
+                note: "Dynamo compiles that function's frame on its own, with graphs and resume functions of its own".into(),
+            }
+            .into());
+        }
+        let graph_break = GraphBreak {
+            reason,
+            span: self.span,
+            function: run.function.clone(),
+            taken,
+        };
+        if self.is_capturing() {
+            let held = self.held_nodes(&frames[0], held);
+            run.ended = Some((graph_break, held));
+            let stop = self.vm.ctx.exceptions.base_exception_type.to_owned();
+            return Err(Raise::Python(self.vm.new_exception_empty(stop)));
+        }
+        let point = self.break_point(&frames[0], graph_break)?;
+        run.points.push(point.clone());
+        if run.target != Some(run.points.len()) {
+            return Ok(());
+        }
+        let Some((mut env, tracer)) = run.start.take() else {
+            return Ok(());
+        };
+        drop(forward);
+        let mut resume = Resume {
+            tensors: point
+                .tensors
+                .into_iter()
+                .map(|(name, value)| (name, value, None))
+                .collect(),
+            tracer,
+            traced: Vec::new(),
+        };
+        // Ints are plain Python ints in the frame, so they are traced (and guarded) now,
+        // as the constants the graph will use.
+        let mut graph = Graph::default();
+        for (name, _) in &point.ints {
+            let traced = (resume.tracer)(&mut env, name)?;
+            if let TracedArg::Int(expr) = &traced {
+                graph.int_inputs.push((name.clone(), expr.clone()));
+            }
+            resume.traced.push((name.clone(), traced));
+        }
+        start_capture(&self.session, graph, env, Some(resume));
+        Ok(())
+    }
+
+    /// The nodes of the graph being captured that Python holds at its break: the tensors in
+    /// forward's locals and the one the break reads, in graph order (inputs excluded: the
+    /// next graph gets those from the caller).
+    fn held_nodes(&self, frame: &PyObjectRef, held: Option<&PyObjectRef>) -> Vec<NodeId> {
+        let capture = self.session.capture.borrow();
+        let Some(capture) = capture.as_ref() else {
+            return Vec::new();
+        };
+        let mut nodes: Vec<NodeId> = self
+            .frame_locals(frame)
+            .iter()
+            .map(|(_, value)| value)
+            .chain(held)
+            .filter_map(|value| {
+                let proxy = value.downcast_ref::<TensorBase>()?;
+                match &proxy.tensor {
+                    TensorRef::Node(id)
+                        if proxy.capture == capture.number
+                            && !matches!(capture.graph.node(*id).op, Op::Input { .. }) =>
+                    {
+                        Some(*id)
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        nodes.sort();
+        nodes.dedup();
+        nodes
+    }
+
+    /// What forward's frame holds at a break Python passes with real values.
+    fn break_point(&self, frame: &PyObjectRef, graph_break: GraphBreak) -> Result<BreakPoint> {
+        let mut point = BreakPoint {
+            graph_break,
+            tensors: Vec::new(),
+            ints: Vec::new(),
+        };
+        for (name, value) in self.frame_locals(frame) {
+            if let Some(proxy) = value.downcast_ref::<TensorBase>() {
+                if let TensorRef::Value(values) = &proxy.tensor {
+                    point.tensors.push((name, values.clone()));
+                }
+            } else if value.class().is(self.vm.ctx.types.bool_type) {
+                continue;
+            } else if let Some(int) = self.small_int(&value) {
+                point.ints.push((name, int?));
+            } else if value.downcast_ref::<PyFloat>().is_some() {
+                return Err(FrontendError::Break {
+                    span: point.graph_break.span,
+                    what: format!("with the float '{name}' in forward's variables"),
+                    note: "PyTorch 2.15 passes it to the resume function, where it is a constant guarded by value, then a symbolic float once it changes; Tailor has no float inputs yet".into(),
+                }
+                .into());
+            }
+        }
+        Ok(point)
+    }
+
+    /// A frame's local variables, in the frame's order.
+    fn frame_locals(&self, frame: &PyObjectRef) -> Vec<(String, PyObjectRef)> {
+        let vm = self.vm;
+        let Ok(mapping) = frame.get_attr("f_locals", vm) else {
+            return Vec::new();
+        };
+        let Ok(items) = vm.call_method(&mapping, "items", ()) else {
+            return Vec::new();
+        };
+        let items: Vec<PyObjectRef> = vm.extract_elements_with(&items, Ok).unwrap_or_default();
+        items
+            .iter()
+            .filter_map(|item| {
+                let pair: Vec<PyObjectRef> = vm.extract_elements_with(item, Ok).ok()?;
+                match pair.as_slice() {
+                    [name, value] => Some((
+                        name.str(vm).ok()?.to_string_lossy().into_owned(),
+                        value.clone(),
+                    )),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// In the capture of a graph after a break, the input node of a tensor Python held at
+    /// the break, made (and its sizes traced) when the graph first uses it.
+    fn resume_input(&self, value: &Rc<Tensor>) -> Result<Option<NodeId>> {
+        let mut capture = self.session.capture.borrow_mut();
+        let Some(capture) = capture.as_mut() else {
+            return Ok(None);
+        };
+        let Some(resume) = capture.resume.as_mut() else {
+            return Ok(None);
+        };
+        let Some(held) = resume
+            .tensors
+            .iter_mut()
+            .find(|(_, held, _)| Rc::ptr_eq(held, value))
+        else {
+            return Err(self.unsupported(
+                "a tensor kept across a graph break outside forward's variables",
+                "Dynamo hands a resume function the frame's locals and value stack; Tailor hands it the locals: assign the tensor to a variable before the break",
+            ));
+        };
+        if let Some(id) = held.2 {
+            return Ok(Some(id));
+        }
+        let name = held.0.clone();
+        let traced = (resume.tracer)(&mut capture.env, &name)?;
+        let TracedArg::Tensor(shape) = &traced else {
+            return Err(self.type_error(format!("'{name}' was a tensor at the graph break")));
+        };
+        let id = capture.graph.push(
+            &name,
+            Op::Input { name: name.clone() },
+            vec![],
+            shape.clone(),
+            None,
+        );
+        held.2 = Some(id);
+        resume.traced.push((name, traced));
+        Ok(Some(id))
     }
 
     fn name_constant(&self, value: &PyObjectRef, constant: &ConstTensor) {
@@ -781,7 +1021,9 @@ impl<'vm> Call<'vm> {
                 .iter()
                 .map(|arg| match arg {
                     Argument::Tensor(id) => call.wrap_tensor(TensorRef::Node(*id)),
+                    Argument::Values(values) => call.wrap_tensor(TensorRef::Value(values.clone())),
                     Argument::Int(expr) => call.wrap_size(expr.clone()),
+                    Argument::IntValue(int) => Ok(call.vm.ctx.new_int(*int).into()),
                     Argument::Bool(b) => Ok(call.vm.ctx.new_bool(*b).into()),
                 })
                 .collect()

@@ -116,6 +116,29 @@ pub enum FrontendError {
         /// Why the CPU reference could not run it.
         error: EvalError,
     },
+    /// A graph break Tailor does not model: inside a function forward calls (Dynamo
+    /// compiles that frame on its own), or with a float in forward's locals (PyTorch 2.15
+    /// makes it an input of the resume function, a symbolic float once it changes).
+    #[error("{span}: a graph break {what} is not modelled yet ({note})")]
+    Break {
+        /// Where the break is.
+        span: Span,
+        /// Which kind of break.
+        what: String,
+        /// What PyTorch does there.
+        note: String,
+    },
+    /// Replaying a call to trace the graph after a break, Python did not reach that break
+    /// again (the forward took another way with the same values: nondeterministic code).
+    #[error(
+        "replaying the call to trace graph {target} after its graph breaks, forward returned after {breaks} break(s): it did not run the same way twice"
+    )]
+    Replay {
+        /// The breaks the replay passed.
+        breaks: usize,
+        /// The graph it was to trace.
+        target: usize,
+    },
     /// A call of a `torch.compile`d function in a script failed: compiling it (the error's
     /// own span is inside `forward`) or running its kernels.
     #[error("{span}: {message}")]
@@ -157,6 +180,7 @@ impl FrontendError {
             | FrontendError::Deadline { span, .. }
             | FrontendError::TooLarge { span, .. }
             | FrontendError::Eager { span, .. }
+            | FrontendError::Break { span, .. }
             | FrontendError::Compiled { span, .. } => Some(*span),
             FrontendError::Shape(
                 ShapeError::Mismatch { span, .. } | ShapeError::Invalid { span, .. },

@@ -12,6 +12,7 @@
 //! size-dependent path it takes is guarded; a Python exception in the user's code is a
 //! `FrontendError` with its line:col, never a panic.
 
+mod breaks;
 mod call;
 mod capture;
 mod errors;
@@ -22,9 +23,11 @@ mod script;
 mod source;
 mod state;
 
-use crate::graph::{Graph, Span, TracedArg};
+use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
+pub use breaks::{BreakPoint, BreakReason, GraphBreak, Probed};
 use call::Call;
+pub use capture::{ResumeTracer, Segment};
 pub use errors::FrontendError;
 use errors::frontend_error;
 use rustpython_vm::builtins::PyBaseExceptionRef;
@@ -394,7 +397,8 @@ impl Program {
     }
 }
 
-/// Runs the entry's `forward` over inputs of the given symbolic shapes, building the graph.
+/// Runs the entry's `forward` over inputs of the given symbolic shapes, building its first
+/// graph: to the return, or to the first graph break.
 ///
 /// Errors PyTorch raises at the end of tracing (constraint violations of `mark_dynamic`)
 /// are raised here too; on success every shape in the graph has the final replacements
@@ -404,9 +408,59 @@ pub fn capture(
     entry: &EntryPoint,
     args: &[(String, TracedArg)],
     env: &mut ShapeEnv,
-) -> Result<Graph, FrontendError> {
+) -> Result<Segment, FrontendError> {
+    run_forward(program, entry, capture::Plan::First(args), env).map(segment)
+}
+
+/// Builds the graph after break `index - 1` of a call (the resume function's): forward runs
+/// eagerly on the call's `values` to that break, then traces with the resume arguments
+/// `tracer` gives, to the next break or the return.
+pub fn capture_resume(
+    program: &Program,
+    entry: &EntryPoint,
+    values: &[CallArg],
+    index: usize,
+    tracer: ResumeTracer,
+    env: &mut ShapeEnv,
+) -> Result<Segment, FrontendError> {
+    let plan = capture::Plan::Resume {
+        values,
+        index,
+        tracer,
+    };
+    run_forward(program, entry, plan, env).map(segment)
+}
+
+/// Runs the whole of forward eagerly on a call's `values`, as Python runs it between the
+/// graphs of a function that breaks: returns what it held at each break, and what it
+/// printed, each piece with the number of breaks passed before it.
+pub fn probe(
+    program: &Program,
+    entry: &EntryPoint,
+    values: &[CallArg],
+) -> Result<Probed, FrontendError> {
+    let mut env = ShapeEnv::new();
+    match run_forward(program, entry, capture::Plan::Probe(values), &mut env)? {
+        capture::Ran::Probe(points, printed) => Ok(Probed { points, printed }),
+        capture::Ran::Segment(_) => unreachable!("a probe captures nothing"),
+    }
+}
+
+fn segment(ran: capture::Ran) -> Segment {
+    match ran {
+        capture::Ran::Segment(segment) => segment,
+        capture::Ran::Probe(..) => unreachable!("only a probe plan probes"),
+    }
+}
+
+fn run_forward(
+    program: &Program,
+    entry: &EntryPoint,
+    plan: capture::Plan<'_>,
+    env: &mut ShapeEnv,
+) -> Result<capture::Ran, FrontendError> {
     program.interpreter.enter(|vm| {
         let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
-        budgeted(vm, || capture::run(vm, &session, entry, args, env))?
+        budgeted(vm, || capture::run(vm, &session, entry, plan, env))?
     })
 }

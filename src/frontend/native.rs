@@ -17,7 +17,8 @@ pub(super) use _tailor::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
 pub(super) mod _tailor {
     use super::super::call::Call;
     use crate::frontend::FrontendError;
-    use crate::frontend::capture::Capture;
+    use crate::frontend::breaks::BreakReason;
+    use crate::frontend::capture::{Capture, ForwardRun};
     use crate::frontend::ops::TensorRef;
     use crate::frontend::script::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, Stream};
     use crate::frontend::source::FILE_NAME;
@@ -55,6 +56,8 @@ pub(super) mod _tailor {
         pub classes: RefCell<Option<Classes>>,
         pub source: RefCell<Option<Rc<UserSource>>>,
         pub capture: RefCell<Option<Capture>>,
+        /// The run of forward in progress (graph breaks, `breaks.rs`).
+        pub forward: RefCell<Option<ForwardRun>>,
         pub errors: RefCell<Vec<FrontendError>>,
         pub next_const: Cell<usize>,
         pub captures: Cell<u64>,
@@ -230,10 +233,17 @@ pub(super) mod _tailor {
         recompiles: bool,
         guards: bool,
         dynamic: bool,
+        graph_breaks: bool,
         vm: &VirtualMachine,
     ) -> PyResult<()> {
+        let logs = crate::script::Logs {
+            recompiles,
+            guards,
+            dynamic,
+            graph_breaks,
+        };
         crate::frontend::script::with_host(vm, "torch._logging.set_logs", |host| {
-            host.set_logs(recompiles, guards, dynamic)
+            host.set_logs(logs)
         })
     }
 
@@ -260,13 +270,18 @@ pub(super) mod _tailor {
     #[pyfunction]
     fn values(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         Call::run(vm, |call| {
-            let tensor = match call.tensor(&x)? {
+            // The proxy's own tensor: after a graph break it is a value Python read there
+            // (`x.item()`), not an input of the graph that starts at the break.
+            let proxy = x.downcast_ref::<TensorBase>().ok_or_else(|| {
+                call.type_error(format!("expected a Tensor, got {}", call.type_name(&x)))
+            })?;
+            let tensor = match proxy.tensor.clone() {
                 TensorRef::Value(value) => crate::graph::Tensor::clone(&value),
                 TensorRef::Const(constant) if call.is_eager() => constant.values(),
                 _ => {
                     return Err(call.unsupported(
-                        "reading a tensor's values (.item(), .tolist(), float())",
-                        "inside forward Dynamo breaks the graph here, and Tailor does not break graphs yet",
+                        "reading a value of a tensor of forward outside a run of forward",
+                        "a graph tensor was kept after forward returned",
                     ));
                 }
             };
@@ -276,6 +291,33 @@ pub(super) mod _tailor {
                 .map(|&v| vm.ctx.new_float(f64::from(v)).into())
                 .collect();
             Ok(vm.ctx.new_list(values).into())
+        })
+    }
+
+    /// `x.item()` / `x.tolist()` (`method`) reads a tensor's values: inside forward, a
+    /// graph break (Dynamo's `capture_scalar_outputs=False`).
+    #[pyfunction]
+    fn value_break(x: PyObjectRef, method: PyUtf8StrRef, vm: &VirtualMachine) -> PyResult<()> {
+        Call::run_with(vm, |call| {
+            let reason = BreakReason::Value {
+                method: method.as_str().to_string(),
+            };
+            call.graph_break(reason, Some(&x), None)
+        })
+    }
+
+    /// `print(*args)`: inside forward, a graph break (Dynamo cannot trace the builtin).
+    #[pyfunction]
+    fn print_break(args: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult<()> {
+        Call::run_with(vm, |call| {
+            let arg_types = args
+                .iter()
+                .map(|arg| match call.type_name(arg).as_str() {
+                    "tuple" if arg.class().name().to_string() == "Size" => "Size".to_string(),
+                    name => name.to_string(),
+                })
+                .collect();
+            call.graph_break(BreakReason::Print { arg_types }, None, None)
         })
     }
 
@@ -310,7 +352,25 @@ pub(super) mod _tailor {
             "stdout" => Stream::Stdout,
             _ => Stream::Stderr,
         };
-        Call::session(vm)?.write(stream, text.as_str());
+        let session = Call::session(vm)?;
+        if let Some(run) = session.forward.borrow_mut().as_mut() {
+            // A probe keeps its output for the caller to place between the graphs' logs;
+            // a replay that only traces drops it (the probe printed it).
+            if run.target.is_none() {
+                let passed = run.points.len();
+                run.printed.push((
+                    passed,
+                    Output {
+                        stream,
+                        text: text.as_str().to_string(),
+                    },
+                ));
+            }
+            if run.target.is_none() || run.mute {
+                return Ok(());
+            }
+        }
+        session.write(stream, text.as_str());
         Ok(())
     }
 
@@ -905,13 +965,31 @@ pub(super) mod _tailor {
     // ---- values of tensors, which capture never reads --------------------------------------
 
     #[pyfunction]
-    fn tensor_condition(vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let what = call.decision().map_or("condition", |d| d.what);
-            Err(call.unsupported(
-                format!("using a tensor's value in '{what}'"),
-                "data-dependent control flow makes Dynamo graph-break",
-            ))
+    fn tensor_condition(x: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+        Call::run_with(vm, |call| {
+            let values = match call.tensor(&x)? {
+                TensorRef::Value(value) => Some(crate::graph::Tensor::clone(&value)),
+                TensorRef::Const(constant) if call.is_eager() => Some(constant.values()),
+                _ => None,
+            };
+            let truth = match &values {
+                Some(tensor) if tensor.data.len() == 1 => Some(tensor.data[0] != 0.0),
+                Some(tensor) => {
+                    return Err(call.type_error(format!(
+                        "RuntimeError: Boolean value of Tensor with {} values is ambiguous",
+                        tensor.data.len()
+                    )));
+                }
+                None => None,
+            };
+            call.graph_break(BreakReason::Branch, Some(&x), truth)?;
+            truth.ok_or_else(|| {
+                let what = call.decision().map_or("condition", |d| d.what);
+                call.unsupported(
+                    format!("using a tensor's value in '{what}' outside a run of forward"),
+                    "a graph tensor was kept after forward returned",
+                )
+            })
         })
     }
 

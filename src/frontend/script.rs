@@ -55,9 +55,9 @@ pub struct HostCall {
     pub outputs: Vec<Tensor>,
     /// How `forward`'s return value is made of them.
     pub returned: Returned,
-    /// Log lines the call produced (`TORCH_LOGS`-style and warnings), each without its
-    /// newline.
-    pub log: Vec<String>,
+    /// What the call wrote, in order: `TORCH_LOGS`-style lines and warnings, and what
+    /// Python printed between the graphs of a call through graph breaks.
+    pub log: Vec<Output>,
 }
 
 /// What a script's `torch.compile` and compiled calls go to.
@@ -75,8 +75,8 @@ pub trait ScriptHost {
     /// The input names of wrapper `wrapper`'s function.
     fn inputs(&self, wrapper: usize) -> Vec<String>;
 
-    /// `torch._logging.set_logs(recompiles=, guards=, dynamic=)`.
-    fn set_logs(&mut self, recompiles: bool, guards: bool, dynamic: bool);
+    /// `torch._logging.set_logs(recompiles=, guards=, dynamic=, graph_breaks=)`.
+    fn set_logs(&mut self, logs: crate::script::Logs);
 
     /// `torch._dynamo.reset()`: every cache forgets its entries and automatic-dynamic state.
     fn reset(&mut self);
@@ -282,8 +282,8 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
         let result = host.call(wrapper, inputs, call_marks, call.span);
         drop(host);
         let result = result?;
-        for line in &result.log {
-            session.write(Stream::Log, &format!("{line}\n"));
+        for piece in &result.log {
+            session.write(piece.stream, &piece.text);
         }
         let mut outputs = result
             .outputs

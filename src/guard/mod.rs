@@ -97,6 +97,16 @@ impl CallShapes {
         CallShapes { args, flat }
     }
 
+    /// The arguments at `positions`, in that order.
+    pub fn select(&self, positions: &[usize]) -> CallShapes {
+        CallShapes::with_args(
+            positions
+                .iter()
+                .filter_map(|&p| self.args.get(p).cloned())
+                .collect(),
+        )
+    }
+
     /// The tensor arguments and their sizes, in parameter order.
     pub fn tensors(&self) -> impl Iterator<Item = (&str, &[i64])> {
         self.args.iter().filter_map(|(name, value)| match value {

@@ -23,8 +23,9 @@ use crate::cache::{Action, CallEvent, CodeCache, Entry};
 use crate::codegen::Mode;
 use crate::compile::{self, CompileOptions, Compiled};
 use crate::error::Error;
-use crate::graph::{self, Graph, Tensor};
-use crate::guard::CallShapes;
+use crate::frontend::{BreakPoint, CallArg};
+use crate::graph::{self, Graph, Op, Tensor};
+use crate::guard::{ArgValue, CallShapes};
 use crate::lower::{GemmStrategy, Schedule};
 use crate::symbolic::Bindings;
 use std::collections::HashMap;
@@ -351,6 +352,8 @@ pub enum KernelKey {
     /// A cache entry's kernels in `mode`; `sizes` is the call static code of a symbolic
     /// schedule was specialised for (`x=8,64`), empty otherwise.
     Entry {
+        /// The entry's frame (0: the compiled function; else a resume function).
+        frame: usize,
         /// The entry's compile id.
         id: usize,
         /// How sizes reach the kernels.
@@ -427,6 +430,26 @@ pub struct Outcome {
     pub host_ms: f64,
 }
 
+impl Outcome {
+    /// This run followed by the run of the graph after its break: the later one's outputs,
+    /// the times added, kernels and products listed in order, the worse error.
+    pub fn then(mut self, later: Outcome) -> Outcome {
+        self.outputs = later.outputs;
+        self.build_ms += later.build_ms;
+        self.run_ms += later.run_ms;
+        self.reference_ms += later.reference_ms;
+        self.expected = later.expected;
+        self.max_abs_err = match (self.max_abs_err, later.max_abs_err) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.kernel_ms.extend(later.kernel_ms);
+        self.products.extend(later.products);
+        self.host_ms += later.host_ms;
+        self
+    }
+}
+
 /// Runs calls on one backend and keeps every entry's kernels.
 pub struct Executor {
     backend: Rc<Backend>,
@@ -484,6 +507,43 @@ impl Executor {
         }
     }
 
+    /// The runs of the resume functions' entries a call went through (its graph breaks), in
+    /// order, each on the tensors and ints Python held at its break (those it computed while
+    /// running on to the return, as a lazy-tensor runtime materialises them).
+    pub fn start_resumes(
+        &mut self,
+        cache: &CodeCache,
+        event: &CallEvent,
+        options: RunOptions,
+    ) -> Result<Vec<Job>, Error> {
+        let points = cache.last_break_points();
+        let mut jobs = Vec::with_capacity(event.breaks.len());
+        for (resume, point) in event.breaks.iter().zip(points) {
+            let call = &resume.call;
+            let entry = match (call.action, call.entry) {
+                (Action::Compile | Action::Hit, Some(id)) => cache.frame_entry(call.frame, id),
+                _ => None,
+            };
+            let Some(entry) = entry else {
+                return Err(Error::Call {
+                    message: format!(
+                        "{} has no kernels to run ({})",
+                        resume.function,
+                        call.error.as_deref().unwrap_or(&call.action.to_string())
+                    ),
+                    span: call.error_span,
+                });
+            };
+            let (shapes, inputs) = resume_inputs(&entry.graph, point);
+            let mode = entry
+                .compiled
+                .mode()
+                .map_err(|err| Error::from(err.clone()))?;
+            jobs.push(self.start_entry(entry, mode, &shapes, inputs, options)?);
+        }
+        Ok(jobs)
+    }
+
     /// A run of `entry`'s kernels in `mode` (the page's mode switch, the benchmark).
     pub fn start_entry(
         &mut self,
@@ -499,6 +559,7 @@ impl Executor {
                 .schedule()
                 .is_ok_and(|s| !s.shape_syms().is_empty());
         let key = KernelKey::Entry {
+            frame: entry.frame,
             id: entry.id,
             mode,
             sizes: if symbolic_static {
@@ -669,6 +730,29 @@ impl Executor {
     }
 }
 
+/// The arguments of a resume function's graph at a break: its input tensors (by name,
+/// in the graph's order) and ints, and their values.
+fn resume_inputs(graph: &Graph, point: &BreakPoint) -> (CallShapes, Vec<Tensor>) {
+    let mut args = Vec::new();
+    let mut inputs = Vec::new();
+    for &id in &graph.inputs {
+        let Op::Input { name } = &graph.node(id).op else {
+            continue;
+        };
+        if let Some((_, tensor)) = point.tensors.iter().find(|(held, _)| held == name) {
+            let dims = tensor.shape.iter().map(|&d| d as i64).collect();
+            args.push((name.clone(), ArgValue::Tensor(dims)));
+            inputs.push(Tensor::clone(tensor));
+        }
+    }
+    for (name, _) in &graph.int_inputs {
+        if let Some((_, value)) = point.ints.iter().find(|(held, _)| held == name) {
+            args.push((name.clone(), ArgValue::Int(*value)));
+        }
+    }
+    (CallShapes::with_args(args), inputs)
+}
+
 /// The symbol values of `call` in `schedule` (what static code bakes in).
 pub fn call_bindings(schedule: &Schedule, call: &CallShapes) -> Result<Bindings, RunError> {
     let sizes: Vec<Vec<usize>> = call
@@ -747,6 +831,19 @@ pub fn call_inputs(
             }
         })
         .collect())
+}
+
+/// A call's arguments as values: its tensors' `inputs` (in order), its ints and bools.
+pub fn call_values(call: &CallShapes, inputs: &[Tensor]) -> Vec<CallArg> {
+    let mut tensors = inputs.iter();
+    call.args
+        .iter()
+        .filter_map(|(_, value)| match value {
+            ArgValue::Tensor(_) => tensors.next().cloned().map(CallArg::Tensor),
+            ArgValue::Int(v) => Some(CallArg::Int(*v)),
+            ArgValue::Bool(b) => Some(CallArg::Bool(*b)),
+        })
+        .collect()
 }
 
 /// The largest absolute difference between two lists of tensors (infinite when their

@@ -46,7 +46,9 @@ pub(super) fn set(object: &JsValue, key: &str, value: &JsValue) {
 pub(super) fn error_kind(error: &Error) -> &'static str {
     match error {
         Error::Frontend(FrontendError::Syntax { .. }) => "syntax",
-        Error::Frontend(FrontendError::Unsupported { .. }) => "unsupported",
+        Error::Frontend(FrontendError::Unsupported { .. } | FrontendError::Break { .. }) => {
+            "unsupported"
+        }
         Error::Frontend(FrontendError::Name { .. }) => "name",
         Error::Frontend(FrontendError::Type { .. }) => "type",
         Error::Frontend(FrontendError::NoEntry { .. } | FrontendError::Empty) => "entry",
@@ -58,7 +60,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
             | FrontendError::TooLarge { .. },
         ) => "budget",
         Error::Frontend(FrontendError::Eager { .. }) => "eval",
-        Error::Frontend(FrontendError::Compiled { .. }) => "call",
+        Error::Frontend(FrontendError::Compiled { .. } | FrontendError::Replay { .. }) => "call",
         Error::Input(_) => "input",
         Error::Eval(_) => "eval",
         Error::Compile(_) => "lower",

@@ -14,8 +14,8 @@ use super::compilation::Compilation;
 use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
 use super::kernels;
 use super::view::{self, CallTimes};
-use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
-use crate::runtime::executor::{self, Backend, Executor, Job, RunOptions};
+use crate::cache::{CallMarks, CodeCache, CompileConfig};
+use crate::runtime::executor::{self, Backend, Executor, Job, Outcome, RunOptions};
 use crate::spec;
 use crate::symbolic::SymbolNaming;
 use js_sys::Promise;
@@ -59,7 +59,8 @@ pub struct Model {
 struct Pending {
     index: usize,
     generation: u64,
-    job: Job,
+    /// The function's run, then those of the resume functions after its graph breaks.
+    jobs: Vec<Job>,
 }
 
 /// `call`'s options: `{ check?: false, timing?: false }`.
@@ -132,34 +133,44 @@ impl Model {
         let mut shared = self.shared.borrow_mut();
         let shared = &mut *shared;
         let index = shared.cache.events.len();
+        let inputs = executor::call_inputs(&call, data, index as u64)
+            .map_err(|err| from_error(&err.into()))?;
+        let arguments = executor::call_values(&call, &inputs);
         let event = shared
             .cache
-            .call(
+            .call_values(
                 self.wrapper,
                 &self.config,
                 &call,
                 &self.marks,
+                Some(&arguments),
                 &super::now_ms,
             )
             .clone();
         shared.times.push(CallTimes::default());
-        if event.action == Action::Error {
+        if let Some(failed) = event.first_error() {
             let record = view::call_view(index, &event, CallTimes::default());
-            let message = event.error.clone().unwrap_or_default();
-            let error = js_error("compile", &message, event.error_span);
+            let message = failed.error.clone().unwrap_or_default();
+            let error = js_error("compile", &message, failed.error_span);
             set(&error, "call", &to_js(&record));
             return Err(error);
         }
-        let inputs = executor::call_inputs(&call, data, index as u64)
-            .map_err(|err| from_error(&err.into()))?;
-        let job = shared
-            .executor
-            .start_call(&shared.cache, &event, &call, inputs, options)
-            .map_err(|err| from_error(&err))?;
+        let mut jobs = vec![
+            shared
+                .executor
+                .start_call(&shared.cache, &event, &call, inputs, options)
+                .map_err(|err| from_error(&err))?,
+        ];
+        jobs.extend(
+            shared
+                .executor
+                .start_resumes(&shared.cache, &event, options)
+                .map_err(|err| from_error(&err))?,
+        );
         Ok(Pending {
             index,
             generation: shared.generation,
-            job,
+            jobs,
         })
     }
 }
@@ -187,17 +198,26 @@ async fn finish_call(
     let Pending {
         index,
         generation,
-        job,
+        jobs,
     } = pending;
-    let finished = Executor::run(&backend, &super::now_ms, job).await;
+    let mut ran: Option<Outcome> = None;
+    for job in jobs {
+        let finished = Executor::run(&backend, &super::now_ms, job).await;
+        let mut kept = shared.borrow_mut();
+        let outcome = if kept.generation == generation {
+            kept.executor.keep(finished)
+        } else {
+            finished.outcome
+        };
+        let outcome = outcome.map_err(|err| from_error(&err))?;
+        ran = Some(match ran {
+            Some(earlier) => earlier.then(outcome),
+            None => outcome,
+        });
+    }
+    let ran = ran.ok_or_else(|| js_error("call", "the call had nothing to run", None))?;
     let mut shared = shared.borrow_mut();
     let current = shared.generation == generation;
-    let ran = if current {
-        shared.executor.keep(finished)
-    } else {
-        finished.outcome
-    };
-    let ran = ran.map_err(|err| from_error(&err))?;
     let times = CallTimes {
         build: ran.build_ms,
         run: ran.run_ms,

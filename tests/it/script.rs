@@ -551,8 +551,8 @@ compiled(torch.randn(5, 4))
 
 #[test]
 fn unknown_logs_are_refused_by_name() {
-    let err = "recompiles,graph_breaks".parse::<Logs>().unwrap_err();
-    assert!(err.contains("graph_breaks"), "{err}");
+    let err = "recompiles,graph_code".parse::<Logs>().unwrap_err();
+    assert!(err.contains("unknown log 'graph_code'"), "{err}");
 }
 
 /// PyTorch 2.8+ names a symbol by a hash of its source; with `--symbol-names pytorch` the
@@ -596,4 +596,79 @@ fn pytorch_symbol_names_are_the_ones_pytorch_creates() {
             "[0/0] create_symbol s2 = 5 for L['y'].size()[1]",
         ]
     );
+}
+
+/// Graph breaks (`tests/data/scripts/graph_breaks.py`: a print in a module's forward, a
+/// branch on a tensor's value both ways, an int read by `.item()`) make the graphs,
+/// resume functions and recompiles PyTorch 2.15 made for it: its `[__recompiles]` lines
+/// and the place and reason of each `[__graph_breaks]` entry
+/// (`tests/data/pytorch/graph_breaks.eager.txt`), and it prints what PyTorch printed.
+#[test]
+fn graph_breaks_make_pytorchs_graphs_and_resume_functions() {
+    let recorded = data("tests/data/pytorch/graph_breaks.eager.txt");
+    let (logs, printed) = recorded
+        .split_once("---- stdout\n")
+        .expect("the record has both parts");
+    const PATH: &str = "tests/data/scripts/graph_breaks.py";
+    let run = run_script_at(PATH, &data(PATH), "recompiles,graph_breaks");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    // What both print of a break: where it is and its reason's first line (PyTorch adds
+    // hints, its own stack and the user's).
+    let kept = |line: &&str| {
+        line.contains("[__recompiles]")
+            || line.contains("[__graph_breaks] Graph break")
+            || line.contains("[__graph_breaks] Graph Break Reason:")
+    };
+    let ours: Vec<String> = run
+        .text(&[Stream::Log])
+        .lines()
+        .filter(kept)
+        .filter_map(without_comment)
+        .collect();
+    let theirs: Vec<String> = logs
+        .lines()
+        .filter(kept)
+        .filter_map(without_comment)
+        .collect();
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        without_numbers(&run.text(&[Stream::Stdout])),
+        without_numbers(printed)
+    );
+}
+
+/// A call through graph breaks returns what the same Python computes eagerly: each
+/// graph's kernels run on what Python held at its break (the script asserts it).
+#[test]
+fn a_call_through_graph_breaks_computes_what_python_computes() {
+    let source = r#"
+import torch
+import torch.nn as nn
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x).relu()
+        if h.sum() > 1.0:
+            h = h * 2
+        k = int(h.shape[0])
+        print("rows", k)
+        return h[:, :2] + k
+
+torch.manual_seed(0)
+model = Gate()
+compiled = torch.compile(model, dynamic=True)
+for b in [2, 3, 7, 1]:
+    x = torch.randn(b, 4)
+    assert (compiled(x) - model(x)).abs().amax().item() < 1e-5
+    assert (compiled(-x) - model(-x)).abs().amax().item() < 1e-5
+"#;
+    let run = run_script_at("gate.py", source, "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(run.text(&[Stream::Stdout]).lines().count(), 16);
+    let breaks: usize = run.calls.iter().map(|call| call.event.breaks.len()).sum();
+    assert_eq!(breaks, 16, "two breaks in each of 8 calls");
 }

@@ -13,11 +13,11 @@
 use crate::args::RunArgs;
 use crate::run::RunResults;
 use serde_json::{Value, json};
-use tailor::CallShapes;
 use tailor::SymbolNaming;
 use tailor::cache::{Action, DimSpec, ValueSpec};
 use tailor::runtime::executor::Device;
 use tailor::symbolic::SymbolNames;
+use tailor::{CallEvent, CallShapes};
 
 /// The run as one JSON object on one line, its entries' symbols named by `naming`.
 pub fn json(results: &RunResults, naming: SymbolNaming) -> String {
@@ -49,6 +49,9 @@ pub fn json(results: &RunResults, naming: SymbolNaming) -> String {
             }
             if let Some(warning) = &event.warning {
                 fields.insert("warning".into(), json!(warning));
+            }
+            if !event.breaks.is_empty() {
+                fields.insert("graph_breaks".into(), breaks_json(event));
             }
             match outputs {
                 Ok(outputs) if event.action != Action::Error => {
@@ -96,6 +99,32 @@ pub fn json(results: &RunResults, naming: SymbolNaming) -> String {
         report["adapter"] = json!({ "name": name, "backend": backend });
     }
     format!("{report}\n")
+}
+
+/// A call's graph breaks: each break's place and reason, and the call of the resume
+/// function after it (its frame id, action, compile id and guard failures).
+fn breaks_json(event: &CallEvent) -> Value {
+    json!(
+        event
+            .breaks
+            .iter()
+            .map(|resume| {
+                let call = &resume.call;
+                json!({
+                    "line": resume.graph_break.span.line,
+                    "col": resume.graph_break.span.col,
+                    "reason": resume.graph_break.reason.to_string().lines().next().unwrap_or(""),
+                    "resume": resume.function,
+                    "frame": call.frame,
+                    "action": call.action.to_string(),
+                    "entry": call.entry,
+                    "compile_id": call.compile_id,
+                    "reasons": call.reasons.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
+                    "error": call.error,
+                })
+            })
+            .collect::<Vec<_>>()
+    )
 }
 
 fn dims_json(dims: &[DimSpec]) -> Value {
@@ -147,6 +176,29 @@ pub fn text(args: &RunArgs, results: &RunResults) -> String {
         }
         if let Some(error) = &event.error {
             out.push_str(&format!("          error: {error}\n"));
+        }
+        for resume in &event.breaks {
+            let call = &resume.call;
+            let entry = call
+                .entry
+                .map_or(String::new(), |e| format!(" entry {}/{e}", call.frame));
+            let reason = resume.graph_break.reason.to_string();
+            out.push_str(&format!(
+                "          graph break at {}: {}\n          then {} {}{entry}\n",
+                resume.graph_break.span,
+                reason.lines().last().unwrap_or_default().trim(),
+                resume.function,
+                call.action
+            ));
+            for (id, reason) in &call.reasons {
+                out.push_str(&format!(
+                    "            guard failed {}/{id}: {reason}\n",
+                    call.frame
+                ));
+            }
+            if let Some(error) = &call.error {
+                out.push_str(&format!("            error: {error}\n"));
+            }
         }
         match outputs {
             Ok(outputs) if !outputs.tensors.is_empty() => {

@@ -98,10 +98,14 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
     };
     let mut results = Vec::new();
     for (index, (_, call, values)) in calls.into_iter().enumerate() {
-        let event = cache.call(0, &model.config, &call, &marks, &clock).clone();
+        let inputs = executor::call_inputs(&call, values, index as u64)?;
+        let arguments = executor::call_values(&call, &inputs);
+        let event = cache
+            .call_values(0, &model.config, &call, &marks, Some(&arguments), &clock)
+            .clone();
         let outputs = match event.action {
             Action::Error => Ok(CallOutput::default()),
-            _ => runner.execute(&cache, &event, &call, values, index as u64),
+            _ => runner.execute(&cache, &event, &call, inputs),
         };
         results.push((event, outputs));
     }
@@ -172,18 +176,16 @@ impl Runner {
         None
     }
 
-    /// Runs call `seed`'s kernels (the entry's, or an eager call's per-op kernels) on
-    /// `values` (seeded random values for the tensors without); with `--check`, also the
+    /// Runs a call's kernels (the entry's, or an eager call's per-op kernels, then those of
+    /// the resume functions after its graph breaks) on `inputs`; with `--check`, also the
     /// CPU reference.
     fn execute(
         &mut self,
         cache: &CodeCache,
         event: &CallEvent,
         call: &CallShapes,
-        values: Vec<Option<Vec<f32>>>,
-        seed: u64,
+        inputs: Vec<Tensor>,
     ) -> Result<CallOutput, Error> {
-        let inputs = executor::call_inputs(call, values, seed)?;
         let options = RunOptions {
             check: self.check,
             timing: false,
@@ -191,7 +193,10 @@ impl Runner {
         let job = self
             .executor
             .start_call(cache, event, call, inputs, options)?;
-        let outcome = pollster::block_on(self.executor.execute(job))?;
+        let mut outcome = pollster::block_on(self.executor.execute(job))?;
+        for job in self.executor.start_resumes(cache, event, options)? {
+            outcome = outcome.then(pollster::block_on(self.executor.execute(job))?);
+        }
         Ok(CallOutput {
             tensors: outcome.outputs,
             max_abs_err: outcome.max_abs_err,

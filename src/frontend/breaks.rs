@@ -1,0 +1,137 @@
+//! Graph breaks: where a capture meets Python that cannot go into a graph (`print`, a
+//! tensor's value read by `.item()`/`.tolist()`/`float()`, a branch on a tensor's value),
+//! the graph so far ends, as Dynamo ends it, and Python goes on with real values.
+//!
+//! RustPython has no frame-evaluation hook to resume bytecode at the break, so a call of a
+//! function that breaks is a *forward run*: the forward runs from its start, eagerly (each
+//! op on real values, `Call::eager_op`) up to the break before the graph being captured,
+//! then traces that graph (the resume function's, in Dynamo's terms) until the next break
+//! or the return. A *probe* runs the whole forward eagerly, recording what Python held at
+//! each break: the tensors and ints in the forward frame's locals, which Dynamo passes to
+//! the resume function as its arguments.
+//!
+//! Input: the break's kind and place. Output: `GraphBreak`s (printed in Dynamo's wording) and
+//! `BreakPoint`s. Invariant: only a break in the forward frame itself is modelled (Dynamo
+//! compiles a nested frame on its own); a tensor Python keeps across a break only on its
+//! value stack or inside a container is refused where it is used, never baked in.
+
+use crate::graph::{Span, Tensor};
+use serde::Serialize;
+use std::fmt;
+use std::rc::Rc;
+
+/// What made Dynamo end the graph.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BreakReason {
+    /// `print(...)` inside the compiled code, with its arguments' Python types.
+    Print {
+        /// The argument types as Dynamo lists them (`['str', 'Size']`).
+        arg_types: Vec<String>,
+    },
+    /// A tensor's value read into Python: `item`, `tolist` (also `float()`/`int()`).
+    Value {
+        /// The Tensor method.
+        method: String,
+    },
+    /// `if tensor:` / `bool(tensor)`: control flow on a tensor's value.
+    Branch,
+}
+
+impl fmt::Display for BreakReason {
+    /// PyTorch 2.15's `Graph Break Reason:` text (TORCH_LOGS=graph_breaks), first lines.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const CALL: &str =
+            "Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):";
+        match self {
+            BreakReason::Print { arg_types } => {
+                let types = arg_types
+                    .iter()
+                    .map(|t| format!("'{t}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                write!(
+                    f,
+                    "{CALL}\n\nFailed to trace builtin operator\n  Explanation: Dynamo does not know how to trace builtin operator `print` with argument types [{types}] (has_kwargs False)"
+                )
+            }
+            BreakReason::Value { method } => write!(
+                f,
+                "{CALL}\n\nUnsupported Tensor.{method}() call with capture_scalar_outputs=False"
+            ),
+            BreakReason::Branch => f.write_str("Data-dependent branching"),
+        }
+    }
+}
+
+/// Where and why a graph ended before the function returned.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GraphBreak {
+    /// Why.
+    pub reason: BreakReason,
+    /// Where in the user's file.
+    pub span: Span,
+    /// The function the break is in (`forward`, or the compiled function's name).
+    pub function: String,
+    /// For a branch, which way Python went: the resume functions of the two ways are
+    /// different code, each with its own cache.
+    pub taken: Option<bool>,
+}
+
+impl GraphBreak {
+    /// Dynamo's name of the code that resumes after this break.
+    pub fn resume_name(&self) -> String {
+        format!(
+            "torch_dynamo_resume_in_{}_at_{}",
+            self.function, self.span.line
+        )
+    }
+
+    /// The lines `TORCH_LOGS=graph_breaks` prints for it (without the user stack).
+    pub fn log_lines(&self, file: &str) -> Vec<String> {
+        let mut lines = vec![format!(
+            "Graph break in user code at {file}:{}",
+            self.span.line
+        )];
+        let reason = self.reason.to_string();
+        let mut reason_lines = reason.lines();
+        if let Some(first) = reason_lines.next() {
+            lines.push(format!("Graph Break Reason: {first}"));
+        }
+        lines.extend(reason_lines.map(str::to_string));
+        lines
+    }
+}
+
+/// What a probe saw: what Python held at each break, and what it printed, each piece with
+/// the number of breaks passed before it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probed {
+    /// One per break, in order.
+    pub points: Vec<BreakPoint>,
+    /// The output, tagged.
+    pub printed: Vec<(usize, crate::frontend::Output)>,
+}
+
+/// What Python held in the forward frame at one break: the resume function's arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakPoint {
+    /// The break.
+    pub graph_break: GraphBreak,
+    /// The tensors in the frame's locals, by name, in the frame's order.
+    pub tensors: Vec<(String, Rc<Tensor>)>,
+    /// The ints in the frame's locals (bools excluded), by name.
+    pub ints: Vec<(String, i64)>,
+}
+
+impl BreakPoint {
+    /// The names of the resume function's arguments, in order: what keys its cache, with
+    /// the break's place and way.
+    pub fn arg_names(&self) -> Vec<String> {
+        self.tensors
+            .iter()
+            .map(|(name, _)| name.clone())
+            .chain(self.ints.iter().map(|(name, _)| name.clone()))
+            .collect()
+    }
+}
