@@ -133,7 +133,8 @@ pub fn run(clock: Clock<'_>, rounds: usize) -> BenchReport {
 pub struct CpuWorkload {
     /// The metric's suffix: `bigmlp`, `conv`, `simplenet_b8`, …
     pub name: &'static str,
-    source: &'static str,
+    /// The model, as a learner would paste it.
+    pub source: &'static str,
     inputs: &'static [(&'static str, &'static [i64])],
     reference_inputs: &'static [(&'static str, &'static [i64])],
     /// Operations of one call at `inputs`.
