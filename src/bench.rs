@@ -3,15 +3,18 @@
 //! Input: a clock in milliseconds (injected: the CLI uses `Instant`, the page
 //! `performance.now()`) and, for the GPU figures, a GPU `Backend`; every run goes through
 //! `runtime::executor`, as the CLI's and the page's calls do (the CPU figures on a CPU
-//! `Backend`). Output: named metrics such as `compile_us.simplenet` (a fresh interpreter:
-//! load, capture, guards, lowering, WGSL), `recompile_us.simplenet` (the same in a warm one),
-//! `steady_us.simplenet_b8.dynamic` or `cpu_gflops.bigmlp`. Invariant: nothing here
-//! asserts a speed; figures are reported, and compared as ratios — each CPU figure with
-//! `graph::eval` (the op-by-op reference) timed in the same run on the same inputs, as
+//! `Backend` of their own, `CpuBench`, which the page also drives sample by sample).
+//! Output: named metrics such as `compile_us.simplenet` (a fresh interpreter: load,
+//! capture, guards, lowering, WGSL), `recompile_us.simplenet` (the same in a warm one),
+//! `steady_us.simplenet_b8.dynamic`, `cpu_gflops.bigmlp` with `cpu_peak_bytes.bigmlp` (the
+//! memory plan's peak), or `first_call_ms.simplenet_b8.static` and `gpu_gflops.bigmlp`.
+//! Invariant: nothing here asserts a speed; figures are reported, and compared as ratios —
+//! each CPU figure with `graph::eval` (the op-by-op reference) timed in the same run, as
 //! `cpu_speedup_vs_eval.*`. Every GPU figure includes what a caller pays (upload,
 //! dispatch, read-back), except `matmul_gflops.*`, which times the kernel alone.
 
 use crate::cache::{Clock, CompileConfig, DynamicMode};
+use crate::error::Error;
 use crate::guard::CallShapes;
 use crate::{CallMarks, SIMPLENET_SOURCE};
 use std::collections::BTreeMap;
@@ -123,13 +126,51 @@ pub fn run(clock: Clock<'_>, rounds: usize) -> BenchReport {
     BenchReport { metrics }
 }
 
-/// A model the CPU figures run: its source, the call, and the floating-point operations
-/// of one call (`None`: reported as a time per call).
-struct CpuCase {
-    name: &'static str,
-    source: &'static str,
+/// A model the CPU figures run: its source, the call the kernels are timed at, the call
+/// `graph::eval` is timed at (the same, or fewer rows where the op-by-op reference would
+/// take seconds), and the floating-point operations of one call at each (`None`: the
+/// figure is a time per call, and both calls are the same).
+pub struct CpuWorkload {
+    /// The metric's suffix: `bigmlp`, `conv`, `simplenet_b8`, …
+    pub name: &'static str,
+    /// The model, as a learner would paste it.
+    pub source: &'static str,
     inputs: &'static [(&'static str, &'static [i64])],
-    flops: Option<f64>,
+    reference_inputs: &'static [(&'static str, &'static [i64])],
+    /// Operations of one call at `inputs`.
+    pub flops: Option<f64>,
+    /// Operations of one call at `reference_inputs`.
+    pub reference_flops: Option<f64>,
+}
+
+impl CpuWorkload {
+    /// The call the kernels are timed at.
+    pub fn call(&self) -> CallShapes {
+        call_of(self.inputs)
+    }
+
+    /// The call `graph::eval` is timed at.
+    pub fn reference_call(&self) -> CallShapes {
+        call_of(self.reference_inputs)
+    }
+
+    /// How many times faster the kernels are than the reference: the ratio of throughputs
+    /// where the reference runs a smaller call, else of times per call.
+    pub fn speedup(&self, ms: f64, reference_ms: f64) -> f64 {
+        match (self.flops, self.reference_flops) {
+            (Some(flops), Some(reference_flops)) => (flops / ms) / (reference_flops / reference_ms),
+            _ => reference_ms / ms,
+        }
+    }
+}
+
+fn call_of(inputs: &[(&str, &[i64])]) -> CallShapes {
+    CallShapes::new(
+        inputs
+            .iter()
+            .map(|(name, dims)| (name.to_string(), dims.to_vec()))
+            .collect(),
+    )
 }
 
 /// An MLP of the size numpy and torch reach 145-162 GFLOP/s on, on this class of machine.
@@ -138,85 +179,252 @@ const BIGMLP_SOURCE: &str = "import torch\nimport torch.nn as nn\n\n\nclass BigM
 /// One convolution at a detector's input resolution.
 const CONV_SOURCE: &str = "import torch\nimport torch.nn as nn\n\n\nclass Conv(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, kernel_size=3, padding=1)\n\n    def forward(self, x):\n        return self.conv(x)\n";
 
-const CPU_CASES: [CpuCase; 3] = [
-    CpuCase {
+/// The page's convolution: issue 10's in-browser target (3 to 16 channels at 64x64).
+const CONV16_SOURCE: &str = "import torch\nimport torch.nn as nn\n\n\nclass Conv(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 16, kernel_size=3, padding=1)\n\n    def forward(self, x):\n        return self.conv(x)\n";
+
+/// Two products of `rows`x1024 by 1024x1024, a multiply and an add per term.
+const fn bigmlp_flops(rows: f64) -> f64 {
+    2.0 * 2.0 * rows * 1024.0 * 1024.0
+}
+
+/// `tailor bench`'s CPU workloads (native: threads and the host's SIMD).
+pub const CPU_WORKLOADS: [CpuWorkload; 3] = [
+    CpuWorkload {
         name: "bigmlp",
         source: BIGMLP_SOURCE,
         inputs: &[("x", &[256, 1024])],
-        // Two products of 256x1024 by 1024x1024, a multiply and an add per term.
-        flops: Some(2.0 * 2.0 * 256.0 * 1024.0 * 1024.0),
+        reference_inputs: &[("x", &[256, 1024])],
+        flops: Some(bigmlp_flops(256.0)),
+        reference_flops: Some(bigmlp_flops(256.0)),
     },
-    CpuCase {
+    CpuWorkload {
         name: "conv",
         source: CONV_SOURCE,
         inputs: &[("x", &[1, 3, 640, 640])],
+        reference_inputs: &[("x", &[1, 3, 640, 640])],
         // 8 channels x 640x640 positions x 27 taps.
         flops: Some(2.0 * 8.0 * 640.0 * 640.0 * 27.0),
+        reference_flops: Some(2.0 * 8.0 * 640.0 * 640.0 * 27.0),
     },
-    CpuCase {
+    CpuWorkload {
         name: "simplenet_b8",
         source: SIMPLENET_SOURCE,
         inputs: &[("x", &[8, 64])],
+        reference_inputs: &[("x", &[8, 64])],
         flops: None,
+        reference_flops: None,
     },
 ];
 
-/// The CPU backend's figures: `cpu_gflops.bigmlp`, `cpu_gflops.conv` and
-/// `cpu_us.simplenet_b8` (one static entry's call through the executor, after a warm-up
-/// call that binds the kernels), each with `cpu_speedup_vs_eval.*`: how many times faster
-/// than `graph::eval` on the same inputs in the same run.
-fn cpu_metrics(clock: Clock<'_>, rounds: usize, metrics: &mut BTreeMap<String, f64>) {
-    use crate::runtime::executor::{self, Backend, Executor, RunOptions};
-    use std::rc::Rc;
-    for case in &CPU_CASES {
-        // One executor per model: kept kernels are keyed by entry number, per cache.
-        let mut executor = Executor::new(Rc::new(Backend::cpu()), Rc::new(|| 0.0));
-        let call = CallShapes::new(
-            case.inputs
-                .iter()
-                .map(|(name, dims)| (name.to_string(), dims.to_vec()))
-                .collect(),
-        );
+/// The page's CPU workloads (wasm32: one thread, simd128): issue 10's in-browser targets.
+/// The MLP's reference runs 32 rows, not 256, so that one call of `graph::eval` blocks the
+/// page for a fraction of a second; its figure is compared as GFLOP/s.
+pub const PAGE_CPU_WORKLOADS: [CpuWorkload; 3] = [
+    CpuWorkload {
+        name: "simplenet_b8",
+        source: SIMPLENET_SOURCE,
+        inputs: &[("x", &[8, 64])],
+        reference_inputs: &[("x", &[8, 64])],
+        flops: None,
+        reference_flops: None,
+    },
+    CpuWorkload {
+        name: "conv16_64",
+        source: CONV16_SOURCE,
+        inputs: &[("x", &[1, 3, 64, 64])],
+        reference_inputs: &[("x", &[1, 3, 64, 64])],
+        flops: None,
+        reference_flops: None,
+    },
+    CpuWorkload {
+        name: "bigmlp",
+        source: BIGMLP_SOURCE,
+        inputs: &[("x", &[256, 1024])],
+        reference_inputs: &[("x", &[32, 1024])],
+        flops: Some(bigmlp_flops(256.0)),
+        reference_flops: Some(bigmlp_flops(32.0)),
+    },
+];
+
+/// One workload compiled (a static entry) on a CPU backend of its own, with its inputs:
+/// what the CLI's and the page's CPU figures time, call by call, so that the page can
+/// yield between samples.
+pub struct CpuBench {
+    workload: &'static CpuWorkload,
+    cache: crate::CodeCache,
+    entry: usize,
+    reference_entry: usize,
+    executor: crate::runtime::executor::Executor,
+    call: CallShapes,
+    inputs: Vec<crate::graph::Tensor>,
+    reference_call: CallShapes,
+    reference_inputs: Vec<crate::graph::Tensor>,
+    /// What the program held after the last call: arena and scratch, bytes.
+    held: (usize, usize),
+}
+
+impl CpuBench {
+    /// Loads and compiles `workload` (and, where it differs, its reference's call); runs
+    /// nothing yet.
+    pub fn new(workload: &'static CpuWorkload) -> Result<CpuBench, Error> {
+        use crate::runtime::executor::{self, Backend, Executor};
+        use std::rc::Rc;
         let config = CompileConfig {
             dynamic: DynamicMode::False,
             ..CompileConfig::default()
         };
-        let mut cache = crate::load(case.source, None).expect("the benchmark's models load");
-        let id = cache
-            .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
-            .entry
-            .expect("the benchmark's models compile");
-        let entry = cache.entry(id).expect("the entry exists");
-        let mode = entry.compiled.mode().expect("the benchmark's models lower");
-        let inputs =
-            executor::call_inputs(&call, Vec::new(), 0).expect("the benchmark's inputs fit");
-        let mut run = || {
-            let start = clock();
-            let job = executor
-                .start_entry(entry, mode, &call, inputs.clone(), RunOptions::default())
-                .expect("the kernels start");
-            ready(executor.execute(job)).expect("the kernels run");
-            clock() - start
+        let mut cache = crate::load(workload.source, None)?;
+        let mut compile = |call: &CallShapes| {
+            let event = cache.call(0, &config, call, &CallMarks::default(), &|| 0.0);
+            match (&event.error, event.entry) {
+                (None, Some(id)) => Ok(id),
+                (error, _) => Err(Error::Call {
+                    message: error.clone().unwrap_or_else(|| event.action.to_string()),
+                    span: event.error_span,
+                }),
+            }
         };
-        run();
-        let ms = median((0..rounds).map(|_| run()).collect());
+        let call = workload.call();
+        let reference_call = workload.reference_call();
+        let entry = compile(&call)?;
+        let reference_entry = compile(&reference_call)?;
+        let inputs = executor::call_inputs(&call, Vec::new(), 0)?;
+        let reference_inputs = executor::call_inputs(&reference_call, Vec::new(), 0)?;
+        Ok(CpuBench {
+            workload,
+            cache,
+            entry,
+            reference_entry,
+            // Its own CPU backend, whatever the caller runs on: these are the CPU figures.
+            executor: Executor::new(Rc::new(Backend::cpu()), Rc::new(|| 0.0)),
+            call,
+            inputs,
+            reference_call,
+            reference_inputs,
+            held: (0, 0),
+        })
+    }
+
+    /// The workload it runs.
+    pub fn workload(&self) -> &'static CpuWorkload {
+        self.workload
+    }
+
+    /// Milliseconds per call of the compiled kernels through the executor: calls repeat
+    /// until `min_ms` have passed (one call at least), so that a coarse clock still
+    /// resolves a call of a few microseconds. The first call binds the kernels.
+    pub fn time_calls(&mut self, clock: Clock<'_>, min_ms: f64) -> Result<f64, Error> {
+        use crate::runtime::executor::RunOptions;
+        let entry = self.cache.entry(self.entry).expect("the entry exists");
+        let mode = entry
+            .compiled
+            .mode()
+            .map_err(|err| Error::from(err.clone()))?;
+        let start = clock();
+        let mut calls = 0;
+        loop {
+            let job = self.executor.start_entry(
+                entry,
+                mode,
+                &self.call,
+                self.inputs.clone(),
+                RunOptions::default(),
+            )?;
+            let outcome = ready(self.executor.execute(job))?;
+            self.held = (outcome.arena_bytes, outcome.scratch_bytes);
+            calls += 1;
+            let elapsed = clock() - start;
+            if elapsed >= min_ms {
+                return Ok(elapsed / f64::from(calls));
+            }
+        }
+    }
+
+    /// Milliseconds per call of `graph::eval` (the op-by-op reference) at the reference's
+    /// call, repeated as [`CpuBench::time_calls`] is.
+    pub fn time_reference(&self, clock: Clock<'_>, min_ms: f64) -> Result<f64, Error> {
+        let entry = self
+            .cache
+            .entry(self.reference_entry)
+            .expect("the entry exists");
+        let start = clock();
+        let mut calls = 0;
+        loop {
+            black_box(crate::runtime::executor::reference(
+                &entry.graph,
+                &self.reference_call,
+                &self.reference_inputs,
+            )?);
+            calls += 1;
+            let elapsed = clock() - start;
+            if elapsed >= min_ms {
+                return Ok(elapsed / f64::from(calls));
+            }
+        }
+    }
+
+    /// Bytes of the memory plan's buffers at the timed call: its peak (outputs and shared
+    /// temporaries; inputs and parameters are read in place).
+    pub fn planned_bytes(&self) -> Result<usize, Error> {
+        let entry = self.cache.entry(self.entry).expect("the entry exists");
+        let schedule = entry
+            .compiled
+            .schedule()
+            .map_err(|err| Error::from(err.clone()))?;
+        let shapes: Vec<Vec<usize>> = self
+            .inputs
+            .iter()
+            .map(|tensor| tensor.shape.clone())
+            .collect();
+        let sizes = crate::runtime::bind(schedule, &shapes, &self.call.ints())?;
+        Ok(sizes.planned_elems(schedule) * size_of::<f32>())
+    }
+
+    /// What the program held after the last timed call, in bytes: its arena (the memory
+    /// plan's buffers) and its products' scratch; zeros before the first.
+    pub fn held_bytes(&self) -> (usize, usize) {
+        self.held
+    }
+}
+
+/// The CPU backend's figures: `cpu_gflops.bigmlp`, `cpu_gflops.conv` and
+/// `cpu_us.simplenet_b8` (one static entry's call through the executor, after a warm-up
+/// call that binds the kernels), each with `cpu_speedup_vs_eval.*`: how many times faster
+/// than `graph::eval` on the same inputs in the same run; and the memory each call uses,
+/// `cpu_peak_bytes.*` (the memory plan's peak, which is all the arena holds) and
+/// `cpu_scratch_bytes.*` (the products' working space kept between calls).
+fn cpu_metrics(clock: Clock<'_>, rounds: usize, metrics: &mut BTreeMap<String, f64>) {
+    for workload in &CPU_WORKLOADS {
+        let name = workload.name;
+        let mut bench = CpuBench::new(workload).expect("the benchmark's models compile");
+        bench.time_calls(clock, 0.0).expect("the kernels run");
+        let ms = median(
+            (0..rounds)
+                .map(|_| bench.time_calls(clock, 0.0).expect("the kernels run"))
+                .collect(),
+        );
         let reference_ms = median(
             (0..rounds.min(3))
                 .map(|_| {
-                    let start = clock();
-                    black_box(executor::reference(&entry.graph, &call, &inputs))
-                        .expect("the reference runs");
-                    clock() - start
+                    bench
+                        .time_reference(clock, 0.0)
+                        .expect("the reference runs")
                 })
                 .collect(),
         );
-        match case.flops {
-            Some(flops) => metrics.insert(format!("cpu_gflops.{}", case.name), flops / (ms * 1e6)),
-            None => metrics.insert(format!("cpu_us.{}", case.name), ms * 1e3),
+        match workload.flops {
+            Some(flops) => metrics.insert(format!("cpu_gflops.{name}"), flops / (ms * 1e6)),
+            None => metrics.insert(format!("cpu_us.{name}"), ms * 1e3),
         };
         metrics.insert(
-            format!("cpu_speedup_vs_eval.{}", case.name),
-            reference_ms / ms,
+            format!("cpu_speedup_vs_eval.{name}"),
+            workload.speedup(ms, reference_ms),
+        );
+        let planned = bench.planned_bytes().expect("the benchmark's models bind");
+        metrics.insert(format!("cpu_peak_bytes.{name}"), planned as f64);
+        metrics.insert(
+            format!("cpu_scratch_bytes.{name}"),
+            bench.held_bytes().1 as f64,
         );
     }
 }
@@ -506,8 +714,116 @@ mod gpu {
         Ok(results)
     }
 
+    /// One call through the guard cache and the executor, timed from the call to the
+    /// outputs read back (a compile, when the cache compiles, included).
+    async fn timed_call(
+        cache: &mut crate::CodeCache,
+        executor: &mut Executor,
+        config: &CompileConfig,
+        call: &CallShapes,
+        clock: &SharedClock,
+    ) -> Result<(f64, executor::Outcome), Error> {
+        let inputs = executor::call_inputs(call, Vec::new(), 0)?;
+        let start = clock();
+        let event = cache
+            .call(0, config, call, &CallMarks::default(), &**clock)
+            .clone();
+        let job = executor.start_call(cache, &event, call, inputs, RunOptions::default())?;
+        let outcome = executor.execute(job).await?;
+        Ok((clock() - start, outcome))
+    }
+
+    /// The median of `rounds` steady calls, ms.
+    async fn steady_ms(
+        cache: &mut crate::CodeCache,
+        executor: &mut Executor,
+        config: &CompileConfig,
+        call: &CallShapes,
+        clock: &SharedClock,
+        rounds: usize,
+    ) -> Result<f64, Error> {
+        let mut samples = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            samples.push(timed_call(cache, executor, config, call, clock).await?.0);
+        }
+        Ok(median(samples))
+    }
+
+    /// What a learner waits for (issue 11), each call end to end through the cache, from
+    /// a cold GPU cache per policy: SimpleNet's first call at batch 8 (`first_call_ms.*`,
+    /// compile and pipelines included), its steady call (`steady_ms.simplenet_b8.*`), under
+    /// the dynamic entry a new batch size (`new_batch_ms.simplenet_b16.dynamic`, and the
+    /// pipelines it created, `new_batch_pipelines.*`, which should be 0) and its steady
+    /// call; then the 256x1024->1024->1024 MLP's first call and steady GFLOP/s
+    /// (`gpu_gflops.bigmlp`).
+    async fn calls(
+        backend: &Rc<Backend>,
+        clock: &SharedClock,
+        rounds: usize,
+        metrics: &mut BTreeMap<String, f64>,
+    ) -> Result<(), Error> {
+        for (name, dynamic) in [
+            ("static", DynamicMode::False),
+            ("dynamic", DynamicMode::True),
+            ("auto", DynamicMode::Auto),
+        ] {
+            backend.clear_cache().await;
+            let config = CompileConfig {
+                dynamic,
+                ..CompileConfig::default()
+            };
+            let mut cache = crate::load(SIMPLENET_SOURCE, None)?;
+            let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
+            let b8 = simplenet_call(8);
+            let (first, _) = timed_call(&mut cache, &mut executor, &config, &b8, clock).await?;
+            metrics.insert(format!("first_call_ms.simplenet_b8.{name}"), first);
+            let steady = steady_ms(&mut cache, &mut executor, &config, &b8, clock, rounds).await?;
+            metrics.insert(format!("steady_ms.simplenet_b8.{name}"), steady);
+            if dynamic != DynamicMode::True {
+                continue;
+            }
+            let b16 = simplenet_call(16);
+            let before = pipelines_created(backend).await;
+            let (fresh, _) = timed_call(&mut cache, &mut executor, &config, &b16, clock).await?;
+            let created = pipelines_created(backend).await - before;
+            metrics.insert(format!("new_batch_ms.simplenet_b16.{name}"), fresh);
+            metrics.insert(
+                format!("new_batch_pipelines.simplenet_b16.{name}"),
+                created as f64,
+            );
+            let steady = steady_ms(&mut cache, &mut executor, &config, &b16, clock, rounds).await?;
+            metrics.insert(format!("steady_ms.simplenet_b16.{name}"), steady);
+        }
+        backend.clear_cache().await;
+        let config = CompileConfig {
+            dynamic: DynamicMode::False,
+            ..CompileConfig::default()
+        };
+        let mut cache = crate::load(super::BIGMLP_SOURCE, None)?;
+        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
+        let call = CallShapes::new(vec![("x".into(), vec![256, 1024])]);
+        let (first, _) = timed_call(&mut cache, &mut executor, &config, &call, clock).await?;
+        metrics.insert("first_call_ms.bigmlp".into(), first);
+        let steady = steady_ms(
+            &mut cache,
+            &mut executor,
+            &config,
+            &call,
+            clock,
+            rounds.min(5),
+        )
+        .await?;
+        metrics.insert("steady_ms.bigmlp".into(), steady);
+        metrics.insert(
+            "gpu_gflops.bigmlp".into(),
+            super::bigmlp_flops(256.0) / (steady * 1e6),
+        );
+        Ok(())
+    }
+
     /// Adds the GPU metrics to `metrics`: pipeline creation, steady-state calls in each
-    /// mode, matmul throughput in each product form (tiled, blocked, naive), and the demo's total time per policy.
+    /// mode, first calls, a new batch under a dynamic entry and the MLP's throughput end to
+    /// end (`calls`), matmul throughput in each product form (tiled, blocked, naive), and the demo's total time per policy.
     pub async fn run_gpu(
         backend: &Rc<Backend>,
         clock: &SharedClock,
@@ -522,6 +838,7 @@ mod gpu {
         for (mode, us) in steady_us(backend, clock, rounds).await? {
             metrics.insert(format!("steady_us.simplenet_b8.{}", mode.name()), us);
         }
+        calls(backend, clock, rounds, metrics).await?;
         for (name, gflops) in matmul_gflops(backend, clock, rounds).await? {
             metrics.insert(format!("matmul_gflops.{name}"), gflops);
         }

@@ -154,6 +154,8 @@ struct Ran {
     timing: String,
     products: Vec<(String, GemmStrategy)>,
     host_ms: f64,
+    arena_bytes: usize,
+    scratch_bytes: usize,
 }
 
 impl Backend {
@@ -302,6 +304,8 @@ impl Backend {
                     timing: "off".into(),
                     products: Vec::new(),
                     host_ms: run_ms,
+                    arena_bytes: program.arena_elems() * size_of::<f32>(),
+                    scratch_bytes: program.scratch_elems() * size_of::<f32>(),
                 })
             }
             #[cfg(feature = "gpu")]
@@ -340,6 +344,8 @@ impl Backend {
                     timing,
                     products: run.products,
                     host_ms: run.host_ms,
+                    arena_bytes: 0,
+                    scratch_bytes: 0,
                 })
             }
         }
@@ -428,6 +434,13 @@ pub struct Outcome {
     /// bind groups, writing inputs, recording and submitting (the rest is the device's work
     /// and read-back); on the CPU backend, all of it.
     pub host_ms: f64,
+    /// On the CPU backend, what the program's arena holds after the run: the memory plan's
+    /// buffers at the largest sizes it has run (`Sizes::planned_elems`), in bytes; 0 on the
+    /// GPU, whose buffers `Backend::stats` counts.
+    pub arena_bytes: usize,
+    /// On the CPU backend, the products' tiles and packed operands the program keeps
+    /// between calls, in bytes; 0 on the GPU.
+    pub scratch_bytes: usize,
 }
 
 impl Outcome {
@@ -706,6 +719,8 @@ impl Executor {
                 timing: ran.timing,
                 products: ran.products,
                 host_ms: ran.host_ms,
+                arena_bytes: ran.arena_bytes,
+                scratch_bytes: ran.scratch_bytes,
             }
         });
         Finished {

@@ -12,7 +12,7 @@ pub mod executor;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 
-use crate::lower::Schedule;
+use crate::lower::{Role, Schedule};
 use crate::symbolic::{Bindings, Expr};
 
 /// Names of the software rasterisers browsers and drivers fall back to, lower case.
@@ -135,6 +135,22 @@ pub struct Sizes {
     pub buffer_lens: Vec<usize>,
     /// Workgroups of each kernel.
     pub workgroups: Vec<u64>,
+}
+
+impl Sizes {
+    /// Elements of the buffers the memory plan allocates at these sizes: the outputs and
+    /// the shared temporaries (inputs and parameters are read where they are). A runtime
+    /// holds each of them for the whole call, so their sum is the plan's peak, and all that
+    /// a CPU program's arena holds after a call at these sizes.
+    pub fn planned_elems(&self, schedule: &Schedule) -> usize {
+        schedule
+            .buffers
+            .iter()
+            .zip(&self.buffer_lens)
+            .filter(|(buffer, _)| matches!(buffer.role, Role::Output(_) | Role::Temp))
+            .map(|(_, &len_elems)| len_elems)
+            .sum()
+    }
 }
 
 /// Binds the schedule's symbols from the input sizes and the int arguments' values, and

@@ -8,6 +8,7 @@
 //! `device.rs`). Time is `performance.now()`, passed to the compiler as its clock. Page
 //! logic stays in `www/`.
 
+mod bench;
 mod compilation;
 mod convert;
 mod device;
@@ -18,6 +19,7 @@ mod quiz;
 mod script;
 mod view;
 
+pub use bench::CpuBenchmark;
 pub use compilation::Compilation;
 pub use model::Model;
 
@@ -152,6 +154,21 @@ impl Tailor {
     /// `TailorError` (`kind`, `message`, `line`, `col`) for a bad model or bad options.
     pub fn compile(&self, source: &str, options: JsValue) -> Result<Model, JsValue> {
         Model::new(source, &options, Rc::clone(&self.backend))
+    }
+
+    /// The CPU benchmark's workloads: `[{ name, source, shapes, referenceShapes, flops,
+    /// referenceFlops }]` (SimpleNet at batch 8, a 3→16 conv at 64×64, the MLP).
+    #[wasm_bindgen(js_name = cpuWorkloads)]
+    pub fn cpu_workloads() -> JsValue {
+        bench::workloads()
+    }
+
+    /// Compiles the CPU workload `name` for the benchmark view, on a CPU backend of its own
+    /// whatever this API's device: its kernels and `graph::eval` timed sample by sample,
+    /// and the memory its program holds. Throws a `TailorError` for an unknown name.
+    #[wasm_bindgen(js_name = cpuBenchmark)]
+    pub fn cpu_benchmark(name: &str) -> Result<CpuBenchmark, JsValue> {
+        CpuBenchmark::new(name)
     }
 
     /// The example models: `[{ id, file, source, shapes, vary: [[input, dim]], sequence,

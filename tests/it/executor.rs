@@ -248,3 +248,42 @@ fn a_cat_of_a_cat_with_symbolic_sizes_lowers_and_runs() {
     assert_eq!(outcome.outputs[0].shape, vec![2, 9, 4]);
     assert_eq!(outcome.max_abs_err, Some(0.0));
 }
+
+#[test]
+fn the_page_cpu_workloads_hold_their_memory_plan_through_the_executor() {
+    // The page's CPU figures (`bench::CpuBench`) run through the executor, which keeps each
+    // entry's program: what the program holds after each call is the memory plan's peak,
+    // the same after every call, and the plan's peak is the outputs plus shared temporaries.
+    let now = clock();
+    let mut planned = Vec::new();
+    for workload in tailor::bench::PAGE_CPU_WORKLOADS
+        .iter()
+        .filter(|w| w.name != "bigmlp")
+    {
+        let mut bench = tailor::bench::CpuBench::new(workload).expect("the workload compiles");
+        assert_eq!(bench.held_bytes(), (0, 0), "nothing before the first call");
+        bench.time_calls(&*now, 0.0).expect("the kernels run");
+        let held = bench.held_bytes();
+        let plan = bench.planned_bytes().expect("the call binds");
+        assert_eq!(held.0, plan, "{}: the arena is the plan", workload.name);
+        for _ in 0..3 {
+            let ms = bench.time_calls(&*now, 0.0).expect("the kernels run");
+            assert!(ms.is_finite() && ms >= 0.0);
+            assert_eq!(
+                bench.held_bytes(),
+                held,
+                "{}: a later call allocated",
+                workload.name
+            );
+        }
+        assert!(
+            bench
+                .time_reference(&*now, 0.0)
+                .expect("the reference runs")
+                >= 0.0
+        );
+        planned.push(format!("{} {plan}", workload.name));
+    }
+    // SimpleNet b8: its output (8x64) and one temporary (8x128); the conv: its output only.
+    assert_eq!(planned, ["simplenet_b8 6144", "conv16_64 262144"]);
+}

@@ -406,6 +406,44 @@ fn one_program_runs_every_size_in_turn_and_keeps_its_memory() {
 }
 
 #[test]
+fn repeated_calls_at_one_size_hold_the_memory_plan_and_allocate_no_more() {
+    // Issue 10: no per-call allocation of intermediate buffers beyond the memory plan. The
+    // first call allocates the arena, which is exactly the plan's buffers at the call's
+    // sizes; later calls at the same sizes reuse it, and the products' scratch, untouched.
+    for name in ["simplenet", "bert_block", "yolo_stack", "conv1d"] {
+        let model = models::get(name);
+        let case = model.cases[0];
+        let compiled = compile(&model.source, &model.spec(case), DynamicMode::False);
+        let inputs = inputs(&sizes(case), 0);
+        let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
+        let planned = runtime::bind(&compiled.schedule, &shapes, &[])
+            .expect("the call binds")
+            .planned_elems(&compiled.schedule);
+        let mut program = runtime::cpu::Program::new(compiled.schedule.clone());
+        assert_eq!(
+            program.held_elems(),
+            0,
+            "{name}: nothing before the first call"
+        );
+        program.run(&inputs, &[]).expect("the first call runs");
+        assert_eq!(
+            program.arena_elems(),
+            planned,
+            "{name}: the arena is the memory plan at {case}"
+        );
+        let held = (program.arena_elems(), program.scratch_elems());
+        for round in 1..4 {
+            program.run(&inputs, &[]).expect("the call runs");
+            assert_eq!(
+                (program.arena_elems(), program.scratch_elems()),
+                held,
+                "{name}: call {round} at {case} allocated beyond what the first call held"
+            );
+        }
+    }
+}
+
+#[test]
 fn the_trace_ends_with_the_kernels_stage() {
     let options = tailor::Options {
         config: CompileConfig {

@@ -5,6 +5,14 @@
 // compared per shape in the steady state. Everything goes through the JS API (model.call,
 // compilation.run), one awaited call at a time, so the page keeps painting. Without WebGPU
 // the same runs use the CPU backend, and the view says GPU timings are missing.
+//
+// A second run, "the figures" (issues 10 and 11), measures in one go: the CPU backend's
+// figures (SimpleNet b8 per call, a 3→16 conv at 64×64 per call, the 256×1024→1024→1024 MLP's
+// GFLOP/s, each against graph::eval timed in the same run, and the memory plan's peak) through
+// Tailor.cpuBenchmark, sample by sample with the browser painting in between; and, with WebGPU,
+// SimpleNet's first call per policy, a new batch under the dynamic entry (and the pipelines it
+// created), the steady call per batch, the MLP's first call and GFLOP/s, and the form each
+// product kernel ran as, every GPU timing next to its adapter.
 
 import { fill, formatMs, h, m, s, yieldToBrowser } from "./dom.js";
 import { t } from "./i18n.js";
@@ -15,6 +23,15 @@ const BATCHES = [8, 16, 32, 16, 8, 64, 16, 8];
 const RUNS_PER_BATCH = 3;
 const SHAPES = [8, 16, 32, 64];
 const STEADY_RUNS = 10;
+
+/** The CPU figures: samples per workload, each at least SAMPLE_MS long (calls repeat). */
+const CPU_SAMPLES = 5;
+const REFERENCE_SAMPLES = 3;
+const SAMPLE_MS = 20;
+/** Steady calls per GPU figure (the MLP's: fewer; one call is hundreds of ms emulated). */
+const GPU_STEADY = 5;
+const GPU_MLP_STEADY = 3;
+const POLICIES = ["false", "true", "auto"];
 
 const $ = (id) => document.getElementById(id);
 const modeName = (dynamic) => `dynamic=${dynamic === "true" ? "True" : "False"}`;
@@ -96,6 +113,192 @@ async function specialisations(ctx, alive, progress) {
   }
 }
 
+const median = (samples) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
+
+/** `1.5 MiB`, `12 KiB`, `640 B`. */
+function formatBytes(bytes) {
+  if (!Number.isFinite(bytes)) return "—";
+  if (bytes >= 1 << 20) return `${(bytes / (1 << 20)).toFixed(2)} MiB`;
+  if (bytes >= 1 << 10) return `${(bytes / (1 << 10)).toFixed(1)} KiB`;
+  return `${bytes} B`;
+}
+
+/**
+ * The CPU backend's figures, one workload at a time on a CPU backend of its own (whatever
+ * the page's device): a warm-up call that binds the kernels, then CPU_SAMPLES samples of the
+ * kernels and REFERENCE_SAMPLES of graph::eval, medians, with the browser painting between.
+ */
+async function cpuFigures(ctx, alive, progress) {
+  const Tailor = ctx.bindings.Tailor;
+  const rows = [];
+  for (const workload of Tailor.cpuWorkloads()) {
+    const bench = Tailor.cpuBenchmark(workload.name);
+    try {
+      bench.timeCalls(0);
+      await yieldToBrowser();
+      const calls = [];
+      for (let i = 0; i < CPU_SAMPLES; i++) {
+        if (!alive()) return null;
+        calls.push(bench.timeCalls(SAMPLE_MS));
+        await yieldToBrowser();
+      }
+      const references = [];
+      for (let i = 0; i < REFERENCE_SAMPLES; i++) {
+        if (!alive()) return null;
+        references.push(bench.timeReference(SAMPLE_MS));
+        await yieldToBrowser();
+      }
+      const ms = median(calls);
+      const referenceMs = median(references);
+      const throughput = workload.flops !== null && workload.flops !== undefined;
+      const gflops = throughput ? workload.flops / (ms * 1e6) : null;
+      const referenceGflops = throughput ? workload.referenceFlops / (referenceMs * 1e6) : null;
+      rows.push({
+        ...workload,
+        ms,
+        referenceMs,
+        gflops,
+        referenceGflops,
+        speedup: throughput ? gflops / referenceGflops : referenceMs / ms,
+        memory: bench.memory,
+      });
+      progress();
+    } finally {
+      bench.free();
+    }
+  }
+  return rows;
+}
+
+/** One call through the page's API, timed end to end (compile, when it compiles, included). */
+async function timedCall(model, shapes) {
+  const started = performance.now();
+  const result = await model.call(shapes);
+  return { ms: performance.now() - started, result };
+}
+
+async function steadyMs(model, shapes, n) {
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    samples.push((await timedCall(model, shapes)).ms);
+    await yieldToBrowser();
+  }
+  return median(samples);
+}
+
+/**
+ * Issue 11's figures on WebGPU, each policy from a cold kernel cache: SimpleNet's first call
+ * at batch 8 and its steady call; under dynamic=True a new batch (16), the pipelines that
+ * call created, and its steady call; then the MLP's first call and steady GFLOP/s. Each first
+ * call keeps the form every product kernel ran as (`products`).
+ */
+async function gpuFigures(ctx, alive, mlp, progress) {
+  const pipelines = async () => (await ctx.tailor.gpuStats())?.pipelinesCreated ?? 0;
+  const simplenet = [];
+  for (const dynamic of POLICIES) {
+    if (!alive()) return null;
+    await ctx.tailor.clearKernelCache();
+    const model = ctx.tailor.compile(ctx.presets[0].source, { dynamic });
+    try {
+      const first = await timedCall(model, "x=8,64");
+      const row = { dynamic, first: first.ms, products: first.result.products, steady: await steadyMs(model, "x=8,64", GPU_STEADY) };
+      if (dynamic === "true") {
+        const before = await pipelines();
+        const fresh = await timedCall(model, "x=16,64");
+        row.newBatch = { ms: fresh.ms, pipelines: (await pipelines()) - before, products: fresh.result.products };
+        row.newBatch.steady = await steadyMs(model, "x=16,64", GPU_STEADY);
+      }
+      simplenet.push(row);
+      progress();
+    } finally {
+      model.free();
+    }
+  }
+  if (!alive()) return null;
+  await ctx.tailor.clearKernelCache();
+  const model = ctx.tailor.compile(mlp.source, { dynamic: "false" });
+  try {
+    const first = await timedCall(model, mlp.shapes);
+    const steady = await steadyMs(model, mlp.shapes, GPU_MLP_STEADY);
+    progress();
+    return { simplenet, mlp: { first: first.ms, steady, gflops: mlp.flops / (steady * 1e6), products: first.result.products } };
+  } finally {
+    model.free();
+  }
+}
+
+/** A table cell holding one figure; `data-metric`/`data-value` let tests read the number. */
+const figure = (metric, value, text) => h("td", { dataset: { metric, value: String(value) } }, text);
+
+/** `k0_linear_relu: naive, k1_linear_1: blocked`, each form marked for tests. */
+const productList = (products) => products.length
+  ? h("span", { class: "products" }, ...products.flatMap((p, i) => [i ? ", " : "", h("code", {}, p.kernel), ": ", h("span", { class: "product-form", dataset: { strategy: p.strategy } }, p.strategy)]))
+  : h("span", { class: "hint" }, t("bench.fig.noProducts"));
+
+function cpuTable(rows) {
+  const head = ["bench.fig.workload", "bench.fig.tailor", "bench.fig.reference", "bench.fig.speedup", "bench.fig.peak", "bench.fig.held"];
+  const body = rows.map((row) => {
+    const throughput = row.gflops !== null;
+    const own = throughput
+      ? figure("gflops", row.gflops, `${row.gflops.toFixed(2)} GFLOP/s`)
+      : figure("ms", row.ms, formatMs(row.ms));
+    const reference = throughput
+      ? figure("reference-gflops", row.referenceGflops, `${row.referenceGflops.toFixed(2)} GFLOP/s`)
+      : figure("reference-ms", row.referenceMs, formatMs(row.referenceMs));
+    return h("tr", { dataset: { workload: row.name } },
+      h("th", { scope: "row" }, t(`bench.fig.${row.name}`), " ", h("code", {}, row.shapes)),
+      own,
+      reference,
+      figure("speedup", row.speedup, `${row.speedup.toFixed(1)}×`),
+      figure("peak-bytes", row.memory.plannedBytes, formatBytes(row.memory.plannedBytes)),
+      figure("held-bytes", row.memory.arenaBytes + row.memory.scratchBytes,
+        t("bench.fig.heldParts", formatBytes(row.memory.arenaBytes), formatBytes(row.memory.scratchBytes))));
+  });
+  const mlp = rows.find((row) => row.gflops !== null && row.shapes !== row.referenceShapes);
+  return [
+    h("div", { class: "table-scroll" }, h("table", { class: "compare bench-cpu", dataset: { testid: "bench-cpu" } },
+      h("thead", {}, h("tr", {}, ...head.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, ...body))),
+    h("p", { class: "hint" }, t("bench.fig.cpuNote", CPU_SAMPLES, REFERENCE_SAMPLES, mlp ? mlp.referenceShapes : "")),
+  ];
+}
+
+function gpuTable(gpu, adapter) {
+  const head = ["bench.fig.what", "bench.fig.time", "bench.fig.adapter", "bench.fig.products"];
+  const adapterCell = () => h("td", { class: "adapter" }, adapter);
+  const rows = [];
+  for (const row of gpu.simplenet) {
+    const policy = `dynamic=${{ false: "False", true: "True", auto: "None" }[row.dynamic]}`;
+    rows.push(h("tr", { dataset: { figure: `first.${row.dynamic}` } },
+      h("th", { scope: "row" }, t("bench.fig.first", policy)),
+      figure("first-ms", row.first, formatMs(row.first)), adapterCell(), h("td", {}, productList(row.products))));
+    rows.push(h("tr", { dataset: { figure: `steady.${row.dynamic}` } },
+      h("th", { scope: "row" }, t("bench.fig.steady", "x=8,64", policy)),
+      figure("steady-ms", row.steady, formatMs(row.steady)), adapterCell(), h("td", {})));
+    if (row.newBatch) {
+      rows.push(h("tr", { dataset: { figure: "new-batch" } },
+        h("th", { scope: "row" }, t("bench.fig.newBatch", "x=16,64", row.newBatch.pipelines)),
+        figure("new-batch-ms", row.newBatch.ms, formatMs(row.newBatch.ms)), adapterCell(),
+        h("td", { dataset: { pipelines: String(row.newBatch.pipelines) } }, productList(row.newBatch.products))));
+      rows.push(h("tr", { dataset: { figure: "steady.b16" } },
+        h("th", { scope: "row" }, t("bench.fig.steady", "x=16,64", policy)),
+        figure("steady-ms", row.newBatch.steady, formatMs(row.newBatch.steady)), adapterCell(), h("td", {})));
+    }
+  }
+  rows.push(h("tr", { dataset: { figure: "mlp.first" } },
+    h("th", { scope: "row" }, t("bench.fig.mlpFirst")),
+    figure("first-ms", gpu.mlp.first, formatMs(gpu.mlp.first)), adapterCell(), h("td", {}, productList(gpu.mlp.products))));
+  rows.push(h("tr", { dataset: { figure: "mlp.gflops" } },
+    h("th", { scope: "row" }, t("bench.fig.mlpSteady", formatMs(gpu.mlp.steady))),
+    figure("gflops", gpu.mlp.gflops, `${gpu.mlp.gflops.toFixed(2)} GFLOP/s`), adapterCell(), h("td", {})));
+  return [
+    h("div", { class: "table-scroll" }, h("table", { class: "compare bench-gpu", dataset: { testid: "bench-gpu" } },
+      h("thead", {}, h("tr", {}, ...head.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, ...rows))),
+    h("p", { class: "hint" }, t("bench.fig.gpuNote", GPU_STEADY, GPU_MLP_STEADY)),
+  ];
+}
+
 /** Horizontal stacked bars, one per policy: T_compile, Σ T_recompile, Σ T_run. */
 function totalsChart(results) {
   const parts = [["first", "part-compile"], ["recompile", "part-recompile"], ["run", "part-run"]];
@@ -175,8 +378,18 @@ export function setupBench(ctx) {
     chart: $("bench-chart"),
     totals: $("bench-totals"),
     spec: $("bench-specialisations"),
+    figuresRun: $("bench-figures-run"),
+    figuresStatus: $("bench-figures-status"),
+    figures: $("bench-figures"),
   };
   let last = null;
+  /** The last figures run: `{ cpu, gpu }` (`gpu` null without WebGPU). */
+  let figures = null;
+  let figuresStatus = () => "";
+  const sayFigures = (text) => {
+    figuresStatus = text;
+    ui.figuresStatus.textContent = figuresStatus();
+  };
   let running = false;
   let generation = 0;
   /** The status line as a function, so that it follows the language switch. */
@@ -194,9 +407,25 @@ export function setupBench(ctx) {
     ui.device.classList.toggle("note", !gpu);
   }
 
+  /** The adapter's name as the page labels it everywhere: an emulation says so. */
+  const adapterLabel = () => {
+    const webgpu = ctx.tailor?.webgpu;
+    return (webgpu?.adapter ?? ctx.tailor?.adapter?.name ?? "WebGPU") + (webgpu?.emulated ? t("gpu.emulatedTag") : "");
+  };
+
+  function renderFigures() {
+    ui.figuresStatus.textContent = figuresStatus();
+    if (!figures) return fill(ui.figures, h("p", { class: "hint" }, t("bench.fig.empty")));
+    const gpu = figures.gpu
+      ? [h("h5", {}, t("bench.fig.gpuHeading", adapterLabel())), ...gpuTable(figures.gpu, adapterLabel())]
+      : [h("p", { class: "note", dataset: { testid: "bench-no-gpu" } }, t("bench.fig.noGpu", ctx.tailor?.webgpu?.reason ?? ""))];
+    fill(ui.figures, h("h5", {}, t("bench.fig.cpuHeading")), ...cpuTable(figures.cpu), ...gpu);
+  }
+
   function render() {
     ui.status.textContent = status();
     renderDevice();
+    renderFigures();
     if (!last) {
       fill(ui.chart, h("p", { class: "hint" }, t("bench.empty")));
       fill(ui.totals);
@@ -230,10 +459,51 @@ export function setupBench(ctx) {
       h("p", { class: "hint" }, t(spec.modes.length === 1 ? "bench.specCpu" : "bench.specNote", STEADY_RUNS)));
   }
 
+  async function runFigures() {
+    if (running || !ctx.tailor) return;
+    running = true;
+    ui.run.disabled = ui.figuresRun.disabled = true;
+    const mine = ++generation;
+    const alive = () => mine === generation;
+    const started = performance.now();
+    try {
+      await ctx.guarded(async () => {
+        const workloads = ctx.bindings.Tailor.cpuWorkloads();
+        let done = 0;
+        const onGpu = ctx.tailor.device === "gpu";
+        const total = workloads.length + (onGpu ? POLICIES.length + 1 : 0);
+        const progress = () => {
+          done += 1;
+          sayFigures(() => t("bench.fig.running", done, total));
+        };
+        sayFigures(() => t("bench.fig.running", done, total));
+        await yieldToBrowser();
+        const cpu = await cpuFigures(ctx, alive, progress);
+        if (!cpu) return;
+        const mlp = workloads.find((w) => w.name === "bigmlp");
+        const gpu = onGpu ? await gpuFigures(ctx, alive, mlp, progress) : null;
+        if (onGpu && !gpu) return;
+        figures = { cpu, gpu };
+        const took = formatMs(performance.now() - started);
+        sayFigures(() => t("bench.done", took));
+      });
+    } catch (error) {
+      const message = error?.message ?? String(error);
+      sayFigures(() => message);
+    } finally {
+      running = false;
+      ui.run.disabled = ui.figuresRun.disabled = false;
+      // Counts finished figure runs on <section id="bench" data-figure-runs>, for tests.
+      const section = $("bench");
+      section.dataset.figureRuns = String(Number(section.dataset.figureRuns ?? 0) + 1);
+    }
+    render();
+  }
+
   async function run() {
     if (running || !ctx.tailor) return;
     running = true;
-    ui.run.disabled = true;
+    ui.run.disabled = ui.figuresRun.disabled = true;
     const mine = ++generation;
     const alive = () => mine === generation;
     const started = performance.now();
@@ -263,7 +533,7 @@ export function setupBench(ctx) {
       say(() => message);
     } finally {
       running = false;
-      ui.run.disabled = false;
+      ui.run.disabled = ui.figuresRun.disabled = false;
       // Counts finished runs on <section id="bench" data-runs>, so tests can wait for one.
       const section = $("bench");
       section.dataset.runs = String(Number(section.dataset.runs ?? 0) + 1);
@@ -273,6 +543,8 @@ export function setupBench(ctx) {
 
   ui.run.addEventListener("click", run);
   ui.run.disabled = false;
+  ui.figuresRun.addEventListener("click", runFigures);
+  ui.figuresRun.disabled = false;
   ctx.onRestart.push(() => {
     generation += 1;
   });

@@ -227,10 +227,20 @@ export function renderRun(ctx, container, onDone) {
       h("td", {}, h("code", {}, `[${reference.join(", ")}]`)),
       h("td", { class: "hint" }, `${first}${output.data.length > 6 ? ", …" : ""}`));
   });
+  // On the GPU each product kernel runs as `tiled`, `blocked` or `naive`, chosen per call.
+  const forms = new Map((result.products ?? []).map((p) => [p.kernel, p.strategy]));
+  const form = (kernel) => forms.has(kernel)
+    ? [" ", h("span", { class: "product-form", dataset: { strategy: forms.get(kernel) } }, `(${forms.get(kernel)})`)]
+    : [];
   const kernelTimes = result.kernelMs?.length
     ? h("details", { class: "kernel-times" },
       h("summary", {}, t("run.kernelTimes", t(`run.timing.${result.timing}`))),
-      h("ul", {}, ...result.kernelMs.map((k) => h("li", {}, h("code", {}, k.kernel), ` ${formatMs(k.ms)}`))))
+      h("ul", {}, ...result.kernelMs.map((k) => h("li", {}, h("code", {}, k.kernel), ...form(k.kernel), ` ${formatMs(k.ms)}`))))
+    : null;
+  const products = forms.size
+    ? h("p", { class: "run-products", dataset: { testid: "run-products" } }, t("run.products"), " ",
+      ...[...forms].flatMap(([kernel, strategy], i) => [i ? ", " : "", h("code", {}, kernel), " ",
+        h("span", { class: "product-form", dataset: { strategy } }, strategy)]))
     : null;
   fill(container,
     where,
@@ -244,6 +254,7 @@ export function renderRun(ctx, container, onDone) {
     h("p", {}, gpu
       ? t("run.times", formatMs(result.ms.run), formatMs(result.ms.build), formatMs(result.ms.reference))
       : t("run.timesCpu", formatMs(result.ms.run), formatMs(result.ms.reference))),
+    products,
     kernelTimes,
     h("button", { type: "button", class: "secondary", onclick: () => runAgain(ctx, onDone) }, t("run.again")));
 }

@@ -81,7 +81,19 @@ impl Program {
     /// Elements the program holds between calls: temporaries, outputs and scratch, as
     /// allocated (the most any call so far needed).
     pub fn held_elems(&self) -> usize {
-        self.arena.iter().map(Vec::capacity).sum::<usize>() + self.scratch.capacity()
+        self.arena_elems() + self.scratch_elems()
+    }
+
+    /// Elements of the arena as allocated: the memory plan's buffers (outputs and shared
+    /// temporaries), each as long as the longest call so far needed it.
+    pub fn arena_elems(&self) -> usize {
+        self.arena.iter().map(Vec::capacity).sum()
+    }
+
+    /// Elements of the products' tiles and packed operands as allocated (outside the
+    /// memory plan: the plan places tensors, this is the products' working space).
+    pub fn scratch_elems(&self) -> usize {
+        self.scratch.capacity()
     }
 
     /// Runs the kernels on `inputs` (one tensor per graph input, in order) and `ints` (one
