@@ -459,6 +459,9 @@ impl Outcome {
         self.kernel_ms.extend(later.kernel_ms);
         self.products.extend(later.products);
         self.host_ms += later.host_ms;
+        // Each graph's program keeps its own arena and scratch.
+        self.arena_bytes += later.arena_bytes;
+        self.scratch_bytes += later.scratch_bytes;
         self
     }
 }
