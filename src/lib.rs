@@ -53,7 +53,17 @@ pub struct Options {
 
 /// Parses `source` and returns an empty cache for its entry.
 pub fn load(source: &str, entry: Option<&str>) -> Result<CodeCache, Error> {
-    let program = frontend::parse(source)?;
+    load_in(frontend::interpreter(), source, entry)
+}
+
+/// [`load`] in `interpreter` (a fresh one, or one `frontend::warm_interpreter` made ahead
+/// of need).
+pub fn load_in(
+    interpreter: rustpython_vm::Interpreter,
+    source: &str,
+    entry: Option<&str>,
+) -> Result<CodeCache, Error> {
+    let program = frontend::parse_in(interpreter, source)?;
     let point = program.entry(entry)?;
     Ok(CodeCache::new(program, point))
 }

@@ -36,6 +36,19 @@ thread_local! {
     /// be broken, but this stays readable, so the page can show the message in place (the one
     /// piece of state here: the compiler itself keeps none).
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+
+    /// An interpreter made in idle time (`Tailor.warmUp`), its imports done, for the next
+    /// model: the page's one cache, which changes no result, only when the imports are paid.
+    static WARM: RefCell<Option<rustpython_vm::Interpreter>> = const { RefCell::new(None) };
+}
+
+/// Loads `source`'s `entry` in the interpreter warmed in idle time when there is one,
+/// else in a fresh one.
+fn load(source: &str, entry: Option<&str>) -> Result<crate::cache::CodeCache, crate::Error> {
+    let interpreter = WARM
+        .with(|warm| warm.borrow_mut().take())
+        .unwrap_or_else(crate::frontend::interpreter);
+    crate::load_in(interpreter, source, entry)
 }
 
 /// Runs once when the module is instantiated: routes Rust panics to `console.error` (message
@@ -95,6 +108,21 @@ impl Tailor {
             backend: Rc::new(backend),
             webgpu,
         })
+    }
+
+    /// Makes the interpreter the next model loads in, its `torch` package and common
+    /// stdlib modules imported (a page calls it in idle time: after load and after each
+    /// compile); does nothing when one is ready. Returns the ms it took (0 when ready).
+    #[wasm_bindgen(js_name = warmUp)]
+    pub fn warm_up(&self) -> Result<f64, JsValue> {
+        if WARM.with(|warm| warm.borrow().is_some()) {
+            return Ok(0.0);
+        }
+        let started = now_ms();
+        let interpreter =
+            crate::frontend::warm_interpreter().map_err(|err| convert::from_error(&err.into()))?;
+        WARM.with(|warm| warm.replace(Some(interpreter)));
+        Ok(now_ms() - started)
     }
 
     /// Where calls run: `'gpu'` (the compiled WGSL kernels on WebGPU) or `'cpu'` (the same

@@ -83,7 +83,7 @@ impl Model {
         backend: Rc<Backend>,
     ) -> Result<Model, JsValue> {
         let entry = convert::entry_option(options)?;
-        let cache = crate::load(source, entry.as_deref()).map_err(|err| from_error(&err))?;
+        let cache = super::load(source, entry.as_deref()).map_err(|err| from_error(&err))?;
         let parsed = convert::compile_options(options, &cache.entry_point().inputs)?;
         Ok(Model {
             shared: Rc::new(RefCell::new(Shared {
@@ -181,7 +181,7 @@ fn load_with(
     entry: Option<&str>,
     weights: Option<&[u8]>,
 ) -> Result<CodeCache, JsValue> {
-    let mut cache = crate::load(source, entry).map_err(|err| from_error(&err))?;
+    let mut cache = super::load(source, entry).map_err(|err| from_error(&err))?;
     if let Some(bytes) = weights {
         cache.load_state(bytes).map_err(|err| from_error(&err))?;
     }
