@@ -234,7 +234,8 @@ impl DimSpec {
     }
 }
 
-/// How a Python-value argument looks in an entry: an int as a constant or a symbol, a bool.
+/// How a Python-value argument looks in an entry: an int as a constant or a symbol, a bool,
+/// a float as a constant or symbolic.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ValueSpec {
@@ -242,6 +243,8 @@ pub enum ValueSpec {
     Int(DimSpec),
     /// A bool (always specialised).
     Bool(bool),
+    /// A float: the constant, or `None` when it is symbolic.
+    Float(Option<f64>),
 }
 
 /// A compiled entry: the captured graph, the guards that say when it may be reused, and
@@ -290,6 +293,8 @@ enum ArgState {
     Tensor(Vec<DimState>),
     Int(DimState),
     Bool,
+    /// A float, by its bits.
+    Float(DimState),
 }
 
 /// A clock in milliseconds; injected because the compiler itself does no IO.
@@ -539,6 +544,9 @@ impl CodeCache {
                 return;
             }
         };
+        // Kept before the resume functions compile: their tracer reads which of a break's
+        // values Python holds on its stack.
+        self.last_points = points.clone();
         for (index, point) in points.iter().enumerate() {
             let key: ResumeKey = (
                 point.graph_break.span.line,
@@ -568,6 +576,13 @@ impl CodeCache {
                         .ints
                         .iter()
                         .map(|(name, v)| (name.clone(), ArgValue::Int(*v))),
+                )
+                .chain(
+                    point
+                        .floats
+                        .iter()
+                        .chain(&point.stack)
+                        .map(|(name, v)| (name.clone(), ArgValue::Float(*v))),
                 )
                 .collect();
             let shapes = CallShapes::with_args(args);
@@ -600,7 +615,6 @@ impl CodeCache {
                 break;
             }
         }
-        self.last_points = points;
     }
 
     /// One frame's lookup, then compile or eager fallback, as Dynamo does per code object.
@@ -795,6 +809,11 @@ impl CodeCache {
             .collect();
         let args = call.args.clone();
         let states = merged.clone();
+        let stacks: Vec<String> = self
+            .last_points
+            .get(index - 1)
+            .map(|point| point.stack.iter().map(|(name, _)| name.clone()).collect())
+            .unwrap_or_default();
         let dynamic = config.dynamic;
         let tracer: frontend::ResumeTracer = Box::new(move |env, name| {
             let position = args
@@ -802,8 +821,11 @@ impl CodeCache {
                 .position(|(arg, _)| arg == name)
                 .expect("the break's arguments are the frame's");
             let (name, value) = &args[position];
+            // Python holds the frame's numbers as plain ints and floats, which the graph
+            // bakes in; the value a break hands back (`___stack0`) may be a symbol.
+            let on_stack = stacks.contains(name);
             let dynamic = match value {
-                ArgValue::Int(_) => DynamicMode::False,
+                ArgValue::Int(_) | ArgValue::Float(_) if !on_stack => DynamicMode::False,
                 _ => dynamic,
             };
             trace_arg(
@@ -907,6 +929,10 @@ impl CodeCache {
                     values.push((name.clone(), ValueSpec::Int(dim_spec(&env, expr))))
                 }
                 TracedArg::Bool(b) => values.push((name.clone(), ValueSpec::Bool(*b))),
+                TracedArg::Float { value, symbolic } => values.push((
+                    name.clone(),
+                    ValueSpec::Float((!symbolic).then_some(*value)),
+                )),
             }
         }
         let code = &mut self.frames[frame];
@@ -959,6 +985,10 @@ impl CodeCache {
                     TracedArg::Int(env.add_input_int(name, *int, symbolic, "eager"))
                 }
                 ArgValue::Bool(b) => TracedArg::Bool(*b),
+                ArgValue::Float(value) => TracedArg::Float {
+                    value: *value,
+                    symbolic: false,
+                },
             };
             traced.push((name.clone(), arg));
         }
@@ -1065,6 +1095,16 @@ fn trace_arg(
             TracedArg::Int(env.add_input_int(name, *int, dynamic, why))
         }
         ArgValue::Bool(b) => TracedArg::Bool(*b),
+        // As an int: a constant until it changes (automatic dynamic), or under
+        // dynamic=True, a symbolic float, which the graph takes as a 0-d input.
+        ArgValue::Float(value) => {
+            let changed = *merged == ArgState::Float(DimState::Dynamic);
+            let symbolic = dynamic == DynamicMode::True || (automatic && changed);
+            TracedArg::Float {
+                value: *value,
+                symbolic,
+            }
+        }
     })
 }
 
@@ -1080,6 +1120,7 @@ fn random_values(call: &CallShapes) -> Vec<CallArg> {
             }
             ArgValue::Int(v) => CallArg::Int(*v),
             ArgValue::Bool(b) => CallArg::Bool(*b),
+            ArgValue::Float(v) => CallArg::Float(*v),
         })
         .collect()
 }
@@ -1136,5 +1177,10 @@ fn merge_state(previous: Option<&ArgState>, value: &ArgValue) -> ArgState {
         (None, ArgValue::Int(v)) => ArgState::Int(DimState::Seen(*v)),
         (Some(ArgState::Int(state)), ArgValue::Int(v)) => ArgState::Int(merge(state, *v)),
         (Some(_), ArgValue::Int(_)) => ArgState::Int(DimState::Dynamic),
+        (None, ArgValue::Float(v)) => ArgState::Float(DimState::Seen(v.to_bits() as i64)),
+        (Some(ArgState::Float(state)), ArgValue::Float(v)) => {
+            ArgState::Float(merge(state, v.to_bits() as i64))
+        }
+        (Some(_), ArgValue::Float(_)) => ArgState::Float(DimState::Dynamic),
     }
 }

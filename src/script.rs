@@ -264,6 +264,7 @@ impl ScriptHost for SharedHost {
                 }
                 CallArg::Int(int) => ArgValue::Int(*int),
                 CallArg::Bool(b) => ArgValue::Bool(*b),
+                CallArg::Float(value) => ArgValue::Float(*value),
             };
             values.push((name, value));
         }

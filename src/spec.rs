@@ -104,7 +104,7 @@ pub fn parse_shapes(text: &str, names: &[String]) -> Result<CallShapes, InputErr
     Ok(CallShapes::with_args(ordered))
 }
 
-/// One argument's value: `True`/`False`, `int(N)`, or a tensor's sizes.
+/// One argument's value: `True`/`False`, `int(N)`, `float(X)`, or a tensor's sizes.
 fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
     match value {
         "True" => return Ok(ArgValue::Bool(true)),
@@ -126,12 +126,15 @@ fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
             )
         });
     }
-    if value.starts_with("float(") {
-        return Err(malformed(
-            "shapes",
-            part,
-            "float arguments are not modelled yet (PyTorch 2.15 makes a float that changes a graph input; Tailor takes tensors, ints and bools)",
-        ));
+    if let Some(float) = value
+        .strip_prefix("float(")
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        return float
+            .trim()
+            .parse::<f64>()
+            .map(ArgValue::Float)
+            .map_err(|_| malformed("shapes", part, format!("'{}' is not a float", float.trim())));
     }
     if value.is_empty() {
         return Ok(ArgValue::Tensor(Vec::new()));

@@ -521,15 +521,11 @@ class Tensor(_tailor.TensorBase):
             step = len(flat) // shape[0] if shape[0] else 0
             return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
-        _tailor.value_break(self, "tolist")
+        _tailor.tolist_break(self)
         return nest(_tailor.values(self), list(_tailor.shape(self)))
 
     def item(self):
-        _tailor.value_break(self, "item")
-        flat = _tailor.values(self)
-        if len(flat) != 1:
-            raise RuntimeError(f"a Tensor with {len(flat)} elements cannot be converted to Scalar")
-        return flat[0]
+        return _tailor.item(self)
 
     def __float__(self):
         return float(self.item())
@@ -687,4 +683,45 @@ class SymBool(_tailor.SymBoolBase):
         return _tailor.describe(self)
 
 
-_tailor.register(Tensor, SymInt, SymBool, TailorError)
+class SymFloat(Tensor):
+    """A float argument traced as a symbol (dynamic=True, or automatic dynamic once it
+    changed): a 0-dimensional input of the graph, so `x * f` reads the call's value. A
+    comparison with a number is decided on the traced value and guarded (`L['f'] > 1.0`), as
+    PyTorch's SymFloat is; `float(f)` specialises it."""
+
+    def _compare(self, op, other):
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return _tailor.sym_float_compare(self, op, float(other))
+        return _tailor.binary(op, self, other)
+
+    def __gt__(self, other):
+        return self._compare("gt", other)
+
+    def __ge__(self, other):
+        return self._compare("ge", other)
+
+    def __lt__(self, other):
+        return self._compare("lt", other)
+
+    def __le__(self, other):
+        return self._compare("le", other)
+
+    def __eq__(self, other):
+        return self._compare("eq", other)
+
+    def __ne__(self, other):
+        return self._compare("ne", other)
+
+    def __bool__(self):
+        return self._compare("ne", 0.0)
+
+    def __float__(self):
+        return _tailor.sym_float_specialize(self)
+
+    def __int__(self):
+        return int(self.__float__())
+
+    __hash__ = object.__hash__
+
+
+_tailor.register(Tensor, SymInt, SymBool, SymFloat, TailorError)

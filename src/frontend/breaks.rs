@@ -13,7 +13,9 @@
 //! Input: the break's kind and place. Output: `GraphBreak`s (printed in Dynamo's wording) and
 //! `BreakPoint`s. Invariant: only a break in the forward frame itself is modelled (Dynamo
 //! compiles a nested frame on its own); a tensor Python keeps across a break only on its
-//! value stack or inside a container is refused where it is used, never baked in.
+//! value stack or inside a container is refused where it is used, never baked in; the ints
+//! and floats in forward's locals are the resume function's arguments, each guarded by
+//! value (Python holds them as plain numbers, which the graph after the break bakes in).
 
 use crate::graph::{Span, Tensor};
 use serde::Serialize;
@@ -122,6 +124,17 @@ pub struct BreakPoint {
     pub tensors: Vec<(String, Rc<Tensor>)>,
     /// The ints in the frame's locals (bools excluded), by name.
     pub ints: Vec<(String, i64)>,
+    /// The floats in the frame's locals, by name.
+    pub floats: Vec<(String, f64)>,
+    /// What the break hands back to Python, on its value stack: the float `.item()`
+    /// returned, as Dynamo names it (`___stack0`), which the resume function may make
+    /// symbolic (Tailor hands Python a `SymFloat` for it then).
+    pub stack: Vec<(String, f64)>,
+}
+
+/// Dynamo's name of the resume function's argument for the `index`th value on the stack.
+pub fn stack_name(index: usize) -> String {
+    format!("___stack{index}")
 }
 
 impl BreakPoint {
@@ -132,6 +145,8 @@ impl BreakPoint {
             .iter()
             .map(|(name, _)| name.clone())
             .chain(self.ints.iter().map(|(name, _)| name.clone()))
+            .chain(self.floats.iter().map(|(name, _)| name.clone()))
+            .chain(self.stack.iter().map(|(name, _)| name.clone()))
             .collect()
     }
 }

@@ -7,7 +7,7 @@
 //! Invariant: a proxy of an earlier capture is never used as an operand (its node ids and
 //! symbols belong to another graph and `ShapeEnv`).
 
-use super::breaks::{BreakPoint, BreakReason, GraphBreak};
+use super::breaks::{BreakPoint, BreakReason, GraphBreak, stack_name};
 use super::capture::{Resume, start_capture};
 use super::native::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
 use super::script::CallArg;
@@ -128,6 +128,10 @@ pub(super) enum Argument {
     Values(Rc<Tensor>),
     /// An int's value, in such a call.
     IntValue(i64),
+    /// A float that is a constant, or given by value.
+    FloatValue(f64),
+    /// A symbolic float: its 0-dimensional input node.
+    SymFloat(NodeId),
 }
 
 impl Argument {
@@ -137,6 +141,7 @@ impl Argument {
             CallArg::Tensor(tensor) => Argument::Values(Rc::new(tensor.clone())),
             CallArg::Int(int) => Argument::IntValue(*int),
             CallArg::Bool(b) => Argument::Bool(*b),
+            CallArg::Float(value) => Argument::FloatValue(*value),
         }
     }
 }
@@ -390,15 +395,20 @@ impl<'vm> Call<'vm> {
     /// way to that graph, or in a probe, Python passes it with real values, and the capture
     /// of the graph after it starts there. Outside a run of forward (module level, a
     /// script's own code) nothing breaks. `held` is the tensor the break reads.
+    ///
+    /// `stack` is the float the break hands back to Python (`.item()`'s); where the graph
+    /// after the break starts here and traces it as a symbol, the `SymFloat` to hand back
+    /// instead is returned.
     pub fn graph_break(
         &self,
         reason: BreakReason,
         held: Option<&PyObjectRef>,
         taken: Option<bool>,
-    ) -> Result<()> {
+        stack: Option<f64>,
+    ) -> Result<Option<PyObjectRef>> {
         let mut forward = self.session.forward.borrow_mut();
         let Some(run) = forward.as_mut() else {
-            return Ok(());
+            return Ok(None);
         };
         let frames = user_frames(self.vm);
         if frames.len() != run.outer_frames + 1 {
@@ -421,13 +431,14 @@ impl<'vm> Call<'vm> {
             let stop = self.vm.ctx.exceptions.base_exception_type.to_owned();
             return Err(Raise::Python(self.vm.new_exception_empty(stop)));
         }
-        let point = self.break_point(&frames[0], graph_break)?;
+        let mut point = self.break_point(&frames[0], graph_break)?;
+        point.stack = stack.map(|v| (stack_name(0), v)).into_iter().collect();
         run.points.push(point.clone());
         if run.target != Some(run.points.len()) {
-            return Ok(());
+            return Ok(None);
         }
         let Some((mut env, tracer)) = run.start.take() else {
-            return Ok(());
+            return Ok(None);
         };
         drop(forward);
         let mut resume = Resume {
@@ -439,18 +450,38 @@ impl<'vm> Call<'vm> {
             tracer,
             traced: Vec::new(),
         };
-        // Ints are plain Python ints in the frame, so they are traced (and guarded) now,
-        // as the constants the graph will use.
+        // Ints and floats are plain Python numbers in the frame, so they are traced (and
+        // guarded) now, as the constants the graph will use.
         let mut graph = Graph::default();
-        for (name, _) in &point.ints {
+        let numbers = point.ints.iter().map(|(name, _)| name);
+        for name in numbers.chain(point.floats.iter().map(|(name, _)| name)) {
             let traced = (resume.tracer)(&mut env, name)?;
             if let TracedArg::Int(expr) = &traced {
                 graph.int_inputs.push((name.clone(), expr.clone()));
             }
             resume.traced.push((name.clone(), traced));
         }
+        // The value handed back may be a symbol: a 0-dimensional input of the graph.
+        let mut handed_back = None;
+        let mut floats = BTreeMap::new();
+        for (name, _) in &point.stack {
+            let traced = (resume.tracer)(&mut env, name)?;
+            if let TracedArg::Float {
+                value,
+                symbolic: true,
+            } = traced
+            {
+                let id = graph.push(name, Op::Input { name: name.clone() }, vec![], vec![], None);
+                floats.insert(id, (name.clone(), value));
+                handed_back = Some(id);
+            }
+            resume.traced.push((name.clone(), traced));
+        }
         start_capture(&self.session, graph, env, Some(resume));
-        Ok(())
+        if let Some(capture) = self.session.capture.borrow_mut().as_mut() {
+            capture.floats = floats;
+        }
+        handed_back.map(|id| self.wrap_sym_float(id)).transpose()
     }
 
     /// The nodes of the graph being captured that Python holds at its break: the tensors in
@@ -490,6 +521,8 @@ impl<'vm> Call<'vm> {
             graph_break,
             tensors: Vec::new(),
             ints: Vec::new(),
+            floats: Vec::new(),
+            stack: Vec::new(),
         };
         for (name, value) in self.frame_locals(frame) {
             if let Some(proxy) = value.downcast_ref::<TensorBase>() {
@@ -500,13 +533,8 @@ impl<'vm> Call<'vm> {
                 continue;
             } else if let Some(int) = self.small_int(&value) {
                 point.ints.push((name, int?));
-            } else if value.downcast_ref::<PyFloat>().is_some() {
-                return Err(FrontendError::Break {
-                    span: point.graph_break.span,
-                    what: format!("with the float '{name}' in forward's variables"),
-                    note: "PyTorch 2.15 passes it to the resume function, where it is a constant guarded by value, then a symbolic float once it changes; Tailor has no float inputs yet".into(),
-                }
-                .into());
+            } else if let Some(float) = value.downcast_ref::<PyFloat>() {
+                point.floats.push((name, float.to_f64()));
             }
         }
         Ok(point)
@@ -854,6 +882,62 @@ impl<'vm> Call<'vm> {
         .into())
     }
 
+    /// The proxy of a symbolic float argument: a `SymFloat`, a 0-dimensional tensor of the
+    /// capture whose comparisons with numbers are decided and guarded.
+    fn wrap_sym_float(&self, id: NodeId) -> Result<PyObjectRef> {
+        let capture = self.capture_number().unwrap_or(0);
+        let class = self.class_of(|c| &c.symfloat)?;
+        Ok(TensorBase {
+            tensor: TensorRef::Node(id),
+            capture,
+            marks: RefCell::default(),
+        }
+        .into_ref_with_type(self.vm, class)?
+        .into())
+    }
+
+    /// The name and traced value of the symbolic float argument `f` is.
+    fn float_argument(&self, f: &PyObjectRef) -> Result<(String, f64)> {
+        let argument = match self.tensor(f)? {
+            TensorRef::Node(id) => self
+                .session
+                .capture
+                .borrow()
+                .as_ref()
+                .and_then(|capture| capture.floats.get(&id).cloned()),
+            _ => None,
+        };
+        argument.ok_or_else(|| {
+            self.unsupported(
+                "a decision on a float computed from a symbolic float",
+                "compare the float argument itself, or make it a constant (dynamic=False)",
+            )
+        })
+    }
+
+    /// `f op rhs` for a symbolic float argument, decided on its traced value; the relation
+    /// that held becomes a guard of the entry.
+    pub fn decide_float(&self, f: &PyObjectRef, op: CmpOp, rhs: f64) -> Result<bool> {
+        let (name, value) = self.float_argument(f)?;
+        let what = self.decision().map_or("condition", |d| d.what);
+        let mut capture = self.session.capture.borrow_mut();
+        let Some(capture) = capture.as_mut() else {
+            return Err(self.unsupported("a symbolic float outside forward", ""));
+        };
+        let origin = Origin {
+            what: format!("'{what}' on the float {name}"),
+            span: Some(self.span),
+        };
+        Ok(capture.env.decide_float(&name, value, op, rhs, origin))
+    }
+
+    /// `float(f)` of a symbolic float argument: its traced value, guarded to stay it.
+    pub fn specialize_float(&self, f: &PyObjectRef) -> Result<f64> {
+        let (_, value) = self.float_argument(f)?;
+        self.decide_float(f, CmpOp::Eq, value)?;
+        Ok(value)
+    }
+
     /// A size: an int when constant, else a `SymInt`.
     pub fn wrap_size(&self, expr: Expr) -> Result<PyObjectRef> {
         if let Some(value) = expr.as_int() {
@@ -912,7 +996,12 @@ impl<'vm> Call<'vm> {
         lhs: &PyObjectRef,
         rhs: &PyObjectRef,
     ) -> Result<Option<PyObjectRef>> {
+        // In a script every op on values runs eagerly, so the same tensor always shows the
+        // same values; scaling a fill by a number is for a model file's parameters (which
+        // may be too large to draw at module level).
+        let script = self.session.interpreter.borrow().upgrade().is_some();
         let scaled = match (lhs.downcast_ref::<TensorBase>(), name, self.scalar(rhs)) {
+            _ if script => None,
             (Some(proxy), "mul", Some(Scalar::Number(k))) => match &proxy.tensor {
                 TensorRef::Const(c) => match &*c.init.borrow() {
                     Init::Normal { std } => Some((c.clone(), Init::Normal { std: std * k })),
@@ -1024,6 +1113,8 @@ impl<'vm> Call<'vm> {
                     Argument::Values(values) => call.wrap_tensor(TensorRef::Value(values.clone())),
                     Argument::Int(expr) => call.wrap_size(expr.clone()),
                     Argument::IntValue(int) => Ok(call.vm.ctx.new_int(*int).into()),
+                    Argument::FloatValue(value) => Ok(call.vm.ctx.new_float(*value).into()),
+                    Argument::SymFloat(id) => call.wrap_sym_float(*id),
                     Argument::Bool(b) => Ok(call.vm.ctx.new_bool(*b).into()),
                 })
                 .collect()

@@ -39,6 +39,8 @@ pub(crate) struct Capture {
     pub number: u64,
     /// For the graph after a break: the tensors Python held there.
     pub resume: Option<Resume>,
+    /// The symbolic float arguments' input nodes, with their names and traced values.
+    pub floats: BTreeMap<NodeId, (String, f64)>,
 }
 
 impl std::fmt::Debug for Capture {
@@ -154,6 +156,7 @@ fn run_plan(
         Plan::First(args) => {
             let mut graph = Graph::default();
             let mut inputs = Vec::new();
+            let mut floats = BTreeMap::new();
             for (name, arg) in args {
                 inputs.push(match arg {
                     TracedArg::Tensor(shape) => Argument::Tensor(graph.push(
@@ -168,9 +171,30 @@ fn run_plan(
                         Argument::Int(expr.clone())
                     }
                     TracedArg::Bool(b) => Argument::Bool(*b),
+                    TracedArg::Float {
+                        value,
+                        symbolic: false,
+                    } => Argument::FloatValue(*value),
+                    TracedArg::Float {
+                        value,
+                        symbolic: true,
+                    } => {
+                        let node = graph.push(
+                            name,
+                            Op::Input { name: name.clone() },
+                            vec![],
+                            vec![],
+                            None,
+                        );
+                        floats.insert(node, (name.clone(), *value));
+                        Argument::SymFloat(node)
+                    }
                 });
             }
             start_capture(session, graph, std::mem::take(env), None);
+            if let Some(capture) = session.capture.borrow_mut().as_mut() {
+                capture.floats = floats;
+            }
             inputs
         }
         Plan::Resume {
@@ -271,6 +295,7 @@ pub(super) fn start_capture(
         const_nodes: BTreeMap::new(),
         number,
         resume,
+        floats: BTreeMap::new(),
     });
 }
 

@@ -117,8 +117,8 @@ pub enum FrontendError {
         error: EvalError,
     },
     /// A graph break Tailor does not model: inside a function forward calls (Dynamo
-    /// compiles that frame on its own), or with a float in forward's locals (PyTorch 2.15
-    /// makes it an input of the resume function, a symbolic float once it changes).
+    /// compiles that frame on its own), or at `.tolist()` (Dynamo guards the list item by
+    /// item).
     #[error("{span}: a graph break {what} is not modelled yet ({note})")]
     Break {
         /// Where the break is.

@@ -44,6 +44,7 @@ pub(super) mod _tailor {
         pub tensor: PyTypeRef,
         pub symint: PyTypeRef,
         pub symbool: PyTypeRef,
+        pub symfloat: PyTypeRef,
         pub error: PyTypeRef,
     }
 
@@ -195,6 +196,7 @@ pub(super) mod _tailor {
         tensor: PyTypeRef,
         symint: PyTypeRef,
         symbool: PyTypeRef,
+        symfloat: PyTypeRef,
         error: PyTypeRef,
         vm: &VirtualMachine,
     ) -> PyResult<()> {
@@ -203,6 +205,7 @@ pub(super) mod _tailor {
             tensor,
             symint,
             symbool,
+            symfloat,
             error,
         });
         Ok(())
@@ -277,7 +280,7 @@ pub(super) mod _tailor {
             })?;
             let tensor = match proxy.tensor.clone() {
                 TensorRef::Value(value) => crate::graph::Tensor::clone(&value),
-                TensorRef::Const(constant) if call.is_eager() => constant.values(),
+                TensorRef::Const(constant) if call.is_eager() => constant.observed(),
                 _ => {
                     return Err(call.unsupported(
                         "reading a value of a tensor of forward outside a run of forward",
@@ -294,16 +297,66 @@ pub(super) mod _tailor {
         })
     }
 
-    /// `x.item()` / `x.tolist()` (`method`) reads a tensor's values: inside forward, a
-    /// graph break (Dynamo's `capture_scalar_outputs=False`).
+    /// `x.item()`: the value of a one-element tensor. Inside forward, a graph break
+    /// (Dynamo's `capture_scalar_outputs=False`) whose float goes back to Python on its
+    /// stack: a plain float, or, where the graph after the break makes it a symbol, a
+    /// `SymFloat`.
     #[pyfunction]
-    fn value_break(x: PyObjectRef, method: PyUtf8StrRef, vm: &VirtualMachine) -> PyResult<()> {
-        Call::run_with(vm, |call| {
-            let reason = BreakReason::Value {
-                method: method.as_str().to_string(),
+    fn item(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let value = match value_of(call, &x) {
+                Some(tensor) if tensor.data.len() == 1 => Some(f64::from(tensor.data[0])),
+                Some(tensor) => {
+                    return Err(call.type_error(format!(
+                        "RuntimeError: a Tensor with {} elements cannot be converted to Scalar",
+                        tensor.data.len()
+                    )));
+                }
+                None => None,
             };
-            call.graph_break(reason, Some(&x), None)
+            let reason = BreakReason::Value {
+                method: "item".into(),
+            };
+            if let Some(symbol) = call.graph_break(reason, Some(&x), None, value)? {
+                return Ok(symbol);
+            }
+            match value {
+                Some(value) => Ok(vm.ctx.new_float(value).into()),
+                None => Err(call.unsupported(
+                    "reading a value of a tensor of forward outside a run of forward",
+                    "a graph tensor was kept after forward returned",
+                )),
+            }
         })
+    }
+
+    /// `x.tolist()` inside forward: a graph break whose list goes back to Python on its
+    /// stack, which Dynamo guards item by item; not modelled (outside forward, a script's
+    /// tensor's values are read as ever).
+    #[pyfunction]
+    fn tolist_break(_x: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
+        Call::run_with(vm, |call| {
+            let in_forward = call.session_ref().forward.borrow().is_some();
+            if in_forward {
+                return Err(FrontendError::Break {
+                    span: call.span,
+                    what: "at .tolist()".into(),
+                    note: "Dynamo hands the list to the resume function, guarding each value; use .item() on one element, or keep the values in tensors".into(),
+                }
+                .into());
+            }
+            Ok(())
+        })
+    }
+
+    /// A tensor's values when it has them now (a computed value; a constant outside
+    /// forward): the proxy's own tensor, never an input of a graph after a break.
+    fn value_of(call: &Call<'_>, x: &PyObjectRef) -> Option<crate::graph::Tensor> {
+        match &x.downcast_ref::<TensorBase>()?.tensor {
+            TensorRef::Value(value) => Some(crate::graph::Tensor::clone(value)),
+            TensorRef::Const(constant) if call.is_eager() => Some(constant.observed()),
+            _ => None,
+        }
     }
 
     /// `print(*args)`: inside forward, a graph break (Dynamo cannot trace the builtin).
@@ -317,8 +370,37 @@ pub(super) mod _tailor {
                     name => name.to_string(),
                 })
                 .collect();
-            call.graph_break(BreakReason::Print { arg_types }, None, None)
+            call.graph_break(BreakReason::Print { arg_types }, None, None, None)
+                .map(drop)
         })
+    }
+
+    /// `f op other` for a symbolic float argument `f` and a number: decided on the traced
+    /// value, the relation that held recorded as a guard.
+    #[pyfunction]
+    fn sym_float_compare(
+        f: PyObjectRef,
+        op: PyUtf8StrRef,
+        other: f64,
+        vm: &VirtualMachine,
+    ) -> PyResult<bool> {
+        Call::run_with(vm, |call| {
+            let op = match op.as_str() {
+                "gt" => CmpOp::Gt,
+                "ge" => CmpOp::Ge,
+                "lt" => CmpOp::Lt,
+                "le" => CmpOp::Le,
+                "eq" => CmpOp::Eq,
+                _ => CmpOp::Ne,
+            };
+            call.decide_float(&f, op, other)
+        })
+    }
+
+    /// `float(f)` of a symbolic float argument: its traced value, guarded to stay it.
+    #[pyfunction]
+    fn sym_float_specialize(f: PyObjectRef, vm: &VirtualMachine) -> PyResult<f64> {
+        Call::run_with(vm, |call| call.specialize_float(&f))
     }
 
     /// Whether `values` can read `x`: a script's computed tensor, or a constant in a script.
@@ -969,7 +1051,7 @@ pub(super) mod _tailor {
         Call::run_with(vm, |call| {
             let values = match call.tensor(&x)? {
                 TensorRef::Value(value) => Some(crate::graph::Tensor::clone(&value)),
-                TensorRef::Const(constant) if call.is_eager() => Some(constant.values()),
+                TensorRef::Const(constant) if call.is_eager() => Some(constant.observed()),
                 _ => None,
             };
             let truth = match &values {
@@ -982,7 +1064,7 @@ pub(super) mod _tailor {
                 }
                 None => None,
             };
-            call.graph_break(BreakReason::Branch, Some(&x), truth)?;
+            call.graph_break(BreakReason::Branch, Some(&x), truth, None)?;
             truth.ok_or_else(|| {
                 let what = call.decision().map_or("condition", |d| d.what);
                 call.unsupported(

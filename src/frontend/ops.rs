@@ -943,6 +943,15 @@ impl ConstTensor {
         }
     }
 
+    /// Its values as a script reads them (printed, passed to a compiled call, `.item()`):
+    /// fixed from now on, so that the same tensor never shows other values (scaling it by
+    /// a number then computes on these values instead of drawing a scaled sample, as
+    /// module-level `torch.randn(n, m) * 0.02` does for a tensor nobody has read).
+    pub fn observed(&self) -> Tensor {
+        self.fix_values();
+        self.values()
+    }
+
     /// Its values, as every backend makes them (seeded by its label).
     pub fn values(&self) -> Tensor {
         let shape = self.shape.iter().map(|&d| d as usize).collect();

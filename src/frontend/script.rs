@@ -102,6 +102,8 @@ pub enum CallArg {
     Int(i64),
     /// A bool.
     Bool(bool),
+    /// A float.
+    Float(f64),
 }
 
 /// Where a piece of a script's output went.
@@ -249,12 +251,12 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
             if !call.is_tensor(arg) {
                 return Err(call.unsupported(
                     format!("a {} argument to a compiled function", call.type_name(arg)),
-                    "Tailor's compiled calls take tensors, ints and bools (a float that changes becomes a graph input in PyTorch 2.15, which Tailor does not model yet)",
+                    "Tailor's compiled calls take tensors, ints, floats and bools",
                 ));
             }
             inputs.push(match call.tensor(arg)? {
                 TensorRef::Value(value) => CallArg::Tensor(Tensor::clone(&value)),
-                TensorRef::Const(constant) => CallArg::Tensor(constant.values()),
+                TensorRef::Const(constant) => CallArg::Tensor(constant.observed()),
                 TensorRef::Node(_) => {
                     return Err(call.unsupported(
                         "calling a torch.compile'd function inside forward",
@@ -314,6 +316,13 @@ fn python_value(vm: &VirtualMachine, arg: &PyObjectRef) -> Option<CallArg> {
     }
     if arg.class().is(vm.ctx.types.int_type) {
         return arg.clone().try_into_value::<i64>(vm).ok().map(CallArg::Int);
+    }
+    if arg.class().is(vm.ctx.types.float_type) {
+        return arg
+            .clone()
+            .try_into_value::<f64>(vm)
+            .ok()
+            .map(CallArg::Float);
     }
     None
 }

@@ -856,6 +856,14 @@ pub enum TracedArg {
     Int(Expr),
     /// A Python `bool`.
     Bool(bool),
+    /// A Python `float` seen as `value`: a constant, or `symbolic` (the graph then has a
+    /// 0-dimensional input of its name, which each call fills with its value).
+    Float {
+        /// The value traced.
+        value: f64,
+        /// Whether it is a symbol.
+        symbolic: bool,
+    },
 }
 
 /// The shape of what `forward` returned: one tensor, or a tuple whose items are outputs

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// One argument of a call as guards see it: a tensor's sizes, or a Python value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ArgValue {
     /// A float32 tensor of these sizes.
@@ -30,6 +30,35 @@ pub enum ArgValue {
     Int(i64),
     /// A Python `bool`.
     Bool(bool),
+    /// A Python `float`.
+    Float(f64),
+}
+
+/// A float as Python's `repr` writes it (`2.0`, `0.1`, `1e-05`, `inf`), as PyTorch's guards
+/// and failure reasons print it.
+pub fn python_float(value: f64) -> String {
+    if value.is_nan() {
+        return "nan".into();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    // Rust's shortest round-trip digits, laid out as Python lays them out: positional for
+    // exponents from -4 to 15, else `d.ddde±XX`.
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..16).contains(&exponent) {
+        let positional = format!("{value}");
+        if positional.contains('.') {
+            positional
+        } else {
+            format!("{positional}.0")
+        }
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    }
 }
 
 impl ArgValue {
@@ -39,16 +68,19 @@ impl ArgValue {
             ArgValue::Tensor(_) => "<class 'torch.Tensor'>",
             ArgValue::Int(_) => "<class 'int'>",
             ArgValue::Bool(_) => "<class 'bool'>",
+            ArgValue::Float(_) => "<class 'float'>",
         }
     }
 
-    /// The values guards read: a tensor's sizes, an int, a bool as 0 or 1.
+    /// The values size guards read: a tensor's sizes, an int, a bool as 0 or 1; a float
+    /// has none (its guards read it from the argument).
     fn slots(&self) -> &[i64] {
         match self {
             ArgValue::Tensor(dims) => dims,
             ArgValue::Int(value) => std::slice::from_ref(value),
             ArgValue::Bool(true) => &[1],
             ArgValue::Bool(false) => &[0],
+            ArgValue::Float(_) => &[],
         }
     }
 }
@@ -62,6 +94,7 @@ impl fmt::Display for ArgValue {
                 f.write_str(&dims.join(","))
             }
             ArgValue::Int(value) => write!(f, "int({value})"),
+            ArgValue::Float(value) => write!(f, "float({})", python_float(*value)),
             ArgValue::Bool(true) => f.write_str("True"),
             ArgValue::Bool(false) => f.write_str("False"),
         }
@@ -69,7 +102,7 @@ impl fmt::Display for ArgValue {
 }
 
 /// The arguments of one call, flattened once so that guard checks index a slice.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallShapes {
     /// Argument names and values, in the function's parameter order.
     pub args: Vec<(String, ArgValue)>,
@@ -181,6 +214,9 @@ pub enum ValueMatch {
     Int(Option<i64>),
     /// A bool, always specialised (`TRUE_MATCH` / `FALSE_MATCH`).
     Bool(bool),
+    /// A float: exactly this one (`EQUALS_MATCH`, its bits), or any (`None`: a symbolic
+    /// float, whose decisions are shape-lambda guards, `L['f'] > 1.0`).
+    Float(Option<u64>),
 }
 
 /// PyTorch's guard on one Python-value argument.
@@ -200,6 +236,10 @@ impl ValueGuard {
             ValueMatch::Int(Some(v)) => format!("{} == {v}", self.input),
             ValueMatch::Int(None) => format!("type({}) is int", self.input),
             ValueMatch::Bool(b) => format!("{} == {}", self.input, python_bool(b)),
+            ValueMatch::Float(Some(bits)) => {
+                format!("{} == {}", self.input, python_float(f64::from_bits(bits)))
+            }
+            ValueMatch::Float(None) => format!("type({}) is float", self.input),
         }
     }
 
@@ -208,6 +248,7 @@ impl ValueGuard {
         match self.expected {
             ValueMatch::Int(_) => ArgValue::Int(0).type_name(),
             ValueMatch::Bool(_) => ArgValue::Bool(false).type_name(),
+            ValueMatch::Float(_) => ArgValue::Float(0.0).type_name(),
         }
     }
 
@@ -219,9 +260,16 @@ impl ValueGuard {
                 Ok(())
             }
             (ValueMatch::Bool(expected), ArgValue::Bool(actual)) if expected == *actual => Ok(()),
-            (ValueMatch::Int(_), ArgValue::Int(_)) | (ValueMatch::Bool(_), ArgValue::Bool(_)) => {
-                Err(ValueFailure::Value)
+            (ValueMatch::Float(None), ArgValue::Float(_)) => Ok(()),
+            // Python's `==`: NaN never equals, and 0.0 equals -0.0.
+            (ValueMatch::Float(Some(bits)), ArgValue::Float(actual))
+                if f64::from_bits(bits) == *actual =>
+            {
+                Ok(())
             }
+            (ValueMatch::Int(_), ArgValue::Int(_))
+            | (ValueMatch::Bool(_), ArgValue::Bool(_))
+            | (ValueMatch::Float(_), ArgValue::Float(_)) => Err(ValueFailure::Value),
             _ => Err(ValueFailure::Type),
         }
     }
@@ -244,6 +292,15 @@ impl fmt::Display for ValueGuard {
             ValueMatch::Int(None) => write!(
                 f,
                 "TYPE_MATCH: ___check_type_id(L['{input}'], <class 'int'>)"
+            ),
+            ValueMatch::Float(Some(bits)) => write!(
+                f,
+                "EQUALS_MATCH: L['{input}'] == {}",
+                python_float(f64::from_bits(bits))
+            ),
+            ValueMatch::Float(None) => write!(
+                f,
+                "TYPE_MATCH: ___check_type_id(L['{input}'], <class 'float'>)"
             ),
             ValueMatch::Bool(true) => write!(f, "TRUE_MATCH: L['{input}'] == True"),
             ValueMatch::Bool(false) => write!(f, "FALSE_MATCH: L['{input}'] == False"),
@@ -385,8 +442,29 @@ enum ArgGuard {
 enum Check {
     Rel(CompiledRel),
     Unmarked(usize),
+    /// A decision about the float argument at this position: `value op rhs` holds.
+    Float(usize, CmpOp, f64),
+    /// The float argument at this position is not NaN.
+    NotNan(usize),
     /// A stride guard: calls pass contiguous tensors, so it holds by construction.
     Contiguous,
+}
+
+impl Check {
+    /// Whether `call` (with `marked` its `mark_dynamic`-ed arguments) passes.
+    fn passes(&self, call: &CallShapes, marked: &[bool]) -> bool {
+        let float = |position: usize| match call.args.get(position) {
+            Some((_, ArgValue::Float(value))) => Some(*value),
+            _ => None,
+        };
+        match self {
+            Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
+            Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
+            Check::Float(position, op, rhs) => float(*position).is_some_and(|v| op.holds(v, *rhs)),
+            Check::NotNan(position) => float(*position).is_some_and(|v| !v.is_nan()),
+            Check::Contiguous => true,
+        }
+    }
 }
 
 /// What a symbol's value is read from: its first plain occurrence among the arguments'
@@ -468,6 +546,8 @@ struct Producer<'a> {
     /// Per argument, whether it was traced as a symbol (a dynamic int), even if tracing
     /// later fixed its value.
     traced_symbolic: Vec<bool>,
+    /// Per argument, a constant float's bits (its `EQUALS_MATCH`).
+    float_bits: Vec<Option<u64>>,
     sources: BTreeMap<Sym, (DimSource, usize)>,
 }
 
@@ -477,6 +557,7 @@ enum ArgKind {
     Tensor,
     Int,
     Bool,
+    Float,
 }
 
 impl<'a> Producer<'a> {
@@ -484,13 +565,27 @@ impl<'a> Producer<'a> {
         let mut inputs = Vec::with_capacity(args.len());
         let mut kinds = Vec::with_capacity(args.len());
         let mut traced_symbolic = Vec::with_capacity(args.len());
+        let mut float_bits = Vec::with_capacity(args.len());
         for (name, arg) in args {
-            traced_symbolic.push(matches!(arg, TracedArg::Int(e) if e.as_int().is_none()));
+            traced_symbolic.push(match arg {
+                TracedArg::Int(e) => e.as_int().is_none(),
+                TracedArg::Float { symbolic, .. } => *symbolic,
+                _ => false,
+            });
             let (kind, slots) = match arg {
                 TracedArg::Tensor(shape) => (ArgKind::Tensor, shape.clone()),
                 TracedArg::Int(expr) => (ArgKind::Int, vec![expr.clone()]),
                 TracedArg::Bool(b) => (ArgKind::Bool, vec![Expr::int(i64::from(*b))]),
+                // A float has no size slot: its guards read it from the argument.
+                TracedArg::Float { .. } => (ArgKind::Float, Vec::new()),
             };
+            float_bits.push(match arg {
+                TracedArg::Float {
+                    value,
+                    symbolic: false,
+                } => Some(value.to_bits()),
+                _ => None,
+            });
             inputs.push((name.clone(), slots.iter().map(|d| env.replace(d)).collect()));
             kinds.push(kind);
         }
@@ -500,6 +595,7 @@ impl<'a> Producer<'a> {
             inputs,
             kinds,
             traced_symbolic,
+            float_bits,
             sources,
         }
     }
@@ -540,7 +636,8 @@ impl<'a> Producer<'a> {
             .iter()
             .zip(&self.kinds)
             .zip(&self.traced_symbolic)
-            .filter_map(|(((name, slots), kind), symbolic)| {
+            .zip(&self.float_bits)
+            .filter_map(|((((name, slots), kind), symbolic), bits)| {
                 let expected = match kind {
                     ArgKind::Tensor => return None,
                     // A symbol that tracing fixed keeps its type check; the value is then a
@@ -548,6 +645,7 @@ impl<'a> Producer<'a> {
                     ArgKind::Int if *symbolic => ValueMatch::Int(None),
                     ArgKind::Int => ValueMatch::Int(slots[0].as_int()),
                     ArgKind::Bool => ValueMatch::Bool(slots[0].as_int() == Some(1)),
+                    ArgKind::Float => ValueMatch::Float(*bits),
                 };
                 Some(ValueGuard {
                     input: name.clone(),
@@ -577,7 +675,13 @@ impl<'a> Producer<'a> {
                 (i, guard)
             })
             .collect();
-        order.sort_by_key(|(_, guard)| matches!(guard, ArgGuard::Tensor(_)));
+        // Python values first, then tensors; a value a graph break handed back on the
+        // stack (a resume function's `___stack0`) after the tensors, as measured on 2.15.
+        order.sort_by_key(|(position, guard)| match guard {
+            ArgGuard::Value(_) if self.inputs[*position].0.starts_with("___stack") => 2,
+            ArgGuard::Value(_) => 0,
+            ArgGuard::Tensor(_) => 1,
+        });
         order
     }
 
@@ -686,6 +790,37 @@ impl<'a> Producer<'a> {
                 provenance: "contiguous input: its stride is the product of the later sizes".into(),
             };
             out.push(guard, Check::Contiguous);
+        }
+    }
+
+    /// Per symbolic float argument, what the trace decided about it (`L['f'] > 1.0`), then
+    /// PyTorch's implicit `not math.isnan(L['f'])`.
+    fn float_guards(&self, out: &mut ShapeGuards) {
+        for (position, (name, _)) in self.inputs.iter().enumerate() {
+            if self.kinds[position] != ArgKind::Float || !self.traced_symbolic[position] {
+                continue;
+            }
+            for decided in self.env.float_guards().iter().filter(|g| g.input == *name) {
+                let rhs = python_float(decided.rhs);
+                let guard = Guard {
+                    kind: GuardKind::Recorded,
+                    source: format!("L['{name}'] {} {rhs}", decided.op),
+                    reason: format!("{name} {} {rhs}", decided.op),
+                    symbolic: SymbolicForm::Words(format!("{name} {} {rhs}", decided.op)),
+                    provenance: decided.origin.to_string(),
+                };
+                out.push(guard, Check::Float(position, decided.op, decided.rhs));
+            }
+            let guard = Guard {
+                kind: GuardKind::Range,
+                source: format!("not math.isnan(L['{name}'])"),
+                reason: format!("not math.isnan({name})"),
+                symbolic: SymbolicForm::Words(format!("{name} is not NaN")),
+                provenance:
+                    "implicit guard for float input due to NaN specialization in the framework"
+                        .into(),
+            };
+            out.push(guard, Check::NotNan(position));
         }
     }
 
@@ -814,6 +949,7 @@ impl GuardSet {
             producer.stride_guards(input, &mut out);
         }
         producer.recorded_guards(&mut out);
+        producer.float_guards(&mut out);
         producer.range_guards(&mut out);
         GuardSet {
             tensors: producer.tensor_guards(),
@@ -880,12 +1016,7 @@ impl GuardSet {
             }
         }
         for (index, check) in self.compiled.iter().enumerate() {
-            let pass = match check {
-                Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
-                Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
-                Check::Contiguous => true,
-            };
-            if !pass {
+            if !check.passes(call, marked) {
                 return Err(Failure::Shape(index));
             }
         }
@@ -899,11 +1030,7 @@ impl GuardSet {
     pub fn shape_verdicts(&self, call: &CallShapes, marked: &[bool]) -> Vec<bool> {
         self.compiled
             .iter()
-            .map(|check| match check {
-                Check::Rel(rel) => rel.eval(&call.flat).unwrap_or(false),
-                Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
-                Check::Contiguous => true,
-            })
+            .map(|check| check.passes(call, marked))
             .collect()
     }
 
@@ -929,7 +1056,10 @@ impl GuardSet {
                 matches!(
                     (guard, &call.args[position].1),
                     (ArgGuard::Tensor(_), ArgValue::Tensor(_))
-                        | (ArgGuard::Value(_), ArgValue::Int(_) | ArgValue::Bool(_))
+                        | (
+                            ArgGuard::Value(_),
+                            ArgValue::Int(_) | ArgValue::Bool(_) | ArgValue::Float(_)
+                        )
                 )
             })
     }

@@ -569,6 +569,16 @@ impl Executor {
         inputs: Vec<Tensor>,
         options: RunOptions,
     ) -> Result<Job, Error> {
+        let floats = call
+            .args
+            .iter()
+            .any(|(_, value)| matches!(value, ArgValue::Float(_)));
+        let (call, inputs) = if floats {
+            float_inputs(&entry.graph, call, inputs)
+        } else {
+            (call.clone(), inputs)
+        };
+        let call = &call;
         let symbolic_static = mode == Mode::Static
             && entry
                 .compiled
@@ -748,6 +758,48 @@ impl Executor {
     }
 }
 
+/// A call's arguments as `graph` takes them: its tensors, and each symbolic float
+/// argument (a 0-dimensional input of the graph) as a 0-dimensional tensor of its value,
+/// in the graph's input order; ints as they are.
+fn float_inputs(
+    graph: &Graph,
+    call: &CallShapes,
+    inputs: Vec<Tensor>,
+) -> (CallShapes, Vec<Tensor>) {
+    let mut tensors: Vec<(&str, &[i64], Tensor)> = call
+        .tensors()
+        .zip(inputs)
+        .map(|((name, dims), tensor)| (name, dims, tensor))
+        .collect();
+    let mut args = Vec::new();
+    let mut ordered = Vec::new();
+    for &id in &graph.inputs {
+        let Op::Input { name } = &graph.node(id).op else {
+            continue;
+        };
+        if let Some(at) = tensors.iter().position(|(held, _, _)| held == name) {
+            let (_, dims, tensor) = tensors.remove(at);
+            args.push((name.clone(), ArgValue::Tensor(dims.to_vec())));
+            ordered.push(tensor);
+        } else if let Some((_, ArgValue::Float(value))) =
+            call.args.iter().find(|(held, _)| held == name)
+        {
+            args.push((name.clone(), ArgValue::Tensor(Vec::new())));
+            ordered.push(Tensor {
+                shape: Vec::new(),
+                data: vec![*value as f32],
+            });
+        }
+    }
+    args.extend(
+        call.args
+            .iter()
+            .filter(|(_, value)| matches!(value, ArgValue::Int(_)))
+            .cloned(),
+    );
+    (CallShapes::with_args(args), ordered)
+}
+
 /// The arguments of a resume function's graph at a break: its input tensors (by name,
 /// in the graph's order) and ints, and their values.
 fn resume_inputs(graph: &Graph, point: &BreakPoint) -> (CallShapes, Vec<Tensor>) {
@@ -761,6 +813,13 @@ fn resume_inputs(graph: &Graph, point: &BreakPoint) -> (CallShapes, Vec<Tensor>)
             let dims = tensor.shape.iter().map(|&d| d as i64).collect();
             args.push((name.clone(), ArgValue::Tensor(dims)));
             inputs.push(Tensor::clone(tensor));
+        } else if let Some((_, value)) = point.stack.iter().find(|(held, _)| held == name) {
+            // A symbolic float handed back by the break: a 0-dimensional input.
+            args.push((name.clone(), ArgValue::Tensor(Vec::new())));
+            inputs.push(Tensor {
+                shape: Vec::new(),
+                data: vec![*value as f32],
+            });
         }
     }
     for (name, _) in &graph.int_inputs {
@@ -860,6 +919,7 @@ pub fn call_values(call: &CallShapes, inputs: &[Tensor]) -> Vec<CallArg> {
             ArgValue::Tensor(_) => tensors.next().cloned().map(CallArg::Tensor),
             ArgValue::Int(v) => Some(CallArg::Int(*v)),
             ArgValue::Bool(b) => Some(CallArg::Bool(*b)),
+            ArgValue::Float(v) => Some(CallArg::Float(*v)),
         })
         .collect()
 }

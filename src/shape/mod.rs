@@ -333,8 +333,24 @@ pub struct ShapeEnv {
     violations: Vec<ShapeError>,
     /// The tensor arguments the trace has looked at (an op's operand, a size read).
     realised: BTreeSet<String>,
+    /// What the trace decided about symbolic float arguments, in order.
+    float_guards: Vec<FloatGuard>,
     /// Index of the graph node being built; events are tagged with it for the trace.
     pub node_cursor: usize,
+}
+
+/// A decision about a symbolic float argument (`if f > 1.0:`), which its entry guards: PyTorch
+/// keeps floats out of its integer reasoning too, as `L['f'] > 1.0` in the guard lambda.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatGuard {
+    /// The argument.
+    pub input: String,
+    /// The relation that held for the traced value.
+    pub op: CmpOp,
+    /// Its right side.
+    pub rhs: f64,
+    /// Where the trace decided it.
+    pub origin: Origin,
 }
 
 /// PyTorch's default range for a backed size symbol: 0 and 1 are specialised, so `[2, ∞)`.
@@ -464,6 +480,35 @@ impl ShapeEnv {
     /// The tensor arguments the trace has looked at so far.
     pub fn realised(&self) -> &BTreeSet<String> {
         &self.realised
+    }
+
+    /// Decides `value op rhs` for symbolic float argument `input` (traced as `value`) and
+    /// records the relation that held, as a guard.
+    pub fn decide_float(
+        &mut self,
+        input: &str,
+        value: f64,
+        op: CmpOp,
+        rhs: f64,
+        origin: Origin,
+    ) -> bool {
+        let holds = op.holds(value, rhs);
+        let op = if holds { op } else { op.negate() };
+        let guard = FloatGuard {
+            input: input.to_string(),
+            op,
+            rhs,
+            origin,
+        };
+        if !self.float_guards.contains(&guard) {
+            self.float_guards.push(guard);
+        }
+        holds
+    }
+
+    /// The decisions about symbolic floats, in order.
+    pub fn float_guards(&self) -> &[FloatGuard] {
+        &self.float_guards
     }
 
     /// The names its symbols are shown with under `naming` (PyTorch's hash their sources).

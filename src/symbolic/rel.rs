@@ -71,8 +71,9 @@ impl CmpOp {
         }
     }
 
-    /// Whether `a op b` holds.
-    pub fn holds(self, a: i64, b: i64) -> bool {
+    /// Whether `a op b` holds (for floats as Python compares them: NaN compares false,
+    /// except with `!=`).
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
             CmpOp::Eq => a == b,
             CmpOp::Ne => a != b,

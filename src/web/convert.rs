@@ -286,12 +286,24 @@ pub(super) fn call_inputs(
             continue;
         }
         if let Some(number) = tensor.as_f64() {
-            if number.fract() != 0.0 || number.abs() > 2f64.powi(53) {
+            // JavaScript has one number type: a whole number is a Python int, any other a
+            // float (`{ f: { float: 2 } }` passes a whole float).
+            if number.fract() != 0.0 || !number.is_finite() {
+                shapes.push((name.clone(), ArgValue::Float(number)));
+            } else if number.abs() > 2f64.powi(53) {
                 return Err(bad_argument(format!(
-                    "inputs.{name}: {number} is not an int (float arguments are not modelled yet)"
+                    "inputs.{name}: {number} is not an int JavaScript holds exactly"
                 )));
+            } else {
+                shapes.push((name.clone(), ArgValue::Int(number as i64)));
             }
-            shapes.push((name.clone(), ArgValue::Int(number as i64)));
+            continue;
+        }
+        if let Some(number) = Reflect::get(&tensor, &"float".into())
+            .ok()
+            .and_then(|f| f.as_f64())
+        {
+            shapes.push((name.clone(), ArgValue::Float(number)));
             continue;
         }
         let shape_value = Reflect::get(&tensor, &"shape".into()).unwrap_or(JsValue::UNDEFINED);

@@ -88,6 +88,16 @@ fn input_views(entry: &Entry, names: &SymbolNames) -> Vec<InputView> {
             }],
             python: Some("bool"),
         },
+        ValueSpec::Float(value) => InputView {
+            name: name.clone(),
+            dims: vec![DimView {
+                text: value.map_or_else(|| name.clone(), crate::guard::python_float),
+                value: None,
+                min: None,
+                max: None,
+            }],
+            python: Some("float"),
+        },
     });
     tensors.chain(values).collect()
 }
@@ -138,6 +148,12 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
                 "TYPE_MATCH: a symbolic int is checked only for its type; its value is in the shape guards"
             }
             ValueMatch::Bool(_) => "a bool is always specialised: each value has its own entry",
+            ValueMatch::Float(Some(_)) => {
+                "EQUALS_MATCH: a float is a constant until it changes (then automatic dynamic makes it a symbolic float)"
+            }
+            ValueMatch::Float(None) => {
+                "TYPE_MATCH: a symbolic float is checked only for its type; what the trace decided about it is in the shape guards"
+            }
         }
         .into(),
         span: None,

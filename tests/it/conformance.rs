@@ -19,7 +19,8 @@
 //!   contains TEXT.
 //!
 //! Not expressible here: §9 rows 15–16 (int arguments: `values.rs` checks them against
-//! PyTorch's record), row 17 (float arguments, not modelled), rows 22–23 (`mark_unbacked`,
+//! PyTorch's record), row 17 (float arguments: `script.rs` checks `float_args.py` against
+//! PyTorch's record), rows 22–23 (`mark_unbacked`,
 //! `automatic_dynamic_shapes_mark_as="unbacked"`) and row 24 (dtype changes: every input is
 //! float32).
 

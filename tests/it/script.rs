@@ -672,3 +672,67 @@ for b in [2, 3, 7, 1]:
     let breaks: usize = run.calls.iter().map(|call| call.event.breaks.len()).sum();
     assert_eq!(breaks, 16, "two breaks in each of 8 calls");
 }
+
+/// Python float arguments (`tests/data/scripts/float_args.py`: a scale, a branch on the
+/// float, under every mode, and a float read by `.item()` across a graph break) log the
+/// `[__recompiles]` lines PyTorch 2.15 logged (`tests/data/pytorch/float_args.eager.txt`):
+/// a constant first (`f == 2.0`), then a symbolic float whose comparison is a guard
+/// (`f > 1.0`), symbolic from the start under `dynamic=True`.
+#[test]
+fn float_arguments_log_pytorchs_recompile_reasons() {
+    let recorded = data("tests/data/pytorch/float_args.eager.txt");
+    let (logs, printed) = recorded
+        .split_once("---- stdout\n")
+        .expect("the record has both parts");
+    const PATH: &str = "tests/data/scripts/float_args.py";
+    let run = run_script_at(PATH, &data(PATH), "recompiles");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let kept = |line: &&str| line.contains("[__recompiles]");
+    let ours: Vec<String> = run
+        .text(&[Stream::Log])
+        .lines()
+        .filter(kept)
+        .filter_map(without_comment)
+        .collect();
+    let theirs: Vec<String> = logs
+        .lines()
+        .filter(kept)
+        .filter_map(without_comment)
+        .collect();
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        without_numbers(&run.text(&[Stream::Stdout])),
+        without_numbers(printed)
+    );
+}
+
+/// What a compiled call with a float computes is what Python computes, for constant and
+/// symbolic floats, and for `.item()`'s float across a graph break with the same shapes
+/// and other values (a baked constant there would be stale).
+#[test]
+fn float_arguments_and_item_floats_compute_what_python_computes() {
+    let source = r#"
+import torch
+
+def scale(x, f):
+    if f > 1.0:
+        return x * f + 1
+    return x - f
+
+def mean_scaled(x):
+    s = x.sum().item()
+    return x * s
+
+for mode in [None, True, False]:
+    torch._dynamo.reset()
+    g = torch.compile(scale, dynamic=mode)
+    h = torch.compile(mean_scaled, dynamic=mode)
+    for v in [2.0, 3.5, 0.5, 0.25, 3.5]:
+        x = torch.randn(3, 2)
+        assert (g(x, v) - scale(x, v)).abs().amax().item() < 1e-5
+        assert (h(x) - mean_scaled(x)).abs().amax().item() < 1e-4
+"#;
+    let run = run_script_at("floats.py", source, "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(run.calls.len(), 30);
+}

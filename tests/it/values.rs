@@ -82,6 +82,7 @@ fn guard_lines(cache: &CodeCache) -> Vec<String> {
                 ValueMatch::Int(None) => format!("TYPE_MATCH {source} int"),
                 ValueMatch::Bool(true) => format!("TRUE_MATCH {source} == True"),
                 ValueMatch::Bool(false) => format!("FALSE_MATCH {source} == False"),
+                ValueMatch::Float(_) => value.to_string(),
             }
         })
         .collect();

@@ -83,6 +83,7 @@ pub fn json(results: &RunResults, naming: SymbolNaming) -> String {
                 let value = match value {
                     ValueSpec::Int(dim) => ValueSpec::Int(dim.named(&names)),
                     ValueSpec::Bool(b) => ValueSpec::Bool(*b),
+                    ValueSpec::Float(f) => ValueSpec::Float(*f),
                 };
                 inputs.insert(name.clone(), json!(value));
             }
