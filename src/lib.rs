@@ -53,17 +53,12 @@ pub struct Options {
 
 /// Parses `source` and returns an empty cache for its entry.
 pub fn load(source: &str, entry: Option<&str>) -> Result<CodeCache, Error> {
-    load_in(frontend::interpreter(), source, entry)
+    load_in(frontend::Vm::fresh(), source, entry)
 }
 
-/// [`load`] in `interpreter` (a fresh one, or one `frontend::warm_interpreter` made ahead
-/// of need).
-pub fn load_in(
-    interpreter: rustpython_vm::Interpreter,
-    source: &str,
-    entry: Option<&str>,
-) -> Result<CodeCache, Error> {
-    let program = frontend::parse_in(interpreter, source)?;
+/// [`load`] in `vm` (a fresh one, or one warmed ahead of need, `frontend::Vm::warm`).
+pub fn load_in(vm: frontend::Vm, source: &str, entry: Option<&str>) -> Result<CodeCache, Error> {
+    let program = frontend::parse_in(vm, source)?;
     let point = program.entry(entry)?;
     Ok(CodeCache::new(program, point))
 }

@@ -195,7 +195,7 @@ fn budgeted<T>(vm: &VirtualMachine, body: impl FnOnce() -> T) -> Result<T, Front
     Ok(result)
 }
 
-/// The modules every model file's run imports, or may: what [`warm_interpreter`] imports
+/// The modules every model file's run imports, or may: what [`Vm::warm`] imports
 /// ahead of need.
 const WARM_MODULES: [&str; 8] = [
     "torch",
@@ -208,34 +208,44 @@ const WARM_MODULES: [&str; 8] = [
     "operator",
 ];
 
-/// A fresh interpreter whose `torch` package and common stdlib modules are imported
-/// already: a page makes one in idle time, so that the next model's run starts from them
-/// (imports are the most of a first capture's time). It behaves as a fresh one: the
-/// user's file still runs in a new `__main__` scope, and nothing of it is imported yet.
-pub fn warm_interpreter() -> Result<Interpreter, FrontendError> {
-    let interpreter = interpreter();
-    interpreter.enter(|vm| {
-        WARM_MODULES.iter().try_for_each(|module| {
-            vm.import(*module, 0)
-                .map(drop)
-                .map_err(|exc| package_error(vm, &exc))
-        })
-    })?;
-    Ok(interpreter)
+/// The Python VM one program runs in, made before the program: fresh, or warmed ahead of
+/// need (the VM itself stays the front end's business).
+pub struct Vm(Interpreter);
+
+impl Vm {
+    /// A fresh interpreter.
+    pub fn fresh() -> Vm {
+        Vm(interpreter())
+    }
+
+    /// A fresh interpreter whose `torch` package and common stdlib modules are imported
+    /// already: a page makes one in idle time, so that the next model's run starts from
+    /// them (imports are the most of a first capture's time). It behaves as a fresh one:
+    /// the user's file still runs in a new `__main__` scope, and nothing of it is imported.
+    pub fn warm() -> Result<Vm, FrontendError> {
+        let interpreter = interpreter();
+        interpreter.enter(|vm| {
+            WARM_MODULES.iter().try_for_each(|module| {
+                vm.import(*module, 0)
+                    .map(drop)
+                    .map_err(|exc| package_error(vm, &exc))
+            })
+        })?;
+        Ok(Vm(interpreter))
+    }
 }
 
 /// Runs `source`'s module level: definitions and imports (an error stops here),
 /// assignments (an error skips the assignment) and nothing else (driver code is reported
 /// as skipped).
 pub fn parse(source: &str) -> Result<Program, FrontendError> {
-    parse_in(interpreter(), source)
+    parse_in(Vm::fresh(), source)
 }
 
-/// [`parse`] in `interpreter` (fresh, or from [`warm_interpreter`]; never one that ran a
-/// program already).
-pub fn parse_in(interpreter: Interpreter, source: &str) -> Result<Program, FrontendError> {
+/// [`parse`] in `vm` (fresh, or warmed; never one that ran a program already).
+pub fn parse_in(vm: Vm, source: &str) -> Result<Program, FrontendError> {
     let source = Rc::new(UserSource::parse(source)?);
-    let interpreter = Rc::new(interpreter);
+    let interpreter = Rc::new(vm.0);
     let (globals, skipped) = interpreter.enter(|vm| budgeted(vm, || run_module(vm, &source)))??;
     Ok(Program {
         source,

@@ -39,16 +39,16 @@ thread_local! {
 
     /// An interpreter made in idle time (`Tailor.warmUp`), its imports done, for the next
     /// model: the page's one cache, which changes no result, only when the imports are paid.
-    static WARM: RefCell<Option<rustpython_vm::Interpreter>> = const { RefCell::new(None) };
+    static WARM: RefCell<Option<crate::frontend::Vm>> = const { RefCell::new(None) };
 }
 
 /// Loads `source`'s `entry` in the interpreter warmed in idle time when there is one,
 /// else in a fresh one.
 fn load(source: &str, entry: Option<&str>) -> Result<crate::cache::CodeCache, crate::Error> {
-    let interpreter = WARM
+    let vm = WARM
         .with(|warm| warm.borrow_mut().take())
-        .unwrap_or_else(crate::frontend::interpreter);
-    crate::load_in(interpreter, source, entry)
+        .unwrap_or_else(crate::frontend::Vm::fresh);
+    crate::load_in(vm, source, entry)
 }
 
 /// Runs once when the module is instantiated: routes Rust panics to `console.error` (message
@@ -119,9 +119,8 @@ impl Tailor {
             return Ok(0.0);
         }
         let started = now_ms();
-        let interpreter =
-            crate::frontend::warm_interpreter().map_err(|err| convert::from_error(&err.into()))?;
-        WARM.with(|warm| warm.replace(Some(interpreter)));
+        let vm = crate::frontend::Vm::warm().map_err(|err| convert::from_error(&err.into()))?;
+        WARM.with(|warm| warm.replace(Some(vm)));
         Ok(now_ms() - started)
     }
 

@@ -59,7 +59,9 @@ fn seed() -> u64 {
 }
 
 /// Aborts the process, naming the input, when one case runs longer than [`HANG`]: a hung
-/// test cannot be stopped any other way, and CI must end with a reason.
+/// test cannot be stopped any other way, and CI must end with a reason. Where Linux says
+/// how much CPU the fuzzing thread used (`/proc`), that is what counts: a case that spins
+/// trips it, a machine that stalls the thread (another build on both cores) does not.
 struct Watchdog {
     progress: Arc<AtomicU64>,
     current: Arc<Mutex<String>>,
@@ -78,14 +80,21 @@ impl Watchdog {
             Arc::clone(&watchdog.current),
             Arc::clone(&watchdog.done),
         );
+        // The fuzzing thread is this one: its CPU clock, read from the watchdog's thread.
+        let worker = this_thread_id();
+        let clock = move || {
+            worker
+                .and_then(thread_cpu_time)
+                .unwrap_or_else(|| started_at().elapsed())
+        };
         std::thread::spawn(move || {
-            let (mut seen, mut since) = (0, Instant::now());
+            let (mut seen, mut since) = (0, clock());
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(200));
                 let now = progress.load(Ordering::Relaxed);
                 if now != seen {
-                    (seen, since) = (now, Instant::now());
-                } else if since.elapsed() > HANG {
+                    (seen, since) = (now, clock());
+                } else if clock().saturating_sub(since) > HANG {
                     let input = current.lock().map(|s| s.clone()).unwrap_or_default();
                     // Straight to stderr: the test harness's capture would lose it.
                     let _ = writeln!(
@@ -105,6 +114,28 @@ impl Watchdog {
         }
         self.progress.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// A fixed instant, for the wall clock where no CPU clock can be read.
+fn started_at() -> Instant {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *START.get_or_init(Instant::now)
+}
+
+/// The calling thread's id as Linux numbers it (`/proc/thread-self/stat`'s first field).
+fn this_thread_id() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// The CPU time thread `tid` of this process has used: user plus system time from
+/// `/proc/self/task/TID/stat` (fields 14 and 15, in USER_HZ ticks of 1/100 s).
+fn thread_cpu_time(tid: u64) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: fields count after it.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |field: usize| fields.get(field - 3)?.parse::<u64>().ok();
+    Some(Duration::from_millis((ticks(14)? + ticks(15)?) * 10))
 }
 
 impl Drop for Watchdog {
