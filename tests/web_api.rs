@@ -115,7 +115,7 @@ async fn errors_carry_kind_and_position() {
 
 #[wasm_bindgen_test]
 async fn trace_lists_nodes_events_and_guards() {
-    assert_eq!(Array::from(&Tailor::presets()).length(), 5);
+    assert_eq!(Array::from(&Tailor::presets()).length(), 6);
     let model = simplenet("true").await;
     let compilation = model.trace("x=8,64".into()).expect("SimpleNet traces");
     let view = compilation.view();
@@ -142,6 +142,103 @@ async fn trace_lists_nodes_events_and_guards() {
         get(&check, "outcome").as_string().as_deref(),
         Some("recompile")
     );
+}
+
+fn string(value: &JsValue, key: &str) -> String {
+    get(value, key).as_string().unwrap_or_default()
+}
+
+/// `[frame/compile]` of each graph in `graphs`.
+fn graph_ids(graphs: &JsValue) -> Vec<String> {
+    Array::from(graphs)
+        .iter()
+        .map(|g| {
+            format!(
+                "{}/{}",
+                get(&g, "frame").as_f64().unwrap_or(-1.0),
+                get(&g, "compileId").as_f64().unwrap_or(-1.0)
+            )
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+async fn graph_breaks_list_every_graph_and_each_frames_call() {
+    let tailor = Tailor::create(JsValue::UNDEFINED).await.expect("created");
+    let source = include_str!("../models/break_net.py");
+    let model = tailor.compile(source, options("auto")).expect("compiles");
+    let view = model.trace("x=8,64".into()).expect("traces").view();
+    let graphs = get(&view, "graphs");
+    assert_eq!(graph_ids(&graphs), ["0/0", "1/0", "2/0"]);
+    let graphs = Array::from(&graphs);
+    let first = graphs.get(0);
+    assert_eq!(string(&first, "function"), "forward");
+    assert_eq!(string(&first, "action"), "compile");
+    assert!(
+        string(&first, "text").contains("relu"),
+        "{}",
+        string(&first, "text")
+    );
+    let print = get(&first, "endsAt");
+    assert_eq!(get(&print, "line").as_f64(), Some(15.0));
+    assert_eq!(get(&print, "col").as_f64(), Some(9.0));
+    assert_eq!(string(&print, "kind"), "print");
+    assert!(string(&print, "reason").contains("Failed to trace builtin operator"));
+    assert_eq!(
+        string(&print, "resume"),
+        "torch_dynamo_resume_in_forward_at_15"
+    );
+    assert!(get(&print, "taken").is_null());
+    let second = graphs.get(1);
+    assert_eq!(string(&second, "printed"), "hidden torch.Size([8, 128])\n");
+    let guards: Vec<String> = Array::from(&get(&second, "guards"))
+        .iter()
+        .filter_map(|g| g.as_string())
+        .collect();
+    assert!(guards.iter().any(|g| g.contains("L['h']")), "{guards:?}");
+    let branch = get(&second, "endsAt");
+    assert_eq!(string(&branch, "reason"), "Data-dependent branching");
+    assert_eq!(get(&branch, "taken").as_bool(), Some(true));
+    assert!(get(&graphs.get(2), "endsAt").is_null());
+
+    call(&model, "x=8,64").await.expect("runs");
+    let result = call(&model, "x=16,64").await.expect("runs");
+    let breaks = Array::from(&get(&result, "breaks"));
+    let frames: Vec<(String, String, f64)> = breaks
+        .iter()
+        .map(|b| {
+            (
+                string(&b, "function"),
+                string(&b, "action"),
+                get(&b, "entry").as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            (
+                "torch_dynamo_resume_in_forward_at_15".to_string(),
+                "compile".to_string(),
+                1.0
+            ),
+            (
+                "torch_dynamo_resume_in_forward_at_16".to_string(),
+                "compile".to_string(),
+                1.0
+            ),
+        ]
+    );
+    let reasons = Array::from(&get(&breaks.get(0), "reasons"));
+    assert_eq!(
+        string(&reasons.get(0), "text"),
+        "tensor 'h' size mismatch at index 0. expected 8, actual 16"
+    );
+    assert_eq!(
+        graph_ids(&model.graphs(1).expect("call 1 exists")),
+        ["0/1", "1/1", "2/1"]
+    );
+    assert!(model.graphs(2).is_err());
 }
 
 fn object(pairs: &[(&str, JsValue)]) -> JsValue {

@@ -14,6 +14,7 @@
 // compiler's messages are user data.
 
 import { setupBench } from "./js/bench.js";
+import { graphId, hasBreaks, renderBreaks } from "./js/breaks.js";
 import { copyBar, download } from "./js/copy.js";
 import { bi, fill, formatMs, h, scrollWithin } from "./js/dom.js";
 import { createEditor } from "./js/editor.js";
@@ -56,6 +57,8 @@ const ui = {
   symbols: $("symbols-view"),
   graphFigure: $("graph-figure"),
   graph: $("graph-view"),
+  graphCaption: $("graph-caption"),
+  breaks: $("breaks-view"),
   events: $("events-view"),
   guards: $("guards-view"),
   guardsCopy: $("guards-copy"),
@@ -87,6 +90,8 @@ const ctx = {
   schedule: null,
   /** The WGSL stage's chosen mode; null: the entry's own. */
   wgslMode: null,
+  /** The graph the graph-breaks stage draws (an index into `view.graphs`). */
+  breakGraph: 0,
   steps: [],
   step: 0,
   instance: 0,
@@ -395,6 +400,7 @@ async function compile({ step = 0, keepError = false } = {}) {
   ctx.model?.free();
   ctx.compilation?.free();
   ctx.model = ctx.compilation = ctx.view = ctx.runResult = ctx.schedule = null;
+  ctx.breakGraph = 0;
   try {
     await guarded(async () => {
       ctx.model = ctx.tailor.compile(ui.editor.value, currentOptions());
@@ -458,10 +464,12 @@ function warmUpWhenIdle() {
 // ---------------------------------------------------------------------------------------
 // Step-through
 
-const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
+// "breaks" is a step only where the compiling call went through graph breaks.
+const STAGES = ["program", "symbols", "graph", "breaks", "shapes", "guards", "fusion", "wgsl", "run"];
 
 function buildSteps(view) {
   const steps = [{ stage: "program" }, { stage: "symbols" }, { stage: "graph" }];
+  if (hasBreaks(view)) steps.push({ stage: "breaks" });
   const ops = view.nodes.filter((node) => node.role === "op");
   ops.forEach((node, i) => steps.push({ stage: "shapes", node: node.id, index: i + 1, count: ops.length }));
   steps.push({ stage: "guards" }, { stage: "fusion" }, { stage: "wgsl" }, { stage: "run" });
@@ -505,7 +513,7 @@ function renderStep() {
   const has = Boolean(step);
   ui.prev.disabled = !has || ctx.step === 0;
   ui.next.disabled = !has || ctx.step === ctx.steps.length - 1;
-  for (const el of [ui.symbols, ui.graphFigure, ui.events, ui.guards, ui.guardsCopy, ui.kernels, ui.run]) el.hidden = true;
+  for (const el of [ui.symbols, ui.graphFigure, ui.graphCaption, ui.breaks, ui.events, ui.guards, ui.guardsCopy, ui.kernels, ui.run]) el.hidden = true;
   ui.traceExport.disabled = !ctx.compilation;
   if (!has) {
     ui.title.textContent = "";
@@ -541,6 +549,9 @@ function renderStep() {
       ui.graphFigure.hidden = false;
       for (const n of view.nodes) if (n.span) marked.add(n.span.line);
       drawGraph(() => true, null);
+      break;
+    case "breaks":
+      renderBreakStage(marked);
       break;
     case "shapes": {
       ui.graphFigure.hidden = false;
@@ -585,11 +596,43 @@ function renderStep() {
       break;
     }
   }
+  // The graph breaks are marked in the editor while their stage is open; an error shown
+  // keeps its own mark.
+  if (step.stage !== "breaks" && ui.error.hidden) ui.editor.clearError();
   renderSource(marked);
 }
 
+/** The graph-breaks stage: the chain of graphs and breaks, the chosen graph drawn below it,
+ * every break marked in the editor and the source. */
+function renderBreakStage(marked) {
+  const graphs = ctx.view.graphs;
+  const breaks = graphs.flatMap((graph) => (graph.endsAt ? [graph.endsAt] : []));
+  const chosen = graphs[ctx.breakGraph] ?? graphs[0];
+  ui.breaks.hidden = false;
+  ui.graphFigure.hidden = false;
+  ui.graphCaption.hidden = false;
+  renderBreaks(graphs, ui.breaks, {
+    selected: ctx.breakGraph,
+    onSelect: (index) => {
+      ctx.breakGraph = index;
+      renderStep();
+    },
+    onReveal: (graphBreak) => {
+      ui.editor.reveal(graphBreak.line, graphBreak.col);
+      renderSource(new Set([graphBreak.line]));
+    },
+  });
+  ui.editor.markBreaks(breaks.map((b) => ({ line: b.line, col: b.col, message: b.reason })));
+  for (const b of breaks) marked.add(b.line);
+  ui.graphCaption.textContent = t("breaks.drawn", graphId(chosen), chosen.function);
+  if (chosen.nodes.length) drawGraph(() => true, null, chosen.nodes);
+  else fill(ui.graph, h("p", { class: "hint" }, t("breaks.noGraph")));
+}
+
 function renderStageList(active) {
-  fill(ui.stageList, ...STAGES.map((stage) => {
+  // The graph-breaks stage is listed only where it exists, so the others keep their places.
+  const stages = STAGES.filter((stage) => stage !== "breaks" || ctx.steps.some((s) => s.stage === stage));
+  fill(ui.stageList, ...stages.map((stage) => {
     const index = ctx.steps.findIndex((s) => s.stage === stage);
     const button = h("button", {
       type: "button",
@@ -602,8 +645,8 @@ function renderStageList(active) {
   }));
 }
 
-function drawGraph(reached, current) {
-  const svg = renderGraph(ctx.view.nodes, {
+function drawGraph(reached, current, nodes = ctx.view.nodes) {
+  const svg = renderGraph(nodes, {
     reached,
     current,
     onSelect: (node) => {

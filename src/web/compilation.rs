@@ -72,6 +72,14 @@ impl Compilation {
         &self.cache.entries_mru()[0]
     }
 
+    /// The call that compiled the entry (with its graph breaks' resume calls).
+    fn event(&self) -> &crate::cache::CallEvent {
+        self.cache
+            .events
+            .first()
+            .expect("`new` made the compiling call")
+    }
+
     /// The library's trace of this entry, its symbols named as the views name them.
     fn trace(&self) -> crate::Trace {
         crate::Trace::of_entry(&self.cache, self.entry(), self.symbol_names)
@@ -236,12 +244,17 @@ impl Compilation {
     /// Every stage as data: `{ entryName, mode, shapes, stages: [{ id, title, text }],
     /// inputs, symbols, nodes: [{ id, name, op, role, inputs, shape, shapeText, text, span }],
     /// events: [{ node, kind, text }], guards: [{ kind, source, reason, symbolic,
-    /// provenance, span }] }`.
+    /// provenance, span }], graphs }`. `graphs` lists the compiling call's graphs: forward's,
+    /// then each resume function's after a graph break, `[{ frame, compileId, function,
+    /// action, reasons: [{ entry, text }], error, errorSpan, text, nodes, guards, endsAt: {
+    /// line, col, kind, reason, taken, resume } | null, printed }]` (one when forward does
+    /// not break).
     #[wasm_bindgen(getter)]
     pub fn view(&self) -> JsValue {
         to_js(&view::compilation_view(
             &self.cache,
             self.entry(),
+            self.event(),
             self.call.to_spec(),
             self.symbol_names,
         ))

@@ -9,6 +9,7 @@
 //! logic stays in `www/`.
 
 mod bench;
+mod breaks;
 mod compilation;
 mod convert;
 mod device;

@@ -10,6 +10,7 @@
 //! and a failed call adds no entry; an entry is compiled once and the executor keeps its
 //! kernels; the guards and the compile happen before `call` returns, only the run is awaited.
 
+use super::breaks;
 use super::compilation::Compilation;
 use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
 use super::kernels;
@@ -243,10 +244,11 @@ impl Model {
     /// Calls the compiled model. `inputs` is `{ x: { shape: [8, 64], data?: Float32Array } }`
     /// (missing data is seeded random) or a string such as `'x=8,64'`; `options` is
     /// `{ check?: false, timing?: false }`. The entry's kernels run on the device (WebGPU or
-    /// the CPU backend) and are read back. Resolves to `{ outputs: [{ shape, data
-    /// }], action, entry, reasons, warning, ms: { guard, compile, run, build }, index, shapes,
-    /// device, maxAbsErr? (with check), kernelMs?, timing? (with timing) }`; rejects with a
-    /// `TailorError` whose `call` is the record of a call that failed to compile.
+    /// the CPU backend) and are read back. Resolves to `{ outputs: [{ shape, data }], action,
+    /// entry, reasons, warning, breaks (as in `events`), ms: { guard, compile, run, build },
+    /// index, shapes, device, maxAbsErr? (with check), kernelMs?, timing? (with timing) }`;
+    /// rejects with a `TailorError` whose `call` is the record of a call that failed to
+    /// compile.
     pub fn call(&self, inputs: JsValue, options: JsValue) -> Promise {
         match self.start_call(&inputs, &options) {
             Ok(pending) => wasm_bindgen_futures::future_to_promise(finish_call(
@@ -313,7 +315,9 @@ impl Model {
     }
 
     /// Every call so far, through any wrapper: `[{ index, wrapper, shapes, action, entry,
-    /// reasons: [{ entry, text }], error, span, warning, ms }]`.
+    /// reasons: [{ entry, text }], error, span, warning, breaks, ms }]`; `breaks` are the
+    /// resume functions called after the graph breaks, `[{ frame, function, action, entry,
+    /// reasons, error, graphBreak: { line, col, kind, reason, taken, resume } }]`.
     pub fn events(&self) -> JsValue {
         let shared = self.shared.borrow();
         let views: Vec<view::CallView> = shared
@@ -325,6 +329,24 @@ impl Model {
             .map(|(i, (event, &times))| view::call_view(i, event, times))
             .collect();
         to_js(&views)
+    }
+
+    /// The graphs call `index` went through, as `Compilation.view`'s `graphs`: forward's,
+    /// then each resume function's after a graph break. Throws a `TailorError` of kind
+    /// `argument` for a call that does not exist.
+    pub fn graphs(&self, index: usize) -> Result<JsValue, JsValue> {
+        let shared = self.shared.borrow();
+        let event = shared.cache.events.get(index).ok_or_else(|| {
+            convert::bad_argument(format!(
+                "index: there are {} calls, none at {index}",
+                shared.cache.events.len()
+            ))
+        })?;
+        Ok(to_js(&breaks::graph_views(
+            &shared.cache,
+            event,
+            self.symbol_names,
+        )))
     }
 
     /// The cache's entries in compile order: `[{ id, wrapper, mode, lookupPosition, inputs,

@@ -78,4 +78,15 @@ pub(super) const PRESETS: &[Preset] = &[
         sequence: &[3, 4, 5, 2, 1, 0],
         slider: (0, 64, 1),
     },
+    Preset {
+        id: "break_net",
+        file: "models/break_net.py",
+        source: include_str!("../../models/break_net.py"),
+        shapes: "x=8,64",
+        vary: &[("x", 0)],
+        // The demo's first batches: the second recompiles forward and both resume
+        // functions, each dynamic then (automatic dynamic), so the rest hit in all three.
+        sequence: &[8, 16, 32, 16, 8],
+        slider: (1, 64, 1),
+    },
 ];

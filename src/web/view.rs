@@ -6,6 +6,7 @@
 //! copies; every text in them is the compiler's own printed form, so the page never
 //! re-derives a shape or a guard.
 
+use super::breaks;
 use crate::cache::{CallEvent, CodeCache, DimSpec, Entry, ValueSpec};
 use crate::graph::{Graph, Op, Span, shape_to_string};
 use crate::guard::{GuardKind, GuardSet, ValueMatch};
@@ -20,7 +21,7 @@ pub(super) struct SpanView {
     col: u32,
 }
 
-fn span_view(span: Option<Span>) -> Option<SpanView> {
+pub(super) fn span_view(span: Option<Span>) -> Option<SpanView> {
     span.map(|s| SpanView {
         line: s.line,
         col: s.col,
@@ -302,6 +303,17 @@ pub(super) struct ReasonView {
     text: String,
 }
 
+/// A call's failure reasons, (entry id, text) in lookup order.
+pub(super) fn reason_views(reasons: &[(usize, String)]) -> Vec<ReasonView> {
+    reasons
+        .iter()
+        .map(|(entry, text)| ReasonView {
+            entry: *entry,
+            text: text.clone(),
+        })
+        .collect()
+}
+
 /// Milliseconds spent in each phase of a call.
 #[derive(Serialize)]
 pub(super) struct TimingView {
@@ -352,6 +364,9 @@ pub(super) struct CallView {
     span: Option<SpanView>,
     /// PyTorch's warning when the recompile limit is hit.
     warning: Option<String>,
+    /// The resume functions called after the function's graph breaks, in order (empty when
+    /// its graph reaches the return).
+    breaks: Vec<breaks::ResumeCallView>,
     /// Timings.
     ms: TimingView,
 }
@@ -365,17 +380,11 @@ pub(super) fn call_view(index: usize, event: &CallEvent, times: CallTimes) -> Ca
         shapes,
         action: event.action.to_string(),
         entry: event.entry,
-        reasons: event
-            .reasons
-            .iter()
-            .map(|(entry, text)| ReasonView {
-                entry: *entry,
-                text: text.clone(),
-            })
-            .collect(),
+        reasons: reason_views(&event.reasons),
         error: event.error.clone(),
         span: span_view(event.error_span),
         warning: event.warning.clone(),
+        breaks: breaks::resume_call_views(event),
         ms: TimingView {
             guard: event.guard_ms,
             compile: event.compile_ms + if compiled { times.build } else { 0.0 },
@@ -498,18 +507,24 @@ pub(super) struct CompilationView {
     nodes: Vec<NodeView>,
     events: Vec<EventView>,
     guards: Vec<GuardView>,
+    /// The compiling call's graphs: forward's, then one per resume function after a graph
+    /// break (one graph when forward does not break).
+    graphs: Vec<breaks::GraphView>,
 }
 
 /// The compilation's view, its symbols named by `naming` (the kernels keep their numbers).
+/// `event` is the call that compiled `entry`, whose graph breaks list the other graphs.
 pub(super) fn compilation_view(
     cache: &CodeCache,
     entry: &Entry,
+    event: &CallEvent,
     shapes: String,
     naming: SymbolNaming,
 ) -> CompilationView {
     let replacements = entry.env.replacements();
     let names = entry.env.symbol_names(naming);
     let stages = Trace::of_entry(cache, entry, naming).stages;
+    let graphs = breaks::graph_views(cache, event, naming);
     names.show(|| CompilationView {
         entry_name: cache.entry_point().name.clone(),
         mode: entry.mode.to_string(),
@@ -531,5 +546,6 @@ pub(super) fn compilation_view(
         nodes: node_views(&entry.graph),
         events: event_views(entry),
         guards: guard_views(entry),
+        graphs,
     })
 }

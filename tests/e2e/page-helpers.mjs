@@ -156,3 +156,50 @@ export async function edgesThroughBoxes(page) {
     return bad;
   });
 }
+
+/**
+ * Every visible, enabled text of `root` in `page` whose contrast with the colour behind it is
+ * under 4.5 (WCAG AA for body text): `[{ text, fg, bg, ratio }]`. The colour behind is the
+ * nearest ancestor's opaque background; a graph node's or edge label's text, its rect.
+ */
+export function lowContrast(page, root) {
+  return page.evaluate((root) => {
+    const rgb = (colour) => colour.match(/[\d.]+/g).map(Number);
+    const lum = (colour) => {
+      const [r, g, b] = rgb(colour).map((v) => {
+        const c = v / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const opaque = (colour) => colour !== "transparent" && (rgb(colour)[3] ?? 1) === 1;
+    const behind = (element) => {
+      for (let at = element; at; at = at.parentElement) {
+        // An SVG element's `background` (a chart's legend swatch rule) paints nothing.
+        if (at instanceof SVGElement) continue;
+        const style = getComputedStyle(at);
+        if (opaque(style.backgroundColor)) return style.backgroundColor;
+      }
+      return getComputedStyle(document.body).backgroundColor;
+    };
+    const low = [];
+    for (const element of document.querySelector(root).querySelectorAll("*")) {
+      const own = [...element.childNodes].some((node) => node.nodeType === Node.TEXT_NODE && node.textContent.trim());
+      if (!own || !element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
+      if (element.closest(":disabled, .pending, .cm-disabled")) continue;
+      const style = getComputedStyle(element);
+      const svg = element instanceof SVGElement;
+      const fg = svg ? style.fill : style.color;
+      const bg = (svg && behindRect(element)) || behind(element);
+      const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      const ratio = (a + 0.05) / (b + 0.05);
+      if (ratio < 4.5) low.push({ text: element.textContent.trim().slice(0, 40), fg, bg, ratio: ratio.toFixed(2) });
+    }
+    return low;
+    // An SVG text's background: the rect drawn under it in a graph node or edge label.
+    function behindRect(text) {
+      const rect = text.closest("g.node, g.edge-label")?.querySelector("rect");
+      return rect && opaque(getComputedStyle(rect).fill) ? getComputedStyle(rect).fill : null;
+    }
+  }, root);
+}

@@ -7,7 +7,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { DEMO_SEQUENCE, openPage, runLab, shot } from "./page-helpers.mjs";
+import { DEMO_SEQUENCE, lowContrast, openPage, runLab, shot } from "./page-helpers.mjs";
 
 const STAGES = ["program", "symbols", "graph", "shapes", "guards", "fusion", "wgsl", "run"];
 const GUARDS = STAGES.indexOf("guards");
@@ -114,53 +114,6 @@ function luminance(colour) {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
-/**
- * Every visible, enabled text of `root` whose contrast with the colour behind it is under
- * 4.5 (WCAG AA for body text): `[{ text, fg, bg, ratio }]`. The colour behind is the
- * nearest ancestor's opaque background; a graph node's or edge label's text, its rect.
- */
-function lowContrast(root) {
-  return page.evaluate((root) => {
-    const rgb = (colour) => colour.match(/[\d.]+/g).map(Number);
-    const lum = (colour) => {
-      const [r, g, b] = rgb(colour).map((v) => {
-        const c = v / 255;
-        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-      });
-      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-    };
-    const opaque = (colour) => colour !== "transparent" && (rgb(colour)[3] ?? 1) === 1;
-    const behind = (element) => {
-      for (let at = element; at; at = at.parentElement) {
-        // An SVG element's `background` (a chart's legend swatch rule) paints nothing.
-        if (at instanceof SVGElement) continue;
-        const style = getComputedStyle(at);
-        if (opaque(style.backgroundColor)) return style.backgroundColor;
-      }
-      return getComputedStyle(document.body).backgroundColor;
-    };
-    const low = [];
-    for (const element of document.querySelector(root).querySelectorAll("*")) {
-      const own = [...element.childNodes].some((node) => node.nodeType === Node.TEXT_NODE && node.textContent.trim());
-      if (!own || !element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
-      if (element.closest(":disabled, .pending, .cm-disabled")) continue;
-      const style = getComputedStyle(element);
-      const svg = element instanceof SVGElement;
-      const fg = svg ? style.fill : style.color;
-      const bg = (svg && behindRect(element)) || behind(element);
-      const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
-      const ratio = (a + 0.05) / (b + 0.05);
-      if (ratio < 4.5) low.push({ text: element.textContent.trim().slice(0, 40), fg, bg, ratio: ratio.toFixed(2) });
-    }
-    return low;
-    // An SVG text's background: the rect drawn under it in a graph node or edge label.
-    function behindRect(text) {
-      const rect = text.closest("g.node, g.edge-label")?.querySelector("rect");
-      return rect && opaque(getComputedStyle(rect).fill) ? getComputedStyle(rect).fill : null;
-    }
-  }, root);
-}
-
 test("the dark theme follows prefers-color-scheme, and every stage stays readable", async () => {
   await page.emulateMedia({ colorScheme: "dark" });
   const colours = await page.evaluate(() => ({
@@ -174,7 +127,7 @@ test("the dark theme follows prefers-color-scheme, and every stage stays readabl
     if (stage === "run") {
       await page.waitForSelector('[data-testid="run-result"]:is([data-state="done"], [data-state="error"])', { timeout: 120_000 });
     }
-    assert.deepEqual(await lowContrast("#demo"), [], `dark ${stage} stage`);
+    assert.deepEqual(await lowContrast(page, "#demo"), [], `dark ${stage} stage`);
     if (["graph", "guards", "fusion", "wgsl"].includes(stage)) await shot(page, `81-dark-${stage}`, page.locator("#steps"));
   }
   await runLab(page, DEMO_SEQUENCE);
@@ -187,7 +140,7 @@ test("the dark theme follows prefers-color-scheme, and every stage stays readabl
     await form.getByTestId("quiz-feedback").waitFor();
   }
   await shot(page, "83-dark-quiz", page.locator("#interview .quiz-list > *").first());
-  for (const part of [".page-header", "main"]) assert.deepEqual(await lowContrast(part), [], `dark ${part}`);
+  for (const part of [".page-header", "main"]) assert.deepEqual(await lowContrast(page, part), [], `dark ${part}`);
   await page.emulateMedia({ colorScheme: "light" });
   assert.ok(luminance(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)) > 0.8, "light again");
 });

@@ -200,7 +200,7 @@ test("the URL fragment reopens the same model, settings and step", async () => {
 test("every preset compiles in every mode and draws its graph", async () => {
   const presets = await page.$$eval('[data-testid="preset-select"] option', (options) =>
     options.map((o) => o.value).filter((v) => v !== "custom"));
-  assert.deepEqual(presets, ["simplenet", "bert_block", "yolo_stack", "conv1d", "add_one"]);
+  assert.deepEqual(presets, ["simplenet", "bert_block", "yolo_stack", "conv1d", "add_one", "break_net"]);
   for (const preset of presets) {
     await afterCompile(page, () => page.getByTestId("preset-select").selectOption(preset));
     for (const mode of ["true", "false", "auto"]) {

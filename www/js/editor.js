@@ -2,7 +2,7 @@
 // scripts/vendor-codemirror.sh) set up for the page: Python highlighting, line numbers, Tab
 // and Shift+Tab indent (Escape then Tab moves the focus on, CodeMirror's way out for keyboard
 // users), Ctrl/⌘+Enter compiles, and a compile error is marked at its line:col as a lint
-// diagnostic (underline, gutter marker, message on hover).
+// diagnostic (underline, gutter marker, message on hover), graph breaks as warnings.
 //
 // `value` reads and sets the text like a textarea's; setting it is the page's own change, so
 // it neither calls `onEdit` nor joins the undo history.
@@ -23,6 +23,17 @@ function lock(disabled) {
     EditorView.editable.of(!disabled),
     disabled ? EditorView.editorAttributes.of({ class: "cm-disabled" }) : [],
   ];
+}
+
+/** The word at `line`:`col` (1-based; else the character there) as `{ from, to }`, or
+ * `null` past the text. */
+function wordRange(state, line, col) {
+  const doc = state.doc;
+  if (line < 1 || line > doc.lines) return null;
+  const text = doc.line(line);
+  const at = Math.min(text.from + Math.max(0, col - 1), text.to);
+  const word = state.wordAt(at);
+  return word ? { from: word.from, to: word.to } : { from: at, to: Math.min(at + 1, text.to) };
 }
 
 /**
@@ -85,16 +96,27 @@ export function createEditor(parent, { labelledBy, describedBy, onRun, onEdit })
     /** Marks the word at `line`:`col` (1-based; else the character there) as the error, and
      * scrolls it into view. */
     markError(line, col, message) {
-      const doc = view.state.doc;
-      if (line < 1 || line > doc.lines) return;
-      const text = doc.line(line);
-      const at = Math.min(text.from + Math.max(0, col - 1), text.to);
-      const word = view.state.wordAt(at);
-      const [from, to] = word ? [word.from, word.to] : [at, Math.min(at + 1, text.to)];
-      view.dispatch(setDiagnostics(view.state, [{ from, to, severity: "error", message }]), {
-        effects: EditorView.scrollIntoView(from, { y: "nearest" }),
+      const range = wordRange(view.state, line, col);
+      if (!range) return;
+      view.dispatch(setDiagnostics(view.state, [{ ...range, severity: "error", message }]), {
+        effects: EditorView.scrollIntoView(range.from, { y: "nearest" }),
       });
     },
+    /** Marks each graph break `{ line, col, message }` as a warning (no scrolling: the
+     * step-through marks them while the reader looks at it). */
+    markBreaks(breaks) {
+      const diagnostics = breaks
+        .map(({ line, col, message }) => ({ ...wordRange(view.state, line, col), severity: "warning", message }))
+        .filter((diagnostic) => diagnostic.from !== undefined);
+      view.dispatch(setDiagnostics(view.state, diagnostics));
+    },
+    /** Puts the cursor on `line`:`col` and scrolls it into view. */
+    reveal(line, col) {
+      const range = wordRange(view.state, line, col);
+      if (!range) return;
+      view.dispatch({ selection: { anchor: range.from, head: range.to }, effects: EditorView.scrollIntoView(range.from, { y: "center" }) });
+    },
+    /** Removes the marked error or graph breaks. */
     clearError() {
       view.dispatch(setDiagnostics(view.state, []));
     },

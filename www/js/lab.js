@@ -192,6 +192,12 @@ export function setupLab(ctx) {
   });
 
   function renderCall(call) {
+    // A call through graph breaks calls each resume function's frame too: every frame's
+    // failing guards, as `frame/entry: reason`.
+    const reasons = [
+      ...call.reasons.map((r) => `0/${r.entry}: ${r.text}`),
+      ...call.breaks.flatMap((b) => b.reasons.map((r) => `${b.frame}/${r.entry}: ${r.text}`)),
+    ];
     return h("li", { class: `call act-${call.action}`, dataset: { action: call.action } },
       h("div", { class: "call-head" },
         h("span", { class: "index" }, `#${call.index + 1}`),
@@ -199,11 +205,26 @@ export function setupLab(ctx) {
         h("span", { class: `badge action act-${call.action}` }, t("action." + call.action)),
         call.entry !== null ? h("span", {}, t("lab.entry", call.entry) + t("lab.wrapper", call.wrapper)) : null,
         h("span", { class: "ms" }, formatMs(call.ms.guard + call.ms.compile + call.ms.run))),
-      call.reasons.length
-        ? h("details", { class: "reasons", open: call.action !== "hit" }, h("summary", {}, t("lab.reasons")),
-          h("ul", {}, ...call.reasons.map((r) => h("li", {}, h("code", {}, `0/${r.entry}: ${r.text}`)))))
+      call.breaks.length ? renderFrames(call) : null,
+      reasons.length
+        ? h("details", { class: "reasons", open: call.action !== "hit" || call.breaks.some((b) => b.action !== "hit") },
+          h("summary", {}, t("lab.reasons")), h("ul", {}, ...reasons.map((text) => h("li", {}, h("code", {}, text)))))
         : null,
-      call.error ? h("p", { class: "error-text" }, call.error) : null);
+      call.error ? h("p", { class: "error-text" }, call.error) : null,
+      ...call.breaks.filter((b) => b.error).map((b) => h("p", { class: "error-text" }, `${b.function}: ${b.error}`)));
+  }
+
+  /** `0/1 compile → 1/1 compile → 2/1 hit`: each frame's entry and action, in call order. */
+  function renderFrames(call) {
+    const frame = (id, entry, action, title) =>
+      h("span", { class: `frame act-${action}`, title, dataset: { frame: id, action } },
+        h("code", {}, `${id}/${entry ?? "–"}`), " ", t("action." + action));
+    const chain = [frame(0, call.entry, call.action, null)];
+    for (const b of call.breaks) {
+      chain.push(h("span", { class: "arrow", "aria-hidden": "true" }, " → "),
+        frame(b.frame, b.entry, b.action, `${b.function} (${t("breaks.at", b.graphBreak.line, b.graphBreak.col)})`));
+    }
+    return h("p", { class: "call-frames", dataset: { testid: "call-frames" } }, h("span", { class: "hint" }, t("lab.frames")), " ", ...chain);
   }
 
   function renderEntry(entry) {
