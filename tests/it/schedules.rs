@@ -15,6 +15,7 @@ const PRESETS: &[(&str, &str)] = &[
     ("yolo_stack", "image=1,3,320,320"),
     ("conv1d", "x=1,4,50"),
     ("add_one", "x=3"),
+    ("break_net", "x=8,64"),
 ];
 
 /// The schedule text of preset `name` compiled for its default shapes under `dynamic`.

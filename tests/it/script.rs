@@ -605,32 +605,34 @@ fn pytorch_symbol_names_are_the_ones_pytorch_creates() {
 /// (`tests/data/pytorch/graph_breaks.eager.txt`), and it prints what PyTorch printed.
 #[test]
 fn graph_breaks_make_pytorchs_graphs_and_resume_functions() {
-    let recorded = data("tests/data/pytorch/graph_breaks.eager.txt");
-    let (logs, printed) = recorded
-        .split_once("---- stdout\n")
-        .expect("the record has both parts");
-    const PATH: &str = "tests/data/scripts/graph_breaks.py";
-    let run = run_script_at(PATH, &data(PATH), "recompiles,graph_breaks");
-    assert!(run.error.is_none(), "{:?}", run.error);
     // What both print of a break: where it is and its reason's first line (PyTorch adds
     // hints, its own stack and the user's).
-    let kept = |line: &&str| {
+    assert_logs_what_pytorch_logged("graph_breaks", "recompiles,graph_breaks", |line| {
         line.contains("[__recompiles]")
             || line.contains("[__graph_breaks] Graph break")
             || line.contains("[__graph_breaks] Graph Break Reason:")
+    });
+}
+
+/// Runs `tests/data/scripts/{name}.py` with `logs` and compares the log lines `kept`
+/// selects (their source comments and user stacks aside) and what it printed (numbers
+/// aside) with PyTorch's record of the same script (`tests/data/pytorch/{name}.eager.txt`).
+#[track_caller]
+fn assert_logs_what_pytorch_logged(name: &str, logs: &str, kept: fn(&str) -> bool) {
+    let recorded = data(&format!("tests/data/pytorch/{name}.eager.txt"));
+    let (theirs, printed) = recorded
+        .split_once("---- stdout\n")
+        .expect("the record has both parts");
+    let path = format!("tests/data/scripts/{name}.py");
+    let run = run_script_at(&path, &data(&path), logs);
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|line| kept(line))
+            .filter_map(without_comment)
+            .collect()
     };
-    let ours: Vec<String> = run
-        .text(&[Stream::Log])
-        .lines()
-        .filter(kept)
-        .filter_map(without_comment)
-        .collect();
-    let theirs: Vec<String> = logs
-        .lines()
-        .filter(kept)
-        .filter_map(without_comment)
-        .collect();
-    assert_eq!(ours, theirs);
+    assert_eq!(lines(&run.text(&[Stream::Log])), lines(theirs));
     assert_eq!(
         without_numbers(&run.text(&[Stream::Stdout])),
         without_numbers(printed)
@@ -680,30 +682,9 @@ for b in [2, 3, 7, 1]:
 /// (`f > 1.0`), symbolic from the start under `dynamic=True`.
 #[test]
 fn float_arguments_log_pytorchs_recompile_reasons() {
-    let recorded = data("tests/data/pytorch/float_args.eager.txt");
-    let (logs, printed) = recorded
-        .split_once("---- stdout\n")
-        .expect("the record has both parts");
-    const PATH: &str = "tests/data/scripts/float_args.py";
-    let run = run_script_at(PATH, &data(PATH), "recompiles");
-    assert!(run.error.is_none(), "{:?}", run.error);
-    let kept = |line: &&str| line.contains("[__recompiles]");
-    let ours: Vec<String> = run
-        .text(&[Stream::Log])
-        .lines()
-        .filter(kept)
-        .filter_map(without_comment)
-        .collect();
-    let theirs: Vec<String> = logs
-        .lines()
-        .filter(kept)
-        .filter_map(without_comment)
-        .collect();
-    assert_eq!(ours, theirs);
-    assert_eq!(
-        without_numbers(&run.text(&[Stream::Stdout])),
-        without_numbers(printed)
-    );
+    assert_logs_what_pytorch_logged("float_args", "recompiles", |line| {
+        line.contains("[__recompiles]")
+    });
 }
 
 /// What a compiled call with a float computes is what Python computes, for constant and
