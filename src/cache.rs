@@ -993,6 +993,15 @@ impl CodeCache {
             traced.push((name.clone(), arg));
         }
         let segment = frontend::capture(&self.program, &self.entry, &traced, &mut env)?;
+        if let Some(graph_break) = segment.graph_break {
+            // PyTorch runs the whole function eagerly here, Python between the graphs
+            // included; Tailor's eager kernels are one graph's.
+            return Err(FrontendError::Break {
+                span: graph_break.span,
+                what: "in a call past the recompile limit".into(),
+                note: "PyTorch runs such a call eagerly, through its breaks; Tailor's eager run covers a function without breaks".into(),
+            });
+        }
         Ok((segment.graph, env))
     }
 }

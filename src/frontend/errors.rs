@@ -117,8 +117,8 @@ pub enum FrontendError {
         error: EvalError,
     },
     /// A graph break Tailor does not model: inside a function forward calls (Dynamo
-    /// compiles that frame on its own), or at `.tolist()` (Dynamo guards the list item by
-    /// item).
+    /// compiles that frame on its own), at `.tolist()` (Dynamo guards the list item by
+    /// item), or in a call past the recompile limit (which PyTorch runs eagerly through).
     #[error("{span}: a graph break {what} is not modelled yet ({note})")]
     Break {
         /// Where the break is.

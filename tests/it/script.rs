@@ -717,3 +717,28 @@ for mode in [None, True, False]:
     assert!(run.error.is_none(), "{:?}", run.error);
     assert_eq!(run.calls.len(), 30);
 }
+
+/// A call of a function with graph breaks past the recompile limit, which PyTorch runs
+/// eagerly through its breaks, is refused with a message at the break, never run as its
+/// first graph alone.
+#[test]
+fn a_breaking_function_past_the_recompile_limit_is_refused_by_name() {
+    let source = r#"
+import torch
+
+def f(x):
+    y = x * 2
+    print("rows", y.shape[0])
+    return y + 1
+
+g = torch.compile(f, dynamic=False, recompile_limit=1)
+g(torch.ones(2))
+g(torch.ones(3))
+"#;
+    let run = run_script_at("limit.py", source, "");
+    let error = run.error.expect("the second call is refused").to_string();
+    assert!(
+        error.contains("line 6, col 5") && error.contains("past the recompile limit"),
+        "{error}"
+    );
+}
