@@ -515,11 +515,32 @@ impl CodeCache {
             _ => false,
         };
         if breaks {
-            let values = match values {
-                Some(values) => values.to_vec(),
-                None => random_values(call),
-            };
-            self.call_resumes(&mut event, wrapper, config, &values, clock);
+            // Checked on the sizes, before any value is made or read.
+            let too_large = call.tensors().find_map(|(input, dims)| {
+                let elements = crate::graph::element_count(dims);
+                let negative = dims.iter().any(|&d| d < 0);
+                (negative || elements > frontend::PROBE_MAX_ELEMENTS).then(|| {
+                    FrontendError::ProbeTooLarge {
+                        input: input.to_string(),
+                        elements,
+                        limit: frontend::PROBE_MAX_ELEMENTS,
+                    }
+                })
+            });
+            match too_large {
+                Some(err) => {
+                    event.action = Action::Error;
+                    event.error = Some(err.to_string());
+                    event.error_in_program = err.is_in_program();
+                }
+                None => {
+                    let values = match values {
+                        Some(values) => values.to_vec(),
+                        None => random_values(call),
+                    };
+                    self.call_resumes(&mut event, wrapper, config, &values, clock);
+                }
+            }
         }
         self.events.push(event);
         self.events.last().expect("just pushed")
@@ -534,7 +555,8 @@ impl CodeCache {
         values: &[CallArg],
         clock: Clock<'_>,
     ) {
-        let (points, mut printed) = match frontend::probe(&self.program, &self.entry, values) {
+        let probed = frontend::probe(&self.program, &self.entry, values);
+        let (points, mut printed) = match probed {
             Ok(probed) => (probed.points, probed.printed),
             Err(err) => {
                 event.action = Action::Error;

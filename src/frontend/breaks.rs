@@ -66,6 +66,11 @@ impl fmt::Display for BreakReason {
     }
 }
 
+/// The most elements an input tensor of a call through graph breaks may have: such a call
+/// runs forward as Python on the CPU reference (op by op) to reach its breaks, which for
+/// larger tensors takes seconds, and a page must not freeze for them.
+pub const PROBE_MAX_ELEMENTS: u128 = 1 << 22;
+
 /// Where and why a graph ended before the function returned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GraphBreak {

@@ -128,6 +128,19 @@ pub enum FrontendError {
         /// What PyTorch does there.
         note: String,
     },
+    /// A call through graph breaks whose input is larger than the Python run between its
+    /// graphs takes (`PROBE_MAX_ELEMENTS`).
+    #[error(
+        "a call through graph breaks runs forward as Python on the CPU reference to reach them; input '{input}' has {elements} elements, more than the {limit} Tailor runs that way"
+    )]
+    ProbeTooLarge {
+        /// The input.
+        input: String,
+        /// Its element count.
+        elements: u128,
+        /// The most elements allowed.
+        limit: u128,
+    },
     /// Replaying a call to trace the graph after a break, Python did not reach that break
     /// again (the forward took another way with the same values: nondeterministic code).
     #[error(
@@ -164,7 +177,9 @@ impl FrontendError {
     pub fn is_in_program(&self) -> bool {
         !matches!(
             self,
-            FrontendError::Shape(_) | FrontendError::Assertion { .. }
+            FrontendError::Shape(_)
+                | FrontendError::Assertion { .. }
+                | FrontendError::ProbeTooLarge { .. }
         )
     }
 

@@ -25,7 +25,7 @@ mod state;
 
 use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
-pub use breaks::{BreakPoint, BreakReason, GraphBreak, Probed};
+pub use breaks::{BreakPoint, BreakReason, GraphBreak, PROBE_MAX_ELEMENTS, Probed};
 use call::Call;
 pub use capture::{ResumeTracer, Segment};
 pub use errors::FrontendError;

@@ -61,6 +61,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         ) => "budget",
         Error::Frontend(FrontendError::Eager { .. }) => "eval",
         Error::Frontend(FrontendError::Compiled { .. } | FrontendError::Replay { .. }) => "call",
+        Error::Frontend(FrontendError::ProbeTooLarge { .. }) => "budget",
         Error::Input(_) => "input",
         Error::Eval(_) => "eval",
         Error::Compile(_) => "lower",

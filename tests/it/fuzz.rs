@@ -416,6 +416,21 @@ def f(x, n):
     return (x[:n] * n).reshape(-1, 2)
 ";
 
+/// A function with three graph breaks: a print, a branch on a value, and `.item()`'s float
+/// (a resume argument, symbolic once it changes).
+const BREAKS: &str = "\
+import torch
+
+
+def f(x):
+    y = x.relu()
+    print(y.shape)
+    if y.sum() > 1:
+        y = y * 2
+    s = y.mean().item()
+    return y - s
+";
+
 /// Programs of the cache target.
 const PROGRAMS: &[(&str, Inputs)] = &[
     (SLICE_BY_INT, &[("x", Some(2)), ("n", None)]),
@@ -428,6 +443,7 @@ const PROGRAMS: &[(&str, Inputs)] = &[
     (models::CONV1D_K5_S2, &[("x", Some(3))]),
     (models::SQUEEZE_DIM1, &[("x", Some(2))]),
     (models::AMAX_DIM0, &[("x", Some(2))]),
+    (BREAKS, &[("x", Some(2))]),
 ];
 
 /// Sizes that find edges: 0/1 specialisation, broadcasting, windows, overflow.
@@ -521,6 +537,34 @@ fn cache_corpus() -> Vec<Sequence> {
             calls: vec![vec![
                 (1, vec![i64::MAX / 2, i64::MAX / 2, 0, 0]),
                 (0, vec![0; 4]),
+            ]],
+        },
+        // A call through graph breaks on a 64 x 1048576 input: forward ran as Python on
+        // the CPU reference for over a minute (now refused above PROBE_MAX_ELEMENTS).
+        Sequence {
+            program: 10,
+            dynamic: 1,
+            mark: Some((0, None, None)),
+            calls: vec![
+                vec![
+                    (-1, vec![65, -1, -1, 4]),
+                    (0, vec![4611686018427387903, -1, 3, 8]),
+                ],
+                vec![
+                    (0, vec![64, 1048576, 1099511627776, 63]),
+                    (-1, vec![7, 7, 2147483648, 4]),
+                ],
+            ],
+        },
+        // The same program given sizes only, at 1 x 2^31: the values its Python runs on were
+        // made before any size check (capacity overflow).
+        Sequence {
+            program: 10,
+            dynamic: 0,
+            mark: None,
+            calls: vec![vec![
+                (0, vec![1, 2147483648, 64, 64]),
+                (0, vec![0, 65, 4, 2147483648]),
             ]],
         },
     ]
@@ -703,6 +747,7 @@ fn frontend_files() {
         (models::BRANCH_GT5, "x=8"),
         (models::MATMUL, "a=8,16;b=16,4"),
         (include_str!("../../models/bert_block.py"), "x=2,16,64"),
+        (include_str!("../../models/break_net.py"), "x=8,64"),
     ];
     let capture = |source: &str, shapes: &str| {
         let Ok(mut cache) = tailor::load(source, None) else {
