@@ -17,7 +17,7 @@ use crate::frontend::{
     self, BreakPoint, CallArg, EntryPoint, FrontendError, GraphBreak, Output, Program,
 };
 use crate::graph::{Graph, Span, TracedArg};
-use crate::guard::{ArgValue, CallShapes, GuardSet};
+use crate::guard::{ArgValue, AttributePath, CallShapes, GuardSet};
 use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv, ShapeError};
 use crate::symbolic::{Expr, SymbolNames};
 use crate::weights::{self, WeightsError};
@@ -677,9 +677,18 @@ impl CodeCache {
             breaks: Vec::new(),
         };
         let started = clock();
+        // The module attributes any entry guards, as they are now (read once per call).
+        let attributes = self.attributes_now(&self.frames[frame].entries);
+        let with_attributes;
+        let call = if attributes.is_empty() {
+            call
+        } else {
+            with_attributes = call.clone().with_attributes(attributes);
+            &with_attributes
+        };
         let mut hit = None;
         let code = &mut self.frames[frame];
-        for (position, entry) in code.entries.iter().enumerate() {
+        for (position, entry) in code.entries.iter_mut().enumerate() {
             if entry.wrapper != wrapper {
                 event
                     .reasons
@@ -694,14 +703,19 @@ impl CodeCache {
                 }
                 None => call,
             };
-            match entry.guards.check(shapes, &marked) {
+            // The fast check re-sorts what failed to the front; the reason is the verbose
+            // check's, in that new order, as PyTorch prints it.
+            match entry.guards.check_and_learn(shapes, &marked) {
                 Ok(()) => {
                     hit = Some(position);
                     break;
                 }
-                Err(failure) => event
-                    .reasons
-                    .push((entry.id, entry.guards.reason(&failure))),
+                Err(failure) => {
+                    let failure = entry.guards.check(shapes, &marked).err().unwrap_or(failure);
+                    event
+                        .reasons
+                        .push((entry.id, entry.guards.reason(&failure)));
+                }
             }
         }
         event.guard_ms = clock() - started;
@@ -771,6 +785,33 @@ impl CodeCache {
         code.attempts += 1;
         event.compile_ms = clock() - started;
         event
+    }
+
+    /// The current values of the module attributes that `entries` guard, each path once.
+    fn attributes_now(&self, entries: &[Entry]) -> Vec<(AttributePath, Option<ArgValue>)> {
+        let mut paths: Vec<AttributePath> = Vec::new();
+        for path in entries
+            .iter()
+            .flat_map(|entry| entry.guards.attribute_paths())
+        {
+            if !paths.contains(path) {
+                paths.push(path.clone());
+            }
+        }
+        if paths.is_empty() {
+            return Vec::new();
+        }
+        let values = frontend::read_attributes(&self.program, &self.entry, &paths);
+        paths.into_iter().zip(values).collect()
+    }
+
+    /// `call` with the module attributes that entry `id` of the compiled function guards,
+    /// as they are now (a check of a call that is not made, as the page's guard view does).
+    pub fn with_attributes_now(&self, id: usize, call: CallShapes) -> CallShapes {
+        match self.entry(id) {
+            Some(entry) => call.with_attributes(self.attributes_now(std::slice::from_ref(entry))),
+            None => call,
+        }
     }
 
     /// Traces the function for these sizes under `config` and produces its guards.
@@ -937,7 +978,7 @@ impl CodeCache {
         used: Option<Vec<usize>>,
     ) -> Entry {
         let graph = segment.graph;
-        let guards = GuardSet::produce(&env, &traced, marked);
+        let guards = GuardSet::produce(&env, &traced, marked).with_attributes(&segment.attributes);
         let compiled = compile::compile(&graph, &|sym| env.range(sym), &CompileOptions::ENTRY);
         let mut inputs = Vec::new();
         let mut values = Vec::new();

@@ -3,7 +3,8 @@
 Tensors are proxies (`torch._tensor`): every tensor function here is one call into the
 native module `_tailor`, which appends a node to the graph being captured, or, outside
 `forward`, makes a constant. Only what models commonly use is here; what PyTorch would do
-on a GPU, or in training, is answered as CPU PyTorch 2.x in eval mode would.
+on a GPU is answered as CPU PyTorch 2.x would. Training mode computes as PyTorch's does
+(batch statistics, dropout with a seeded mask) but updates no running statistics.
 """
 
 import _tailor

@@ -18,6 +18,7 @@ use super::native::Session;
 use super::script::{CallArg, Output};
 use crate::frontend::FrontendError;
 use crate::graph::{Graph, NodeId, Op, Returned, Tensor, TracedArg};
+use crate::guard::{ArgValue, AttributePath};
 use crate::shape::{ShapeEnv, ShapeError};
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
 use std::collections::BTreeMap;
@@ -41,6 +42,8 @@ pub(crate) struct Capture {
     pub resume: Option<Resume>,
     /// The symbolic float arguments' input nodes, with their names and traced values.
     pub floats: BTreeMap<NodeId, (String, f64)>,
+    /// The module attributes the trace read, each once, with the value it saw.
+    pub attributes: Vec<(AttributePath, ArgValue)>,
 }
 
 impl std::fmt::Debug for Capture {
@@ -99,6 +102,8 @@ pub(crate) struct ForwardRun {
     pub start: Option<(ShapeEnv, ResumeTracer)>,
     /// The break that ended the target graph, and the nodes Python held there.
     pub ended: Option<(GraphBreak, Vec<NodeId>)>,
+    /// The module whose `forward` runs (`None` for a function): attribute paths start here.
+    pub root: Option<PyObjectRef>,
 }
 
 /// A captured graph, and the break that ended it (`None`: forward returned).
@@ -110,6 +115,8 @@ pub struct Segment {
     pub graph_break: Option<GraphBreak>,
     /// For a graph after a break: the resume arguments it traced, in tracing order.
     pub resume_args: Vec<(String, TracedArg)>,
+    /// The module attributes it read, in reading order, with the values it saw.
+    pub attributes: Vec<(AttributePath, ArgValue)>,
 }
 
 /// What a run gave: a segment, or a probe's break points.
@@ -150,6 +157,7 @@ fn run_plan(
         printed: Vec::new(),
         start: None,
         ended: None,
+        root: entry.module.clone(),
     };
     session.errors.borrow_mut().clear();
     let inputs = match plan {
@@ -277,6 +285,7 @@ fn run_plan(
         graph,
         graph_break,
         resume_args,
+        attributes: std::mem::take(&mut capture.attributes),
     }))
 }
 
@@ -296,6 +305,7 @@ pub(super) fn start_capture(
         number,
         resume,
         floats: BTreeMap::new(),
+        attributes: Vec::new(),
     });
 }
 

@@ -3,15 +3,17 @@
 //! `parse` runs the file's module level in a fresh interpreter whose `torch` is the
 //! Python package of `py/` (frozen into the binary: nothing is read from disk), skipping
 //! driver code. `Program::entry` constructs the entry (the last `nn.Module` subclass by
-//! default, with its default arguments) and names its parameters after PyTorch's dotted
-//! paths. `capture` calls `forward` on tensor proxies of the native module `_tailor`
-//! (`native.rs`), whose operations append graph nodes through `ops` and whose sizes decide
-//! branches through `ShapeEnv::evaluate`, recording the guard where PyTorch's
-//! `ShapeEnv.evaluate_expr` would.
+//! default, with its default arguments, in eval mode) and names its parameters after
+//! PyTorch's dotted paths. `capture` calls `forward` on tensor proxies of the native module
+//! `_tailor` (`native.rs`), whose operations append graph nodes through `ops` and whose
+//! sizes decide branches through `ShapeEnv::evaluate`, recording the guard where PyTorch's
+//! `ShapeEnv.evaluate_expr` would; the module attributes it reads are guarded too
+//! (`attributes.rs`).
 //! Invariant: capture never looks at a concrete size except through the `ShapeEnv`, so every
 //! size-dependent path it takes is guarded; a Python exception in the user's code is a
 //! `FrontendError` with its line:col, never a panic.
 
+mod attributes;
 mod breaks;
 mod call;
 mod capture;
@@ -25,6 +27,7 @@ mod state;
 
 use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
+pub use attributes::read as read_attributes;
 pub use breaks::{BreakPoint, BreakReason, GraphBreak, PROBE_MAX_ELEMENTS, Probed};
 use call::Call;
 pub use capture::{ResumeTracer, Segment};
@@ -354,7 +357,7 @@ impl Program {
     }
 
     /// Finds and constructs the entry: `name`, or the last `nn.Module` subclass, or the
-    /// last function. Modules are constructed with their default arguments.
+    /// last function. Modules are constructed with their default arguments, in eval mode.
     pub fn entry(&self, name: Option<&str>) -> Result<EntryPoint, FrontendError> {
         self.interpreter.enter(|vm| {
             let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
@@ -402,6 +405,9 @@ impl Program {
             let python = |exc| frontend_error(vm, &session, exc);
             let (callable, function, module) = if *is_module {
                 let module = budgeted(vm, || value.call((), vm))?.map_err(python)?;
+                // Compiled for inference, as `Model().eval()`: the mode PyTorch's recorded
+                // behaviour here was measured in (a script chooses its own mode).
+                vm.call_method(&module, "eval", ()).map_err(python)?;
                 vm.call_method(&helper, "name_state", (module.clone(),))
                     .map_err(package)?;
                 let forward = vm

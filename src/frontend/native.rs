@@ -586,6 +586,27 @@ pub(super) mod _tailor {
         )
     }
 
+    /// Whether a graph is being captured now (`nn.Module.__getattribute__` asks before it
+    /// reports a read).
+    #[pyfunction]
+    fn tracing(vm: &VirtualMachine) -> bool {
+        crate::frontend::attributes::tracing(vm)
+    }
+
+    /// `module.name` was read and gave `value` (a bool, int or float): guarded when the
+    /// capture keeps such reads (`attributes.rs`).
+    #[pyfunction]
+    fn attribute_read(
+        module: PyObjectRef,
+        name: PyUtf8StrRef,
+        value: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        let session = Call::session(vm)?;
+        crate::frontend::attributes::record(vm, &session, &module, name.as_str(), &value);
+        Ok(())
+    }
+
     /// Names a constant after its dotted path (`layers.0.weight`), if it has no name yet.
     #[pyfunction]
     fn set_name(tensor: PyObjectRef, name: PyUtf8StrRef) {

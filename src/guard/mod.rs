@@ -4,18 +4,22 @@
 //! arguments as traced (tensors' symbolic shapes, ints as constants or symbols, bools).
 //! Output: a `GuardSet` in PyTorch's order — one value guard per int or bool (`EQUALS_MATCH`,
 //! `TYPE_MATCH` for a symbolic int, `TRUE_MATCH`/`FALSE_MATCH`), one tensor guard per tensor
-//! (rank and static sizes), then shape guards: the leaf (dimension-marking) guards,
-//! each input's equalities and inferred strides, the recorded guards that the ranges do not
-//! already imply, and one range guard per symbol. Each is made by its own producer, and
+//! (rank and static sizes), one per module attribute the trace read (`L['self'].training ==
+//! True`, checked on the values the cache reads at the call), then shape guards: the leaf
+//! (dimension-marking) guards, each input's equalities and inferred strides, the recorded
+//! guards that the ranges do not already imply, and one range guard per symbol. Each is made by its own producer, and
 //! every producer appends through one `push`, guard and compiled check together. Guards print
 //! in source form (`2 <= L['x'].size()[0]`) and symbol form (`2 <= s0`) with provenance.
 //! Invariant: `GuardSet::check` accepts exactly the calls on which every printed guard
 //! holds, and it allocates nothing: relations are compiled over flat slots (each tensor's
 //! dims, each int's value).
 
+mod order;
+
 use crate::graph::{Shape, TracedArg};
 use crate::shape::{DimSource, ShapeEnv, ShapeEvent};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
+use order::AttributeNode;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -108,6 +112,9 @@ pub struct CallShapes {
     pub args: Vec<(String, ArgValue)>,
     /// Every argument's slots (`ArgValue::slots`) concatenated.
     flat: Vec<i64>,
+    /// The module attributes that entries guard, as they are at this call (`None`: the
+    /// path no longer leads to a bool, int or float). Read by the cache before it checks.
+    pub attributes: Vec<(AttributePath, Option<ArgValue>)>,
 }
 
 impl CallShapes {
@@ -127,10 +134,23 @@ impl CallShapes {
             .iter()
             .flat_map(|(_, value)| value.slots().iter().copied())
             .collect();
-        CallShapes { args, flat }
+        CallShapes {
+            args,
+            flat,
+            attributes: Vec::new(),
+        }
     }
 
-    /// The arguments at `positions`, in that order.
+    /// This call with the current values of module attributes.
+    pub fn with_attributes(
+        mut self,
+        attributes: Vec<(AttributePath, Option<ArgValue>)>,
+    ) -> CallShapes {
+        self.attributes = attributes;
+        self
+    }
+
+    /// The arguments at `positions`, in that order (the module attributes kept).
     pub fn select(&self, positions: &[usize]) -> CallShapes {
         CallShapes::with_args(
             positions
@@ -138,6 +158,15 @@ impl CallShapes {
                 .filter_map(|&p| self.args.get(p).cloned())
                 .collect(),
         )
+        .with_attributes(self.attributes.clone())
+    }
+
+    /// The value of a module attribute at this call, if it was read and is a constant.
+    fn attribute(&self, path: &AttributePath) -> Option<&ArgValue> {
+        self.attributes
+            .iter()
+            .find(|(read, _)| read == path)
+            .and_then(|(_, value)| value.as_ref())
     }
 
     /// The tensor arguments and their sizes, in parameter order.
@@ -232,15 +261,7 @@ impl ValueGuard {
     /// The failure-reason form PyTorch prints (`n == 2`, `b == True`); for a symbolic int,
     /// whose only check is its type, that check in words.
     pub fn reason(&self) -> String {
-        match self.expected {
-            ValueMatch::Int(Some(v)) => format!("{} == {v}", self.input),
-            ValueMatch::Int(None) => format!("type({}) is int", self.input),
-            ValueMatch::Bool(b) => format!("{} == {}", self.input, python_bool(b)),
-            ValueMatch::Float(Some(bits)) => {
-                format!("{} == {}", self.input, python_float(f64::from_bits(bits)))
-            }
-            ValueMatch::Float(None) => format!("type({}) is float", self.input),
-        }
+        match_reason(&self.input, self.expected)
     }
 
     /// The Python type the argument must have.
@@ -254,24 +275,125 @@ impl ValueGuard {
 
     /// Whether `value` passes, or the failure when it does not.
     fn check(&self, value: &ArgValue) -> Result<(), ValueFailure> {
-        match (self.expected, value) {
-            (ValueMatch::Int(None), ArgValue::Int(_)) => Ok(()),
-            (ValueMatch::Int(Some(expected)), ArgValue::Int(actual)) if expected == *actual => {
-                Ok(())
-            }
-            (ValueMatch::Bool(expected), ArgValue::Bool(actual)) if expected == *actual => Ok(()),
-            (ValueMatch::Float(None), ArgValue::Float(_)) => Ok(()),
-            // Python's `==`: NaN never equals, and 0.0 equals -0.0.
-            (ValueMatch::Float(Some(bits)), ArgValue::Float(actual))
-                if f64::from_bits(bits) == *actual =>
-            {
-                Ok(())
-            }
-            (ValueMatch::Int(_), ArgValue::Int(_))
-            | (ValueMatch::Bool(_), ArgValue::Bool(_))
-            | (ValueMatch::Float(_), ArgValue::Float(_)) => Err(ValueFailure::Value),
-            _ => Err(ValueFailure::Type),
+        value_matches(self.expected, value)
+    }
+}
+
+/// Whether `value` is what `expected` asks for, or how it is not.
+fn value_matches(expected: ValueMatch, value: &ArgValue) -> Result<(), ValueFailure> {
+    match (expected, value) {
+        (ValueMatch::Int(None), ArgValue::Int(_)) => Ok(()),
+        (ValueMatch::Int(Some(expected)), ArgValue::Int(actual)) if expected == *actual => Ok(()),
+        (ValueMatch::Bool(expected), ArgValue::Bool(actual)) if expected == *actual => Ok(()),
+        (ValueMatch::Float(None), ArgValue::Float(_)) => Ok(()),
+        // Python's `==`: NaN never equals, and 0.0 equals -0.0.
+        (ValueMatch::Float(Some(bits)), ArgValue::Float(actual))
+            if f64::from_bits(bits) == *actual =>
+        {
+            Ok(())
         }
+        (ValueMatch::Int(_), ArgValue::Int(_))
+        | (ValueMatch::Bool(_), ArgValue::Bool(_))
+        | (ValueMatch::Float(_), ArgValue::Float(_)) => Err(ValueFailure::Value),
+        _ => Err(ValueFailure::Type),
+    }
+}
+
+/// The failure-reason form of a value guard on `short` (`n == 2`, `self.training == True`).
+fn match_reason(short: &str, expected: ValueMatch) -> String {
+    match expected {
+        ValueMatch::Int(Some(v)) => format!("{short} == {v}"),
+        ValueMatch::Int(None) => format!("type({short}) is int"),
+        ValueMatch::Bool(b) => format!("{short} == {}", python_bool(b)),
+        ValueMatch::Float(Some(bits)) => {
+            format!("{short} == {}", python_float(f64::from_bits(bits)))
+        }
+        ValueMatch::Float(None) => format!("type({short}) is float"),
+    }
+}
+
+/// The printed form of a value guard on `source` (`EQUALS_MATCH: L['n'] == 2`).
+fn match_source(source: &str, expected: ValueMatch) -> String {
+    match expected {
+        ValueMatch::Int(Some(v)) => format!("EQUALS_MATCH: {source} == {v}"),
+        ValueMatch::Int(None) => format!("TYPE_MATCH: ___check_type_id({source}, <class 'int'>)"),
+        ValueMatch::Float(Some(bits)) => {
+            format!(
+                "EQUALS_MATCH: {source} == {}",
+                python_float(f64::from_bits(bits))
+            )
+        }
+        ValueMatch::Float(None) => {
+            format!("TYPE_MATCH: ___check_type_id({source}, <class 'float'>)")
+        }
+        ValueMatch::Bool(true) => format!("TRUE_MATCH: {source} == True"),
+        ValueMatch::Bool(false) => format!("FALSE_MATCH: {source} == False"),
+    }
+}
+
+/// Where a module attribute is read from: the names of the submodules from `self`, then
+/// the attribute (`self._modules['layer1']._modules['0'].training`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AttributePath {
+    /// Submodule names, outermost first (empty: an attribute of `self`).
+    pub modules: Vec<String>,
+    /// The attribute.
+    pub name: String,
+}
+
+impl AttributePath {
+    /// The failure-reason form, `self._modules['bn'].training`.
+    pub fn short(&self) -> String {
+        let mut text = "self".to_string();
+        for module in &self.modules {
+            text.push_str(&format!("._modules['{module}']"));
+        }
+        format!("{text}.{}", self.name)
+    }
+
+    /// PyTorch's source form, `L['self']._modules['bn'].training`.
+    pub fn source(&self) -> String {
+        format!("L['self']{}", &self.short()["self".len()..])
+    }
+}
+
+/// A bool, int or float attribute of the compiled module (or a submodule) that the trace
+/// read: Dynamo treats nn.Module attributes as constants (`EQUALS_MATCH`, never automatic
+/// dynamic), so a change is a recompile (`self.training == True`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AttributeGuard {
+    /// Where it is read from.
+    pub path: AttributePath,
+    /// The value the entry was traced with.
+    pub expected: ValueMatch,
+}
+
+impl AttributeGuard {
+    /// The guard on `path` for the value the trace saw.
+    pub fn new(path: AttributePath, seen: &ArgValue) -> Option<AttributeGuard> {
+        let expected = match seen {
+            ArgValue::Bool(b) => ValueMatch::Bool(*b),
+            ArgValue::Int(v) => ValueMatch::Int(Some(*v)),
+            ArgValue::Float(v) => ValueMatch::Float(Some(v.to_bits())),
+            ArgValue::Tensor(_) => return None,
+        };
+        Some(AttributeGuard { path, expected })
+    }
+
+    /// The failure-reason form PyTorch prints, `self._modules['bn'].training == True`.
+    pub fn reason(&self) -> String {
+        match_reason(&self.path.short(), self.expected)
+    }
+
+    /// Whether the attribute's value at a call (`None`: not a constant any more) passes.
+    fn passes(&self, value: Option<&ArgValue>) -> bool {
+        value.is_some_and(|value| value_matches(self.expected, value).is_ok())
+    }
+}
+
+impl fmt::Display for AttributeGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&match_source(&self.path.source(), self.expected))
     }
 }
 
@@ -286,25 +408,10 @@ fn python_bool(value: bool) -> &'static str {
 
 impl fmt::Display for ValueGuard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let input = &self.input;
-        match self.expected {
-            ValueMatch::Int(Some(v)) => write!(f, "EQUALS_MATCH: L['{input}'] == {v}"),
-            ValueMatch::Int(None) => write!(
-                f,
-                "TYPE_MATCH: ___check_type_id(L['{input}'], <class 'int'>)"
-            ),
-            ValueMatch::Float(Some(bits)) => write!(
-                f,
-                "EQUALS_MATCH: L['{input}'] == {}",
-                python_float(f64::from_bits(bits))
-            ),
-            ValueMatch::Float(None) => write!(
-                f,
-                "TYPE_MATCH: ___check_type_id(L['{input}'], <class 'float'>)"
-            ),
-            ValueMatch::Bool(true) => write!(f, "TRUE_MATCH: L['{input}'] == True"),
-            ValueMatch::Bool(false) => write!(f, "FALSE_MATCH: L['{input}'] == False"),
-        }
+        f.write_str(&match_source(
+            &format!("L['{}']", self.input),
+            self.expected,
+        ))
     }
 }
 
@@ -411,6 +518,8 @@ pub enum Failure {
         /// The call's.
         actual: usize,
     },
+    /// A module attribute differs (index into `GuardSet::attributes`).
+    Attribute(usize),
     /// A shape guard is false (index into `GuardSet::shape`).
     Shape(usize),
 }
@@ -422,9 +531,14 @@ pub struct GuardSet {
     pub tensors: Vec<TensorGuard>,
     /// One per Python-value argument (int, bool), in parameter order.
     pub values: Vec<ValueGuard>,
-    /// The arguments in the order PyTorch's guard tree checks them (values, then tensors),
-    /// each with its parameter position and its guard.
-    order: Vec<(usize, ArgGuard)>,
+    /// The children of PyTorch's guard tree's root in the order they are checked: the
+    /// arguments (values, then tensors, at first) and the module's attributes, re-sorted
+    /// by failures as calls fail them (`order.rs`).
+    accessors: Vec<Accessor>,
+    /// The module attributes the trace read, in reading order.
+    pub attributes: Vec<AttributeGuard>,
+    /// Where each attribute sits under `L['self']`, in check order.
+    attribute_tree: AttributeNode,
     /// Shape guards in check order.
     pub shape: Vec<Guard>,
     /// Compiled form of `shape` (marking guards are checked separately).
@@ -437,6 +551,24 @@ enum ArgGuard {
     Tensor(usize),
     Value(usize),
 }
+
+/// One child of the guard tree's root, with how many checks it failed.
+#[derive(Clone, Copy, Debug)]
+struct Accessor {
+    guard: RootGuard,
+    fails: u32,
+}
+
+/// What a root accessor checks: the argument at a parameter position, or `L['self']`.
+#[derive(Clone, Copy, Debug)]
+enum RootGuard {
+    Arg(usize, ArgGuard),
+    Module,
+}
+
+/// Where a check failed in the tree: the root accessor and, under `L['self']`, the path of
+/// children; `None` for the shape guards after the tree.
+type FailedAt = Option<(usize, Vec<usize>)>;
 
 #[derive(Clone, Debug)]
 enum Check {
@@ -951,76 +1083,177 @@ impl GuardSet {
         producer.recorded_guards(&mut out);
         producer.float_guards(&mut out);
         producer.range_guards(&mut out);
+        let accessors = producer
+            .check_order()
+            .into_iter()
+            .map(|(position, guard)| Accessor {
+                guard: RootGuard::Arg(position, guard),
+                fails: 0,
+            })
+            .collect();
         GuardSet {
             tensors: producer.tensor_guards(),
             values: producer.value_guards(),
-            order: producer.check_order(),
+            accessors,
+            attributes: Vec::new(),
+            attribute_tree: AttributeNode::tree(&[]),
             shape: out.shape,
             compiled: out.compiled,
         }
     }
 
-    /// Checks a call. `marked[i]` says whether argument `i` carries a `mark_dynamic` now.
-    pub fn check(&self, call: &CallShapes, marked: &[bool]) -> Result<(), Failure> {
-        if call.args.len() != self.order.len() {
-            return Err(Failure::Arity {
-                expected: self.order.len(),
-                actual: call.args.len(),
+    /// These guards with one per module attribute the trace read (`reads`, in reading
+    /// order, with the values it saw).
+    pub fn with_attributes(mut self, reads: &[(AttributePath, ArgValue)]) -> GuardSet {
+        self.attributes = reads
+            .iter()
+            .filter_map(|(path, seen)| AttributeGuard::new(path.clone(), seen))
+            .collect();
+        let paths: Vec<&AttributePath> = self.attribute_paths().collect();
+        self.attribute_tree = AttributeNode::tree(&paths);
+        self.accessors
+            .retain(|a| !matches!(a.guard, RootGuard::Module));
+        if !self.attributes.is_empty() {
+            // `L['self']` after the arguments, as PyTorch installs it.
+            self.accessors.push(Accessor {
+                guard: RootGuard::Module,
+                fails: 0,
             });
         }
-        for &(position, guard) in &self.order {
-            let Some((name, value)) = call.args.get(position) else {
-                continue;
+        self
+    }
+
+    /// How many arguments the entry was compiled with.
+    fn arity(&self) -> usize {
+        self.tensors.len() + self.values.len()
+    }
+
+    /// The attribute paths these guards read at a call.
+    pub fn attribute_paths(&self) -> impl Iterator<Item = &AttributePath> {
+        self.attributes.iter().map(|guard| &guard.path)
+    }
+
+    /// Checks a call. `marked[i]` says whether argument `i` carries a `mark_dynamic` now.
+    /// The failure is the first in the current check order (PyTorch's verbose check, which
+    /// gives a recompile's reason).
+    pub fn check(&self, call: &CallShapes, marked: &[bool]) -> Result<(), Failure> {
+        self.first_failure(call, marked)
+            .map_err(|(failure, _)| failure)
+    }
+
+    /// [`GuardSet::check`] as the cache runs it on a call (PyTorch's fast check): a failure
+    /// is counted where it happened and re-sorts the tree, so the next check (and the reason
+    /// printed for this call) starts with what failed most.
+    pub fn check_and_learn(&mut self, call: &CallShapes, marked: &[bool]) -> Result<(), Failure> {
+        let (failure, at) = match self.first_failure(call, marked) {
+            Ok(()) => return Ok(()),
+            Err(failed) => failed,
+        };
+        if let Some((index, path)) = at {
+            self.accessors[index].fails += 1;
+            if matches!(self.accessors[index].guard, RootGuard::Module) {
+                self.attribute_tree.count_failure(&path);
+            }
+            if index > 0 {
+                order::sort_by_failures(&mut self.accessors, |a| a.fails);
+            }
+        }
+        Err(failure)
+    }
+
+    /// The first failure in check order, and where in the tree it happened.
+    fn first_failure(&self, call: &CallShapes, marked: &[bool]) -> Result<(), (Failure, FailedAt)> {
+        if call.args.len() != self.arity() {
+            let failure = Failure::Arity {
+                expected: self.arity(),
+                actual: call.args.len(),
             };
-            match guard {
-                ArgGuard::Tensor(i) => {
-                    let tensor = &self.tensors[i];
-                    let ArgValue::Tensor(dims) = value else {
-                        return Err(Failure::Type {
-                            name: name.clone(),
-                            expected: ArgValue::Tensor(Vec::new()).type_name(),
-                            actual: value.type_name(),
-                        });
-                    };
-                    if tensor.sizes.len() != dims.len() {
-                        return Err(Failure::Rank {
-                            input: i,
-                            expected: tensor.sizes.len(),
-                            actual: dims.len(),
-                        });
-                    }
-                    for (dim, (expected, &actual)) in tensor.sizes.iter().zip(dims).enumerate() {
-                        if let Some(expected) = *expected {
-                            if expected != actual {
-                                return Err(Failure::Size {
-                                    input: i,
-                                    dim,
-                                    expected,
-                                    actual,
-                                });
-                            }
-                        }
-                    }
-                }
-                ArgGuard::Value(i) => match self.values[i].check(value) {
-                    Ok(()) => {}
-                    Err(ValueFailure::Value) => return Err(Failure::Value(i)),
-                    Err(ValueFailure::Type) => {
-                        return Err(Failure::Type {
-                            name: name.clone(),
-                            expected: self.values[i].type_name(),
-                            actual: value.type_name(),
-                        });
-                    }
-                },
+            return Err((failure, None));
+        }
+        for (index, accessor) in self.accessors.iter().enumerate() {
+            let failed = match accessor.guard {
+                RootGuard::Arg(position, guard) => self
+                    .check_arg(call, position, guard)
+                    .err()
+                    .map(|failure| (failure, Vec::new())),
+                RootGuard::Module => self
+                    .attribute_tree
+                    .first_failure(&|i| {
+                        !self.attributes[i].passes(call.attribute(&self.attributes[i].path))
+                    })
+                    .map(|(guard, path)| (Failure::Attribute(guard), path)),
+            };
+            if let Some((failure, path)) = failed {
+                return Err((failure, Some((index, path))));
             }
         }
         for (index, check) in self.compiled.iter().enumerate() {
             if !check.passes(call, marked) {
-                return Err(Failure::Shape(index));
+                return Err((Failure::Shape(index), None));
             }
         }
         Ok(())
+    }
+
+    /// The guard of the argument at `position`.
+    fn check_arg(
+        &self,
+        call: &CallShapes,
+        position: usize,
+        guard: ArgGuard,
+    ) -> Result<(), Failure> {
+        let Some((name, value)) = call.args.get(position) else {
+            return Ok(());
+        };
+        match guard {
+            ArgGuard::Tensor(i) => {
+                let tensor = &self.tensors[i];
+                let ArgValue::Tensor(dims) = value else {
+                    return Err(Failure::Type {
+                        name: name.clone(),
+                        expected: ArgValue::Tensor(Vec::new()).type_name(),
+                        actual: value.type_name(),
+                    });
+                };
+                if tensor.sizes.len() != dims.len() {
+                    return Err(Failure::Rank {
+                        input: i,
+                        expected: tensor.sizes.len(),
+                        actual: dims.len(),
+                    });
+                }
+                for (dim, (expected, &actual)) in tensor.sizes.iter().zip(dims).enumerate() {
+                    if let Some(expected) = *expected {
+                        if expected != actual {
+                            return Err(Failure::Size {
+                                input: i,
+                                dim,
+                                expected,
+                                actual,
+                            });
+                        }
+                    }
+                }
+                Ok(())
+            }
+            ArgGuard::Value(i) => match self.values[i].check(value) {
+                Ok(()) => Ok(()),
+                Err(ValueFailure::Value) => Err(Failure::Value(i)),
+                Err(ValueFailure::Type) => Err(Failure::Type {
+                    name: name.clone(),
+                    expected: self.values[i].type_name(),
+                    actual: value.type_name(),
+                }),
+            },
+        }
+    }
+
+    /// Each attribute guard's verdict for a call (in `attributes`' order).
+    pub fn attribute_verdicts(&self, call: &CallShapes) -> Vec<bool> {
+        self.attributes
+            .iter()
+            .map(|guard| guard.passes(call.attribute(&guard.path)))
+            .collect()
     }
 
     /// Every shape guard's verdict for a call, one per element of `shape` (check order), so a
@@ -1051,16 +1284,17 @@ impl GuardSet {
     /// Whether every argument of `call` has the kind (tensor or Python value) this entry
     /// was compiled for, so that its sizes and values sit in the slots the shape guards read.
     pub fn kinds_match(&self, call: &CallShapes) -> bool {
-        call.args.len() == self.order.len()
-            && self.order.iter().all(|&(position, guard)| {
-                matches!(
+        call.args.len() == self.arity()
+            && self.accessors.iter().all(|accessor| match accessor.guard {
+                RootGuard::Arg(position, guard) => matches!(
                     (guard, &call.args[position].1),
                     (ArgGuard::Tensor(_), ArgValue::Tensor(_))
                         | (
                             ArgGuard::Value(_),
                             ArgValue::Int(_) | ArgValue::Bool(_) | ArgValue::Float(_)
                         )
-                )
+                ),
+                RootGuard::Module => true,
             })
     }
 
@@ -1097,6 +1331,7 @@ impl GuardSet {
                 format!("expected {expected} arguments, got {actual}")
             }
             Failure::Value(index) => self.values[*index].reason(),
+            Failure::Attribute(index) => self.attributes[*index].reason(),
             Failure::Shape(index) => self.shape[*index].reason.clone(),
         }
     }
@@ -1131,13 +1366,20 @@ impl GuardSet {
         })
     }
 
-    /// All guards as PyTorch prints them: value and tensor matches, then shape guards.
+    /// All guards as PyTorch prints them: value and tensor matches, the aliasing guard,
+    /// module attributes, then shape guards.
     pub fn source_lines(&self) -> Vec<String> {
         let mut lines: Vec<String> = self.values.iter().map(ToString::to_string).collect();
         lines.extend(self.tensors.iter().map(ToString::to_string));
         lines.extend(self.aliasing());
+        lines.extend(self.attributes.iter().map(ToString::to_string));
         lines.extend(self.printed().iter().map(|g| g.source.clone()));
         lines
+    }
+
+    /// Where the attribute guards start in `source_lines()`.
+    pub fn first_attribute_line(&self) -> usize {
+        self.values.len() + self.tensors.len() + usize::from(self.aliasing().is_some())
     }
 }
 
@@ -1151,6 +1393,9 @@ impl fmt::Display for GuardSet {
         }
         if let Some(aliasing) = self.aliasing() {
             writeln!(f, "{aliasing}")?;
+        }
+        for attribute in &self.attributes {
+            writeln!(f, "{attribute}")?;
         }
         for guard in self.printed() {
             writeln!(f, "{}", guard.source)?;

@@ -178,8 +178,8 @@ pub(crate) fn mark(input: &str, dim: usize) -> MarkDynamic {
 }
 
 /// The first guard of `entry` that `call` fails, as an index into `source_lines()` (value
-/// guards first, then tensor guards, then the printed shape guards); `None` when every
-/// guard passes.
+/// guards first, then tensor guards, the aliasing guard, attribute guards, then the printed
+/// shape guards); `None` when every guard passes.
 pub(crate) fn failing_line(entry: &Entry, call: &CallShapes, marked: &[bool]) -> Option<usize> {
     let guards = &entry.guards;
     match guards.check(call, marked) {
@@ -197,6 +197,7 @@ pub(crate) fn failing_line(entry: &Entry, call: &CallShapes, marked: &[bool]) ->
                 Some(guards.values.len() + tensor)
             }),
         Err(Failure::Arity { .. }) => Some(0),
+        Err(Failure::Attribute(index)) => Some(guards.first_attribute_line() + index),
         Err(Failure::Shape(index)) => {
             let failed = &guards.shape[index];
             let position = guards
@@ -204,7 +205,7 @@ pub(crate) fn failing_line(entry: &Entry, call: &CallShapes, marked: &[bool]) ->
                 .iter()
                 .position(|g| *g == failed)
                 .expect("every checked shape guard is printed");
-            Some(guards.values.len() + guards.tensors.len() + position)
+            Some(guards.first_attribute_line() + guards.attributes.len() + position)
         }
     }
 }

@@ -280,6 +280,7 @@ impl Compilation {
     #[wasm_bindgen(js_name = checkGuards)]
     pub fn check_guards(&self, shapes: JsValue) -> Result<JsValue, JsValue> {
         let (call, _) = call_inputs(&shapes, &self.cache.entry_point().inputs)?;
+        let call = self.cache.with_attributes_now(self.entry().id, call);
         let marked = self.marked();
         let guards = &self.entry().guards;
         let reason = guards

@@ -133,8 +133,9 @@ fn kind_name(kind: GuardKind) -> &'static str {
 }
 
 /// The printed guards of an entry: one `value` guard per int or bool argument, one `tensor`
-/// guard per tensor, the aliasing guard when there are several tensors, then the shape
-/// guards (`GuardSet::source_lines`' order).
+/// guard per tensor, the aliasing guard when there are several tensors, one `attribute`
+/// guard per module attribute the trace read, then the shape guards
+/// (`GuardSet::source_lines`' order).
 pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
     let values = entry.guards.values.iter().map(|value| GuardView {
         kind: "value",
@@ -192,6 +193,19 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
             span: None,
         });
     }
+    views.extend(entry.guards.attributes.iter().map(|attribute| GuardView {
+        kind: "attribute",
+        source: attribute.to_string(),
+        reason: attribute.reason(),
+        symbolic: attribute.reason(),
+        provenance: if attribute.path.name == "training" {
+            "the module's mode, read by the trace: train() and eval() change it, and each mode has its own entry"
+        } else {
+            "a module attribute the trace read: Dynamo treats nn.Module ints, floats and bools as constants, so a new value is a recompile"
+        }
+        .into(),
+        span: None,
+    }));
     for guard in entry.guards.printed() {
         // The recorded guard's origin prints as its provenance; its span locates it.
         let span = entry
@@ -233,6 +247,7 @@ pub(super) fn guard_verdicts(
     if guards.aliasing().is_some() {
         verdicts.push(true);
     }
+    verdicts.extend(guards.attribute_verdicts(call));
     let shape = if ranks_match {
         guards.shape_verdicts(call, marked)
     } else {

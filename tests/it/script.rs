@@ -687,6 +687,67 @@ fn float_arguments_log_pytorchs_recompile_reasons() {
     });
 }
 
+/// Module attributes the trace read (`tests/data/scripts/training.py`: `self.training` in
+/// the user's `forward`, BatchNorm's and Dropout's `training`, an int attribute that is read
+/// and one that is not) log the `[__recompiles]` lines PyTorch 2.15 logged
+/// (`tests/data/pytorch/training.eager.txt`): `eval()`, `train()` and a new value of a read
+/// attribute recompile, an unread one does not, and each reason is the first failure in
+/// the order Dynamo's guard tree has re-sorted itself into (what failed before first).
+#[test]
+fn module_attributes_log_pytorchs_recompile_reasons() {
+    assert_logs_what_pytorch_logged("training", "recompiles", |line| {
+        line.contains("[__recompiles]")
+    });
+}
+
+/// Training mode computes what PyTorch computes in training: BatchNorm normalises with
+/// the batch's statistics (per channel mean 0, variance 1 before the affine), Dropout zeroes
+/// about `p` of the elements and scales the rest by `1/(1-p)`, eval mode uses the running
+/// statistics; a training BatchNorm over one value per channel raises PyTorch's ValueError.
+#[test]
+fn training_mode_normalises_with_batch_statistics_and_drops_out() {
+    let source = r#"
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(3)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.bn(x))
+
+model = Net()
+compiled = torch.compile(model, dynamic=True)
+x = torch.randn(4, 3, 5, 5) * 3 + 2
+dropped = compiled(x)
+kept = (dropped != 0).float()
+assert 0.4 < kept.mean().item() < 0.6, kept.mean().item()
+model.drop.eval()
+y = compiled(x)
+assert (y - model(x)).abs().amax().item() < 1e-4
+assert ((dropped - 2 * y) * kept).abs().amax().item() < 1e-4
+assert y.mean(dim=(0, 2, 3)).abs().amax().item() < 1e-4
+assert ((y * y).mean(dim=(0, 2, 3)) - 1).abs().amax().item() < 1e-3
+model.eval()
+y = compiled(x)
+assert (y - x / (1 + 1e-5) ** 0.5).abs().amax().item() < 1e-4
+one = nn.BatchNorm1d(8)
+torch.compile(one)(torch.randn(1, 8))
+"#;
+    let run = run_script_at("train.py", source, "");
+    let error = run.error.expect("one value per channel in training raises");
+    assert!(
+        error.to_string().contains(
+            "ValueError: Expected more than 1 value per channel when training, got input size torch.Size([1, 8])"
+        ),
+        "{error}"
+    );
+    assert_eq!(run.calls.len(), 4, "the failing call is the fourth");
+}
+
 /// What a compiled call with a float computes is what Python computes, for constant and
 /// symbolic floats, and for `.item()`'s float across a graph break with the same shapes
 /// and other values (a baked constant there would be stale).

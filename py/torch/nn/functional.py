@@ -108,8 +108,18 @@ def prelu(input, weight):
     return _tailor.where_(input > 0, input, input * weight)
 
 
-def dropout(input, p=0.5, training=False, inplace=False):
-    return input
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability `p` and scales the rest by 1/(1-p) in training;
+    the identity in eval. The mask is a seeded draw (`rand_like`), the same on every call."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    import torch
+    keep = torch.rand_like(input) >= p
+    return input * keep * (1.0 / (1.0 - p))
 
 
 def softmax(input, dim=None, dtype=None):
@@ -133,9 +143,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None:
         _tailor.unsupported("scaled_dot_product_attention with attn_mask",
                             "every Tailor tensor is float32, so a bool mask cannot be told from an additive one; use is_causal or masked_fill")
-    if dropout_p != 0.0:
-        _tailor.unsupported("scaled_dot_product_attention with dropout_p > 0",
-                            "dropout is the identity in inference; pass dropout_p=0.0")
     if enable_gqa:
         _tailor.unsupported("scaled_dot_product_attention with enable_gqa", "")
     import math
@@ -146,7 +153,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         causal = torch.ones(target, source).tril(0)
         scores = scores.masked_fill(causal == 0, float("-inf"))
-    return softmax(scores, dim=-1) @ value
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return weights @ value
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -166,8 +176,31 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
+    """In eval, the running statistics; in training, the batch's (over every dim but the
+    channels, variance biased), as PyTorch normalises. Training does not update the running
+    statistics: a compiled call has no side effects in Tailor."""
+    if training:
+        _verify_batch_size(input.shape)
+        dims = [0] + list(range(2, input.dim()))
+        return _affine(_normalize(input, dims, eps), weight, bias)
+    if running_mean is None or running_var is None:
+        raise ValueError("running_mean and running_var must be defined in evaluation mode")
+    if weight is None or bias is None:
+        shape = [1, input.size(1)] + [1] * (input.dim() - 2)
+        normalized = (input - running_mean.reshape(shape)) * \
+            (running_var.reshape(shape) + eps).rsqrt()
+        return _affine(normalized, weight, bias)
     return _tailor.batch_norm(input, [running_mean, running_var, weight, bias],
                               running_mean.shape[0], eps)
+
+
+def _verify_batch_size(size):
+    # PyTorch's check, in its words; on symbolic sizes it records what PyTorch records.
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
 
 
 def _tuple(value, n):

@@ -11,6 +11,10 @@ from torch._tensor import Tensor
 from torch.nn import functional as F
 
 
+# The attribute types a capture guards by value when it reads them.
+_CONSTANT_TYPES = (bool, int, float)
+
+
 class _ParameterMeta(type):
     def __instancecheck__(cls, instance):
         return isinstance(instance, Tensor) and _tailor.is_state(instance)
@@ -24,11 +28,16 @@ class Parameter(metaclass=_ParameterMeta):
 
 
 class Module:
-    """The base of every layer and model: attributes registered in assignment order."""
+    """The base of every layer and model: attributes registered in assignment order.
 
-    training = False
+    A module starts in training mode, as in PyTorch (`eval()` leaves it). While `forward`
+    is captured, reading a bool, int or float attribute of a module is reported to
+    `_tailor` (`__getattribute__`), which guards it as Dynamo guards the attributes a trace
+    read (`L['self'].training == True`).
+    """
 
     def __init__(self):
+        object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent_buffers_set", set())
@@ -55,6 +64,12 @@ class Module:
             self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
+
+    def __getattribute__(self, name):
+        value = object.__getattribute__(self, name)
+        if type(value) in _CONSTANT_TYPES and _tailor.tracing():
+            _tailor.attribute_read(self, name, value)
+        return value
 
     def __getattr__(self, name):
         for registry in ("_parameters", "_buffers", "_modules"):
@@ -161,13 +176,18 @@ class Module:
         fn(self)
         return self
 
-    # ---- modes and devices: capture is eval-mode and device independent --------------------
-
-    def eval(self):
-        return self
+    # ---- modes and devices: capture is device independent ----------------------------------
 
     def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
         return self
+
+    def eval(self):
+        return self.train(False)
 
     def requires_grad_(self, requires_grad=True):
         return self
@@ -406,19 +426,27 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True):
+                 track_running_stats=True, device=None, dtype=None):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
-        self.weight = _tailor.parameter([num_features], "fill", 1.0)
-        self.bias = _tailor.parameter([num_features], "fill", 0.0)
-        # Made as module state in place: register_buffer would copy the tensor.
-        self._buffers["running_mean"] = _tailor.parameter([num_features], "fill", 0.0)
-        self._buffers["running_var"] = _tailor.parameter([num_features], "fill", 1.0)
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        _affine_parameters(self, [num_features], affine)
+        if track_running_stats:
+            # Made as module state in place: register_buffer would copy the tensor.
+            self._buffers["running_mean"] = _tailor.parameter([num_features], "fill", 0.0)
+            self._buffers["running_var"] = _tailor.parameter([num_features], "fill", 1.0)
+        else:
+            self._buffers["running_mean"] = None
+            self._buffers["running_var"] = None
 
     def forward(self, input):
-        state = [self.running_mean, self.running_var, self.weight, self.bias]
-        return _tailor.batch_norm(input, state, self.num_features, self.eps)
+        # PyTorch's reads, in its order: the mode decides batch or running statistics.
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        return F.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                            bn_training, self.momentum, self.eps)
 
 
 class BatchNorm1d(_BatchNorm):
@@ -779,10 +807,13 @@ class LogSoftmax(Module):
 class Dropout(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
+        self.inplace = inplace
 
     def forward(self, input):
-        return input
+        return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Identity(Module):
@@ -842,10 +873,10 @@ class Embedding(Module):
 
 
 class MultiheadAttention(Module):
-    """PyTorch's nn.MultiheadAttention in inference, as F.multi_head_attention_forward
-    computes it: the packed (or separate) input projections, heads folded into the batch,
-    softmax of the scaled scores, the output projection; the attention weights averaged over
-    the heads unless asked per head."""
+    """PyTorch's nn.MultiheadAttention as F.multi_head_attention_forward computes it: the
+    packed (or separate) input projections, heads folded into the batch, softmax of the
+    scaled scores (dropped out in training), the output projection; the attention weights
+    averaged over the heads unless asked per head."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
@@ -917,6 +948,9 @@ class MultiheadAttention(Module):
         k = F.linear(key, w_k, b_k).reshape(source, batch * heads, head_dim).transpose(0, 1)
         v = F.linear(value, w_v, b_v).reshape(source, batch * heads, head_dim).transpose(0, 1)
         weights = F.softmax((q * (1.0 / head_dim) ** 0.5) @ k.transpose(-2, -1), dim=-1)
+        dropout_p = self.dropout if self.training else 0.0
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
         out = (weights @ v).transpose(0, 1).reshape(target * batch, embed)
         out = self.out_proj(out).reshape(target, batch, embed)
         if self.batch_first:
@@ -928,8 +962,9 @@ class MultiheadAttention(Module):
 
 
 class TransformerEncoderLayer(Module):
-    """PyTorch's encoder layer in inference: self-attention and a feed-forward block, each
-    added to its input and layer-normalised after (or, with norm_first, normalised before)."""
+    """PyTorch's encoder layer: self-attention and a feed-forward block, each dropped out
+    in training, added to its input and layer-normalised after (or, with norm_first,
+    normalised before)."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,

@@ -1,0 +1,162 @@
+//! Module attributes a capture read: what Dynamo guards as `L['self'].training == True` or
+//! `L['self'].scale == 2`, and their values at a later call.
+//!
+//! Input: reads reported by `nn.Module.__getattribute__` (`py/torch/nn/modules.py`) while a
+//! graph is captured, and the entry's module instance. Output: each read attribute once, as
+//! a path from `self` through `_modules` with the value the trace saw (`Capture::attributes`,
+//! then `Segment::attributes`); and, at a call, the current values of given paths.
+//! Invariant: only what can steer a trace is kept, the bool, int and float attributes in a
+//! module's own `__dict__` of the modules under `self`: those the user's code reads, and
+//! `training` wherever it is read (the layers of `py/torch` read it as PyTorch's do; their
+//! other constants, such as `eps` or `stride`, are fixed by construction and not guarded).
+
+use super::call::Call;
+use super::native::Session;
+use super::source::FILE_NAME;
+use super::{EntryPoint, Program};
+use crate::guard::{ArgValue, AttributePath};
+use rustpython_vm::builtins::{PyCode, PyDict, PyFloat, PyInt};
+use rustpython_vm::{AsObject, PyObjectRef, VirtualMachine};
+
+/// The attribute every layer reads to choose between training and inference.
+const TRAINING: &str = "training";
+
+/// Records that the capture in progress read `module.name` and saw `value`, when the read
+/// is one Tailor guards (see the module's invariant). Never fails: a read that cannot be
+/// placed under `self` is not guarded.
+pub(super) fn record(
+    vm: &VirtualMachine,
+    session: &Session,
+    module: &PyObjectRef,
+    name: &str,
+    value: &PyObjectRef,
+) {
+    if session
+        .capture
+        .try_borrow()
+        .map_or(true, |capture| capture.is_none())
+    {
+        return;
+    }
+    if name != TRAINING && !read_by_user(vm) {
+        return;
+    }
+    let in_own_dict = module
+        .dict()
+        .is_some_and(|dict| dict.get_item_opt(name, vm).ok().flatten().is_some());
+    let Some(value) = constant(vm, value).filter(|_| in_own_dict) else {
+        return;
+    };
+    // `try_borrow`: a break holds the run while it reads Python's locals.
+    let root = session
+        .forward
+        .try_borrow()
+        .ok()
+        .and_then(|forward| forward.as_ref().and_then(|run| run.root.clone()));
+    let Some(modules) = root.and_then(|root| path_to(vm, &root, module)) else {
+        return;
+    };
+    let path = AttributePath {
+        modules,
+        name: name.to_string(),
+    };
+    if let Ok(mut capture) = session.capture.try_borrow_mut() {
+        if let Some(capture) = capture.as_mut() {
+            if !capture.attributes.iter().any(|(seen, _)| *seen == path) {
+                capture.attributes.push((path, value));
+            }
+        }
+    }
+}
+
+/// The current values of `paths` on the entry's module (`None` where a path no longer
+/// leads to a bool, int or float, or the entry is a function).
+pub fn read(
+    program: &Program,
+    entry: &EntryPoint,
+    paths: &[AttributePath],
+) -> Vec<Option<ArgValue>> {
+    let Some(root) = &entry.module else {
+        return vec![None; paths.len()];
+    };
+    program.interpreter.enter(|vm| {
+        paths
+            .iter()
+            .map(|path| {
+                let mut module = root.clone();
+                for name in &path.modules {
+                    module = own_item(vm, &module, "_modules")
+                        .and_then(|modules| item(vm, &modules, name))?;
+                }
+                own_item(vm, &module, &path.name).and_then(|value| constant(vm, &value))
+            })
+            .collect()
+    })
+}
+
+/// Whether the frame reading the attribute (the caller of `__getattribute__`) is the
+/// user's code.
+fn read_by_user(vm: &VirtualMachine) -> bool {
+    let reader = vm
+        .current_frame()
+        .map(PyObjectRef::from)
+        .and_then(|frame| frame.get_attr("f_back", vm).ok())
+        .filter(|back| !vm.is_none(back));
+    reader
+        .and_then(|frame| frame.get_attr("f_code", vm).ok())
+        .and_then(|code| code.downcast::<PyCode>().ok())
+        .is_some_and(|code| code.source_path().as_str() == FILE_NAME)
+}
+
+/// A bool, an int that fits in 64 bits, or a float, as an argument value.
+fn constant(vm: &VirtualMachine, value: &PyObjectRef) -> Option<ArgValue> {
+    if value.class().is(vm.ctx.types.bool_type) {
+        return Some(ArgValue::Bool(value.clone().is_true(vm).ok()?));
+    }
+    if let Some(int) = value.downcast_ref_if_exact::<PyInt>(vm) {
+        return int.try_to_primitive::<i64>(vm).ok().map(ArgValue::Int);
+    }
+    value
+        .downcast_ref_if_exact::<PyFloat>(vm)
+        .map(|float| ArgValue::Float(float.to_f64()))
+}
+
+/// `object.__dict__[name]`, without running any Python (`__getattribute__` included).
+fn own_item(vm: &VirtualMachine, object: &PyObjectRef, name: &str) -> Option<PyObjectRef> {
+    object.dict()?.get_item_opt(name, vm).ok().flatten()
+}
+
+fn item(vm: &VirtualMachine, dict: &PyObjectRef, name: &str) -> Option<PyObjectRef> {
+    dict.downcast_ref::<PyDict>()?
+        .get_item_opt(name, vm)
+        .ok()
+        .flatten()
+}
+
+/// The names of the submodules from `root` to `target` (empty for the root itself), in
+/// registration order, depth first: the first path `named_modules` would give.
+fn path_to(vm: &VirtualMachine, root: &PyObjectRef, target: &PyObjectRef) -> Option<Vec<String>> {
+    if root.is(target) {
+        return Some(Vec::new());
+    }
+    let modules = own_item(vm, root, "_modules")?;
+    let modules = modules.downcast_ref::<PyDict>()?;
+    for (name, child) in modules {
+        let Ok(name) = name.try_into_value::<String>(vm) else {
+            continue;
+        };
+        if vm.is_none(&child) {
+            continue;
+        }
+        if let Some(mut rest) = path_to(vm, &child, target) {
+            rest.insert(0, name);
+            return Some(rest);
+        }
+    }
+    None
+}
+
+/// `_tailor.tracing()`: whether a graph is being captured now.
+pub(super) fn tracing(vm: &VirtualMachine) -> bool {
+    Call::session(vm).is_ok_and(|session| session.capture.borrow().is_some())
+}
