@@ -229,7 +229,8 @@ def _einsum_ellipses(terms, output, operands):
     for term, operand in zip(terms, operands):
         if "..." in term:
             extra = operand.dim() - (len(term) - 3)
-            widest = max(widest, extra)
+            # Not `max`: this module's `max` is torch.max.
+            widest = extra if extra > widest else widest
             term = term.replace("...", "".join(reversed(pool[:extra])))
         spelled.append(term)
     ellipsis = "".join(reversed(pool[:widest]))
@@ -317,6 +318,18 @@ def mean(input, dim=None, keepdim=False):
 
 def amax(input, dim=None, keepdim=False):
     return input.amax(dim, keepdim)
+
+
+def amin(input, dim=None, keepdim=False):
+    return input.amin(dim, keepdim)
+
+
+def max(input, dim=None, keepdim=False):
+    return input.max(dim, keepdim)
+
+
+def min(input, dim=None, keepdim=False):
+    return input.min(dim, keepdim)
 
 
 def flatten(input, start_dim=0, end_dim=-1):

@@ -26,6 +26,17 @@ class UnsupportedAttribute(AttributeError):
         self.path = path
 
 
+def _extremum(x, dim, keepdim, which):
+    """`x.max()` / `x.min()`: of every element, or of two tensors elementwise; along a dim,
+    PyTorch also returns the positions (int64), which Tailor's float32 tensors lack."""
+    if dim is None:
+        return x.amax() if which == "max" else x.amin()
+    if isinstance(dim, Tensor):
+        return x.maximum(dim) if which == "max" else x.minimum(dim)
+    _tailor.unsupported(f"Tensor.{which}(dim)",
+                        f"it also returns int64 indices; use x.a{which}(dim) for the values")
+
+
 def _missing_names(owner):
     """A module-level `__getattr__` for `owner` (PEP 562): a missing public name is an
     UnsupportedAttribute naming `owner.name`."""
@@ -446,6 +457,15 @@ class Tensor(_tailor.TensorBase):
 
     def amax(self, dim=None, keepdim=False):
         return _tailor.reduce("amax", self, _dims(dim), keepdim)
+
+    def amin(self, dim=None, keepdim=False):
+        return -(-self).amax(dim, keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        return _extremum(self, dim, keepdim, "max")
+
+    def min(self, dim=None, keepdim=False):
+        return _extremum(self, dim, keepdim, "min")
 
     def matmul(self, other):
         return _tailor.binary("matmul", self, other)

@@ -268,13 +268,20 @@ pub(super) fn frontend_error(
                 }),
         },
         // `torch.nonzero`, `F.unfold`, `x.nonzero()`: names py/torch does not define.
-        "UnsupportedAttribute" => FrontendError::Unsupported {
-            span,
-            construct: attribute("path")
+        "UnsupportedAttribute" => {
+            let construct = attribute("path")
                 .and_then(|path| path.str(vm).ok())
-                .map_or(message, |path| path.to_string_lossy().into_owned()),
-            note: "it is not in Tailor's PyTorch subset".to_string(),
-        },
+                .map_or(message, |path| path.to_string_lossy().into_owned());
+            let note = match super::surface::instead(vm, &construct) {
+                Some(instead) => format!("it is not in Tailor's PyTorch subset; {instead}"),
+                None => "it is not in Tailor's PyTorch subset".to_string(),
+            };
+            FrontendError::Unsupported {
+                span,
+                construct,
+                note,
+            }
+        }
         "NameError" => FrontendError::Name {
             span,
             name: attribute("name")

@@ -24,6 +24,7 @@ mod ops;
 mod script;
 mod source;
 mod state;
+mod surface;
 
 use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
@@ -44,6 +45,7 @@ pub use script::{
 use source::{ChunkKind, FILE_NAME, UserSource};
 pub use state::StateTensor;
 use std::rc::Rc;
+pub use surface::{Surface, surface_in};
 
 /// Why a module-level statement that is neither a definition nor an assignment is skipped.
 pub(crate) const DRIVER_CODE: &str = "driver code: Tailor compiles the model and runs only definitions and assignments at module level";

@@ -34,8 +34,7 @@ use wasm_bindgen::prelude::*;
 
 thread_local! {
     /// The message of the last panic in this module instance. After a panic the instance may
-    /// be broken, but this stays readable, so the page can show the message in place (the one
-    /// piece of state here: the compiler itself keeps none).
+    /// be broken, but this stays readable, so the page can show the message in place.
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 
     /// An interpreter made in idle time (`Tailor.warmUp`), its imports done, for the next
@@ -197,6 +196,16 @@ impl Tailor {
     #[wasm_bindgen(js_name = cpuBenchmark)]
     pub fn cpu_benchmark(name: &str) -> Result<CpuBenchmark, JsValue> {
         CpuBenchmark::new(name)
+    }
+
+    /// What capture supports, read from Tailor's `torch` package in a fresh interpreter:
+    /// `{ "torch.nn": ["AdaptiveAvgPool2d", …], "torch.nn.functional": […], "torch": […],
+    /// "Tensor": […], "operators": ["x + y", …] }` (the page's reference panel; it takes as
+    /// long as a fresh interpreter's imports, so the page asks once, when the panel opens).
+    pub fn supported() -> Result<JsValue, JsValue> {
+        let surface = crate::frontend::surface_in(crate::frontend::Vm::fresh())
+            .map_err(|err| convert::from_error(&err.into()))?;
+        Ok(to_js(&surface))
     }
 
     /// The example models: `[{ id, file, source, shapes, vary: [[input, dim]], sequence,

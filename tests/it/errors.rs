@@ -190,6 +190,71 @@ fn nonzero_is_unsupported() {
     check_model_error(source, "x=4", &no_marks(), &["torch.nonzero", "5:12"], None);
 }
 
+/// An unsupported name's error says what to write instead: the supported alternative where
+/// one does the same work, or, for a misspelling, the closest supported name of its group;
+/// a name with neither gets no guess.
+#[test]
+fn an_unsupported_name_names_what_to_write_instead() {
+    let cases: [(&str, &[&str]); 5] = [
+        ("x.sigmod()", &["Tensor.sigmod", "did you mean x.sigmoid?"]),
+        (
+            "F.leaky_rellu(x)",
+            &[
+                "torch.nn.functional.leaky_rellu",
+                "did you mean F.leaky_relu?",
+            ],
+        ),
+        (
+            "x.argmax(1)",
+            &["Tensor.argmax", "use x.amax(dim) for the values"],
+        ),
+        (
+            "x.max(1)[0]",
+            &["Tensor.max(dim)", "use x.amax(dim) for the values"],
+        ),
+        ("torch.histogramdd(x)", &["torch.histogramdd"]),
+    ];
+    for (expression, needles) in cases {
+        let source = format!(
+            "import torch\nimport torch.nn.functional as F\n\n\ndef f(x):\n    return {expression}\n"
+        );
+        check_model_error(&source, "x=4,5", &no_marks(), needles, None);
+    }
+    let source = "import torch\n\n\ndef f(x):\n    return torch.histogramdd(x)\n";
+    let message = tailor::load(source, None)
+        .ok()
+        .and_then(|mut cache| {
+            let call = spec::parse_shapes("x=4,5", &["x".to_string()]).ok()?;
+            let config = CompileConfig::default();
+            cache
+                .call(0, &config, &call, &no_marks(), &|| 0.0)
+                .error
+                .clone()
+        })
+        .expect("an error");
+    assert!(
+        !message.contains("did you mean"),
+        "no guess far from every name: {message}"
+    );
+}
+
+/// `tailor supported` lists what the package defines, group by group: layers, functions,
+/// methods and operators, from the same package the capture runs.
+#[test]
+fn the_supported_surface_is_what_the_package_defines() {
+    let surface = tailor::frontend::surface_in(tailor::frontend::Vm::fresh()).expect("surface");
+    let has = |group: &str, name: &str| surface[group].iter().any(|n| n == name);
+    assert!(has("torch.nn", "Conv2d") && has("torch.nn", "MultiheadAttention"));
+    assert!(!has("torch.nn", "LSTM"));
+    assert!(has("torch.nn.functional", "scaled_dot_product_attention"));
+    assert!(has("torch", "where") && has("torch", "amin"));
+    assert!(has("Tensor", "masked_fill") && has("Tensor", "shape"));
+    assert!(has("operators", "x @ y"));
+    for names in surface.values() {
+        assert!(names.windows(2).all(|w| w[0] < w[1]) || names.iter().any(|n| n.contains(' ')));
+    }
+}
+
 #[test]
 fn adaptive_avg_pool2d_to_another_size_is_unsupported() {
     let source = "import torch\nimport torch.nn.functional as F\n\n\ndef f(x):\n    return F.adaptive_avg_pool2d(x, (2, 1))\n";

@@ -30,6 +30,7 @@ pub const USAGE: &str = "usage:
                 [--symbol-names tailor|pytorch]
                 (without --logs, the TORCH_LOGS variable's artifacts)
   tailor bench [--json] [--rounds N]
+  tailor supported [--json]   (the modules, functions, methods and operators capture supports)
 SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,... (a tensor's sizes), int(N) or True/False
          e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True
 --weights: the model's state_dict (safetensors.torch.save_file(model.state_dict(), W)),
@@ -49,6 +50,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// `tailor script`: a whole script, its `torch.compile` wrappers compiled and run.
     Script(ScriptArgs),
+    /// `tailor supported`: what capture supports; `true` for one JSON object.
+    Supported(bool),
 }
 
 /// `tailor script`.
@@ -142,15 +145,16 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     let mut args = args.into_iter();
     let command = args
         .next()
-        .ok_or("missing command (run, explain, script or bench)")?;
+        .ok_or("missing command (run, explain, script, bench or supported)")?;
     let mut parser = Parser::from_args(args);
     match command.to_str() {
         Some("run") => run_args(&mut parser).map(Command::Run),
         Some("explain") => explain_args(&mut parser).map(Command::Explain),
         Some("bench") => bench_args(&mut parser).map(Command::Bench),
         Some("script") => script_args(&mut parser).map(Command::Script),
+        Some("supported") => supported_args(&mut parser).map(Command::Supported),
         _ => Err(format!(
-            "unknown command '{}' (expected run, explain, script or bench)",
+            "unknown command '{}' (expected run, explain, script, bench or supported)",
             command.to_string_lossy()
         )),
     }
@@ -309,6 +313,22 @@ fn bench_args(parser: &mut Parser) -> Result<BenchArgs, String> {
         }
     }
     Ok(args)
+}
+
+fn supported_args(parser: &mut Parser) -> Result<bool, String> {
+    let mut json = false;
+    while let Some(arg) = next(parser, "supported")? {
+        match arg {
+            Arg::Long("json") => json = true,
+            other => {
+                return Err(format!(
+                    "unknown flag '{}' for 'supported'",
+                    spelled(&other)
+                ));
+            }
+        }
+    }
+    Ok(json)
 }
 
 /// The next flag or value of `command`. A value glued to a flag that takes none

@@ -43,6 +43,28 @@ pub fn main() -> ExitCode {
             explain::explain(&args, source).map(|trace| (trace, None))
         }),
         Command::Script(args) => on_the_file(&args.file, |source| script::script(&args, source)),
+        Command::Supported(json) => supported(json),
+    }
+}
+
+/// `tailor supported`: each group's names, a line each (`torch.nn: Conv2d, Linear, …`), or
+/// one JSON object of the groups.
+fn supported(json: bool) -> ExitCode {
+    match tailor::frontend::surface_in(tailor::frontend::Vm::fresh()) {
+        Ok(surface) if json => {
+            println!("{}", serde_json::to_string(&surface).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Ok(surface) => {
+            for (group, names) in &surface {
+                println!("{group} ({}): {}", names.len(), names.join(", "));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -20,3 +20,13 @@ def block(a):
 compiled = torch.compile(block, dynamic=True)
 print(compiled(x), compiled(x[:2] * 2))
 print(nn.ELU(), nn.Softplus(2, 3), nn.GLU(), nn.AdaptiveMaxPool2d(1), nn.PReLU(3), nn.SELU())
+print(x.amin(1), torch.amin(x, 0, keepdim=True), x.max(), torch.min(x), x.min(), torch.max(x, -x))
+
+
+def extremes(a):
+    # amin, and max/min of every element or of two tensors, on a symbolic batch.
+    return a.amin(-1, keepdim=True) + torch.max(a) - a.min() + torch.min(a, a * 0.5)
+
+
+compiled = torch.compile(extremes, dynamic=True)
+print(compiled(x), compiled(x[:2] * 2))

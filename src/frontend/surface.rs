@@ -1,0 +1,59 @@
+//! What capture supports, as the page's reference panel and the CLI list it, and what to
+//! write instead of a name it lacks.
+//!
+//! Input: the frozen `torch` package (`py/_tailor_surface.py` reads it). Output: `Surface`,
+//! the names of each group (`torch.nn` modules, `torch` and `torch.nn.functional` functions,
+//! `Tensor` methods and properties, operators) in name order; and, for an unsupported name,
+//! its alternative or closest spelling.
+//! Invariant: nothing here is kept by hand: the lists are what the package defines, so a
+//! layer added to `py/torch` is listed without another change.
+
+use super::{FrontendError, Vm, package_error};
+use rustpython_vm::VirtualMachine;
+use std::collections::BTreeMap;
+
+/// Names by group, each list in name order (`"torch.nn"` → `["AdaptiveAvgPool2d", …]`).
+pub type Surface = BTreeMap<String, Vec<String>>;
+
+/// What the `torch` package in `vm` defines.
+pub fn surface_in(vm: Vm) -> Result<Surface, FrontendError> {
+    vm.0.enter(|vm| {
+        let groups = vm
+            .import("_tailor_surface", 0)
+            .and_then(|module| vm.call_method(&module, "surface", ()))
+            .map_err(|exc| package_error(vm, &exc))?;
+        let items = vm
+            .call_method(&groups, "items", ())
+            .and_then(|items| vm.extract_elements_with(&items, Ok))
+            .map_err(|exc| package_error(vm, &exc))?;
+        let mut surface = Surface::new();
+        for item in items {
+            let pair: Vec<rustpython_vm::PyObjectRef> = vm
+                .extract_elements_with(&item, Ok)
+                .map_err(|exc| package_error(vm, &exc))?;
+            let [group, names] = pair.as_slice() else {
+                continue;
+            };
+            let group: String = group
+                .clone()
+                .try_into_value(vm)
+                .map_err(|exc| package_error(vm, &exc))?;
+            let names: Vec<String> = names
+                .clone()
+                .try_into_value(vm)
+                .map_err(|exc| package_error(vm, &exc))?;
+            surface.insert(group, names);
+        }
+        Ok(surface)
+    })
+}
+
+/// What to write instead of the unsupported `path` (`Tensor.amin`), when there is a
+/// supported alternative or a close spelling.
+pub(super) fn instead(vm: &VirtualMachine, path: &str) -> Option<String> {
+    let module = vm.import("_tailor_surface", 0).ok()?;
+    let answer = vm
+        .call_method(&module, "instead", (path.to_string(),))
+        .ok()?;
+    answer.try_into_value::<Option<String>>(vm).ok().flatten()
+}
