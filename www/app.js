@@ -22,6 +22,7 @@ import { both, language, rememberedLanguage, setLanguage, t } from "./js/i18n.js
 import { renderGraph } from "./js/graph.js";
 import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
 import { setupLab } from "./js/lab.js";
+import { setupSupported } from "./js/supported.js";
 import { setupEditorScript, setupWidgets } from "./js/widgets.js";
 import { setupQuiz } from "./js/quiz.js";
 
@@ -886,6 +887,7 @@ async function main() {
   setupWidgets(ctx);
   setupBench(ctx);
   setupQuiz(ctx);
+  setupSupported($("supported-panel"), () => ctx.bindings.Tailor);
   setupEditorScript(ctx, ui.editor, ui.script, $("editor-script-result"));
   for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.weights, ui.compile, ui.share, ui.script]) control.disabled = false;
   await compile({ step });

@@ -1,7 +1,8 @@
 // End-to-end tests of the model editor (js/editor.js, CodeMirror): Python highlighting, line
 // numbers, its accessible name, Tab and Shift+Tab indent (Escape then Tab leaves), Ctrl+Enter
 // compiles, a compile or script error is marked in the editor at its line:col (scrolled into
-// view, gone after an edit), and it is read-only while the compiler loads. Screenshots of the editor in both languages, wide and narrow.
+// view, gone after an edit), and it is read-only while the compiler loads; the reference
+// panel beside it lists what Tailor captures. Screenshots of the editor in both languages, wide and narrow.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -173,6 +174,25 @@ test("the editor is read-only until the compiler has loaded", async () => {
   } finally {
     await other.close();
   }
+});
+
+test("the reference panel lists what the package captures, and a misspelt name's error suggests the supported one", async () => {
+  const panel = page.getByTestId("supported-panel");
+  await panel.locator("summary").click();
+  await panel.locator(".supported-group").first().waitFor();
+  const listed = await panel.locator(".supported-list li").allTextContents();
+  for (const name of ["nn.Conv2d", "nn.MultiheadAttention", "F.scaled_dot_product_attention", "torch.where", "x.masked_fill", "x @ y"]) {
+    assert.ok(listed.includes(name), `${name} is listed`);
+  }
+  assert.ok(!listed.includes("nn.LSTM"), "what the package lacks is not listed");
+  await panel.getByTestId("supported-filter").fill("softmax");
+  const shown = await panel.locator(".supported-list li:not([hidden])").allTextContents();
+  assert.ok(shown.length >= 3 && shown.every((name) => name.toLowerCase().includes("softmax")), shown.join(", "));
+  await shot(page, "46-supported-panel", panel);
+  await compileSource(page, "import torch\n\n\ndef f(x):\n    return x.sigmod()\n", "x=8");
+  assert.match(await shownError(page), /Tensor\.sigmod[\s\S]*did you mean x\.sigmoid\?/);
+  await panel.locator("summary").click();
+  await compileSource(page, simplenet, "x=8,64");
 });
 
 test("no uncaught errors happened", () => {

@@ -1,0 +1,76 @@
+// The reference panel "What Tailor captures": the modules, functions, methods and operators
+// of Tailor's `torch` package, as `Tailor.supported()` reads them from the package itself
+// (nothing here is kept by hand). Input: the `<details>` element and a getter of the wasm
+// `Tailor` class. The list is asked for once, the first time the panel opens (it costs a fresh
+// interpreter's imports), and a filter box narrows every group at once.
+
+import { bi, fill, h } from "./dom.js";
+import { both } from "./i18n.js";
+
+/** How each group is written in a model (`nn.Conv2d`, `F.relu`, `x.view`, `torch.cat`). */
+const PREFIX = {
+  "torch.nn": "nn.",
+  "torch.nn.functional": "F.",
+  torch: "torch.",
+  Tensor: "x.",
+  operators: "",
+};
+
+/** Groups in the order a model meets them. */
+const ORDER = ["torch.nn", "torch.nn.functional", "torch", "Tensor", "operators"];
+
+/** Wires the panel `details` (with a `.supported-body` inside) to `Tailor.supported()`;
+ * `tailorClass()` gives the wasm `Tailor` class (a new one after a panic's restart). */
+export function setupSupported(details, tailorClass) {
+  const body = details.querySelector(".supported-body");
+  let loaded = false;
+  details.addEventListener("toggle", () => {
+    if (!details.open || loaded) return;
+    loaded = true;
+    try {
+      render(body, tailorClass().supported());
+    } catch (error) {
+      loaded = false;
+      fill(body, h("p", { class: "error" }, error?.message ?? String(error)));
+    }
+  });
+}
+
+function render(body, surface) {
+  const filter = h("input", {
+    type: "search",
+    class: "supported-filter",
+    "data-testid": "supported-filter",
+    spellcheck: "false",
+    autocomplete: "off",
+    "aria-label": both("supported.filter").en,
+    placeholder: "conv, softmax, view …",
+  });
+  const groups = ORDER.filter((group) => surface[group]).map((group) => {
+    const items = surface[group].map((name) =>
+      h("li", { "data-name": name.toLowerCase() }, h("code", {}, PREFIX[group] + name)));
+    const count = h("span", { class: "supported-count" }, String(items.length));
+    const list = h("ul", { class: "supported-list" }, ...items);
+    return {
+      items,
+      count,
+      element: h("section", { class: "supported-group", "data-group": group },
+        h("h4", {}, ...bi(both(`supported.group.${group}`)), " ", count), list),
+    };
+  });
+  filter.addEventListener("input", () => {
+    const needle = filter.value.trim().toLowerCase();
+    for (const group of groups) {
+      let shown = 0;
+      for (const item of group.items) {
+        const match = needle === "" || item.dataset.name.includes(needle);
+        item.hidden = !match;
+        shown += match ? 1 : 0;
+      }
+      group.count.textContent = needle === "" ? String(group.items.length) : `${shown}/${group.items.length}`;
+      group.element.hidden = shown === 0;
+    }
+  });
+  fill(body, h("p", { class: "hint" }, ...bi(both("supported.note"))), filter,
+    ...groups.map((group) => group.element));
+}
