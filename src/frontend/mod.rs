@@ -14,6 +14,7 @@
 //! `FrontendError` with its line:col, never a panic.
 
 mod attributes;
+mod bounds;
 mod breaks;
 mod call;
 mod capture;
@@ -130,7 +131,8 @@ impl EntryPoint {
 }
 
 /// A fresh interpreter with the native `_tailor` and `math`, and `py/` frozen: the `torch`
-/// stand-in, and the CPython modules of `py/stdlib/` under their own names.
+/// stand-in, and the CPython modules of `py/stdlib/` under their own names; its integers
+/// bounded (`bounds.rs`).
 pub fn interpreter() -> Interpreter {
     let mut settings = Settings::default();
     settings.allow_external_library = false;
@@ -140,14 +142,16 @@ pub fn interpreter() -> Interpreter {
     let builder = Interpreter::builder(settings);
     let tailor = native::_tailor::module_def(&builder.ctx);
     let math = math::native_math::module_def(&builder.ctx);
-    builder
+    let interpreter = builder
         .add_native_modules(&[tailor, math])
         .add_frozen_modules(
             rustpython_vm::py_freeze!(dir = "../../py")
                 .into_iter()
                 .map(|(name, module)| (name.strip_prefix("stdlib.").unwrap_or(name), module)),
         )
-        .build()
+        .build();
+    interpreter.enter(bounds::install);
+    interpreter
 }
 
 /// An error of the stand-in `torch` package itself (a bug of Tailor, not of the model).

@@ -255,6 +255,32 @@ fn the_supported_surface_is_what_the_package_defines() {
     }
 }
 
+/// One operation on a huge integer is an OverflowError at its line, never minutes inside one
+/// line (which the step budget, counting lines, cannot stop): `**` and `<<` on ints are
+/// bounded to results of 2**20 bits; what stays under it computes as ever.
+#[test]
+fn a_huge_integer_is_an_overflow_error_not_a_hang() {
+    for (expression, what) in [
+        ("10 ** 2147483648", "int ** int"),
+        ("3 ** (2 ** 40)", "int ** int"),
+        ("1 << (2 ** 40)", "int << int"),
+    ] {
+        let source = format!("import torch\n\n\ndef f(x):\n    return x + ({expression})\n");
+        check_model_error(
+            &source,
+            "x=4",
+            &no_marks(),
+            &[what, "bounds integers to 2**20 bits", "5:17"],
+            None,
+        );
+    }
+    let fine = "import torch\n\n\ndef f(x):\n    return x * ((2 ** 1000 + 5) % 7) + (-1) ** (10 ** 30) + (3 << 100) // (1 << 99) + pow(3, 10 ** 30, 7)\n";
+    let mut cache = tailor::load(fine, None).expect("loads");
+    let call = spec::parse_shapes("x=4", &["x".to_string()]).unwrap();
+    let event = cache.call(0, &CompileConfig::default(), &call, &no_marks(), &|| 0.0);
+    assert_eq!(event.action, Action::Compile, "{event:?}");
+}
+
 #[test]
 fn adaptive_avg_pool2d_to_another_size_is_unsupported() {
     let source = "import torch\nimport torch.nn.functional as F\n\n\ndef f(x):\n    return F.adaptive_avg_pool2d(x, (2, 1))\n";
@@ -603,7 +629,7 @@ fn usage_errors_exit_with_2_and_the_usage() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["compile"],
-            "unknown command 'compile' (expected run, explain, script or bench)",
+            "unknown command 'compile' (expected run, explain, script, bench or supported)",
         ),
         (vec!["run"], "missing FILE"),
         (vec!["run", "--call", "x=8,64"], "missing FILE"),
