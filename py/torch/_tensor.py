@@ -372,6 +372,11 @@ class Tensor(_tailor.TensorBase):
     def clone(self):
         return self
 
+    def __deepcopy__(self, memo):
+        # Module state is copied with its values (a cloned layer's parameters start equal to
+        # the original's, as in PyTorch); any other tensor is immutable here: its own copy.
+        return _tailor.copy_state(self) if _tailor.is_state(self) else self
+
     # ---- elementwise, reductions, products -------------------------------------------------
 
     # relu, sigmoid, tanh, exp, sqrt, neg, log, abs, sin, cos, …: made from UNARY_METHODS below.

@@ -578,6 +578,21 @@ pub(super) mod _tailor {
         })
     }
 
+    /// `copy.deepcopy` of module state: a new state tensor holding the same values (a
+    /// seeded fill is fixed first, so that the copy and the original never differ, as the
+    /// copies of a layer cloned in PyTorch start equal).
+    #[pyfunction]
+    fn copy_state(tensor: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| match call.tensor(&tensor)? {
+            TensorRef::Const(c) => {
+                c.fix_values();
+                let init = c.init.borrow().clone();
+                call.new_constant(c.shape.clone(), init, c.is_param)
+            }
+            _ => Ok(tensor.clone()),
+        })
+    }
+
     #[pyfunction]
     fn is_state(tensor: PyObjectRef) -> bool {
         matches!(

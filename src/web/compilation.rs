@@ -134,7 +134,9 @@ impl Compilation {
             self.call.clone()
         } else {
             let (call, _) = call_inputs(&shapes, &self.cache.entry_point().inputs)?;
-            call
+            // The sizes come from the page; the module attributes the guards read are the
+            // model's own, as a real call would see them.
+            self.cache.with_attributes_now(self.entry().id, call)
         };
         let guards = &self.entry().guards;
         if let Err(failure) = guards.check(&call, &self.marked()) {

@@ -748,6 +748,52 @@ torch.compile(one)(torch.randn(1, 8))
     assert_eq!(run.calls.len(), 4, "the failing call is the fourth");
 }
 
+/// `copy.deepcopy` clones a layer as PyTorch does (the Annotated Transformer's `clones`):
+/// distinct parameters that start with the original's values, under their own
+/// `state_dict` names, each captured as its own parameter.
+#[test]
+fn deepcopy_clones_a_layer_with_its_values() {
+    let source = r#"
+import copy
+import torch
+import torch.nn as nn
+
+def clones(module, n):
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = clones(nn.Linear(4, 4), 3)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x).relu()
+        return x
+
+model = Stack()
+a, b = model.layers[0].weight, model.layers[2].weight
+assert a is not b
+assert (a - b).abs().amax().item() == 0
+assert list(model.state_dict()) == [f"layers.{i}.{p}" for i in range(3) for p in ("weight", "bias")]
+x = torch.randn(2, 4)
+assert (torch.compile(model)(x) - model(x)).abs().amax().item() < 1e-6
+"#;
+    let run = run_script_at("clones.py", source, "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let mut cache = tailor::load(source, Some("Stack")).expect("loads");
+    let call = tailor::spec::parse_shapes("x=2,4", &["x".to_string()]).unwrap();
+    let config = tailor::CompileConfig::default();
+    cache.call(0, &config, &call, &tailor::CallMarks::default(), &|| 0.0);
+    let graph = cache.entries()[0].graph.to_string();
+    for i in 0..3 {
+        assert!(
+            graph.contains(&format!("param layers.{i}.weight")),
+            "{graph}"
+        );
+    }
+}
+
 /// What a compiled call with a float computes is what Python computes, for constant and
 /// symbolic floats, and for `.item()`'s float across a graph break with the same shapes
 /// and other values (a baked constant there would be stale).
