@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 use tailor::SIMPLENET_SOURCE;
 use tailor::frontend;
-use tailor::graph::TracedArg;
+use tailor::graph::{DType, TracedArg};
 use tailor::shape::{DimPolicy, DimSource, ShapeEnv};
 
 const WARM_RUNS: u32 = 50;
@@ -24,7 +24,7 @@ fn shapes(env: &mut ShapeEnv, batch: i64) -> Vec<(String, TracedArg)> {
                 .expect("no marks")
         })
         .collect();
-    vec![("x".to_string(), TracedArg::Tensor(shape))]
+    vec![("x".to_string(), TracedArg::Tensor(shape, DType::Float32))]
 }
 
 fn ms(duration: Duration) -> String {

@@ -24,8 +24,6 @@ _OPERATORS = {
 
 # Unsupported names whose work a supported spelling does, as PyTorch computes it.
 _ALTERNATIVES = {
-    "Tensor.argmax": "x.amax(dim) for the values (indices are int64; every Tailor tensor is float32)",
-    "torch.argmax": "torch.amax(x, dim) for the values (indices are int64; every Tailor tensor is float32)",
     "Tensor.numpy": "x.tolist() outside forward",
     "torch.nn.functional.unfold": "a strided slice, or nn.Conv2d",
     "torch.nn.LSTM": "the recurrence written with nn.Linear and a Python loop over time steps",

@@ -589,9 +589,9 @@ impl CodeCache {
             let args = point
                 .tensors
                 .iter()
-                .map(|(name, t)| {
+                .map(|(name, t, dtype)| {
                     let dims = t.shape.iter().map(|&d| d as i64).collect();
-                    (name.clone(), ArgValue::Tensor(dims))
+                    (name.clone(), ArgValue::Tensor(dims, *dtype))
                 })
                 .chain(
                     point
@@ -984,7 +984,7 @@ impl CodeCache {
         let mut values = Vec::new();
         for (name, arg) in &traced {
             match arg {
-                TracedArg::Tensor(shape) => inputs.push((
+                TracedArg::Tensor(shape, _) => inputs.push((
                     name.clone(),
                     shape.iter().map(|d| dim_spec(&env, d)).collect(),
                 )),
@@ -1036,13 +1036,13 @@ impl CodeCache {
         let mut traced = Vec::with_capacity(call.args.len());
         for (name, value) in &call.args {
             let arg = match value {
-                ArgValue::Tensor(dims) => {
+                ArgValue::Tensor(dims, dtype) => {
                     let mut shape = Vec::with_capacity(dims.len());
                     for (dim, &size) in dims.iter().enumerate() {
                         let source = DimSource::dim(name, dim);
                         shape.push(env.add_input_dim(source, size, policy, None, "eager")?);
                     }
-                    TracedArg::Tensor(shape)
+                    TracedArg::Tensor(shape, *dtype)
                 }
                 ArgValue::Int(int) => {
                     TracedArg::Int(env.add_input_int(name, *int, symbolic, "eager"))
@@ -1108,7 +1108,7 @@ fn trace_arg(
 ) -> Result<TracedArg, ShapeError> {
     let automatic = dynamic != DynamicMode::False;
     Ok(match value {
-        ArgValue::Tensor(dims) => {
+        ArgValue::Tensor(dims, dtype) => {
             let mut shape = Vec::with_capacity(dims.len());
             for (dim, &size) in dims.iter().enumerate() {
                 let mark = marks
@@ -1146,7 +1146,7 @@ fn trace_arg(
                 let source = DimSource::dim(name, dim);
                 shape.push(env.add_input_dim(source, size, policy, mark, why)?);
             }
-            TracedArg::Tensor(shape)
+            TracedArg::Tensor(shape, *dtype)
         }
         ArgValue::Int(int) => {
             let changed = *merged == ArgState::Int(DimState::Dynamic);
@@ -1186,9 +1186,10 @@ fn random_values(call: &CallShapes) -> Vec<CallArg> {
     call.args
         .iter()
         .map(|(name, value)| match value {
-            ArgValue::Tensor(dims) => {
+            ArgValue::Tensor(dims, dtype) => {
                 let shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
-                CallArg::Tensor(crate::graph::random_inputs(&[(name.clone(), shape)], 0).remove(0))
+                let tensor = crate::graph::random_inputs(&[(name.clone(), shape)], 0).remove(0);
+                CallArg::Tensor(tensor.as_random(*dtype), *dtype)
             }
             ArgValue::Int(v) => CallArg::Int(*v),
             ArgValue::Bool(b) => CallArg::Bool(*b),
@@ -1231,10 +1232,10 @@ fn merge_state(previous: Option<&ArgState>, value: &ArgValue) -> ArgState {
     };
     match (previous, value) {
         (_, ArgValue::Bool(_)) => ArgState::Bool,
-        (None, ArgValue::Tensor(dims)) => {
+        (None, ArgValue::Tensor(dims, _)) => {
             ArgState::Tensor(dims.iter().map(|&d| DimState::Seen(d)).collect())
         }
-        (Some(ArgState::Tensor(previous)), ArgValue::Tensor(dims))
+        (Some(ArgState::Tensor(previous)), ArgValue::Tensor(dims, _))
             if previous.len() == dims.len() =>
         {
             ArgState::Tensor(
@@ -1245,7 +1246,9 @@ fn merge_state(previous: Option<&ArgState>, value: &ArgValue) -> ArgState {
                     .collect(),
             )
         }
-        (Some(_), ArgValue::Tensor(dims)) => ArgState::Tensor(vec![DimState::Dynamic; dims.len()]),
+        (Some(_), ArgValue::Tensor(dims, _)) => {
+            ArgState::Tensor(vec![DimState::Dynamic; dims.len()])
+        }
         (None, ArgValue::Int(v)) => ArgState::Int(DimState::Seen(*v)),
         (Some(ArgState::Int(state)), ArgValue::Int(v)) => ArgState::Int(merge(state, *v)),
         (Some(_), ArgValue::Int(_)) => ArgState::Int(DimState::Dynamic),

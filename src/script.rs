@@ -17,7 +17,7 @@ use crate::frontend::{
     self, CallArg, CodeKey, EntryPoint, FrontendError, HostCall, Output, Program, ScriptHost,
     Stream,
 };
-use crate::graph::Span;
+use crate::graph::{Graph, Span};
 use crate::guard::{ArgValue, CallShapes};
 use crate::runtime::executor::{Backend, Executor, Outcome, RunOptions};
 use crate::symbolic::SymbolNaming;
@@ -257,10 +257,10 @@ impl ScriptHost for SharedHost {
         let mut values = Vec::with_capacity(args.len());
         for (name, arg) in names.into_iter().zip(args.iter()) {
             let value = match arg {
-                CallArg::Tensor(tensor) => {
+                CallArg::Tensor(tensor, dtype) => {
                     let dims = tensor.shape.iter().map(|&d| d as i64).collect();
                     inputs.push(tensor.clone());
-                    ArgValue::Tensor(dims)
+                    ArgValue::Tensor(dims, *dtype)
                 }
                 CallArg::Int(int) => ArgValue::Int(*int),
                 CallArg::Bool(b) => ArgValue::Bool(*b),
@@ -344,14 +344,16 @@ impl ScriptHost for SharedHost {
         // An eager call has no entry of its own; every entry of one code returns alike. A
         // call through graph breaks returns what its last graph returned.
         let last = event.frames().last().unwrap_or(&event);
-        let returned = last
+        let graph = last
             .entry
             .and_then(|id| code.cache.frame_entry(last.frame, id))
             .or_else(|| code.cache.entries_mru().first())
-            .map(|entry| entry.graph.returned.clone())
-            .unwrap_or_default();
+            .map(|entry| &entry.graph);
+        let returned = graph.map(|g| g.returned.clone()).unwrap_or_default();
+        let dtypes = graph.map(Graph::output_dtypes).unwrap_or_default();
         Ok(HostCall {
             outputs: outcome.outputs,
+            dtypes,
             returned,
             log,
         })

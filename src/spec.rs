@@ -7,6 +7,7 @@
 //! accepted here is a non-negative i64, and every named input exists.
 
 use crate::cache::MarkDynamic;
+use crate::graph::DType;
 use crate::guard::{ArgValue, CallShapes};
 
 /// A malformed shape or mark specification.
@@ -136,8 +137,25 @@ fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
             .map(ArgValue::Float)
             .map_err(|_| malformed("shapes", part, format!("'{}' is not a float", float.trim())));
     }
+    // `2,16:int64`: the sizes, then the dtype (float32 when absent).
+    let (value, dtype) = match value.split_once(':') {
+        None => (value, DType::Float32),
+        Some((sizes, name)) => match DType::parse(name) {
+            Some(dtype) => (sizes.trim(), dtype),
+            None => {
+                return Err(malformed(
+                    "shapes",
+                    part,
+                    format!(
+                        "'{}' is not a dtype Tailor has (float32, int64 or bool)",
+                        name.trim()
+                    ),
+                ));
+            }
+        },
+    };
     if value.is_empty() {
-        return Ok(ArgValue::Tensor(Vec::new()));
+        return Ok(ArgValue::Tensor(Vec::new(), dtype));
     }
     value
         .split(',')
@@ -154,7 +172,7 @@ fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
             }
         })
         .collect::<Result<Vec<i64>, _>>()
-        .map(ArgValue::Tensor)
+        .map(|dims| ArgValue::Tensor(dims, dtype))
 }
 
 /// Parses `x:0` or `x:0:2:512` (`MAX` may be `inf`).

@@ -6,15 +6,17 @@
 //! picker), with the model's [`StateTensor`]s or its input names; or the tensors a call
 //! returned. Out: values for every state tensor, a call's `CallShapes` with its tensors'
 //! values, or the bytes of an outputs file (`out0`, `out1`, … in the order of the
-//! returned pytree's leaves). Invariant: every tensor Tailor takes is float32; any other
-//! dtype is a [`WeightsError`] naming the tensor, except BatchNorm's int64
+//! returned pytree's leaves, each in its dtype). Invariant: every parameter and buffer Tailor
+//! takes is float32, and a call's tensor is float32, int64 (whole numbers within ±2^24, the
+//! float32 carrier's exact range) or bool; any other is a [`WeightsError`] naming the
+//! tensor, except BatchNorm's int64
 //! `num_batches_tracked` (a count of training steps that eval mode never reads, a buffer
 //! Tailor's BatchNorm lacks), which is accepted and ignored. Matching is all or nothing:
 //! one error lists every missing, unexpected and mis-shaped key, as PyTorch's strict
 //! `load_state_dict` does, and no value is set unless all match.
 
 use crate::frontend::StateTensor;
-use crate::graph::Tensor;
+use crate::graph::{DType, Tensor};
 use crate::guard::{ArgValue, CallShapes};
 use safetensors::{Dtype, SafeTensors, View};
 use std::borrow::Cow;
@@ -84,17 +86,15 @@ pub enum WeightsError {
         /// The file's keys that are no argument, sorted.
         unexpected: Vec<String>,
     },
-    /// An int or bool argument given as a tensor with dims.
+    /// An int64 tensor holds a value its float32 carrier cannot (`graph::dtype`).
     #[error(
-        "the inputs file's '{name}' is {dtype} of shape {shape:?}: an int or bool argument is a 0-dim tensor"
+        "the inputs file's '{name}' holds {value}: Tailor keeps int64 tensors as float32, exact for whole numbers within ±2^24"
     )]
-    NotScalar {
+    NotCarried {
         /// The argument.
         name: String,
-        /// `I64` or `BOOL`.
-        dtype: String,
-        /// Its sizes.
-        shape: Vec<usize>,
+        /// The first value out of range.
+        value: i64,
     },
     /// Writing the outputs failed.
     #[error("cannot write the outputs file: {reason}")]
@@ -152,7 +152,9 @@ fn state_mismatch(
 /// What the inputs file may hold besides float32 tensors.
 fn arguments_hint(file: &str) -> &'static str {
     match file {
-        "inputs" => ", an int argument a 0-dim I64, a bool a 0-dim BOOL",
+        "inputs" => {
+            ", int64 (I64) or bool (BOOL); an int argument is a 0-dim I64, a bool a 0-dim BOOL"
+        }
         _ => "",
     }
 }
@@ -277,14 +279,22 @@ pub fn read_call(entry: &str, names: &[String], bytes: &[u8]) -> Result<CallValu
         let value = match tensor.dtype {
             Dtype::F32 => {
                 data.push(Some(tensor.floats("inputs")?));
-                ArgValue::Tensor(tensor.shape.iter().map(|&d| d as i64).collect())
+                ArgValue::Tensor(
+                    tensor.shape.iter().map(|&d| d as i64).collect(),
+                    DType::Float32,
+                )
             }
+            // A 0-dim int64 or bool is a Python int or bool argument (as the inputs file
+            // of a call stores them); with dims, a tensor of that dtype.
             Dtype::I64 | Dtype::BOOL if !tensor.shape.is_empty() => {
-                return Err(WeightsError::NotScalar {
-                    name: name.clone(),
-                    dtype: format!("{:?}", tensor.dtype),
-                    shape: tensor.shape.clone(),
-                });
+                let (values, dtype) = if tensor.dtype == Dtype::I64 {
+                    (tensor.whole_numbers()?, DType::Int64)
+                } else {
+                    let bits = tensor.bytes.iter().map(|&b| f32::from(u8::from(b != 0)));
+                    (bits.collect(), DType::Bool)
+                };
+                data.push(Some(values));
+                ArgValue::Tensor(tensor.shape.iter().map(|&d| d as i64).collect(), dtype)
             }
             Dtype::I64 => ArgValue::Int(i64::from_le_bytes(le_bytes(&tensor.bytes))),
             Dtype::BOOL => ArgValue::Bool(tensor.bytes.first().is_some_and(|&b| b != 0)),
@@ -299,22 +309,27 @@ pub fn read_call(entry: &str, names: &[String], bytes: &[u8]) -> Result<CallValu
 }
 
 /// An outputs file: `outputs` as `out0`, `out1`, … (float32).
-pub fn write_outputs(outputs: &[Tensor]) -> Result<Vec<u8>, WeightsError> {
-    let named = outputs
-        .iter()
-        .enumerate()
-        .map(|(i, tensor)| (format!("out{i}"), Output(tensor)));
+pub fn write_outputs(outputs: &[Tensor], dtypes: &[DType]) -> Result<Vec<u8>, WeightsError> {
+    let named = outputs.iter().enumerate().map(|(i, tensor)| {
+        let dtype = dtypes.get(i).copied().unwrap_or_default();
+        (format!("out{i}"), Output(tensor, dtype))
+    });
     safetensors::serialize(named, None).map_err(|err| WeightsError::Write {
         reason: err.to_string(),
     })
 }
 
-/// A returned tensor as the safetensors writer sees it.
-struct Output<'a>(&'a Tensor);
+/// A returned tensor as the safetensors writer sees it: written in its own dtype (F32, I64
+/// or BOOL), as PyTorch's `save_file` writes the same output.
+struct Output<'a>(&'a Tensor, DType);
 
 impl View for Output<'_> {
     fn dtype(&self) -> Dtype {
-        Dtype::F32
+        match self.1 {
+            DType::Float32 => Dtype::F32,
+            DType::Int64 => Dtype::I64,
+            DType::Bool => Dtype::BOOL,
+        }
     }
 
     fn shape(&self) -> &[usize] {
@@ -322,11 +337,16 @@ impl View for Output<'_> {
     }
 
     fn data(&self) -> Cow<'_, [u8]> {
-        self.0.data.iter().flat_map(|v| v.to_le_bytes()).collect()
+        let values = self.0.data.iter();
+        match self.1 {
+            DType::Float32 => values.flat_map(|v| v.to_le_bytes()).collect(),
+            DType::Int64 => values.flat_map(|&v| (v as i64).to_le_bytes()).collect(),
+            DType::Bool => values.map(|&v| u8::from(v != 0.0)).collect(),
+        }
     }
 
     fn data_len(&self) -> usize {
-        self.0.data.len() * 4
+        self.0.data.len() * self.1.size_in_bytes()
     }
 }
 
@@ -349,6 +369,24 @@ impl FileTensor {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes(le_bytes(b)))
             .collect())
+    }
+
+    /// Its values as float32, when it is int64 and each is exact in float32.
+    fn whole_numbers(&self) -> Result<Vec<f32>, WeightsError> {
+        self.bytes
+            .chunks_exact(8)
+            .map(|b| {
+                let value = i64::from_le_bytes(le_bytes(b));
+                if DType::Int64.carries(value as f64) {
+                    Ok(value as f32)
+                } else {
+                    Err(WeightsError::NotCarried {
+                        name: self.name.clone(),
+                        value,
+                    })
+                }
+            })
+            .collect()
     }
 
     fn dtype_error(&self, file: &'static str) -> WeightsError {

@@ -202,8 +202,9 @@ ctx.asError = asError;
 
 /**
  * `x=8,64;n=int(3)` → `[{ name: 'x', dims: [8, 64] }, { name: 'n', dims: [], value: 'int(3)' }]`:
- * a tensor's sizes, or a Python int or bool (`int(N)`, `True`, `False`) kept as written, with
- * no dims to mark; malformed parts are skipped.
+ * a tensor's sizes (and its dtype after a colon, `idx=2,16:int64` → `dtype: 'int64'`), or a
+ * Python int or bool (`int(N)`, `True`, `False`) kept as written, with no dims to mark;
+ * malformed parts are skipped.
  */
 function parseShapes(text) {
   return text
@@ -214,7 +215,9 @@ function parseShapes(text) {
       const [name, rest = ""] = part.split("=");
       const value = rest.trim();
       if (/^(int\(\s*-?\d+\s*\)|True|False)$/.test(value)) return { name: name.trim(), dims: [], value };
-      return { name: name.trim(), dims: value.split(",").map((d) => d.trim()).filter(Boolean).map(Number) };
+      const [sizes, dtype] = value.split(":");
+      const dims = sizes.split(",").map((d) => d.trim()).filter(Boolean).map(Number);
+      return dtype === undefined ? { name: name.trim(), dims } : { name: name.trim(), dims, dtype: dtype.trim() };
     })
     .filter((input) => input.name && input.dims.every((d) => Number.isInteger(d) && d >= 0));
 }
@@ -316,7 +319,7 @@ function shapesWith(value, template = ui.shapes.value) {
     .map((input) => {
       if (input.value !== undefined) return `${input.name}=${input.value}`;
       const dims = input.dims.map((d, dim) => (vary.some(([n, v]) => n === input.name && v === dim) ? value : d));
-      return `${input.name}=${dims.join(",")}`;
+      return `${input.name}=${dims.join(",")}${input.dtype ? `:${input.dtype}` : ""}`;
     })
     .join(";");
 }

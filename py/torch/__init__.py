@@ -7,46 +7,54 @@ on a GPU is answered as CPU PyTorch 2.x would. Training mode computes as PyTorch
 (batch statistics, dropout with a seeded mask) but updates no running statistics.
 """
 
+import builtins as _builtins
+
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
-from torch._tensor import bfloat16, float16, float64, int64, UNARY_METHODS
-from torch._tensor import _dims, _log_softmax, _sizes, _missing_names
-from torch import cuda, _dynamo, _logging
+from torch._tensor import bfloat16, bool_, float16, float64, int32, int64, UNARY_METHODS
+from torch._tensor import _cast, _dims, _log_softmax, _made, _sizes, _missing_names
+from torch import cuda, _dynamo, _logging, return_types
 from torch import nn
 
 float = float32
 long = int64
+int = int32
 double = float64
 half = float16
+# `torch.bool` (named last: from here on `bool` in this module is the dtype).
+bool = bool_
 
 
 # ---- creating tensors (constants: made outside forward, static shape, seeded fill) ----------
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False):
-    return _tailor.constant(_sizes(size), "normal", 1.0)
+    return _made(_tailor.constant(_sizes(size), "normal", 1.0), dtype)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False):
-    return _tailor.constant(_sizes(size), "unit", 0.0)
+    return _made(_tailor.constant(_sizes(size), "unit", 0.0), dtype)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _tailor.constant(_sizes(size), "fill", 0.0)
+    return _made(_tailor.constant(_sizes(size), "fill", 0.0), dtype)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _tailor.constant(_sizes(size), "fill", 1.0)
+    return _made(_tailor.constant(_sizes(size), "fill", 1.0), dtype)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _tailor.constant(_sizes(size), "fill", 0.0)
+    return _made(_tailor.constant(_sizes(size), "fill", 0.0), dtype)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
-    return _tailor.arange(start, end, step)
+    # Integer bounds give int64 (PyTorch's default for them); float bounds are refused by
+    # `_tailor.arange` unless whole, and give float32.
+    integral = _builtins.all(not isinstance(v, (_builtins.float, Tensor)) for v in (start, end, step))
+    return _made(_tailor.arange(start, end, step), dtype or (int64 if integral else float32))
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
@@ -109,24 +117,85 @@ def masked_fill(input, mask, value):
     return input.masked_fill(mask, value)
 
 
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """A constant from nested lists of numbers; its dtype is bool, int64 or float32 by the
+    numbers' Python types, as PyTorch infers it."""
+    if isinstance(data, Tensor):
+        return _cast(data, dtype)
+    shape, flat, item = [], [], data
+    while isinstance(item, (list, tuple)):
+        shape.append(len(item))
+        if not item:
+            break
+        item = item[0]
+
+    def flatten(value, depth):
+        if depth == len(shape):
+            if isinstance(value, (list, tuple)):
+                raise ValueError("expected sequence of length 0 at dim "
+                                 f"{depth} (got {len(value)})")
+            flat.append(value)
+            return
+        if not isinstance(value, (list, tuple)) or len(value) != shape[depth]:
+            got = len(value) if isinstance(value, (list, tuple)) else "a number"
+            raise ValueError(f"expected sequence of length {shape[depth]} at dim {depth} "
+                             f"(got {got})")
+        for v in value:
+            flatten(v, depth + 1)
+
+    flatten(data, 0)
+    if dtype is None:
+        if _builtins.all(isinstance(v, _builtins.bool) for v in flat) and flat:
+            dtype = bool_
+        elif _builtins.all(isinstance(v, _builtins.int) for v in flat) and flat:
+            dtype = int64
+        else:
+            dtype = float32
+    values = [_builtins.float(v) for v in flat]
+    if dtype not in (float32, int64, bool_):
+        return _cast(_tailor.from_values(shape, values, "float32"), dtype)
+    if dtype is int64:
+        values = [_builtins.float(_builtins.int(v)) for v in values]
+    if dtype is bool_:
+        values = [1.0 if v else 0.0 for v in values]
+    return _tailor.from_values(shape, values, dtype.name)
+
+
+as_tensor = tensor
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
+    # randint(high, size) or randint(low, high, size): uniform draws scaled and floored.
+    if size is None:
+        low, high, size = 0, low, high
+    draws = _tailor.constant(_sizes((size,)), "unit", 0.0)
+    return _cast((draws * (high - low) + low).floor(), dtype or int64)
+
+
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _tailor.constant(list(input.shape), "normal", 1.0)
+    return _made(_tailor.constant(list(input.shape), "normal", 1.0), dtype)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _tailor.constant(list(input.shape), "unit", 0.0)
+    return _made(_tailor.constant(list(input.shape), "unit", 0.0), dtype)
 
 
+# `*_like` tensors take the input's dtype unless given one, as in PyTorch.
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _tailor.constant(list(input.shape), "fill", 0.0)
+    return _made(_tailor.constant(list(input.shape), "fill", 0.0), dtype or input.dtype)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _tailor.constant(list(input.shape), "fill", 1.0)
+    return _made(_tailor.constant(list(input.shape), "fill", 1.0), dtype or input.dtype)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return _tailor.constant(_sizes((size,)), "fill", fill_value)
+    # The fill's Python type gives the dtype when none is named: bool, int64 or float32.
+    if dtype is None and isinstance(fill_value, _builtins.bool):
+        dtype = bool_
+    elif dtype is None and isinstance(fill_value, _builtins.int):
+        dtype = int64
+    return _made(_tailor.constant(_sizes((size,)), "fill", fill_value), dtype)
 
 
 def manual_seed(seed):
@@ -144,13 +213,15 @@ def _function_of_method(name):
     return function
 
 
-# torch.relu(x) is x.relu(), and so on. (`abs` becomes a global of this module: its own
-# functions must not call the builtin.)
+# torch.relu(x) is x.relu(), and so on. (`abs`, `all` and `any` become globals of this
+# module: its own functions must not call the builtins but `_builtins.all`.)
 for _name in UNARY_METHODS + ("rsqrt", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
                               "pow", "square", "var", "norm", "unflatten", "movedim",
                               "moveaxis", "swapaxes", "swapdims", "narrow", "unbind",
                               "reciprocal", "true_divide", "floor_divide", "remainder", "fmod",
-                              "lerp", "addcmul", "addcdiv"):
+                              "lerp", "addcmul", "addcdiv", "all", "any", "logical_not",
+                              "logical_and", "logical_or", "argmax", "argmin", "index_select",
+                              "gather"):
     globals()[_name] = _function_of_method(_name)
 clip = clamp
 
@@ -207,7 +278,7 @@ def einsum(equation, *operands):
                 _tailor.unsupported(f"einsum with the repeated subscript '{letter}' in '{term}'",
                                     "diagonals are not in the subset")
     for letter in output:
-        if not any(letter in term for term in terms):
+        if not _builtins.any(letter in term for term in terms):
             raise RuntimeError(f"einsum(): output subscript {letter} does not appear in the "
                                f"equation for any input operand")
     result, term = operands[0], terms[0]

@@ -27,14 +27,32 @@ class UnsupportedAttribute(AttributeError):
 
 
 def _extremum(x, dim, keepdim, which):
-    """`x.max()` / `x.min()`: of every element, or of two tensors elementwise; along a dim,
-    PyTorch also returns the positions (int64), which Tailor's float32 tensors lack."""
+    """`x.max()` / `x.min()`: of every element, of two tensors elementwise, or along a dim
+    the values and their positions (`torch.return_types.max(values, indices)`)."""
     if dim is None:
         return x.amax() if which == "max" else x.amin()
     if isinstance(dim, Tensor):
         return x.maximum(dim) if which == "max" else x.minimum(dim)
-    _tailor.unsupported(f"Tensor.{which}(dim)",
-                        f"it also returns int64 indices; use x.a{which}(dim) for the values")
+    from torch import return_types
+    values = x.amax(dim, keepdim) if which == "max" else x.amin(dim, keepdim)
+    return getattr(return_types, which)(values, _arg_extremum(x, dim, keepdim, which))
+
+
+def _arg_extremum(x, dim, keepdim, which):
+    """`argmax` / `argmin`: the first position of the extremum along `dim` (of the flattened
+    tensor when `dim` is None), int64, as PyTorch returns it; decomposed as the smallest
+    position whose value equals the extremum."""
+    import torch
+    if dim is None:
+        flat = _arg_extremum(x.reshape(-1), 0, False, which)
+        return flat.reshape([1] * x.dim()) if keepdim else flat
+    d = _dim_index(dim, x.dim())
+    n = x.size(d)
+    best = x.amax(d, keepdim=True) if which == "max" else x.amin(d, keepdim=True)
+    shape = [1] * x.dim()
+    shape[d] = n
+    positions = torch.arange(n).reshape(shape)
+    return torch.where(x == best, positions, positions * 0 + n).amin(d, keepdim)
 
 
 def _missing_names(owner):
@@ -50,22 +68,39 @@ def _missing_names(owner):
 
 
 class dtype:
-    """A tensor element type; every Tailor tensor is float32."""
+    """A tensor element type. Tailor's tensors are float32, int64 or bool (`graph::dtype`);
+    the others exist so that a model naming them gets a clear error where it casts."""
 
-    def __init__(self, name):
+    def __init__(self, name, is_floating_point):
         self.name = name
+        self.is_floating_point = is_floating_point
 
     def __repr__(self):
         return "torch." + self.name
 
 
-float32 = dtype("float32")
-# Accepted where a model names them (`torch.arange(T, dtype=torch.long)`, ids for an
-# embedding): Tailor computes in float32, where such values stay exact integers.
-int64 = dtype("int64")
-float64 = dtype("float64")
-float16 = dtype("float16")
-bfloat16 = dtype("bfloat16")
+float32 = dtype("float32", True)
+int64 = dtype("int64", False)
+bool_ = dtype("bool", False)
+float64 = dtype("float64", True)
+float16 = dtype("float16", True)
+bfloat16 = dtype("bfloat16", True)
+int32 = dtype("int32", False)
+_DTYPES = {d.name: d for d in (float32, int64, bool_, float64, float16, bfloat16, int32)}
+
+
+def _cast(tensor, to):
+    """`tensor.to(to)`: itself when it already has that dtype."""
+    if to is None:
+        return tensor
+    if not isinstance(to, dtype):
+        raise TypeError(f"to() received an invalid combination of arguments: {to!r} is not a dtype")
+    return _tailor.cast(tensor, to.name)
+
+
+def _made(tensor, to):
+    """A new tensor (`zeros`, `full`, `new_ones`) given `dtype=to`."""
+    return _cast(tensor, to)
 
 
 class device:
@@ -178,7 +213,10 @@ class Tensor(_tailor.TensorBase):
 
     @property
     def dtype(self):
-        return float32
+        return _DTYPES[_tailor.dtype_of(self)]
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
 
     @property
     def device(self):
@@ -238,14 +276,21 @@ class Tensor(_tailor.TensorBase):
         dim %= self.dim()
         return tuple(self[(slice(None),) * dim + (i,)] for i in range(self.size(dim)))
 
+    # `new_*` tensors take this tensor's dtype unless given one, as in PyTorch.
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        return _tailor.constant(list(size), "fill", fill_value)
+        return _made(_tailor.constant(list(size), "fill", fill_value), dtype or self.dtype)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return _tailor.constant(_sizes(size), "fill", 0.0)
+        return _made(_tailor.constant(_sizes(size), "fill", 0.0), dtype or self.dtype)
 
     def type_as(self, other):
-        return self
+        return _cast(self, other.dtype)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return {"float32": "torch.FloatTensor", "int64": "torch.LongTensor",
+                    "bool": "torch.BoolTensor"}[self.dtype.name]
+        return _cast(self, dtype)
 
     def reciprocal(self):
         return 1.0 / self
@@ -343,7 +388,11 @@ class Tensor(_tailor.TensorBase):
     # ---- masks ----------------------------------------------------------------------------
 
     def masked_fill(self, mask, value):
-        return _tailor.where_(mask, value, self)
+        if mask.dtype is not bool_:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
+                               f"dtype {'float' if mask.dtype is float32 else mask.dtype.name}")
+        # The result keeps this tensor's dtype (a float fill of an int64 tensor truncates).
+        return _cast(_tailor.where_(mask, value, self), self.dtype)
 
     def tril(self, diagonal=0):
         return _tailor.triangle(self, False, diagonal)
@@ -355,10 +404,31 @@ class Tensor(_tailor.TensorBase):
         return self
 
     def to(self, *args, **kwargs):
+        # to(dtype), to(device), to(device, dtype), to(other), and the same as keywords.
+        for arg in list(args) + [kwargs.get("dtype"), kwargs.get("other")]:
+            if isinstance(arg, dtype):
+                return _cast(self, arg)
+            if isinstance(arg, Tensor):
+                return _cast(self, arg.dtype)
         return self
 
     def float(self):
-        return self
+        return _cast(self, float32)
+
+    def long(self):
+        return _cast(self, int64)
+
+    def bool(self):
+        return _cast(self, bool_)
+
+    def int(self):
+        return _cast(self, int32)
+
+    def double(self):
+        return _cast(self, float64)
+
+    def half(self):
+        return _cast(self, float16)
 
     def cpu(self):
         return self
@@ -391,10 +461,10 @@ class Tensor(_tailor.TensorBase):
         return self * self
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return _tailor.constant(_sizes(size), "fill", 0.0)
+        return _made(_tailor.constant(_sizes(size), "fill", 0.0), dtype or self.dtype)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return _tailor.constant(_sizes(size), "fill", 1.0)
+        return _made(_tailor.constant(_sizes(size), "fill", 1.0), dtype or self.dtype)
 
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         if correction is None:
@@ -465,6 +535,39 @@ class Tensor(_tailor.TensorBase):
 
     def amin(self, dim=None, keepdim=False):
         return -(-self).amax(dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        return _arg_extremum(self, dim, keepdim, "max")
+
+    def argmin(self, dim=None, keepdim=False):
+        return _arg_extremum(self, dim, keepdim, "min")
+
+    def index_select(self, dim, index):
+        """Rows picked by an int64 vector: the dim moved first, looked up as an embedding's
+        rows, moved back."""
+        if index.dim() > 1:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        if index.dtype is not int64:
+            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        d = _dim_index(dim, self.dim())
+        moved = self.movedim(d, 0)
+        rows = moved.reshape(moved.size(0), -1)
+        picked = _tailor.embedding(index.reshape(-1), rows)
+        return picked.reshape([index.numel()] + list(moved.shape[1:])).movedim(0, d)
+
+    def gather(self, dim, index):
+        """`out[..., j, ...] = self[..., index[..., j, ...], ...]` along `dim`, decomposed as
+        a one-hot match of each index against the positions, summed (an index's other dims
+        are the input's)."""
+        import torch
+        if index.dtype is not int64:
+            raise RuntimeError("gather(): Expected dtype int64 for index")
+        d = _dim_index(dim, self.dim())
+        n = self.size(d)
+        shape = [1] * (index.dim() + 1)
+        shape[d + 1] = n
+        hit = index.unsqueeze(d + 1) == torch.arange(n).reshape(shape)
+        return torch.where(hit, self.unsqueeze(d), 0).sum(d + 1)
 
     def max(self, dim=None, keepdim=False):
         return _extremum(self, dim, keepdim, "max")
@@ -537,6 +640,42 @@ class Tensor(_tailor.TensorBase):
     def __bool__(self):
         return _tailor.tensor_condition(self)
 
+    # Logical operators of bool tensors (masks): `~m`, `m & n`, `m | n`, `m ^ n`.
+    def __invert__(self):
+        _bool_operands("bitwise_not", self)
+        return self == 0
+
+    def __and__(self, other):
+        _bool_operands("bitwise_and", self, other)
+        return (self * other) != 0
+
+    def __or__(self, other):
+        _bool_operands("bitwise_or", self, other)
+        return (self + other) != 0
+
+    def __xor__(self, other):
+        _bool_operands("bitwise_xor", self, other)
+        return self != other
+
+    __rand__ = __and__
+    __ror__ = __or__
+    __rxor__ = __xor__
+
+    def all(self, dim=None, keepdim=False):
+        return (self == 0).sum(dim, keepdim) == 0
+
+    def any(self, dim=None, keepdim=False):
+        return (self != 0).sum(dim, keepdim) > 0
+
+    def logical_not(self):
+        return self == 0
+
+    def logical_and(self, other):
+        return (self != 0) & (other != 0)
+
+    def logical_or(self, other):
+        return (self != 0) | (other != 0)
+
     # ---- values (a script's tensors outside forward) --------------------------------------
 
     def tolist(self):
@@ -547,10 +686,11 @@ class Tensor(_tailor.TensorBase):
             return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
         _tailor.tolist_break(self)
-        return nest(_tailor.values(self), list(_tailor.shape(self)))
+        values = [_python_number(v, self.dtype) for v in _tailor.values(self)]
+        return nest(values, list(_tailor.shape(self)))
 
     def item(self):
-        return _tailor.item(self)
+        return _python_number(_tailor.item(self), self.dtype)
 
     def __float__(self):
         return float(self.item())
@@ -581,8 +721,28 @@ class Tensor(_tailor.TensorBase):
     def __repr__(self):
         if _tailor.has_values(self):
             from torch._tensor_str import tensor_str
-            return tensor_str(_tailor.values(self), list(_tailor.shape(self)))
+            return tensor_str(_tailor.values(self), list(_tailor.shape(self)), self.dtype.name)
         return _tailor.describe(self)
+
+
+def _python_number(value, of):
+    """A value read from a tensor of dtype `of` as the Python number PyTorch gives: an int
+    for int64, a bool for bool, else the float (or the symbol a graph break made)."""
+    if isinstance(value, float):
+        if of is int64:
+            return int(value)
+        if of is bool_:
+            return value != 0
+    return value
+
+
+def _bool_operands(name, *operands):
+    """Tailor's `~`, `&`, `|` and `^` are the logical ones: bool tensors only (PyTorch's
+    bitwise forms of integer tensors are not in the subset)."""
+    for t in operands:
+        if isinstance(t, Tensor) and t.dtype is not bool_:
+            _tailor.unsupported(f"{name} of a {t.dtype} tensor",
+                                "compare first (a mask is a bool tensor: x > 0), or use .bool()")
 
 
 # The elementwise functions of one tensor that are Tensor methods, each one `_tailor.unary`

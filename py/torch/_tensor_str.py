@@ -1,7 +1,8 @@
 """How a script's tensor prints: PyTorch's `torch/_tensor_str.py` rules at its default print
 options (precision 4, linewidth 80, summarised above 1000 elements with 3 edge items).
 
-Every tensor is float32, so there is no dtype suffix. Written after PyTorch's `_Formatter`,
+float32, int64 and bool print without a dtype suffix (the defaults for floats, ints and
+bools), ints as whole numbers and bools as True/False. Written after PyTorch's `_Formatter`,
 `_vector_str`, `_tensor_str_with_formatter` and `get_summarized_data`.
 """
 
@@ -35,7 +36,8 @@ def _leaves(nested):
 
 
 class _Formatter:
-    def __init__(self, values):
+    def __init__(self, values, dtype="float32"):
+        self.dtype = dtype
         finite = [abs(v) for v in values if math.isfinite(v)]
         nonzero = [v for v in finite if v != 0]
         self.int_mode = all(v == math.ceil(v) for v in finite)
@@ -49,6 +51,10 @@ class _Formatter:
         self.width = max((len(self._plain(v)) for v in values), default=1)
 
     def _plain(self, value):
+        if self.dtype == "int64":
+            return str(int(value))
+        if self.dtype == "bool":
+            return "True" if value else "False"
         if not math.isfinite(value):
             return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
         if self.sci_mode:
@@ -79,11 +85,12 @@ def _nested(nested, dims, indent, formatter):
     return "[" + separator.join(parts) + "]"
 
 
-def tensor_str(values, shape):
-    """`tensor(...)` for a float32 tensor of `shape` whose row-major values are `values`."""
+def tensor_str(values, shape, dtype="float32"):
+    """`tensor(...)` for a tensor of `shape` and `dtype` (its name) whose row-major values
+    are `values`."""
     prefix = "tensor("
     nested = _nest(values, list(shape), len(values) > THRESHOLD)
-    formatter = _Formatter(list(_leaves(nested)))
+    formatter = _Formatter(list(_leaves(nested)), dtype)
     if not shape:
         return prefix + formatter.format(values[0]) + ")"
     if 0 in shape:

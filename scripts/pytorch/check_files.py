@@ -87,7 +87,9 @@ def main():
                 with torch.no_grad():
                     compiled(x)
                 actions.append("C" if counter.frame_count > before else "H")
-            calls = " ".join(f"{name}=" + ",".join(map(str, shape)) for shape in shapes)
+            # Tailor's call grammar: token ids are int64 (`idx=2,16:int64`).
+            suffix = "" if vocab is None else ":int64"
+            calls = " ".join(f"{name}=" + ",".join(map(str, shape)) + suffix for shape in shapes)
             print(f"{file} {entry} dynamic={dynamic} {calls}: {' '.join(actions)}")
 
 

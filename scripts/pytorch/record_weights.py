@@ -10,7 +10,7 @@ For each model below it seeds torch, constructs the file's entry with its defaul
 the model in eval mode and writes three files to tests/data/weights/:
 
     NAME.weights.safetensors   safetensors.torch.save_file(model.state_dict(), ...)
-    NAME.inputs.safetensors    forward's arguments by name (float32)
+    NAME.inputs.safetensors    forward's arguments by name (float32, or int64 token ids)
     NAME.outputs.safetensors   the returned pytree's leaves as out0, out1, ...
 
 `tests/it/weights.rs` loads the first two into Tailor, runs the call, and expects the third
@@ -34,6 +34,8 @@ MODELS = [
     ("yolo_stack", "models/yolo_stack.py", "TinyDetector", {"image": (2, 3, 32, 32)}),
     # Multi-head self-attention (softmax of scaled scores), LayerNorm and a GELU MLP.
     ("bert_block", "models/bert_block.py", "EncoderBlock", {"x": (2, 8, 64)}),
+    # Token ids (int64 below the vocabulary size of 50) through embeddings; an int64 output.
+    ("tagger", "models/tagger.py", "Tagger", {"ids": (2, 12, "int64", 50)}),
 ]
 
 
@@ -59,12 +61,20 @@ def settle_batch_norms(model, shapes):
             model(*[torch.randn(shape) * 2 + 0.5 for shape in shapes.values()])
 
 
+def _input(shape):
+    """A float32 input of `shape`, or for `(*sizes, "int64", vocab)` token ids below vocab."""
+    if "int64" in shape:
+        *sizes, _, vocab = shape
+        return torch.randint(0, vocab, sizes)
+    return torch.randn(shape)
+
+
 def record(name, path, entry, shapes):
     torch.manual_seed(0)
     model = load_class(path, entry)()
     settle_batch_norms(model, shapes)
     model.eval()
-    inputs = {arg: torch.randn(shape) for arg, shape in shapes.items()}
+    inputs = {arg: _input(shape) for arg, shape in shapes.items()}
     with torch.no_grad():
         returned = model(**inputs)
     outputs = {f"out{i}": leaf.contiguous() for i, leaf in enumerate(tree_leaves(returned))}

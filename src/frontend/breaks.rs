@@ -17,7 +17,7 @@
 //! and floats in forward's locals are the resume function's arguments, each guarded by
 //! value (Python holds them as plain numbers, which the graph after the break bakes in).
 
-use crate::graph::{Span, Tensor};
+use crate::graph::{DType, Span, Tensor};
 use serde::Serialize;
 use std::fmt;
 use std::rc::Rc;
@@ -125,8 +125,8 @@ pub struct Probed {
 pub struct BreakPoint {
     /// The break.
     pub graph_break: GraphBreak,
-    /// The tensors in the frame's locals, by name, in the frame's order.
-    pub tensors: Vec<(String, Rc<Tensor>)>,
+    /// The tensors in the frame's locals, by name, in the frame's order, with their dtypes.
+    pub tensors: Vec<(String, Rc<Tensor>, DType)>,
     /// The ints in the frame's locals (bools excluded), by name.
     pub ints: Vec<(String, i64)>,
     /// The floats in the frame's locals, by name.
@@ -148,7 +148,7 @@ impl BreakPoint {
     pub fn arg_names(&self) -> Vec<String> {
         self.tensors
             .iter()
-            .map(|(name, _)| name.clone())
+            .map(|(name, ..)| name.clone())
             .chain(self.ints.iter().map(|(name, _)| name.clone()))
             .chain(self.floats.iter().map(|(name, _)| name.clone()))
             .chain(self.stack.iter().map(|(name, _)| name.clone()))

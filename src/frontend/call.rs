@@ -16,7 +16,7 @@ use crate::frontend::FrontendError;
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::{IndexItem, Ops, TensorRef, Tracing};
 use crate::graph::{
-    Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape, Span, Tensor, TracedArg,
+    DType, Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape, Span, Tensor, TracedArg,
     element_count,
 };
 use crate::shape::Origin;
@@ -125,7 +125,7 @@ pub(super) enum Argument {
     /// A bool argument.
     Bool(bool),
     /// A tensor's values: a call run eagerly (a probe, or the way to a graph after a break).
-    Values(Rc<Tensor>),
+    Values(Rc<Tensor>, DType),
     /// An int's value, in such a call.
     IntValue(i64),
     /// A float that is a constant, or given by value.
@@ -138,7 +138,7 @@ impl Argument {
     /// A call's argument given by value.
     pub fn value(arg: &CallArg) -> Argument {
         match arg {
-            CallArg::Tensor(tensor) => Argument::Values(Rc::new(tensor.clone())),
+            CallArg::Tensor(tensor, dtype) => Argument::Values(Rc::new(tensor.clone()), *dtype),
             CallArg::Int(int) => Argument::IntValue(*int),
             CallArg::Bool(b) => Argument::Bool(*b),
             CallArg::Float(value) => Argument::FloatValue(*value),
@@ -205,6 +205,11 @@ impl<'vm> Call<'vm> {
     }
 
     fn raise(&self, err: FrontendError) -> PyBaseExceptionRef {
+        if let FrontendError::DType { error, .. } = &err {
+            // PyTorch raises these as RuntimeError, which a script may catch; uncaught, it
+            // is reported at the user's line like any Python exception.
+            return self.vm.new_runtime_error(error.to_string());
+        }
         let message = err.to_string();
         let mut errors = self.session.errors.borrow_mut();
         errors.push(err);
@@ -286,6 +291,30 @@ impl<'vm> Call<'vm> {
         self.session.capture.borrow().as_ref().map(|c| c.number)
     }
 
+    /// The dtype of an operand.
+    pub fn dtype_of(&self, tensor: &TensorRef) -> DType {
+        self.with_ops(|ops| ops.dtype_of(tensor))
+    }
+
+    /// The dtype of a tensor proxy, read without using it as an operand (`x.dtype` makes no
+    /// input of a tensor held across a graph break, and names no constant).
+    pub fn proxy_dtype(&self, value: &PyObjectRef) -> Result<DType> {
+        let Some(proxy) = value.downcast_ref::<TensorBase>() else {
+            return Err(
+                self.type_error(format!("expected a Tensor, got {}", self.type_name(value)))
+            );
+        };
+        if matches!(proxy.tensor, TensorRef::Node(_))
+            && Some(proxy.capture) != self.capture_number()
+        {
+            return Err(self.unsupported(
+                "a tensor of an earlier capture",
+                "a graph tensor was kept after forward returned (on self or in a global)",
+            ));
+        }
+        Ok(self.dtype_of(&proxy.tensor))
+    }
+
     /// Runs `op` on the tensor operations of the capture in progress (or outside it).
     fn with_ops<T>(&self, op: impl FnOnce(&mut Ops<'_>) -> T) -> T {
         let mut capture = self.session.capture.borrow_mut();
@@ -347,7 +376,8 @@ impl<'vm> Call<'vm> {
                     error,
                 }
             })?;
-        self.wrap_tensor(TensorRef::Value(Rc::new(outputs.remove(0))))
+        let dtype = graph.node(id).dtype;
+        self.wrap_tensor(TensorRef::Value(Rc::new(outputs.remove(0)), dtype))
     }
 
     /// `expr` with the capture's replacements applied (as size arithmetic does).
@@ -383,7 +413,7 @@ impl<'vm> Call<'vm> {
                 self.name_constant(value, c);
                 Ok(proxy.tensor.clone())
             }
-            TensorRef::Value(value) => Ok(self
+            TensorRef::Value(value, _) => Ok(self
                 .resume_input(value)?
                 .map_or_else(|| proxy.tensor.clone(), TensorRef::Node)),
             TensorRef::Node(_) => Ok(proxy.tensor.clone()),
@@ -445,7 +475,7 @@ impl<'vm> Call<'vm> {
             tensors: point
                 .tensors
                 .into_iter()
-                .map(|(name, value)| (name, value, None))
+                .map(|(name, value, _)| (name, value, None))
                 .collect(),
             tracer,
             traced: Vec::new(),
@@ -526,8 +556,8 @@ impl<'vm> Call<'vm> {
         };
         for (name, value) in self.frame_locals(frame) {
             if let Some(proxy) = value.downcast_ref::<TensorBase>() {
-                if let TensorRef::Value(values) = &proxy.tensor {
-                    point.tensors.push((name, values.clone()));
+                if let TensorRef::Value(values, dtype) = &proxy.tensor {
+                    point.tensors.push((name, values.clone(), *dtype));
                 }
             } else if value.class().is(self.vm.ctx.types.bool_type) {
                 continue;
@@ -590,15 +620,16 @@ impl<'vm> Call<'vm> {
         }
         let name = held.0.clone();
         let traced = (resume.tracer)(&mut capture.env, &name)?;
-        let TracedArg::Tensor(shape) = &traced else {
+        let TracedArg::Tensor(shape, dtype) = &traced else {
             return Err(self.type_error(format!("'{name}' was a tensor at the graph break")));
         };
-        let id = capture.graph.push(
+        let id = capture.graph.push_typed(
             &name,
             Op::Input { name: name.clone() },
             vec![],
             shape.clone(),
             None,
+            *dtype,
         );
         held.2 = Some(id);
         resume.traced.push((name, traced));
@@ -653,9 +684,13 @@ impl<'vm> Call<'vm> {
         if self.is_tensor(value) {
             return self.tensor(value);
         }
-        let number = match (value.downcast_ref::<PyFloat>(), self.small_int(value)) {
-            (Some(float), _) => float.to_f64(),
-            (None, Some(int)) => int? as f64,
+        // Its dtype is the number's: `where(mask, ids, 0)` stays int64, as in PyTorch.
+        let (number, dtype) = match (value.downcast_ref::<PyFloat>(), self.small_int(value)) {
+            (Some(float), _) => (float.to_f64(), DType::Float32),
+            (None, Some(int)) if value.class().is(self.vm.ctx.types.bool_type) => {
+                (int? as f64, DType::Bool)
+            }
+            (None, Some(int)) => (int? as f64, DType::Int64),
             (None, None) => {
                 return Err(self.type_error(format!(
                     "expected a Tensor or a number, got {}",
@@ -671,6 +706,7 @@ impl<'vm> Call<'vm> {
             init: RefCell::new(Init::Fill(number)),
             name: RefCell::new(String::new()),
             is_param: false,
+            dtype,
         })))
     }
 
@@ -870,7 +906,7 @@ impl<'vm> Call<'vm> {
     pub fn wrap_tensor(&self, tensor: TensorRef) -> Result<PyObjectRef> {
         let capture = match tensor {
             TensorRef::Node(_) => self.capture_number().unwrap_or(0),
-            TensorRef::Const(_) | TensorRef::Value(_) => 0,
+            TensorRef::Const(_) | TensorRef::Value(..) => 0,
         };
         let class = self.class_of(|c| &c.tensor)?;
         Ok(TensorBase {
@@ -965,7 +1001,13 @@ impl<'vm> Call<'vm> {
 
     /// A new constant tensor (parameter, buffer or global), refused where it is made when it
     /// is larger than the runtimes hold: its values are made only when a kernel needs them.
-    pub fn new_constant(&self, shape: Vec<i64>, init: Init, is_param: bool) -> Result<PyObjectRef> {
+    pub fn new_constant(
+        &self,
+        shape: Vec<i64>,
+        init: Init,
+        is_param: bool,
+        dtype: DType,
+    ) -> Result<PyObjectRef> {
         let elements = element_count(&shape);
         if elements > MAX_ELEMENTS as u128 {
             return Err(FrontendError::TooLarge {
@@ -984,6 +1026,7 @@ impl<'vm> Call<'vm> {
             init: RefCell::new(init),
             name: RefCell::new(String::new()),
             is_param,
+            dtype,
         })))
     }
 
@@ -1014,13 +1057,13 @@ impl<'vm> Call<'vm> {
                     Init::Fill(v) => Some((c.clone(), Init::Fill(v * k))),
                     _ => None,
                 },
-                TensorRef::Node(_) | TensorRef::Value(_) => None,
+                TensorRef::Node(_) | TensorRef::Value(..) => None,
             },
             _ => None,
         };
         match scaled {
             Some((c, init)) => self
-                .new_constant(c.shape.clone(), init, c.is_param)
+                .new_constant(c.shape.clone(), init, c.is_param, c.dtype)
                 .map(Some),
             None if self.is_eager() => Ok(None),
             None => Err(self.unsupported(
@@ -1110,7 +1153,9 @@ impl<'vm> Call<'vm> {
                 .iter()
                 .map(|arg| match arg {
                     Argument::Tensor(id) => call.wrap_tensor(TensorRef::Node(*id)),
-                    Argument::Values(values) => call.wrap_tensor(TensorRef::Value(values.clone())),
+                    Argument::Values(values, dtype) => {
+                        call.wrap_tensor(TensorRef::Value(values.clone(), *dtype))
+                    }
                     Argument::Int(expr) => call.wrap_size(expr.clone()),
                     Argument::IntValue(int) => Ok(call.vm.ctx.new_int(*int).into()),
                     Argument::FloatValue(value) => Ok(call.vm.ctx.new_float(*value).into()),

@@ -167,12 +167,13 @@ fn run_plan(
             let mut floats = BTreeMap::new();
             for (name, arg) in args {
                 inputs.push(match arg {
-                    TracedArg::Tensor(shape) => Argument::Tensor(graph.push(
+                    TracedArg::Tensor(shape, dtype) => Argument::Tensor(graph.push_typed(
                         name,
                         Op::Input { name: name.clone() },
                         vec![],
                         shape.clone(),
                         None,
+                        *dtype,
                     )),
                     TracedArg::Int(expr) => {
                         graph.int_inputs.push((name.clone(), expr.clone()));

@@ -10,7 +10,7 @@
 use super::call::instruction_position;
 use super::native::Session;
 use super::source::FILE_NAME;
-use crate::graph::{EvalError, Span};
+use crate::graph::{DTypeError, EvalError, Span};
 use crate::shape::ShapeError;
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode};
 use rustpython_vm::{AsObject, PyObjectRef, PyRef, VirtualMachine};
@@ -106,6 +106,14 @@ pub enum FrontendError {
     /// A shape error inside the model.
     #[error(transparent)]
     Shape(#[from] ShapeError),
+    /// An op refuses an operand's dtype, as PyTorch does (`embedding` of float ids).
+    #[error("{span}: {error}")]
+    DType {
+        /// Where.
+        span: Span,
+        /// Which operand and why.
+        error: DTypeError,
+    },
     /// An op a script ran eagerly (outside `forward`) could not be computed.
     #[error("{span}: {op} (run eagerly): {error}")]
     Eager {
@@ -178,6 +186,7 @@ impl FrontendError {
         !matches!(
             self,
             FrontendError::Shape(_)
+                | FrontendError::DType { .. }
                 | FrontendError::Assertion { .. }
                 | FrontendError::ProbeTooLarge { .. }
         )
@@ -195,6 +204,7 @@ impl FrontendError {
             | FrontendError::Deadline { span, .. }
             | FrontendError::TooLarge { span, .. }
             | FrontendError::Eager { span, .. }
+            | FrontendError::DType { span, .. }
             | FrontendError::Break { span, .. }
             | FrontendError::Compiled { span, .. } => Some(*span),
             FrontendError::Shape(

@@ -23,11 +23,11 @@ pub(super) mod _tailor {
     use crate::frontend::script::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, Stream};
     use crate::frontend::source::FILE_NAME;
     use crate::frontend::source::UserSource;
-    use crate::graph::{BinaryOp, Init, PoolKind, RandomKind, ReduceKind, UnaryOp};
+    use crate::graph::{BinaryOp, DType, Init, PoolKind, RandomKind, ReduceKind, UnaryOp};
     use crate::shape::rules;
     use crate::symbolic::{CmpOp, Expr, Rel};
     use rustpython_vm::Interpreter;
-    use rustpython_vm::builtins::{PyCode, PyTypeRef, PyUtf8StrRef};
+    use rustpython_vm::builtins::{PyCode, PyFloat, PyTypeRef, PyUtf8StrRef};
     use rustpython_vm::function::ArgIntoFloat;
     use rustpython_vm::{Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass};
     use std::cell::{Cell, RefCell};
@@ -279,7 +279,7 @@ pub(super) mod _tailor {
                 call.type_error(format!("expected a Tensor, got {}", call.type_name(&x)))
             })?;
             let tensor = match proxy.tensor.clone() {
-                TensorRef::Value(value) => crate::graph::Tensor::clone(&value),
+                TensorRef::Value(value, _) => crate::graph::Tensor::clone(&value),
                 TensorRef::Const(constant) if call.is_eager() => constant.observed(),
                 _ => {
                     return Err(call.unsupported(
@@ -353,7 +353,7 @@ pub(super) mod _tailor {
     /// forward): the proxy's own tensor, never an input of a graph after a break.
     fn value_of(call: &Call<'_>, x: &PyObjectRef) -> Option<crate::graph::Tensor> {
         match &x.downcast_ref::<TensorBase>()?.tensor {
-            TensorRef::Value(value) => Some(crate::graph::Tensor::clone(value)),
+            TensorRef::Value(value, _) => Some(crate::graph::Tensor::clone(value)),
             TensorRef::Const(constant) if call.is_eager() => Some(constant.observed()),
             _ => None,
         }
@@ -408,7 +408,7 @@ pub(super) mod _tailor {
     fn has_values(x: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
         Call::run_with(vm, |call| {
             Ok(match &x.downcast_ref::<TensorBase>().map(|t| &t.tensor) {
-                Some(TensorRef::Value(_)) => true,
+                Some(TensorRef::Value(..)) => true,
                 Some(TensorRef::Const(_)) => call.is_eager(),
                 _ => false,
             })
@@ -511,7 +511,7 @@ pub(super) mod _tailor {
             let shape = call.static_sizes(&sizes)?;
             let init = init_of(kind.as_str(), value)
                 .ok_or_else(|| call.type_error(format!("unknown fill '{}'", kind.as_str())))?;
-            call.new_constant(shape, init, is_param)
+            call.new_constant(shape, init, is_param, DType::Float32)
         })
     }
 
@@ -552,7 +552,7 @@ pub(super) mod _tailor {
                 *c.init.borrow_mut() = init;
                 Ok(tensor.clone())
             }
-            TensorRef::Node(_) | TensorRef::Value(_) => Err(call.type_error(
+            TensorRef::Node(_) | TensorRef::Value(..) => Err(call.type_error(
                 "nn.init needs a tensor made by torch.randn/zeros/ones or a module, got a computed Tensor",
             )),
         }
@@ -565,12 +565,12 @@ pub(super) mod _tailor {
         Call::run(vm, |call| match call.tensor(&data)? {
             TensorRef::Const(c) => {
                 let init = c.init.borrow().clone();
-                call.new_constant(c.shape.clone(), init, true)
+                call.new_constant(c.shape.clone(), init, true, c.dtype)
             }
             // A tensor computed outside forward (nanoGPT's mask): state holding its values.
-            TensorRef::Value(v) => {
+            TensorRef::Value(v, dtype) => {
                 let shape = v.shape.iter().map(|&d| d as i64).collect();
-                call.new_constant(shape, Init::Data(v.data.clone().into()), true)
+                call.new_constant(shape, Init::Data(v.data.clone().into()), true, dtype)
             }
             TensorRef::Node(_) => Err(call.type_error(
                 "nn.Parameter and buffers need a tensor made outside forward, got a graph Tensor",
@@ -587,9 +587,86 @@ pub(super) mod _tailor {
             TensorRef::Const(c) => {
                 c.fix_values();
                 let init = c.init.borrow().clone();
-                call.new_constant(c.shape.clone(), init, c.is_param)
+                call.new_constant(c.shape.clone(), init, c.is_param, c.dtype)
             }
             _ => Ok(tensor.clone()),
+        })
+    }
+
+    /// `torch.tensor(data)`: a constant of `shape` holding `values` (row-major) as `dtype`.
+    #[pyfunction]
+    fn from_values(
+        shape: Vec<i64>,
+        values: Vec<f64>,
+        dtype: PyUtf8StrRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let dtype = DType::parse(dtype.as_str()).ok_or_else(|| {
+                call.unsupported(
+                    format!("torch.tensor of dtype {}", dtype.as_str()),
+                    "Tailor's tensors are float32, int64 or bool",
+                )
+            })?;
+            if let Some(value) = values.iter().find(|&&v| !dtype.carries(v)) {
+                return Err(call.unsupported(
+                    format!("the {dtype} value {value}"),
+                    "Tailor keeps int64 values as float32, exact for whole numbers within ±2^24",
+                ));
+            }
+            let data: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            call.new_constant(shape, Init::Data(data.into()), false, dtype)
+        })
+    }
+
+    /// `t.dtype`'s name: `float32`, `int64` or `bool`.
+    #[pyfunction]
+    fn dtype_of(tensor: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let dtype = call.proxy_dtype(&tensor)?;
+            Ok(vm.ctx.new_str(dtype.name()).into())
+        })
+    }
+
+    /// `t.to(dtype)`: `t` itself when it has that dtype; for module state or a constant, a
+    /// constant of that dtype holding the cast values; else a `Cast` op.
+    #[pyfunction]
+    fn cast(tensor: PyObjectRef, name: PyUtf8StrRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let to = DType::parse(name.as_str()).ok_or_else(|| {
+                call.unsupported(
+                    format!("the dtype torch.{}", name.as_str()),
+                    "Tailor's tensors are float32, int64 or bool",
+                )
+            })?;
+            let x = call.tensor(&tensor)?;
+            let from = call.dtype_of(&x);
+            if from == to {
+                return Ok(tensor.clone());
+            }
+            match x {
+                TensorRef::Const(c) => {
+                    let step = crate::graph::dtype::cast_step(from, to);
+                    let init = match &*c.init.borrow() {
+                        Init::Fill(v) => Init::Fill(f64::from(step.apply(*v as f32))),
+                        // Whole-number ranges (`arange(n)` made int64) keep their form.
+                        Init::Arange { start, step: by }
+                            if to == DType::Int64 && start.fract() == 0.0 && by.fract() == 0.0 =>
+                        {
+                            Init::Arange {
+                                start: *start,
+                                step: *by,
+                            }
+                        }
+                        _ => {
+                            let values = c.observed().data;
+                            Init::Data(values.into_iter().map(|v| step.apply(v)).collect())
+                        }
+                    };
+                    call.new_constant(c.shape.clone(), init, c.is_param, to)
+                }
+                x => call.tensor_op(|ops, span| ops.cast(to, x, span)),
+            }
         })
     }
 
@@ -725,7 +802,16 @@ pub(super) mod _tailor {
                         ))
                     })?;
                     let tensor = call.tensor(tensor)?;
-                    call.tensor_op(|ops, span| ops.scalar(op, tensor, scalar, tensor_on_left, span))
+                    let float = other.downcast_ref::<PyFloat>().is_some();
+                    call.tensor_op(|ops, span| {
+                        let out = ops.scalar(op, tensor, scalar, tensor_on_left, span)?;
+                        // A Python float makes an integer result float32 (`ids * 0.5`).
+                        let dtype = ops.dtype_of(&out);
+                        if float && dtype != DType::Bool {
+                            ops.retype(&out, dtype.with_scalar(true));
+                        }
+                        Ok(out)
+                    })
                 }
             }
         })
@@ -1086,7 +1172,7 @@ pub(super) mod _tailor {
     fn tensor_condition(x: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
         Call::run_with(vm, |call| {
             let values = match call.tensor(&x)? {
-                TensorRef::Value(value) => Some(crate::graph::Tensor::clone(&value)),
+                TensorRef::Value(value, _) => Some(crate::graph::Tensor::clone(&value)),
                 TensorRef::Const(constant) if call.is_eager() => Some(constant.observed()),
                 _ => None,
             };
@@ -1168,7 +1254,7 @@ pub(super) mod _tailor {
                 step: step as f64,
             };
             match len.as_int() {
-                Some(n) => call.new_constant(vec![n.max(0)], init, false),
+                Some(n) => call.new_constant(vec![n.max(0)], init, false, DType::Float32),
                 None => {
                     call.tensor_op(|ops, span| ops.arange(start as f64, step as f64, len, span))
                 }

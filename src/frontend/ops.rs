@@ -9,7 +9,7 @@
 
 use super::FrontendError;
 use crate::graph::{BinaryOp, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span};
-use crate::graph::{RandomKind, Tensor, UnaryOp, seed_of, shape_to_string};
+use crate::graph::{DType, RandomKind, Tensor, UnaryOp, dtype, seed_of, shape_to_string};
 use crate::shape::rules::{self, OpCtx};
 use crate::shape::{ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
@@ -28,8 +28,8 @@ pub enum TensorRef {
     /// A parameter, buffer or module-level constant (static shape).
     Const(Rc<ConstTensor>),
     /// A tensor a script computed, with its values: a compiled call's output or the result
-    /// of an op run eagerly outside `forward` (script mode only).
-    Value(Rc<Tensor>),
+    /// of an op run eagerly outside `forward` (script mode only), and its dtype.
+    Value(Rc<Tensor>, DType),
 }
 
 /// One item of a tensor subscript `x[...]`, as read from the index expression.
@@ -114,11 +114,31 @@ impl<'a> Ops<'a> {
     pub fn shape_of(&self, tensor: &TensorRef) -> Shape {
         match tensor {
             TensorRef::Const(c) => c.shape.iter().map(|&d| Expr::int(d)).collect(),
-            TensorRef::Value(v) => v.shape.iter().map(|&d| Expr::int(d as i64)).collect(),
+            TensorRef::Value(v, _) => v.shape.iter().map(|&d| Expr::int(d as i64)).collect(),
             TensorRef::Node(id) => match &self.tracing {
                 Some(tracing) => tracing.graph.shape(*id).clone(),
                 None => unreachable!("graph tensors exist only while capturing"),
             },
+        }
+    }
+
+    /// The dtype of an operand.
+    pub fn dtype_of(&self, tensor: &TensorRef) -> DType {
+        match tensor {
+            TensorRef::Const(c) => c.dtype,
+            TensorRef::Value(_, dtype) => *dtype,
+            TensorRef::Node(id) => match &self.tracing {
+                Some(tracing) => tracing.graph.node(*id).dtype,
+                None => unreachable!("graph tensors exist only while capturing"),
+            },
+        }
+    }
+
+    /// Gives a node the dtype Python chose for it (`arange`'s integers, `dtype=`, a float
+    /// scalar making an integer tensor float).
+    pub fn retype(&mut self, tensor: &TensorRef, dtype: DType) {
+        if let (TensorRef::Node(id), Some(tracing)) = (tensor, &mut self.tracing) {
+            tracing.graph.nodes[id.index()].dtype = dtype;
         }
     }
 
@@ -136,7 +156,7 @@ impl<'a> Ops<'a> {
         let c = match tensor {
             TensorRef::Node(id) => return Ok(*id),
             TensorRef::Const(c) => c,
-            TensorRef::Value(value) => return self.value_node(value, span),
+            TensorRef::Value(value, dtype) => return self.value_node(value, *dtype, span),
         };
         let Some(tracing) = &mut self.tracing else {
             return Err(FrontendError::Unsupported {
@@ -167,9 +187,10 @@ impl<'a> Ops<'a> {
                 init: c.init.borrow().clone(),
             }
         };
-        let id = tracing
-            .graph
-            .push(&label.replace('.', "_"), op, vec![], shape, None);
+        let id =
+            tracing
+                .graph
+                .push_typed(&label.replace('.', "_"), op, vec![], shape, None, c.dtype);
         tracing.const_nodes.insert(c.id, id);
         Ok(id)
     }
@@ -178,7 +199,7 @@ impl<'a> Ops<'a> {
     /// In a capture it is an error: Dynamo would make such a global an input guarded on its
     /// identity, which Tailor does not model, and baking its values in would go stale when
     /// the script rebinds it. (Module state made from one, `register_buffer`, is a constant.)
-    fn value_node(&mut self, value: &Rc<Tensor>, span: Span) -> Result<NodeId> {
+    fn value_node(&mut self, value: &Rc<Tensor>, dtype: DType, span: Span) -> Result<NodeId> {
         let fed = self.tracing.as_mut().and_then(|tracing| {
             let graph = &mut *tracing.graph;
             tracing.fed.as_deref_mut().map(|fed| (fed, graph))
@@ -195,7 +216,8 @@ impl<'a> Ops<'a> {
         }
         let name = format!("value{}", fed.len());
         let shape: Shape = value.shape.iter().map(|&d| Expr::int(d as i64)).collect();
-        let id = graph.push(&name, Op::Input { name: name.clone() }, vec![], shape, None);
+        let input = Op::Input { name: name.clone() };
+        let id = graph.push_typed(&name, input, vec![], shape, None, dtype);
         fed.push((id, value.clone()));
         Ok(id)
     }
@@ -210,11 +232,15 @@ impl<'a> Ops<'a> {
     ) -> Result<TensorRef> {
         let mut ids = Vec::with_capacity(inputs.len());
         let mut shapes = Vec::with_capacity(inputs.len());
+        let mut dtypes = Vec::with_capacity(inputs.len());
         for input in inputs {
             self.realise(input);
             ids.push(self.node_of(input, span)?);
             shapes.push(self.shape_of(input));
+            dtypes.push(self.dtype_of(input));
         }
+        let dtype =
+            dtype::result(&op, &dtypes).map_err(|error| FrontendError::DType { span, error })?;
         let name = op.name();
         let Some(tracing) = &mut self.tracing else {
             return Err(FrontendError::Unsupported {
@@ -229,12 +255,13 @@ impl<'a> Ops<'a> {
         if !op.is_view() {
             rules::fresh(tracing.env, &ctx, &shape);
         }
-        Ok(TensorRef::Node(tracing.graph.push(
+        Ok(TensorRef::Node(tracing.graph.push_typed(
             &name,
             op,
             ids,
             shape,
             Some(span),
+            dtype,
         )))
     }
 
@@ -265,6 +292,28 @@ impl<'a> Ops<'a> {
     }
 
     /// An elementwise function of a tensor.
+    /// `x.to(dtype)`: same shape, no guard. A range or fill just made whose values `to`
+    /// holds exactly (`torch.arange(T, dtype=torch.long)`) takes the dtype itself, as
+    /// PyTorch's one `arange(..., dtype=...)` node does.
+    pub fn cast(&mut self, to: DType, x: TensorRef, span: Span) -> Result<TensorRef> {
+        if let (TensorRef::Node(id), Some(tracing)) = (&x, &mut self.tracing) {
+            let newest = id.index() + 1 == tracing.graph.nodes.len();
+            let node = &mut tracing.graph.nodes[id.index()];
+            let holds = match node.op {
+                Op::Arange { start, step } => to.carries(start) && to.carries(step),
+                Op::Full { value } => to.carries(value),
+                _ => false,
+            };
+            if holds && newest {
+                node.dtype = to;
+                return Ok(x);
+            }
+        }
+        self.push(Op::Cast { to }, &[x], span, |env, ctx, shapes| {
+            Ok(rules::pointwise(env, ctx, &shapes[0]))
+        })
+    }
+
     pub fn unary(&mut self, op: UnaryOp, x: TensorRef, span: Span) -> Result<TensorRef> {
         self.push(Op::Unary(op), &[x], span, |env, ctx, shapes| {
             Ok(rules::pointwise(env, ctx, &shapes[0]))
@@ -918,6 +967,8 @@ pub struct ConstTensor {
     pub name: RefCell<String>,
     /// True for module parameters and buffers, false for module-level globals.
     pub is_param: bool,
+    /// Its element type (parameters are float32; a buffer keeps its tensor's).
+    pub dtype: DType,
 }
 
 impl ConstTensor {

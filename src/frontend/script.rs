@@ -16,7 +16,7 @@ use super::ops::TensorRef;
 use super::source::{FILE_NAME, UserSource};
 use super::{EntryPoint, FrontendError, Program, budgeted, interpreter, package_error, prepare};
 use crate::cache::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
-use crate::graph::{Returned, Span, Tensor};
+use crate::graph::{DType, Returned, Span, Tensor};
 use crate::shape::rules;
 use rustpython_vm::compiler::Mode;
 use rustpython_vm::{AsObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
@@ -53,6 +53,8 @@ pub enum DimMark {
 pub struct HostCall {
     /// The returned tensors.
     pub outputs: Vec<Tensor>,
+    /// Their dtypes (float32 where the call ran without an entry's graph).
+    pub dtypes: Vec<DType>,
     /// How `forward`'s return value is made of them.
     pub returned: Returned,
     /// What the call wrote, in order: `TORCH_LOGS`-style lines and warnings, and what
@@ -97,7 +99,7 @@ pub trait ScriptHost {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallArg {
     /// A tensor.
-    Tensor(Tensor),
+    Tensor(Tensor, DType),
     /// An int.
     Int(i64),
     /// A bool.
@@ -255,8 +257,8 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
                 ));
             }
             inputs.push(match call.tensor(arg)? {
-                TensorRef::Value(value) => CallArg::Tensor(Tensor::clone(&value)),
-                TensorRef::Const(constant) => CallArg::Tensor(constant.observed()),
+                TensorRef::Value(value, dtype) => CallArg::Tensor(Tensor::clone(&value), dtype),
+                TensorRef::Const(constant) => CallArg::Tensor(constant.observed(), constant.dtype),
                 TensorRef::Node(_) => {
                     return Err(call.unsupported(
                         "calling a torch.compile'd function inside forward",
@@ -287,10 +289,14 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
         for piece in &result.log {
             session.write(piece.stream, &piece.text);
         }
+        let mut dtypes = result.dtypes.into_iter();
         let mut outputs = result
             .outputs
             .into_iter()
-            .map(|tensor| call.wrap_tensor(TensorRef::Value(Rc::new(tensor))))
+            .map(|tensor| {
+                let dtype = dtypes.next().unwrap_or_default();
+                call.wrap_tensor(TensorRef::Value(Rc::new(tensor), dtype))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(match result.returned {
             Returned::Tensor if outputs.len() == 1 => outputs.remove(0),

@@ -5,7 +5,7 @@
 //! written for obviousness, not speed, and every later back end is checked against it.
 
 use super::{
-    Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, embedding_row, layer_norm_row,
+    DType, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, embedding_row, layer_norm_row,
     log_softmax_row, random_value, softmax_row,
 };
 use crate::symbolic::{Bindings, Expr};
@@ -184,6 +184,21 @@ pub fn random_inputs(shapes: &[(String, Vec<usize>)], call_seed: u64) -> Vec<Ten
         .collect()
 }
 
+impl Tensor {
+    /// Standard-normal draws made values of `dtype`: integers from 0 to 15 (`|v| * 8`,
+    /// whole), bools where the draw is positive; float32 draws stay.
+    pub fn as_random(mut self, dtype: DType) -> Tensor {
+        for value in &mut self.data {
+            *value = match dtype {
+                DType::Float32 => *value,
+                DType::Int64 => (value.abs() * 8.0).floor().min(15.0),
+                DType::Bool => f32::from(u8::from(*value > 0.0)),
+            };
+        }
+        self
+    }
+}
+
 /// A small, well-known generator (Steele et al.'s SplitMix64); quality is ample for test data.
 struct SplitMix64(u64);
 
@@ -309,6 +324,10 @@ pub fn eval(
                 padding,
             } => pool(arg(0), *kind, kernel, stride, padding, shape),
             Op::Unary(op) => map(arg(0), |v| op.apply(v)),
+            Op::Cast { to } => {
+                let step = super::dtype::cast_step(graph.node(node.inputs[0]).dtype, *to);
+                map(arg(0), |v| step.apply(v))
+            }
             Op::Binary(op) => broadcast_binary(arg(0), arg(1), shape, |a, b| op.apply(a, b)),
             Op::Scalar {
                 op,

@@ -10,8 +10,11 @@
 //! reference (`eval`) and the CPU backend (`runtime::cpu`) both call these, so the
 //! two can differ only in how lowering and fusion arrange the work, never in the maths.
 
+pub mod dtype;
 mod eval;
 mod print;
+
+pub use dtype::{DType, DTypeError};
 
 pub use eval::{
     EvalError, MAX_ELEMENTS, Tensor, element_count, eval, numel, random_inputs, seed_of,
@@ -724,6 +727,13 @@ pub enum Op {
     /// `nn.Embedding`; inputs: indices (their values are truncated to integers and wrapped
     /// into the table), weight.
     Embedding,
+    /// `x.to(dtype)` (`long()`, `float()`, `bool()`): a float made an integer rounds toward
+    /// zero, anything made bool is whether it is non-zero; an integer or bool made a float
+    /// keeps its value (the float32 carrier already holds it).
+    Cast {
+        /// The result's dtype.
+        to: DType,
+    },
     /// The function's result; inputs are the returned tensors in order.
     Output,
 }
@@ -776,6 +786,7 @@ impl Op {
             Op::Select { .. } => "select".into(),
             Op::Cat { .. } => "cat".into(),
             Op::Embedding => "embedding".into(),
+            Op::Cast { to } => format!("to_{}", to.name()),
             Op::Output => "output".into(),
         }
     }
@@ -808,6 +819,7 @@ impl Op {
                 | Op::Arange { .. }
                 | Op::Full { .. }
                 | Op::Random { .. }
+                | Op::Cast { .. }
         )
     }
 }
@@ -826,6 +838,8 @@ pub struct Node {
     /// Symbolic output shape (empty for `Output`).
     #[serde(serialize_with = "crate::graph::print::serialize_shape")]
     pub shape: Shape,
+    /// Element type (`float32` for `Output`).
+    pub dtype: DType,
     /// Where in the source the op was called; `None` for inputs and parameters.
     pub span: Option<Span>,
 }
@@ -850,8 +864,8 @@ pub struct Graph {
 /// constant, or a symbol when it is dynamic), or a bool (always a constant).
 #[derive(Clone, Debug, PartialEq)]
 pub enum TracedArg {
-    /// A float32 tensor.
-    Tensor(Shape),
+    /// A tensor of this shape and dtype.
+    Tensor(Shape, DType),
     /// A Python `int`.
     Int(Expr),
     /// A Python `bool`.
@@ -887,6 +901,25 @@ impl Graph {
         shape: Shape,
         span: Option<Span>,
     ) -> NodeId {
+        let operands: Vec<DType> = inputs.iter().map(|&i| self.node(i).dtype).collect();
+        // An op whose operands PyTorch would refuse is refused by the frontend before it is
+        // pushed (`dtype::result` there, with the call's span); a graph built by hand that
+        // still mixes them computes in float32.
+        let dtype = dtype::result(&op, &operands).unwrap_or_default();
+        self.push_typed(name_hint, op, inputs, shape, span, dtype)
+    }
+
+    /// `push` with the node's dtype given: inputs, and what Python chose (`arange`'s
+    /// integers, a `dtype=` argument, a float scalar making an integer tensor float).
+    pub fn push_typed(
+        &mut self,
+        name_hint: &str,
+        op: Op,
+        inputs: Vec<NodeId>,
+        shape: Shape,
+        span: Option<Span>,
+        dtype: DType,
+    ) -> NodeId {
         let id = NodeId(self.nodes.len() as u32);
         let name = self.unique_name(name_hint);
         if matches!(op, Op::Input { .. }) {
@@ -902,6 +935,7 @@ impl Graph {
             inputs,
             shape,
             span,
+            dtype,
         });
         id
     }
@@ -915,6 +949,16 @@ impl Graph {
             .map(|i| format!("{hint}_{i}"))
             .find(|name| !taken(name))
             .expect("an unused suffix exists")
+    }
+
+    /// The dtypes of the returned tensors, in order.
+    pub fn output_dtypes(&self) -> Vec<DType> {
+        self.output
+            .map(|id| {
+                let output = self.node(id);
+                output.inputs.iter().map(|&i| self.node(i).dtype).collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The node with this id.

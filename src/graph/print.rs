@@ -16,7 +16,12 @@ impl fmt::Display for Graph {
             .iter()
             .map(|&id| {
                 let node = self.node(id);
-                format!("{}: f32{}", node.name, shape_to_string(&node.shape))
+                format!(
+                    "{}: {}{}",
+                    node.name,
+                    node.dtype.short(),
+                    shape_to_string(&node.shape)
+                )
             })
             .chain(
                 self.int_inputs
@@ -44,9 +49,10 @@ impl fmt::Display for Graph {
             };
             write!(
                 f,
-                "  %{} = {} : f32{}",
+                "  %{} = {} : {}{}",
                 node.name,
                 call,
+                node.dtype.short(),
                 shape_to_string(&node.shape)
             )?;
             if let Some(span) = node.span {

@@ -16,7 +16,7 @@
 
 mod order;
 
-use crate::graph::{Shape, TracedArg};
+use crate::graph::{DType, Shape, TracedArg};
 use crate::shape::{DimSource, ShapeEnv, ShapeEvent};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
 use order::AttributeNode;
@@ -28,14 +28,24 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ArgValue {
-    /// A float32 tensor of these sizes.
-    Tensor(Vec<i64>),
+    /// A tensor of these sizes and this dtype. Its JSON form is the sizes, as before dtypes
+    /// (the CLI's and the page's readers index them); `to_spec` writes the dtype.
+    #[serde(serialize_with = "serialize_sizes")]
+    Tensor(Vec<i64>, DType),
     /// A Python `int`.
     Int(i64),
     /// A Python `bool`.
     Bool(bool),
     /// A Python `float`.
     Float(f64),
+}
+
+fn serialize_sizes<S: serde::Serializer>(
+    sizes: &[i64],
+    _dtype: &DType,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    sizes.serialize(serializer)
 }
 
 /// A float as Python's `repr` writes it (`2.0`, `0.1`, `1e-05`, `inf`), as PyTorch's guards
@@ -69,7 +79,7 @@ impl ArgValue {
     /// The Python type, as PyTorch's `TYPE_MATCH` failure names it.
     pub fn type_name(&self) -> &'static str {
         match self {
-            ArgValue::Tensor(_) => "<class 'torch.Tensor'>",
+            ArgValue::Tensor(..) => "<class 'torch.Tensor'>",
             ArgValue::Int(_) => "<class 'int'>",
             ArgValue::Bool(_) => "<class 'bool'>",
             ArgValue::Float(_) => "<class 'float'>",
@@ -80,7 +90,7 @@ impl ArgValue {
     /// has none (its guards read it from the argument).
     fn slots(&self) -> &[i64] {
         match self {
-            ArgValue::Tensor(dims) => dims,
+            ArgValue::Tensor(dims, _) => dims,
             ArgValue::Int(value) => std::slice::from_ref(value),
             ArgValue::Bool(true) => &[1],
             ArgValue::Bool(false) => &[0],
@@ -93,9 +103,13 @@ impl fmt::Display for ArgValue {
     /// The spec form (`8,64`, `int(3)`, `True`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ArgValue::Tensor(dims) => {
+            ArgValue::Tensor(dims, dtype) => {
                 let dims: Vec<String> = dims.iter().map(i64::to_string).collect();
-                f.write_str(&dims.join(","))
+                f.write_str(&dims.join(","))?;
+                if *dtype != DType::Float32 {
+                    write!(f, ":{}", dtype.name())?;
+                }
+                Ok(())
             }
             ArgValue::Int(value) => write!(f, "int({value})"),
             ArgValue::Float(value) => write!(f, "float({})", python_float(*value)),
@@ -123,7 +137,7 @@ impl CallShapes {
         CallShapes::with_args(
             inputs
                 .into_iter()
-                .map(|(name, dims)| (name, ArgValue::Tensor(dims)))
+                .map(|(name, dims)| (name, ArgValue::Tensor(dims, DType::Float32)))
                 .collect(),
         )
     }
@@ -172,7 +186,7 @@ impl CallShapes {
     /// The tensor arguments and their sizes, in parameter order.
     pub fn tensors(&self) -> impl Iterator<Item = (&str, &[i64])> {
         self.args.iter().filter_map(|(name, value)| match value {
-            ArgValue::Tensor(dims) => Some((name.as_str(), dims.as_slice())),
+            ArgValue::Tensor(dims, _) => Some((name.as_str(), dims.as_slice())),
             _ => None,
         })
     }
@@ -199,11 +213,14 @@ impl CallShapes {
     }
 }
 
-/// PyTorch's `TENSOR_MATCH` for one input: rank and the static sizes (`None` = dynamic).
+/// PyTorch's `TENSOR_MATCH` for one input: dtype, rank and the static sizes (`None` =
+/// dynamic).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TensorGuard {
     /// The input's name.
     pub input: String,
+    /// Its dtype.
+    pub dtype: DType,
     /// Expected sizes; `None` is not checked.
     pub sizes: Vec<Option<i64>>,
 }
@@ -226,8 +243,9 @@ impl fmt::Display for TensorGuard {
             .collect();
         write!(
             f,
-            "TENSOR_MATCH: check_tensor(L['{}'], Tensor, torch.float32, size=[{}], stride=[{}])",
+            "TENSOR_MATCH: check_tensor(L['{}'], Tensor, {}, size=[{}], stride=[{}])",
             self.input,
+            self.dtype,
             sizes.join(", "),
             strides.join(", ")
         )
@@ -375,7 +393,7 @@ impl AttributeGuard {
             ArgValue::Bool(b) => ValueMatch::Bool(*b),
             ArgValue::Int(v) => ValueMatch::Int(Some(*v)),
             ArgValue::Float(v) => ValueMatch::Float(Some(v.to_bits())),
-            ArgValue::Tensor(_) => return None,
+            ArgValue::Tensor(..) => return None,
         };
         Some(AttributeGuard { path, expected })
     }
@@ -480,6 +498,13 @@ impl Serialize for SymbolicForm {
 /// Why a call failed an entry's guards.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
+    /// Another dtype.
+    DType {
+        /// Input index.
+        input: usize,
+        /// The call's dtype.
+        actual: DType,
+    },
     /// Wrong number of dimensions.
     Rank {
         /// Input index.
@@ -675,6 +700,8 @@ struct Producer<'a> {
     /// a bool's 0 or 1), under the final replacements.
     inputs: Vec<(String, Shape)>,
     kinds: Vec<ArgKind>,
+    /// Per argument, a tensor's dtype (float32 for the others).
+    dtypes: Vec<DType>,
     /// Per argument, whether it was traced as a symbol (a dynamic int), even if tracing
     /// later fixed its value.
     traced_symbolic: Vec<bool>,
@@ -696,6 +723,7 @@ impl<'a> Producer<'a> {
     fn new(env: &'a ShapeEnv, args: &[(String, TracedArg)]) -> Producer<'a> {
         let mut inputs = Vec::with_capacity(args.len());
         let mut kinds = Vec::with_capacity(args.len());
+        let mut dtypes = Vec::with_capacity(args.len());
         let mut traced_symbolic = Vec::with_capacity(args.len());
         let mut float_bits = Vec::with_capacity(args.len());
         for (name, arg) in args {
@@ -705,7 +733,7 @@ impl<'a> Producer<'a> {
                 _ => false,
             });
             let (kind, slots) = match arg {
-                TracedArg::Tensor(shape) => (ArgKind::Tensor, shape.clone()),
+                TracedArg::Tensor(shape, _) => (ArgKind::Tensor, shape.clone()),
                 TracedArg::Int(expr) => (ArgKind::Int, vec![expr.clone()]),
                 TracedArg::Bool(b) => (ArgKind::Bool, vec![Expr::int(i64::from(*b))]),
                 // A float has no size slot: its guards read it from the argument.
@@ -720,12 +748,17 @@ impl<'a> Producer<'a> {
             });
             inputs.push((name.clone(), slots.iter().map(|d| env.replace(d)).collect()));
             kinds.push(kind);
+            dtypes.push(match arg {
+                TracedArg::Tensor(_, dtype) => *dtype,
+                _ => DType::Float32,
+            });
         }
         let sources = symbol_sources(&inputs, &kinds);
         Producer {
             env,
             inputs,
             kinds,
+            dtypes,
             traced_symbolic,
             float_bits,
             sources,
@@ -756,6 +789,7 @@ impl<'a> Producer<'a> {
         self.tensor_positions()
             .map(|i| TensorGuard {
                 input: self.inputs[i].0.clone(),
+                dtype: self.dtypes[i],
                 sizes: self.inputs[i].1.iter().map(Expr::as_int).collect(),
             })
             .collect()
@@ -1208,13 +1242,20 @@ impl GuardSet {
         match guard {
             ArgGuard::Tensor(i) => {
                 let tensor = &self.tensors[i];
-                let ArgValue::Tensor(dims) = value else {
+                let ArgValue::Tensor(dims, dtype) = value else {
                     return Err(Failure::Type {
                         name: name.clone(),
-                        expected: ArgValue::Tensor(Vec::new()).type_name(),
+                        expected: ArgValue::Tensor(Vec::new(), DType::Float32).type_name(),
                         actual: value.type_name(),
                     });
                 };
+                // PyTorch's `check_tensor` compares the dtype before the rank and sizes.
+                if tensor.dtype != *dtype {
+                    return Err(Failure::DType {
+                        input: i,
+                        actual: *dtype,
+                    });
+                }
                 if tensor.sizes.len() != dims.len() {
                     return Err(Failure::Rank {
                         input: i,
@@ -1288,7 +1329,7 @@ impl GuardSet {
             && self.accessors.iter().all(|accessor| match accessor.guard {
                 RootGuard::Arg(position, guard) => matches!(
                     (guard, &call.args[position].1),
-                    (ArgGuard::Tensor(_), ArgValue::Tensor(_))
+                    (ArgGuard::Tensor(_), ArgValue::Tensor(..))
                         | (
                             ArgGuard::Value(_),
                             ArgValue::Int(_) | ArgValue::Bool(_) | ArgValue::Float(_)
@@ -1301,6 +1342,12 @@ impl GuardSet {
     /// PyTorch's failure reason for a failed check.
     pub fn reason(&self, failure: &Failure) -> String {
         match failure {
+            Failure::DType { input, actual } => format!(
+                "tensor '{}' dtype mismatch. expected {}, actual {}",
+                self.tensors[*input].input,
+                self.tensors[*input].dtype.scalar_type(),
+                actual.scalar_type()
+            ),
             Failure::Rank {
                 input,
                 expected,

@@ -16,6 +16,7 @@ use super::kernel::{
     Body, Bound, Buffer, BufferId, IndexVar, Kernel, Load, MAP_WORKGROUP, MAX_VARS, Role,
     SMALL_WORKGROUP, SizeVar, Value,
 };
+use crate::graph::dtype::{CastStep, cast_step};
 use crate::graph::{self, BinaryOp, Graph, NodeId, Op, Scalar, Tensor, UnaryOp};
 use crate::symbolic::{Expr, Sym, ValueRange};
 use std::collections::BTreeMap;
@@ -409,6 +410,14 @@ impl Builder<'_> {
         let binary = |op, a: Value, b: Value| Value::Binary(op, Box::new(a), Box::new(b));
         Ok(match &this.op {
             Op::Unary(op) => Value::Unary(*op, Box::new(operands.remove(0))),
+            Op::Cast { to } => {
+                let value = operands.remove(0);
+                match cast_step(self.graph.node(this.inputs[0]).dtype, *to) {
+                    CastStep::Keep => value,
+                    CastStep::Truncate => Value::Unary(UnaryOp::Trunc, Box::new(value)),
+                    CastStep::NonZero => binary(BinaryOp::Ne, value, Value::Literal(0.0)),
+                }
+            }
             Op::Binary(op) => {
                 let rhs = operands.pop().expect("two operands");
                 binary(*op, operands.pop().expect("two operands"), rhs)

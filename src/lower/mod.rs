@@ -119,6 +119,19 @@ pub fn lower_with(
         let id = builder.add_buffer(format!("in{position}"), Role::Input(position), len);
         builder.stored[input.index()] = Some(id);
     }
+    let integral: Vec<String> = graph
+        .nodes
+        .iter()
+        .filter(|node| node.inputs.is_empty() && !node.dtype.is_floating())
+        .map(|node| format!("{} ({})", node.name, node.dtype.name()))
+        .collect();
+    if !integral.is_empty() {
+        // `graph::dtype`'s carrier, said where a learner reads the kernels.
+        builder.notes.push(format!(
+            "{} computed and stored as float32: WGSL has no 64-bit integers, and whole numbers within ±2^24 are exact",
+            integral.join(", ")
+        ));
+    }
     for group in &fusion.groups {
         builder.build_group(group)?;
     }

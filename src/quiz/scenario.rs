@@ -185,9 +185,11 @@ pub(crate) fn failing_line(entry: &Entry, call: &CallShapes, marked: &[bool]) ->
     match guards.check(call, marked) {
         Ok(()) => None,
         Err(Failure::Value(index)) => Some(index),
-        Err(Failure::Rank { input, .. } | Failure::Size { input, .. }) => {
-            Some(guards.values.len() + input)
-        }
+        Err(
+            Failure::DType { input, .. }
+            | Failure::Rank { input, .. }
+            | Failure::Size { input, .. },
+        ) => Some(guards.values.len() + input),
         Err(Failure::Type { name, .. }) => guards
             .values
             .iter()

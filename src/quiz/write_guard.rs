@@ -90,6 +90,7 @@ fn made_up(entry: &Entry, call: &CallShapes) -> Vec<String> {
             out.push(
                 TensorGuard {
                     input: tensor.input.clone(),
+                    dtype: tensor.dtype,
                     sizes,
                 }
                 .to_string(),

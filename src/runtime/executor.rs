@@ -24,7 +24,7 @@ use crate::codegen::Mode;
 use crate::compile::{self, CompileOptions, Compiled};
 use crate::error::Error;
 use crate::frontend::{BreakPoint, CallArg};
-use crate::graph::{self, Graph, Op, Tensor};
+use crate::graph::{self, DType, Graph, Op, Tensor};
 use crate::guard::{ArgValue, CallShapes};
 use crate::lower::{GemmStrategy, Schedule};
 use crate::symbolic::Bindings;
@@ -779,12 +779,13 @@ fn float_inputs(
         };
         if let Some(at) = tensors.iter().position(|(held, _, _)| held == name) {
             let (_, dims, tensor) = tensors.remove(at);
-            args.push((name.clone(), ArgValue::Tensor(dims.to_vec())));
+            let dtype = graph.node(id).dtype;
+            args.push((name.clone(), ArgValue::Tensor(dims.to_vec(), dtype)));
             ordered.push(tensor);
         } else if let Some((_, ArgValue::Float(value))) =
             call.args.iter().find(|(held, _)| held == name)
         {
-            args.push((name.clone(), ArgValue::Tensor(Vec::new())));
+            args.push((name.clone(), ArgValue::Tensor(Vec::new(), DType::Float32)));
             ordered.push(Tensor {
                 shape: Vec::new(),
                 data: vec![*value as f32],
@@ -809,13 +810,13 @@ fn resume_inputs(graph: &Graph, point: &BreakPoint) -> (CallShapes, Vec<Tensor>)
         let Op::Input { name } = &graph.node(id).op else {
             continue;
         };
-        if let Some((_, tensor)) = point.tensors.iter().find(|(held, _)| held == name) {
+        if let Some((_, tensor, dtype)) = point.tensors.iter().find(|(held, ..)| held == name) {
             let dims = tensor.shape.iter().map(|&d| d as i64).collect();
-            args.push((name.clone(), ArgValue::Tensor(dims)));
+            args.push((name.clone(), ArgValue::Tensor(dims, *dtype)));
             inputs.push(Tensor::clone(tensor));
         } else if let Some((_, value)) = point.stack.iter().find(|(held, _)| held == name) {
             // A symbolic float handed back by the break: a 0-dimensional input.
-            args.push((name.clone(), ArgValue::Tensor(Vec::new())));
+            args.push((name.clone(), ArgValue::Tensor(Vec::new(), DType::Float32)));
             inputs.push(Tensor {
                 shape: Vec::new(),
                 data: vec![*value as f32],
@@ -895,19 +896,34 @@ pub fn call_inputs(
 ) -> Result<Vec<Tensor>, RunError> {
     check_input_sizes(call)?;
     let mut data = data.into_iter();
-    Ok(call
-        .tensors()
-        .map(|(name, dims)| {
+    call.args
+        .iter()
+        .filter_map(|(name, value)| match value {
+            ArgValue::Tensor(dims, dtype) => Some((name, dims, *dtype)),
+            _ => None,
+        })
+        .map(|(name, dims, dtype)| {
             let shape: Vec<usize> = dims.iter().map(|&v| v as usize).collect();
             match data.next().flatten() {
-                Some(values) => Tensor {
-                    shape,
-                    data: values,
-                },
-                None => graph::random_inputs(&[(name.to_string(), shape)], seed).remove(0),
+                Some(values) => {
+                    if let Some(&value) = values.iter().find(|&&v| !dtype.carries(f64::from(v))) {
+                        return Err(RunError::NotCarried {
+                            input: name.clone(),
+                            dtype,
+                            value: f64::from(value),
+                        });
+                    }
+                    Ok(Tensor {
+                        shape,
+                        data: values,
+                    })
+                }
+                None => Ok(graph::random_inputs(&[(name.to_string(), shape)], seed)
+                    .remove(0)
+                    .as_random(dtype)),
             }
         })
-        .collect())
+        .collect()
 }
 
 /// A call's arguments as values: its tensors' `inputs` (in order), its ints and bools.
@@ -916,7 +932,10 @@ pub fn call_values(call: &CallShapes, inputs: &[Tensor]) -> Vec<CallArg> {
     call.args
         .iter()
         .filter_map(|(_, value)| match value {
-            ArgValue::Tensor(_) => tensors.next().cloned().map(CallArg::Tensor),
+            ArgValue::Tensor(_, dtype) => tensors
+                .next()
+                .cloned()
+                .map(|tensor| CallArg::Tensor(tensor, *dtype)),
             ArgValue::Int(v) => Some(CallArg::Int(*v)),
             ArgValue::Bool(b) => Some(CallArg::Bool(*b)),
             ArgValue::Float(v) => Some(CallArg::Float(*v)),

@@ -54,6 +54,18 @@ pub enum RunError {
         /// Its size.
         size: i64,
     },
+    /// An integer or bool input holds a value its float32 carrier cannot (`graph::dtype`).
+    #[error(
+        "input '{input}' is {dtype} and holds {value}: Tailor keeps {dtype} values as float32, exact for whole numbers within ±2^24 (bools 0 or 1)"
+    )]
+    NotCarried {
+        /// The input.
+        input: String,
+        /// Its dtype.
+        dtype: crate::graph::DType,
+        /// The first value that does not fit.
+        value: f64,
+    },
     /// The caller passed too few or too many tensors.
     #[error("expected {expected} input tensors, got {actual}")]
     InputCount {

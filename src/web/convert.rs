@@ -8,7 +8,7 @@
 use crate::cache::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
 use crate::error::Error;
 use crate::frontend::FrontendError;
-use crate::graph::{Span, Tensor};
+use crate::graph::{DType, Span, Tensor};
 use crate::guard::{ArgValue, CallShapes};
 use crate::spec;
 use crate::symbolic::SymbolNaming;
@@ -335,7 +335,7 @@ pub(super) fn call_inputs(
             }
             Some(array.to_vec())
         };
-        shapes.push((name.clone(), ArgValue::Tensor(shape)));
+        shapes.push((name.clone(), ArgValue::Tensor(shape, DType::Float32)));
         data.push(values);
     }
     Ok((CallShapes::with_args(shapes), data))

@@ -69,6 +69,17 @@ pub(super) const PRESETS: &[Preset] = &[
         slider: (3, 256, 1),
     },
     Preset {
+        id: "tagger",
+        file: "models/tagger.py",
+        source: include_str!("../../models/tagger.py"),
+        // Token ids are int64: the dtype is part of TENSOR_MATCH.
+        shapes: "ids=2,12:int64",
+        vary: &[("ids", 1)],
+        // Sentence lengths up to the position table's 64.
+        sequence: &[12, 20, 7, 33, 12, 64],
+        slider: (1, 64, 1),
+    },
+    Preset {
         id: "add_one",
         file: "models/add_one.py",
         source: include_str!("../../models/add_one.py"),

@@ -169,3 +169,25 @@ test("a panic shows in place, the module restarts and the page keeps working", a
 test("no uncaught errors happened", () => {
   assert.deepEqual(session.errors, []);
 });
+
+test("a tensor's dtype is typed after its sizes: float ids are PyTorch's error, int64 ids compile and a new dtype recompiles", async () => {
+  const source =
+    "import torch\nimport torch.nn as nn\n\n\nclass Tagger(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.emb = nn.Embedding(16, 4)\n\n    def forward(self, idx):\n        return self.emb(idx) * (idx > 3).unsqueeze(-1)\n";
+  const { text } = await errorFor(source, "idx=2,8");
+  assert.match(text, /Expected tensor for argument #1 'indices'.*torch\.FloatTensor/s);
+  assert.match(text, /第 11 行/);
+  await compileSource(page, source, "idx=2,8:int64");
+  assert.equal(await shownError(page), null, "int64 ids compile");
+  const guards = await page.evaluate(() => {
+    const compilation = window.tailorPage.model.trace("idx=2,8:int64");
+    const sources = compilation.view.guards.map((guard) => guard.source);
+    compilation.free();
+    return sources;
+  });
+  assert.ok(guards.some((g) => g.startsWith("TENSOR_MATCH: check_tensor(L['idx'], Tensor, torch.int64")), guards.join("\n"));
+  await compileSource(page, "import torch\n\n\ndef f(x):\n    return x * 2 + 1\n", "x=8:int64");
+  const actions = await runLab(page, "x=8:int64 x=8:bool");
+  assert.deepEqual(actions, ["compile", "compile"]);
+  assert.match(await page.getByTestId("cache-events").textContent(), /tensor 'x' dtype mismatch\. expected Long, actual Bool/);
+  await compileSource(page, simplenet, "x=8,64");
+});

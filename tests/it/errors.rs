@@ -195,7 +195,7 @@ fn nonzero_is_unsupported() {
 /// a name with neither gets no guess.
 #[test]
 fn an_unsupported_name_names_what_to_write_instead() {
-    let cases: [(&str, &[&str]); 5] = [
+    let cases: [(&str, &[&str]); 4] = [
         ("x.sigmod()", &["Tensor.sigmod", "did you mean x.sigmoid?"]),
         (
             "F.leaky_rellu(x)",
@@ -205,12 +205,8 @@ fn an_unsupported_name_names_what_to_write_instead() {
             ],
         ),
         (
-            "x.argmax(1)",
-            &["Tensor.argmax", "use x.amax(dim) for the values"],
-        ),
-        (
-            "x.max(1)[0]",
-            &["Tensor.max(dim)", "use x.amax(dim) for the values"],
+            "x.numpy()",
+            &["Tensor.numpy", "use x.tolist() outside forward"],
         ),
         ("torch.histogramdd(x)", &["torch.histogramdd"]),
     ];
@@ -793,4 +789,29 @@ fn a_buffer_past_the_cpu_limit_is_refused_before_allocation() {
     let message = err.to_string();
     assert!(message.contains("100000000 elements"), "{message}");
     assert!(message.contains("at most 67108864"), "{message}");
+}
+
+/// An embedding of float ids is PyTorch's RuntimeError at the call's line:col, and the same
+/// model compiles with int64 ids (`idx=2,5:int64`); a dtype the grammar lacks names itself.
+#[test]
+fn float_ids_for_an_embedding_are_pytorchs_error() {
+    let source = "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.emb = nn.Embedding(10, 4)\n\n    def forward(self, idx):\n        return self.emb(idx)\n";
+    check_model_error(
+        source,
+        "idx=2,5",
+        &no_marks(),
+        &[
+            "Expected tensor for argument #1 'indices'",
+            "torch.FloatTensor",
+            "line 11",
+        ],
+        Some("idx=2,5:int64"),
+    );
+    let names = ["idx".to_string()];
+    let message = spec::parse_shapes("idx=2,5:int32", &names)
+        .expect_err("int32 is not a dtype Tailor has")
+        .to_string();
+    assert!(message.contains("'int32' is not a dtype"), "{message}");
+    let call = spec::parse_shapes("idx=2,5:long", &names).unwrap();
+    assert_eq!(call.to_spec(), "idx=2,5:int64");
 }

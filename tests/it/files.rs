@@ -364,7 +364,7 @@ fn nanogpt_model_file_captures_and_runs_in_every_mode() {
     assert!(graph.contains("= full() : f32[s1, s1]"), "{graph}");
     assert!(graph.contains("= tril(%full) : f32[s1, s1]"), "{graph}");
     assert!(graph.contains("= where("), "{graph}");
-    assert!(graph.contains("= arange() : f32[s1]"), "{graph}");
+    assert!(graph.contains("= arange() : i64[s1]"), "{graph}");
 }
 
 /// nanoGPT's path without flash attention: the causal mask is a buffer made by ops in

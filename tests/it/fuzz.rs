@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tailor::cache::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
+use tailor::graph::DType;
 use tailor::guard::{ArgValue, CallShapes};
 use tailor::quiz::{Difficulty, ExerciseKind};
 use tailor::runtime::executor::{self, Backend, Executor, RunOptions};
@@ -508,7 +509,7 @@ fn call_of(inputs: Inputs, args: &[(i8, Vec<i64>)]) -> CallShapes {
             let value = match rank {
                 Some(rank) => {
                     let rank = (*rank as i64 + i64::from(*change)).clamp(0, 4) as usize;
-                    ArgValue::Tensor(sizes[..rank].to_vec())
+                    ArgValue::Tensor(sizes[..rank].to_vec(), DType::Float32)
                 }
                 None => ArgValue::Int(sizes[0]),
             };

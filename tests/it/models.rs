@@ -190,11 +190,13 @@ impl Model {
     }
 }
 
-/// Parses `8,64;3` style size lists: one list per input.
+/// Parses `8,64;3` style size lists: one list per input (a `:int64` dtype suffix is the
+/// spec's, not a size).
 pub fn sizes(case: &str) -> Vec<Vec<usize>> {
     case.split(';')
         .map(|input| {
-            input
+            let sizes = input.split(':').next().unwrap_or(input);
+            sizes
                 .split(',')
                 .map(|d| d.trim().parse().expect("a size"))
                 .collect()
@@ -509,7 +511,7 @@ pub fn all() -> Vec<Model> {
             name: "embedding",
             source: module("self.emb = nn.Embedding(10, 4)", "return self.emb(x) * 2"),
             inputs: &["x"],
-            cases: &["3,5", "1,1", "7,2", "64,3"],
+            cases: &["3,5:int64", "1,1:int64", "7,2:int64", "64,3:int64"],
         },
         Model {
             name: "returned_input",

@@ -6,7 +6,7 @@
 use crate::models;
 
 use tailor::frontend::{self, FrontendError};
-use tailor::graph::TracedArg;
+use tailor::graph::{DType, TracedArg};
 use tailor::shape::{DimPolicy, DimSource, ShapeEnv};
 
 /// What a capture produced, as text: the graph, then every guard and event.
@@ -50,7 +50,7 @@ fn input_shapes(
                         .expect("no marks, so no range error")
                 })
                 .collect();
-            (name.clone(), TracedArg::Tensor(shape))
+            (name.clone(), TracedArg::Tensor(shape, DType::Float32))
         })
         .collect()
 }

@@ -16,6 +16,7 @@ const PRESETS: &[(&str, &str)] = &[
     ("conv1d", "x=1,4,50"),
     ("add_one", "x=3"),
     ("break_net", "x=8,64"),
+    ("tagger", "ids=2,12:int64"),
 ];
 
 /// The schedule text of preset `name` compiled for its default shapes under `dynamic`.
@@ -324,6 +325,78 @@ fn add_one_dynamic_true() {
           in0                      input 0    s0 elements
           out0                     output 0   s0 elements
               holds %add from k0 until the caller
+    "#]],
+    );
+}
+
+/// int64 token ids: the note says how the kernels hold them; the lookups read the ids as
+/// row numbers, and the count is a sum of a comparison.
+#[test]
+fn tagger_dynamic_true() {
+    check(
+        "tagger",
+        DynamicMode::True,
+        expect![[r#"
+        kernels (8):
+          k0_arange: arange
+            map over gid < s1
+            t0[gid] = 0.0 + (1.0 * float(gid))
+            dispatch (s1 + 255)//256 workgroups x 256 threads
+          k1_embedding: embedding
+            map over gid < 32*s0*s1
+            t1[gid] = p_tokens_weight[(int(|in0[gid//32]|) % 50) * 32 + gid % 32]
+            dispatch (32*s0*s1 + 255)//256 workgroups x 256 threads
+          k2_embedding_1: embedding_1
+            map over gid < 32*s1
+            t2[gid] = p_positions_weight[(int(|t0[gid//32]|) % 64) * 32 + gid % 32]
+            dispatch (32*s1 + 255)//256 workgroups x 256 threads
+          k3_add: add
+            map over gid < 32*s0*s1
+            t0[gid] = t1[gid] + t2[gid % 32 + 32*((gid//32) % s1)]
+            dispatch (32*s0*s1 + 255)//256 workgroups x 256 threads
+          k4_layer_norm: layer_norm
+            layer_norm over e < 32 for each row < s0*s1
+            x = t0[32*row + e]
+            t1[32*row + e] = (acc * p_norm_weight[e]) + p_norm_bias[e]   (acc = (x - mean) / sqrt(var + 1e-5))
+            dispatch s0*s1 workgroups x 64 threads
+          k5_linear: linear
+            gemm (Tiled) batch 1, m s0*s1, n 5, k 32
+            a = t1[32*row + kk]
+            b = p_head_weight[32*col + kk]
+            out0[5*row + col] = acc + p_head_bias[col]   (acc = sum over kk of a * b)
+            dispatch (s0*s1 + 31)//32 workgroups x 64 threads
+          k6_gt: gt
+            map over gid < s0*s1
+            t0[gid] = in0[gid] > 10.0
+            dispatch (s0*s1 + 255)//256 workgroups x 256 threads
+          k7_sum: sum
+            sum over e < s1 for each row < s0
+            x = t0[s1*row + e]
+            out1[row] = acc   (acc = sum of x)
+            dispatch s0 workgroups x 64 threads
+        memory plan:
+          in0                      input 0    s0*s1 elements
+          p_tokens_weight          parameter  1600 elements
+          p_positions_weight       parameter  2048 elements
+          p_norm_weight            parameter  32 elements
+          p_norm_bias              parameter  32 elements
+          p_head_weight            parameter  160 elements
+          p_head_bias              parameter  5 elements
+          out0                     output 0   5*s0*s1 elements
+              holds %linear from k5 until the caller
+          out1                     output 1   s0 elements
+              holds %sum from k7 until the caller
+          t0                       temporary  Max(s0*s1, Max(32*s0*s1, s1)) elements
+              holds %arange from k0 until k2
+              holds %add from k3 until k4
+              holds %gt from k6 until k7
+          t1                       temporary  32*s0*s1 elements
+              holds %embedding from k1 until k3
+              holds %layer_norm from k4 until k5
+          t2                       temporary  32*s1 elements
+              holds %embedding_1 from k2 until k3
+        notes:
+          ids (int64), arange (int64) computed and stored as float32: WGSL has no 64-bit integers, and whole numbers within ±2^24 are exact
     "#]],
     );
 }

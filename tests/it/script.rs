@@ -283,6 +283,16 @@ fn multihead_attention_computes_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("attention");
 }
 
+/// Attention masks as PyTorch applies them (`tests/data/scripts/attention_masks.py`):
+/// `nn.MultiheadAttention`'s bool `attn_mask` (True is not attended), its
+/// `key_padding_mask` per batch row and a float mask added, and
+/// `F.scaled_dot_product_attention`'s bool mask (True is attended), float mask and
+/// `is_causal` (`tests/data/pytorch/attention_masks.txt`).
+#[test]
+fn attention_masks_compute_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("attention_masks");
+}
+
 #[test]
 fn printed_numbers_are_told_from_the_text_around_them() {
     let (text, numbers) = numbers_apart("tensor([[ 1.4883e-03, -2.0000]], x1) shape (3, 4)\n");
@@ -435,12 +445,12 @@ fn nanogpt_generates_in_a_script_through_its_compiled_forward() {
         "{model}
 model = NanoGPT().eval()
 compiled = torch.compile(model, dynamic=True)
-idx = torch.zeros(1, 4)
+idx = torch.zeros(1, 4, dtype=torch.long)
 for _ in range(3):
     logits, loss = compiled(idx)
     assert loss is None
     print(tuple(logits.shape))
-    idx = torch.cat([idx, torch.zeros(1, 1)], dim=1)
+    idx = torch.cat([idx, torch.zeros(1, 1, dtype=torch.long)], dim=1)
 "
     );
     let run = run_script(&source, "");
@@ -696,6 +706,19 @@ fn float_arguments_log_pytorchs_recompile_reasons() {
 #[test]
 fn module_attributes_log_pytorchs_recompile_reasons() {
     assert_logs_what_pytorch_logged("training", "recompiles", |line| {
+        line.contains("[__recompiles]")
+    });
+}
+
+/// Tensors carry PyTorch's dtypes (`tests/data/scripts/dtypes.py`): int64 from `arange` and
+/// int lists, bool from comparisons, promotion with Python numbers, casts, masks with `~`,
+/// `&` and `where`, how they print, `item()`'s Python type, PyTorch's errors for float ids,
+/// float conditions and masks; compiled, an int64 output and a bool sum, and a new input
+/// dtype recompiles with Dynamo's `dtype mismatch` reason
+/// (`tests/data/pytorch/dtypes.eager.txt`).
+#[test]
+fn dtypes_promote_print_and_recompile_as_pytorch() {
+    assert_logs_what_pytorch_logged("dtypes", "recompiles", |line| {
         line.contains("[__recompiles]")
     });
 }

@@ -32,6 +32,34 @@ fn source(path: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"))
 }
 
+/// The float32 and int64 tensors of a safetensors file (the int64 values as floats), with
+/// their dtypes, in key order.
+fn typed_tensors(bytes: &[u8]) -> Vec<(String, Tensor, Dtype)> {
+    let file = safetensors::SafeTensors::deserialize(bytes).expect("a safetensors file");
+    let mut tensors: Vec<(String, Tensor, Dtype)> = file
+        .iter()
+        .map(|(name, view)| {
+            let data: Vec<f32> = match view.dtype() {
+                Dtype::F32 => view
+                    .data()
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                    .collect(),
+                Dtype::I64 => view
+                    .data()
+                    .chunks_exact(8)
+                    .map(|b| i64::from_le_bytes(b.try_into().unwrap()) as f32)
+                    .collect(),
+                other => panic!("{name} is {other:?}"),
+            };
+            let shape = view.shape().to_vec();
+            (name.to_string(), Tensor { shape, data }, view.dtype())
+        })
+        .collect();
+    tensors.sort_by(|a, b| a.0.cmp(&b.0));
+    tensors
+}
+
 /// The float32 tensors of a safetensors file, in key order.
 fn tensors(bytes: &[u8]) -> Vec<(String, Tensor)> {
     let file = safetensors::SafeTensors::deserialize(bytes).expect("a safetensors file");
@@ -97,9 +125,9 @@ fn check_against_pytorch(name: &str, path: &str) {
         .start_call(&cache, &event, &call, inputs, options)
         .unwrap();
     let outcome = pollster::block_on(executor.execute(job)).unwrap();
-    let expected: Vec<Tensor> = tensors(&data(&format!("{name}.outputs.safetensors")))
+    let expected: Vec<Tensor> = typed_tensors(&data(&format!("{name}.outputs.safetensors")))
         .into_iter()
-        .map(|(_, t)| t)
+        .map(|(_, t, _)| t)
         .collect();
     let cpu = worst_error(&outcome.outputs, &expected);
     let reference = worst_error(outcome.expected.as_deref().unwrap(), &expected);
@@ -128,6 +156,48 @@ fn conv_net_with_batch_norm_matches_pytorch() {
 #[test]
 fn attention_block_matches_pytorch() {
     check_against_pytorch("bert_block", "models/bert_block.py");
+}
+
+/// int64 token ids in, through two embeddings; an int64 count out.
+#[test]
+fn token_ids_through_embeddings_match_pytorch() {
+    check_against_pytorch("tagger", "models/tagger.py");
+}
+
+/// The CLI writes each output in its own dtype, as PyTorch's file holds it (logits F32,
+/// the count I64).
+#[test]
+fn the_cli_writes_int64_outputs_as_int64() {
+    let out = std::env::temp_dir().join(format!(
+        "tailor-it-{}-tagger.safetensors",
+        std::process::id()
+    ));
+    let out_path = out.to_str().unwrap();
+    let output = tailor(&[
+        "run",
+        "models/tagger.py",
+        "--device",
+        "cpu",
+        "--weights",
+        "tests/data/weights/tagger.weights.safetensors",
+        "--inputs",
+        "tests/data/weights/tagger.inputs.safetensors",
+        "--outputs",
+        out_path,
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let written = typed_tensors(&std::fs::read(&out).unwrap());
+    let _ = std::fs::remove_file(&out);
+    let expected = typed_tensors(&data("tagger.outputs.safetensors"));
+    let dtypes: Vec<Dtype> = written.iter().map(|(_, _, d)| *d).collect();
+    assert_eq!(dtypes, [Dtype::F32, Dtype::I64]);
+    assert_eq!(
+        written[1].1, expected[1].1,
+        "the counts are PyTorch's exactly"
+    );
+    let written: Vec<Tensor> = written.into_iter().map(|(_, t, _)| t).collect();
+    let expected: Vec<Tensor> = expected.into_iter().map(|(_, t, _)| t).collect();
+    assert!(worst_error(&written, &expected) <= REL_TOL);
 }
 
 // ---- files that do not fit -------------------------------------------------------------
@@ -344,9 +414,8 @@ fn inputs_are_arguments_by_name() {
             ("n", Dtype::I64, &[2]),
             ("x", Dtype::F32, &[2, 3]),
         ],
-        expect![
-            "the inputs file's 'n' is I64 of shape [2]: an int or bool argument is a 0-dim tensor"
-        ],
+        // An int64 tensor is a tensor argument: `f`'s guards then refuse it for the int `n`.
+        expect!["x=2,3;n=2:int64;flag=False (2 values)"],
     );
     check_inputs(
         &[
@@ -355,7 +424,7 @@ fn inputs_are_arguments_by_name() {
             ("x", Dtype::F64, &[2, 3]),
         ],
         expect![
-            "the inputs file's tensor 'x' is F64; Tailor's tensors are float32 (F32), an int argument a 0-dim I64, a bool a 0-dim BOOL"
+            "the inputs file's tensor 'x' is F64; Tailor's tensors are float32 (F32), int64 (I64) or bool (BOOL); an int argument is a 0-dim I64, a bool a 0-dim BOOL"
         ],
     );
 }

@@ -139,10 +139,11 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """PyTorch's math reference for it (its documentation's Python): softmax of the scaled
-    scores, future positions masked with -inf under `is_causal`, times the values."""
-    if attn_mask is not None:
-        _tailor.unsupported("scaled_dot_product_attention with attn_mask",
-                            "every Tailor tensor is float32, so a bool mask cannot be told from an additive one; use is_causal or masked_fill")
+    scores, future positions masked with -inf under `is_causal`, a bool `attn_mask`'s False
+    positions masked with -inf and a float one added, times the values."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
     if enable_gqa:
         _tailor.unsupported("scaled_dot_product_attention with enable_gqa", "")
     import math
@@ -153,6 +154,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         causal = torch.ones(target, source).tril(0)
         scores = scores.masked_fill(causal == 0, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype is torch.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
     weights = softmax(scores, dim=-1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)

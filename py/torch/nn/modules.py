@@ -920,12 +920,7 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        if key_padding_mask is not None or attn_mask is not None:
-            _tailor.unsupported(
-                "nn.MultiheadAttention with attn_mask or key_padding_mask",
-                "every Tailor tensor is float32, so a bool mask cannot be told from an "
-                "additive one")
-        if is_causal:
+        if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
                                "the Transformer module method `generate_square_subsequent_mask`"
                                " to create this mask.")
@@ -947,7 +942,18 @@ class MultiheadAttention(Module):
         q = F.linear(query, w_q, b_q).reshape(target, batch * heads, head_dim).transpose(0, 1)
         k = F.linear(key, w_k, b_k).reshape(source, batch * heads, head_dim).transpose(0, 1)
         v = F.linear(value, w_v, b_v).reshape(source, batch * heads, head_dim).transpose(0, 1)
-        weights = F.softmax((q * (1.0 / head_dim) ** 0.5) @ k.transpose(-2, -1), dim=-1)
+        scores = (q * (1.0 / head_dim) ** 0.5) @ k.transpose(-2, -1)
+        # F.multi_head_attention_forward's masks: a bool one's True positions are not
+        # attended (-inf), a float one is added; the key padding mask per batch row.
+        if attn_mask is not None:
+            if attn_mask.dim() == 2:
+                attn_mask = attn_mask.unsqueeze(0)
+            scores = scores + _additive_mask(attn_mask)
+        if key_padding_mask is not None:
+            padding = _additive_mask(key_padding_mask).reshape(batch, 1, 1, source)
+            padding = padding.expand(batch, heads, 1, source).reshape(batch * heads, 1, source)
+            scores = scores + padding
+        weights = F.softmax(scores, dim=-1)
         dropout_p = self.dropout if self.training else 0.0
         if dropout_p > 0.0:
             weights = F.dropout(weights, p=dropout_p)
@@ -959,6 +965,15 @@ class MultiheadAttention(Module):
             return out, None
         weights = weights.reshape(batch, heads, target, source)
         return out, (weights.mean(dim=1) if average_attn_weights else weights)
+
+
+def _additive_mask(mask):
+    """A mask as MultiheadAttention adds it: -inf where a bool mask is True, a float mask
+    as it is."""
+    import torch
+    if mask.dtype is torch.bool:
+        return torch.where(mask, float("-inf"), 0.0)
+    return mask
 
 
 class TransformerEncoderLayer(Module):

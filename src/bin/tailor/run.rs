@@ -110,7 +110,7 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
         results.push((event, outputs));
     }
     if let Some(path) = &args.outputs {
-        write_outputs(path, &results)?;
+        write_outputs(path, &results, &cache)?;
     }
     Ok(RunResults {
         device: runner.executor.backend().name(),
@@ -139,7 +139,7 @@ fn read_file(flag: &str, path: &str) -> Result<Vec<u8>, Error> {
 
 /// Writes the one call's returned tensors to `path` (`out0`, `out1`, …); a call that did
 /// not run is the run's error, and nothing is written.
-fn write_outputs(path: &str, results: &[CallResult]) -> Result<(), Error> {
+fn write_outputs(path: &str, results: &[CallResult], cache: &CodeCache) -> Result<(), Error> {
     let Some((event, outputs)) = results.first() else {
         return Ok(());
     };
@@ -153,7 +153,13 @@ fn write_outputs(path: &str, results: &[CallResult]) -> Result<(), Error> {
         });
     }
     let outputs = outputs.as_ref().map_err(Error::clone)?;
-    let bytes = weights::write_outputs(&outputs.tensors)?;
+    // The returned tensors' dtypes are the entry's (an eager call's: float32).
+    let dtypes = event
+        .entry
+        .and_then(|id| cache.entry(id))
+        .map(|entry| entry.graph.output_dtypes())
+        .unwrap_or_default();
+    let bytes = weights::write_outputs(&outputs.tensors, &dtypes)?;
     std::fs::write(path, bytes).map_err(|err| Error::Call {
         message: format!("cannot write --outputs {path}: {err}"),
         span: None,
