@@ -133,11 +133,11 @@ impl Compilation {
         let call = if shapes.is_undefined() || shapes.is_null() {
             self.call.clone()
         } else {
-            let (call, _) = call_inputs(&shapes, &self.cache.entry_point().inputs)?;
-            // The sizes come from the page; the module attributes the guards read are the
-            // model's own, as a real call would see them.
-            self.cache.with_attributes_now(self.entry().id, call)
+            call_inputs(&shapes, &self.cache.entry_point().inputs)?.0
         };
+        // The sizes come from the page or the compile; the module attributes the guards read
+        // are the model's own, as a real call would see them.
+        let call = self.cache.with_attributes_now(self.entry().id, call);
         let guards = &self.entry().guards;
         if let Err(failure) = guards.check(&call, &self.marked()) {
             return Err(js_error(

@@ -50,7 +50,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
             "unsupported"
         }
         Error::Frontend(FrontendError::Name { .. }) => "name",
-        Error::Frontend(FrontendError::Type { .. }) => "type",
+        Error::Frontend(FrontendError::Type { .. } | FrontendError::DType { .. }) => "type",
         Error::Frontend(FrontendError::NoEntry { .. } | FrontendError::Empty) => "entry",
         Error::Frontend(FrontendError::Shape(_)) => "shape",
         Error::Frontend(FrontendError::Assertion { .. }) => "assertion",
