@@ -185,7 +185,7 @@ test("every preset's kernels emit WGSL in each mode and match the reference", { 
     }
     return out;
   });
-  assert.equal(results.length, 6);
+  assert.equal(results.length, 7);
   for (const r of results) {
     assert.ok(r.kernels >= 1, r.id);
     assert.deepEqual(r.emitted, [r.kernels, r.kernels, r.kernels], `${r.id}: WGSL per kernel in each mode`);

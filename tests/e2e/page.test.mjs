@@ -81,10 +81,10 @@ test("the page's payload fits 5 MB gzip; load and front-end times are reported",
     const capture = () => {
       const start = performance.now();
       const model = tailor.compile(source, {});
-      model.trace("idx=2,16").free();
+      model.trace("idx=2,16:int64").free();
       const first = performance.now() - start;
       const again = performance.now();
-      model.trace("idx=2,24").free();
+      model.trace("idx=2,24:int64").free();
       const recapture = performance.now() - again;
       model.free();
       return { first, recapture };
@@ -200,7 +200,7 @@ test("the URL fragment reopens the same model, settings and step", async () => {
 test("every preset compiles in every mode and draws its graph", async () => {
   const presets = await page.$$eval('[data-testid="preset-select"] option', (options) =>
     options.map((o) => o.value).filter((v) => v !== "custom"));
-  assert.deepEqual(presets, ["simplenet", "bert_block", "yolo_stack", "conv1d", "add_one", "break_net"]);
+  assert.deepEqual(presets, ["simplenet", "bert_block", "yolo_stack", "conv1d", "tagger", "add_one", "break_net"]);
   for (const preset of presets) {
     await afterCompile(page, () => page.getByTestId("preset-select").selectOption(preset));
     for (const mode of ["true", "false", "auto"]) {
