@@ -647,11 +647,11 @@ class Tensor(_tailor.TensorBase):
 
     def __and__(self, other):
         _bool_operands("bitwise_and", self, other)
-        return (self * other) != 0
+        return self * other
 
     def __or__(self, other):
         _bool_operands("bitwise_or", self, other)
-        return (self + other) != 0
+        return self + other
 
     def __xor__(self, other):
         _bool_operands("bitwise_xor", self, other)

@@ -16,8 +16,8 @@ use crate::frontend::FrontendError;
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::{IndexItem, Ops, TensorRef, Tracing};
 use crate::graph::{
-    DType, Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape, Span, Tensor, TracedArg,
-    element_count,
+    DType, DTypeError, EvalError, Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape,
+    Span, Tensor, TracedArg, element_count,
 };
 use crate::shape::Origin;
 use crate::shape::ShapeEnv;
@@ -206,9 +206,22 @@ impl<'vm> Call<'vm> {
 
     fn raise(&self, err: FrontendError) -> PyBaseExceptionRef {
         if let FrontendError::DType { error, .. } = &err {
-            // PyTorch raises these as RuntimeError, which a script may catch; uncaught, it
-            // is reported at the user's line like any Python exception.
-            return self.vm.new_runtime_error(error.to_string());
+            // PyTorch raises these as RuntimeError (a missing bool kernel as its subclass
+            // NotImplementedError), which a script may catch; uncaught, it is reported at the
+            // user's line like any Python exception.
+            let class = match error {
+                DTypeError::NoBoolKernel { .. } => self.vm.ctx.exceptions.not_implemented_error,
+                _ => self.vm.ctx.exceptions.runtime_error,
+            };
+            return self
+                .vm
+                .new_exception_msg(class.to_owned(), error.to_string().into());
+        }
+        if let FrontendError::Eager { error, .. } = &err
+            && matches!(**error, EvalError::IdOutOfRange { .. })
+        {
+            // PyTorch's eager embedding raises IndexError, which a script may catch.
+            return self.vm.new_index_error("index out of range in self");
         }
         let message = err.to_string();
         let mut errors = self.session.errors.borrow_mut();
@@ -373,7 +386,7 @@ impl<'vm> Call<'vm> {
                 FrontendError::Eager {
                     span: self.span,
                     op: graph.node(id).op.name(),
-                    error,
+                    error: Box::new(error),
                 }
             })?;
         let dtype = graph.node(id).dtype;

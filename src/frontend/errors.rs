@@ -121,8 +121,9 @@ pub enum FrontendError {
         span: Span,
         /// The op.
         op: String,
-        /// Why the CPU reference could not run it.
-        error: EvalError,
+        /// Why the CPU reference could not run it (boxed: it is the largest of the
+        /// front end's errors, and every `Result` carries the largest).
+        error: Box<EvalError>,
     },
     /// A graph break Tailor does not model: inside a function forward calls (Dynamo
     /// compiles that frame on its own), at `.tolist()` (Dynamo guards the list item by

@@ -29,7 +29,9 @@ pub(super) mod _tailor {
     use rustpython_vm::Interpreter;
     use rustpython_vm::builtins::{PyCode, PyFloat, PyTypeRef, PyUtf8StrRef};
     use rustpython_vm::function::ArgIntoFloat;
-    use rustpython_vm::{Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass};
+    use rustpython_vm::{
+        AsObject, Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass,
+    };
     use std::cell::{Cell, RefCell};
     use std::rc::{Rc, Weak};
 
@@ -795,6 +797,14 @@ pub(super) mod _tailor {
                     } else {
                         (&rhs, &lhs)
                     };
+                    if other.class().is(vm.ctx.types.bool_type)
+                        && call.proxy_dtype(tensor)? == DType::Bool
+                    {
+                        // A Python bool beside a bool tensor is a bool operand, as in
+                        // PyTorch: `mask | True` stays bool, `mask - True` is refused.
+                        let (a, b) = (call.tensor_or_number(&lhs)?, call.tensor_or_number(&rhs)?);
+                        return call.tensor_op(|ops, span| ops.binary(op, a, b, span));
+                    }
                     let scalar = call.scalar(other).ok_or_else(|| {
                         call.type_error(format!(
                             "unsupported operand: Tensor and {}",

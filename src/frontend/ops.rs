@@ -648,9 +648,18 @@ impl<'a> Ops<'a> {
         rhs: TensorRef,
         span: Span,
     ) -> Result<TensorRef> {
-        self.push(Op::Binary(op), &[lhs, rhs], span, |env, ctx, shapes| {
+        let logical_or = op == BinaryOp::Add
+            && self.dtype_of(&lhs) == DType::Bool
+            && self.dtype_of(&rhs) == DType::Bool;
+        let result = self.push(Op::Binary(op), &[lhs, rhs], span, |env, ctx, shapes| {
             rules::broadcast(env, ctx, &shapes[0], &shapes[1])
-        })
+        })?;
+        if logical_or {
+            // PyTorch adds two bool tensors as a logical or; the carrier's sum (0, 1 or 2)
+            // is cast back to bool (`!= 0`), fused into the same kernel.
+            return self.cast(DType::Bool, result, span);
+        }
+        Ok(result)
     }
 
     /// `torch.where(cond, a, b)`: the three broadcast together (a 0/1 `cond`).

@@ -214,7 +214,47 @@ pub enum DTypeError {
         /// Its dtype.
         dtype: DType,
     },
+    /// An op PyTorch has no bool kernel for (`-mask`, `mask - mask`, `abs(mask)`): PyTorch's
+    /// `NotImplementedError`, in its words.
+    #[error("{message}")]
+    NoBoolKernel {
+        /// PyTorch's message.
+        message: &'static str,
+    },
 }
+
+/// What PyTorch 2.15 raises for a unary op on a bool tensor (its CPU kernels' names).
+const BOOL_UNARY_REFUSALS: [(UnaryOp, &str); 7] = [
+    (
+        UnaryOp::Neg,
+        "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to \
+         invert a mask, use the `~` or `logical_not()` operator instead.",
+    ),
+    (UnaryOp::Abs, "\"abs_cpu\" not implemented for 'Bool'"),
+    (
+        UnaryOp::Floor,
+        "\"floor_vml_cpu\" not implemented for 'Bool'",
+    ),
+    (UnaryOp::Ceil, "\"ceil_vml_cpu\" not implemented for 'Bool'"),
+    (
+        UnaryOp::Round,
+        "\"round_vml_cpu\" not implemented for 'Bool'",
+    ),
+    (
+        UnaryOp::Trunc,
+        "\"trunc_vml_cpu\" not implemented for 'Bool'",
+    ),
+    (UnaryOp::Relu, "Boolean inputs not supported for relu"),
+];
+
+/// PyTorch's refusal of `a - b` for two bool tensors.
+const BOOL_SUBTRACTION: &str = "Subtraction, the `-` operator, with two bool tensors is not \
+     supported. Use the `^` or `logical_xor()` operator instead.";
+
+/// PyTorch's refusal of `mask - 1` and `1 - mask`.
+const BOOL_SCALAR_SUBTRACTION: &str = "Subtraction, the `-` operator, with a bool tensor is \
+     not supported. If you are trying to invert a mask, use the `~` or `logical_not()` \
+     operator instead.";
 
 /// Unary functions that keep an integer operand's type (the others compute in float).
 const INTEGER_PRESERVING_UNARY: [UnaryOp; 7] = [
@@ -254,13 +294,33 @@ pub fn result(op: &Op, operands: &[DType]) -> Result<DType, DTypeError> {
         | Op::Random { .. }
         | Op::Output => Ok(DType::Float32),
         Op::Cast { to } => Ok(*to),
-        Op::Unary(unary) if INTEGER_PRESERVING_UNARY.contains(unary) => Ok(match first {
-            DType::Bool if *unary != UnaryOp::Relu => DType::Int64,
-            dtype => dtype,
-        }),
+        Op::Unary(unary) if first == DType::Bool => {
+            match BOOL_UNARY_REFUSALS
+                .iter()
+                .find(|(refused, _)| refused == unary)
+            {
+                Some(&(_, message)) => Err(DTypeError::NoBoolKernel { message }),
+                None => Ok(DType::Float32),
+            }
+        }
+        Op::Unary(unary) if INTEGER_PRESERVING_UNARY.contains(unary) => Ok(first),
         Op::Unary(_) => Ok(DType::Float32),
+        Op::Binary(BinaryOp::Sub) if first == DType::Bool && operands[1] == DType::Bool => {
+            Err(DTypeError::NoBoolKernel {
+                message: BOOL_SUBTRACTION,
+            })
+        }
         Op::Binary(binary) => Ok(binary_result(*binary, first, operands[1])),
-        Op::Scalar { op: binary, .. } => Ok(binary_result(*binary, first, first)),
+        // A Python number beside a bool tensor is an int (a float retypes the result in the
+        // front end): `mask + 1` is int64.
+        Op::Scalar {
+            op: BinaryOp::Sub, ..
+        } if first == DType::Bool => Err(DTypeError::NoBoolKernel {
+            message: BOOL_SCALAR_SUBTRACTION,
+        }),
+        Op::Scalar { op: binary, .. } => {
+            Ok(binary_result(*binary, first, first.promote(DType::Int64)))
+        }
         Op::Where => {
             if first != DType::Bool {
                 return Err(DTypeError::Condition { dtype: first });
@@ -315,11 +375,14 @@ fn binary_result(op: BinaryOp, lhs: DType, rhs: DType) -> DType {
             DType::Bool
         }
         BinaryOp::Div | BinaryOp::Pow => DType::Float32,
-        _ => match lhs.promote(rhs) {
-            // bool + bool is int64 here, not PyTorch's logical or: the 0/1 carrier adds.
+        // The 0/1 carrier adds two bools to 0, 1 or 2: the sum is int64 here, and the front
+        // end casts it back to bool (PyTorch's logical or). Products, maxima and minima of
+        // bools stay 0 or 1.
+        BinaryOp::Add => match lhs.promote(rhs) {
             DType::Bool => DType::Int64,
             dtype => dtype,
         },
+        _ => lhs.promote(rhs),
     }
 }
 

@@ -43,6 +43,19 @@ pub enum EvalError {
         /// Its element count.
         elements: u128,
     },
+    /// An embedding's id outside its table (PyTorch's `IndexError: index out of range in
+    /// self`).
+    #[error(
+        "node '{node}': id {id} is outside the embedding's {rows} rows (IndexError: index out of range in self)"
+    )]
+    IdOutOfRange {
+        /// The embedding node.
+        node: String,
+        /// The id.
+        id: f32,
+        /// The table's rows.
+        rows: usize,
+    },
     /// The caller passed the wrong number of inputs or a wrong shape.
     #[error("input '{input}': expected shape {expected:?}, got {actual:?}")]
     InputShape {
@@ -444,7 +457,7 @@ pub fn eval(
                 let parts: Vec<&Tensor> = (0..node.inputs.len()).map(arg).collect();
                 cat(&parts, *dim, shape)
             }
-            Op::Embedding => embedding(arg(0), arg(1), shape),
+            Op::Embedding => embedding(&node.name, arg(0), arg(1), shape)?,
             Op::Output => continue,
         };
         values[node.id.index()] = Some(out);
@@ -956,12 +969,25 @@ fn cat(parts: &[&Tensor], dim: usize, shape: Vec<usize>) -> Tensor {
     Tensor { shape, data }
 }
 
-fn embedding(indices: &Tensor, weight: &Tensor, shape: Vec<usize>) -> Tensor {
+/// The rows of `weight` the ids pick; an id outside the table is PyTorch's IndexError.
+fn embedding(
+    node: &str,
+    indices: &Tensor,
+    weight: &Tensor,
+    shape: Vec<usize>,
+) -> Result<Tensor, EvalError> {
     let (rows, width) = (weight.shape[0], weight.shape[1]);
     let mut data = Vec::with_capacity(indices.len() * width);
     for &value in &indices.data {
+        if value < 0.0 || value >= rows as f32 {
+            return Err(EvalError::IdOutOfRange {
+                node: node.to_string(),
+                id: value,
+                rows,
+            });
+        }
         let row = embedding_row(value, rows);
         data.extend_from_slice(&weight.data[row * width..(row + 1) * width]);
     }
-    Tensor { shape, data }
+    Ok(Tensor { shape, data })
 }

@@ -54,6 +54,25 @@ try:
 except RuntimeError as e:
     print("RuntimeError:", e)
 
+# Bools: + is a logical or, * a logical and, a Python bool stays bool and an int promotes;
+# subtraction, negation and the integer rounding functions have no bool kernel.
+a = torch.tensor([True, True, False, False])
+b = torch.tensor([True, False, True, False])
+print(a + b, a * b, torch.maximum(a, b), a + 1, (a + 1).dtype, a.sum())
+print(a & b, a | b, a ^ b, a & True, a | False, a + True, (a * True).dtype)
+for refused in [lambda: a - b, lambda: a - 1, lambda: 1 - a, lambda: -a, lambda: a.abs(),
+                lambda: torch.relu(a)]:
+    try:
+        refused()
+    except NotImplementedError as e:
+        print("NotImplementedError:", e)
+
+# An id outside the table is an IndexError.
+try:
+    F.embedding(torch.tensor([5]), torch.randn(3, 2))
+except IndexError as e:
+    print("IndexError:", e)
+
 # Compiled: the ids' dtype is part of the guards; a new dtype recompiles.
 model = Tagger().eval()
 compiled = torch.compile(model)
@@ -64,3 +83,5 @@ print(f(torch.ones(3)), f(torch.ones(3, dtype=torch.long)), f(torch.ones(3, dtyp
 print(f(torch.ones(3, dtype=torch.long)))
 top = torch.compile(lambda x: x.argmax(-1), dynamic=True)
 print(top(scores), top(torch.cos(torch.arange(15).view(3, 5) * 0.7)))
+either = torch.compile(lambda m, n: (m + n).sum() + (m & n).sum())
+print(either(a, b), either(a, b).dtype)
