@@ -147,7 +147,7 @@ async function guarded(work) {
     ctx.model = null;
     ctx.compilation = null;
     ctx.instance += 1;
-    showError({ kind: "panic", message: `${t("error.panic")}\n${detail}` });
+    showError({ kind: "panic", message: detail, intro: "error.panic" });
     await loadCompiler();
     for (const hook of ctx.onRestart) hook();
     await compile({ keepError: true });
@@ -161,11 +161,12 @@ ctx.guarded = guarded;
 // Errors
 
 /** Shows a compiler error with its source line and a caret under the column (again, in the
- * other language, when the language changes). */
+ * other language, when the language changes). The page's own errors put the text of their
+ * `intro` key before the message. */
 function showError(error) {
   ctx.shownError = error;
   const kind = error.kind ?? "call";
-  const text = errorText(error, { place: false });
+  const text = (error.intro ? `${t(error.intro)}\n` : "") + errorText(error, { place: false });
   const parts = [h("strong", {}, `${t("kind." + kind)}: `), text];
   if (error.line) {
     const lines = ui.editor.value.split("\n");
@@ -885,7 +886,7 @@ async function main() {
   try {
     await loadCompiler();
   } catch (error) {
-    showError({ kind: "panic", message: `${t("error.load")}\n${error?.message ?? error}` });
+    showError({ kind: "panic", message: String(error?.message ?? error), intro: "error.load" });
     setStatus("status.loadFailed");
     return;
   }
