@@ -18,6 +18,7 @@ use crate::frontend::{
 };
 use crate::graph::{Graph, Span, TracedArg};
 use crate::guard::{ArgValue, AttributePath, CallShapes, GuardSet};
+use crate::message::{Message, MessageId};
 use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv, ShapeError};
 use crate::symbolic::{Expr, SymbolNames};
 use crate::weights::{self, WeightsError};
@@ -151,6 +152,9 @@ pub struct CallEvent {
     pub reasons: Vec<(usize, String)>,
     /// The error, for `error`.
     pub error: Option<String>,
+    /// The error as a message for the page's languages (`error` is its English text).
+    #[serde(skip)]
+    pub error_message: Option<Message>,
     /// Where in the source the error points, when it does.
     pub error_span: Option<Span>,
     /// Whether the error is in the program itself, so every call would fail alike.
@@ -186,6 +190,15 @@ impl CallEvent {
     /// Every frame's call of this call, in order: the function's, then each resume's.
     pub fn frames(&self) -> impl Iterator<Item = &CallEvent> {
         std::iter::once(self).chain(self.breaks.iter().map(|b| &b.call))
+    }
+
+    /// Records `err` as this call's error.
+    fn fail(&mut self, err: &FrontendError) {
+        self.action = Action::Error;
+        self.error = Some(err.to_string());
+        self.error_message = Some(err.message());
+        self.error_span = err.span();
+        self.error_in_program = err.is_in_program();
     }
 
     /// The first error of any frame's call, when there is one.
@@ -529,9 +542,7 @@ impl CodeCache {
             });
             match too_large {
                 Some(err) => {
-                    event.action = Action::Error;
-                    event.error = Some(err.to_string());
-                    event.error_in_program = err.is_in_program();
+                    event.fail(&err);
                 }
                 None => {
                     let values = match values {
@@ -559,10 +570,7 @@ impl CodeCache {
         let (points, mut printed) = match probed {
             Ok(probed) => (probed.points, probed.printed),
             Err(err) => {
-                event.action = Action::Error;
-                event.error = Some(err.to_string());
-                event.error_span = err.span();
-                event.error_in_program = err.is_in_program();
+                event.fail(&err);
                 return;
             }
         };
@@ -668,6 +676,7 @@ impl CodeCache {
             compile_id: None,
             reasons: Vec::new(),
             error: None,
+            error_message: None,
             error_span: None,
             error_in_program: false,
             warning: None,
@@ -748,15 +757,16 @@ impl CodeCache {
                     "{} reached the recompile limit; running a resume function eagerly is not modelled yet",
                     code.function
                 ));
+                event.error_message = Some(Message::new(
+                    MessageId::ResumeAtRecompileLimit,
+                    &[&code.function],
+                ));
                 return event;
             }
             // The call runs eagerly, and PyTorch raises what the eager run raises: the call
             // is an error then, not an eager call (no entry is added either way).
             if let Err(err) = self.eager_capture(call, false) {
-                event.action = Action::Error;
-                event.error = Some(err.to_string());
-                event.error_span = err.span();
-                event.error_in_program = err.is_in_program();
+                event.fail(&err);
             }
             return event;
         }
@@ -776,10 +786,7 @@ impl CodeCache {
                 code.entries.insert(0, entry);
             }
             Err(err) => {
-                event.action = Action::Error;
-                event.error = Some(err.to_string());
-                event.error_span = err.span();
-                event.error_in_program = err.is_in_program();
+                event.fail(&err);
             }
         }
         code.attempts += 1;

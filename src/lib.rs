@@ -18,6 +18,7 @@ pub mod frontend;
 pub mod graph;
 pub mod guard;
 pub mod lower;
+pub mod message;
 pub mod quiz;
 pub mod runtime;
 pub mod script;

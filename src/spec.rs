@@ -14,14 +14,12 @@ use crate::guard::{ArgValue, CallShapes};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
     /// The text does not follow the grammar.
-    #[error("malformed {what} '{text}': {detail}")]
+    #[error("malformed {} '{text}': {malformation}", .malformation.what())]
     Malformed {
-        /// `shapes` or `mark`.
-        what: &'static str,
         /// The offending text.
         text: String,
-        /// What was expected.
-        detail: String,
+        /// What is wrong with it.
+        malformation: Malformation,
     },
     /// An input name the function does not take.
     #[error("unknown input '{name}' (the model's inputs are: {known})")]
@@ -51,11 +49,90 @@ pub enum InputError {
     },
 }
 
-fn malformed(what: &'static str, text: &str, detail: impl Into<String>) -> InputError {
+/// What is wrong with a malformed shapes or mark text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Malformation {
+    /// A shapes part without `=`.
+    #[error("expected NAME=D,D,… such as x=8,64 (or NAME=int(N), NAME=True)")]
+    NotNameValue,
+    /// An input given twice.
+    #[error("input '{name}' is given twice")]
+    GivenTwice {
+        /// The input.
+        name: String,
+    },
+    /// `int(…)` of something else.
+    #[error("'{value}' is not an int (a whole number that fits in 64 bits)")]
+    NotInt {
+        /// The text inside `int(…)`.
+        value: String,
+    },
+    /// `float(…)` of something else.
+    #[error("'{value}' is not a float")]
+    NotFloat {
+        /// The text inside `float(…)`.
+        value: String,
+    },
+    /// The dtype suffix of `x=2,3:int64` names no dtype Tailor has.
+    #[error("'{name}' is not a dtype Tailor has (float32, int64 or bool)")]
+    UnknownDType {
+        /// The suffix.
+        name: String,
+    },
+    /// A negative size.
+    #[error("size {size} is negative")]
+    NegativeSize {
+        /// The size.
+        size: i64,
+    },
+    /// A size that is not a number.
+    #[error("'{value}' is not a size (a non-negative integer below 2^63)")]
+    NotSize {
+        /// The text.
+        value: String,
+    },
+    /// A mark's dim, `MIN` or `MAX` that is not a non-negative integer.
+    #[error("{part} '{value}' is not a non-negative integer")]
+    MarkNumber {
+        /// `dim`, `MIN` or `MAX`.
+        part: &'static str,
+        /// The text.
+        value: String,
+    },
+    /// A mark whose `MAX` is below its `MIN`.
+    #[error("MAX is below MIN")]
+    MaxBelowMin,
+    /// A mark of neither form.
+    #[error("expected INPUT:DIM or INPUT:DIM:MIN:MAX")]
+    MarkForm,
+    /// A static mark with a range.
+    #[error("mark_static takes INPUT:DIM only")]
+    StaticMark,
+}
+
+impl Malformation {
+    /// Which grammar it breaks: `shapes` or `mark`.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Malformation::NotNameValue
+            | Malformation::GivenTwice { .. }
+            | Malformation::NotInt { .. }
+            | Malformation::NotFloat { .. }
+            | Malformation::UnknownDType { .. }
+            | Malformation::NegativeSize { .. }
+            | Malformation::NotSize { .. } => "shapes",
+            Malformation::MarkNumber { .. }
+            | Malformation::MaxBelowMin
+            | Malformation::MarkForm
+            | Malformation::StaticMark => "mark",
+        }
+    }
+}
+
+fn malformed(text: &str, malformation: Malformation) -> InputError {
     InputError::Malformed {
-        what,
         text: text.to_string(),
-        detail: detail.into(),
+        malformation,
     }
 }
 
@@ -64,13 +141,9 @@ fn malformed(what: &'static str, text: &str, detail: impl Into<String>) -> Input
 pub fn parse_shapes(text: &str, names: &[String]) -> Result<CallShapes, InputError> {
     let mut given: Vec<(String, ArgValue)> = Vec::new();
     for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, value) = part.split_once('=').ok_or_else(|| {
-            malformed(
-                "shapes",
-                part,
-                "expected NAME=D,D,… such as x=8,64 (or NAME=int(N), NAME=True)",
-            )
-        })?;
+        let (name, value) = part
+            .split_once('=')
+            .ok_or_else(|| malformed(part, Malformation::NotNameValue))?;
         let name = name.trim();
         if !names.iter().any(|n| n == name) {
             return Err(InputError::UnknownInput {
@@ -80,9 +153,10 @@ pub fn parse_shapes(text: &str, names: &[String]) -> Result<CallShapes, InputErr
         }
         if given.iter().any(|(n, _)| n == name) {
             return Err(malformed(
-                "shapes",
                 part,
-                format!("input '{name}' is given twice"),
+                Malformation::GivenTwice {
+                    name: name.to_string(),
+                },
             ));
         }
         given.push((name.to_string(), parse_value(part, value.trim())?));
@@ -118,12 +192,10 @@ fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
     {
         return int.trim().parse::<i64>().map(ArgValue::Int).map_err(|_| {
             malformed(
-                "shapes",
                 part,
-                format!(
-                    "'{}' is not an int (a whole number that fits in 64 bits)",
-                    int.trim()
-                ),
+                Malformation::NotInt {
+                    value: int.trim().to_string(),
+                },
             )
         });
     }
@@ -135,7 +207,14 @@ fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
             .trim()
             .parse::<f64>()
             .map(ArgValue::Float)
-            .map_err(|_| malformed("shapes", part, format!("'{}' is not a float", float.trim())));
+            .map_err(|_| {
+                malformed(
+                    part,
+                    Malformation::NotFloat {
+                        value: float.trim().to_string(),
+                    },
+                )
+            });
     }
     // `2,16:int64`: the sizes, then the dtype (float32 when absent).
     let (value, dtype) = match value.split_once(':') {
@@ -144,12 +223,10 @@ fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
             Some(dtype) => (sizes.trim(), dtype),
             None => {
                 return Err(malformed(
-                    "shapes",
                     part,
-                    format!(
-                        "'{}' is not a dtype Tailor has (float32, int64 or bool)",
-                        name.trim()
-                    ),
+                    Malformation::UnknownDType {
+                        name: name.trim().to_string(),
+                    },
                 ));
             }
         },
@@ -163,11 +240,12 @@ fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
             let d = d.trim();
             match d.parse::<i64>() {
                 Ok(v) if v >= 0 => Ok(v),
-                Ok(v) => Err(malformed("shapes", part, format!("size {v} is negative"))),
+                Ok(v) => Err(malformed(part, Malformation::NegativeSize { size: v })),
                 Err(_) => Err(malformed(
-                    "shapes",
                     part,
-                    format!("'{d}' is not a size (a non-negative integer below 2^63)"),
+                    Malformation::NotSize {
+                        value: d.to_string(),
+                    },
                 )),
             }
         })
@@ -178,12 +256,14 @@ fn parse_value(part: &str, value: &str) -> Result<ArgValue, InputError> {
 /// Parses `x:0` or `x:0:2:512` (`MAX` may be `inf`).
 pub fn parse_mark(text: &str, names: &[String]) -> Result<MarkDynamic, InputError> {
     let parts: Vec<&str> = text.split(':').map(str::trim).collect();
-    let number = |p: &str, what: &str| -> Result<i64, InputError> {
+    let number = |p: &str, part: &'static str| -> Result<i64, InputError> {
         p.parse::<i64>().ok().filter(|v| *v >= 0).ok_or_else(|| {
             malformed(
-                "mark",
                 text,
-                format!("{what} '{p}' is not a non-negative integer"),
+                Malformation::MarkNumber {
+                    part,
+                    value: p.to_string(),
+                },
             )
         })
     };
@@ -197,16 +277,12 @@ pub fn parse_mark(text: &str, names: &[String]) -> Result<MarkDynamic, InputErro
             };
             let min = number(min, "MIN")?;
             if max.is_some_and(|m| m < min) {
-                return Err(malformed("mark", text, "MAX is below MIN"));
+                return Err(malformed(text, Malformation::MaxBelowMin));
             }
             (*input, number(dim, "dim")?, Some(min), max)
         }
         _ => {
-            return Err(malformed(
-                "mark",
-                text,
-                "expected INPUT:DIM or INPUT:DIM:MIN:MAX",
-            ));
+            return Err(malformed(text, Malformation::MarkForm));
         }
     };
     if !names.iter().any(|n| n == input) {
@@ -227,7 +303,7 @@ pub fn parse_mark(text: &str, names: &[String]) -> Result<MarkDynamic, InputErro
 pub fn parse_static_mark(text: &str, names: &[String]) -> Result<(String, usize), InputError> {
     let mark = parse_mark(text, names)?;
     if mark.min.is_some() {
-        return Err(malformed("mark", text, "mark_static takes INPUT:DIM only"));
+        return Err(malformed(text, Malformation::StaticMark));
     }
     Ok((mark.input, mark.dim))
 }

@@ -159,7 +159,7 @@ fn arguments_hint(file: &str) -> &'static str {
     }
 }
 
-fn keys_message(missing: &[String], unexpected: &[String]) -> String {
+pub(crate) fn keys_message(missing: &[String], unexpected: &[String]) -> String {
     let mut parts = Vec::new();
     if !missing.is_empty() {
         parts.push(format!("missing {}", missing.join(", ")));

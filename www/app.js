@@ -18,7 +18,7 @@ import { graphId, hasBreaks, renderBreaks } from "./js/breaks.js";
 import { copyBar, download } from "./js/copy.js";
 import { bi, fill, formatMs, h, scrollWithin } from "./js/dom.js";
 import { createEditor } from "./js/editor.js";
-import { both, language, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
+import { both, errorText, language, message, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
 import { renderGraph } from "./js/graph.js";
 import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
 import { setupLab } from "./js/lab.js";
@@ -99,6 +99,8 @@ const ctx = {
   rerender: [],
   /** What the status line says (`setStatus`), to say again in the other language. */
   status: null,
+  /** The error on show (`showError`), to show again in the other language. */
+  shownError: null,
   /** Hooks that run after each successful compile (the lab and widgets refresh). */
   onCompiled: [],
   /** Hooks that run when the module was re-initialised after a panic. */
@@ -145,7 +147,7 @@ async function guarded(work) {
     ctx.model = null;
     ctx.compilation = null;
     ctx.instance += 1;
-    showError({ kind: "panic", message: `${t("error.panic")}\n${detail}` });
+    showError({ kind: "panic", message: detail, intro: "error.panic" });
     await loadCompiler();
     for (const hook of ctx.onRestart) hook();
     await compile({ keepError: true });
@@ -158,10 +160,14 @@ ctx.guarded = guarded;
 // ---------------------------------------------------------------------------------------
 // Errors
 
-/** Shows a compiler error with its source line and a caret under the column. */
+/** Shows a compiler error with its source line and a caret under the column (again, in the
+ * other language, when the language changes). The page's own errors put the text of their
+ * `intro` key before the message. */
 function showError(error) {
+  ctx.shownError = error;
   const kind = error.kind ?? "call";
-  const parts = [h("strong", {}, `${t("kind." + kind)}: `), error.message ?? String(error)];
+  const text = (error.intro ? `${t(error.intro)}\n` : "") + errorText(error, { place: false });
+  const parts = [h("strong", {}, `${t("kind." + kind)}: `), text];
   if (error.line) {
     const lines = ui.editor.value.split("\n");
     const text = lines[error.line - 1] ?? "";
@@ -173,7 +179,7 @@ function showError(error) {
     );
   }
   fill(ui.error, ...parts);
-  if (error.line) ui.editor.markError(error.line, error.col ?? 1, error.message ?? String(error));
+  if (error.line) ui.editor.markError(error.line, error.col ?? 1, text);
   else ui.editor.clearError();
   ui.error.dataset.kind = kind;
   ui.error.hidden = false;
@@ -182,16 +188,18 @@ function showError(error) {
 ctx.showError = showError;
 
 function clearError() {
+  ctx.shownError = null;
   ui.editor.clearError();
   ui.error.hidden = true;
   ui.error.replaceChildren();
   delete ui.error.dataset.kind;
 }
 
-/** An exception from the API as `{ kind, message, line, col }`. */
+/** An exception from the API as `{ kind, message, messageId, messageArgs, line, col }`. */
 function asError(error) {
   if (error && typeof error === "object" && "message" in error) {
-    return { kind: error.kind ?? "call", message: error.message, line: error.line, col: error.col };
+    const { message, messageId, messageArgs, line, col } = error;
+    return { kind: error.kind ?? "call", message, messageId, messageArgs, line, col };
   }
   return { kind: "call", message: String(error) };
 }
@@ -701,7 +709,8 @@ function renderGuards(guards, list, verdicts = null) {
       h("div", { class: "guard-meta" },
         h("span", {}, `${t("guards.symbolic")}: `), h("code", {}, guard.symbolic)),
       h("div", { class: "guard-meta" },
-        h("span", {}, `${t("guards.from")}: `), guard.provenance,
+        h("span", { class: "guard-from" }, `${t("guards.from")}: `),
+        h("span", { class: "provenance" }, message(guard.provenanceMessage)),
         guard.span ? h("span", { class: "where" }, ` (${t("guards.line", guard.span.line)})`) : null));
     if (guard.span && list === ui.guards) {
       item.tabIndex = 0;
@@ -727,7 +736,7 @@ async function exportTrace() {
     download(json, TRACE_FILE, "application/json");
     fill(ui.traceExportStatus, ...bi(both("export.done", TRACE_FILE)));
   } catch (error) {
-    fill(ui.traceExportStatus, h("span", { class: "error-text" }, asError(error).message));
+    fill(ui.traceExportStatus, h("span", { class: "error-text" }, errorText(error)));
   }
 }
 
@@ -769,6 +778,7 @@ function applyLanguage(lang) {
   renderBanner();
   renderMarks();
   renderStep();
+  if (ctx.shownError && !ui.error.hidden) showError(ctx.shownError);
   const custom = ui.preset.querySelector('option[value="custom"]');
   if (custom) custom.textContent = t("preset.custom");
   for (const rerender of ctx.rerender) rerender();
@@ -876,7 +886,7 @@ async function main() {
   try {
     await loadCompiler();
   } catch (error) {
-    showError({ kind: "panic", message: `${t("error.load")}\n${error?.message ?? error}` });
+    showError({ kind: "panic", message: String(error?.message ?? error), intro: "error.load" });
     setStatus("status.loadFailed");
     return;
   }

@@ -19,9 +19,9 @@ use crate::graph::{
     DType, DTypeError, EvalError, Graph, Init, MAX_ELEMENTS, NodeId, Op, Returned, Scalar, Shape,
     Span, Tensor, TracedArg, element_count,
 };
-use crate::shape::Origin;
 use crate::shape::ShapeEnv;
 use crate::shape::rules::OpCtx;
+use crate::shape::{Asker, Origin};
 use crate::symbolic::{Bindings, CmpOp, Expr, Rel};
 use rustpython_vm::builtins::{
     PyBaseExceptionRef, PyCode, PyFloat, PyInt, PyList, PySlice, PyTuple, PyTypeRef,
@@ -974,7 +974,10 @@ impl<'vm> Call<'vm> {
             return Err(self.unsupported("a symbolic float outside forward", ""));
         };
         let origin = Origin {
-            what: format!("'{what}' on the float {name}"),
+            what: Asker::FloatCondition {
+                construct: what,
+                name: name.clone(),
+            },
             span: Some(self.span),
         };
         Ok(capture.env.decide_float(&name, value, op, rhs, origin))
@@ -1124,14 +1127,14 @@ impl<'vm> Call<'vm> {
         self.evaluate(rel, decision.what, decision.span)
     }
 
-    fn evaluate(&self, rel: &Rel, what: &str, span: Span) -> Result<bool> {
+    fn evaluate(&self, rel: &Rel, what: &'static str, span: Span) -> Result<bool> {
         let mut capture = self.session.capture.borrow_mut();
         let Some(capture) = capture.as_mut() else {
             return Err(self.unsupported("a condition on a tensor size outside forward", ""));
         };
         capture.env.node_cursor = capture.graph.nodes.len();
         let origin = Origin {
-            what: format!("'{what}' on sizes"),
+            what: Asker::SizeCondition(what),
             span: Some(span),
         };
         Ok(capture.env.evaluate(rel, &origin))

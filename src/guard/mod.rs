@@ -15,11 +15,13 @@
 //! dims, each int's value).
 
 mod order;
+mod provenance;
 
 use crate::graph::{DType, Shape, TracedArg};
 use crate::shape::{DimSource, ShapeEnv, ShapeEvent};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
 use order::AttributeNode;
+pub use provenance::Provenance;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -460,8 +462,16 @@ pub struct Guard {
     pub reason: String,
     /// Symbol form: `2 <= s0`.
     pub symbolic: SymbolicForm,
-    /// Where it came from, in words.
-    pub provenance: String,
+    /// Where it came from (printed in English; `Provenance::message` for the page).
+    #[serde(serialize_with = "serialize_provenance")]
+    pub provenance: Provenance,
+}
+
+fn serialize_provenance<S: serde::Serializer>(
+    provenance: &Provenance,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(provenance)
 }
 
 /// A guard's symbol form, kept as data so that it prints with the names of the running
@@ -865,9 +875,7 @@ impl<'a> Producer<'a> {
                 ),
                 reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
                 symbolic: SymbolicForm::Words(format!("{input} is not marked dynamic")),
-                provenance:
-                    "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry"
-                        .into(),
+                provenance: Provenance::Unmarked,
             };
             out.push(guard, Check::Unmarked(i));
         }
@@ -896,24 +904,22 @@ impl<'a> Producer<'a> {
             let duck = self.env.events().iter().any(
                 |(_, event)| matches!(event, ShapeEvent::DuckShared { source, .. } if *source == here.to_source()),
             );
+            let (dim_source, value) = (here.to_source(), expr.to_source(&source_name));
             let provenance = if fixed_symbol {
-                format!(
-                    "{} was a symbol, fixed to {} while tracing",
-                    here.to_source(),
-                    expr.to_source(&source_name)
-                )
+                Provenance::FixedSymbol {
+                    dim: dim_source,
+                    value,
+                }
             } else if duck {
-                format!(
-                    "duck sizing: {} had the same size as {}",
-                    here.to_source(),
-                    expr.to_source(&source_name)
-                )
+                Provenance::DuckSizing {
+                    dim: dim_source,
+                    other: value,
+                }
             } else {
-                format!(
-                    "{} was solved to {} while tracing",
-                    here.to_source(),
-                    expr.to_source(&source_name)
-                )
+                Provenance::Solved {
+                    dim: dim_source,
+                    value,
+                }
             };
             let guard = Guard {
                 kind: GuardKind::InputEquality,
@@ -953,7 +959,7 @@ impl<'a> Producer<'a> {
                     stride.to_source(&short_name)
                 ),
                 symbolic: SymbolicForm::Equals(format!("{input}.stride()[{dim}]"), stride),
-                provenance: "contiguous input: its stride is the product of the later sizes".into(),
+                provenance: Provenance::Contiguous,
             };
             out.push(guard, Check::Contiguous);
         }
@@ -973,7 +979,7 @@ impl<'a> Producer<'a> {
                     source: format!("L['{name}'] {} {rhs}", decided.op),
                     reason: format!("{name} {} {rhs}", decided.op),
                     symbolic: SymbolicForm::Words(format!("{name} {} {rhs}", decided.op)),
-                    provenance: decided.origin.to_string(),
+                    provenance: Provenance::Recorded(decided.origin.clone()),
                 };
                 out.push(guard, Check::Float(position, decided.op, decided.rhs));
             }
@@ -982,9 +988,7 @@ impl<'a> Producer<'a> {
                 source: format!("not math.isnan(L['{name}'])"),
                 reason: format!("not math.isnan({name})"),
                 symbolic: SymbolicForm::Words(format!("{name} is not NaN")),
-                provenance:
-                    "implicit guard for float input due to NaN specialization in the framework"
-                        .into(),
+                provenance: Provenance::NanSpecialization,
             };
             out.push(guard, Check::NotNan(position));
         }
@@ -1022,7 +1026,7 @@ impl<'a> Producer<'a> {
                 source: to_form(&source_name),
                 reason: to_form(&short_name),
                 symbolic: SymbolicForm::Rel(rel.clone()),
-                provenance: format!("{}", recorded.origin),
+                provenance: Provenance::Recorded(recorded.origin.clone()),
             };
             let slotted = Rel::new(
                 to_slots(&rel.lhs, &self.sources),
@@ -1070,29 +1074,20 @@ impl<'a> Producer<'a> {
     }
 
     /// Why `sym` has `range`: a `mark_dynamic`, 0/1 specialization, or narrowing while tracing.
-    fn range_provenance(&self, sym: Sym, range: ValueRange) -> String {
+    fn range_provenance(&self, sym: Sym, range: ValueRange) -> Provenance {
         let info = &self.env.symbols()[sym.index()];
         match (info.mark, range == crate::shape::DEFAULT_RANGE) {
             (Some(mark), _) => {
-                let bound = |b: Option<i64>| b.map_or("None".to_string(), |v| v.to_string());
                 let declared = ValueRange::new(mark.min, mark.max);
                 let start = crate::shape::DEFAULT_RANGE.intersect(&declared);
-                let narrowed = if start == Some(range) {
-                    String::new()
-                } else {
-                    format!(", then narrowed to {range} while tracing")
-                };
-                format!(
-                    "mark_dynamic(min={}, max={}) intersected with the default [2, int_oo]{narrowed}",
-                    bound(mark.min),
-                    bound(mark.max)
-                )
+                Provenance::MarkDynamic {
+                    min: mark.min,
+                    max: mark.max,
+                    narrowed: (start != Some(range)).then_some(range),
+                }
             }
-            (None, true) => {
-                "0/1 specialization: sizes 0 and 1 get their own entries, so symbols start at 2"
-                    .to_string()
-            }
-            (None, false) => format!("range {range} narrowed while tracing"),
+            (None, true) => Provenance::ZeroOneSpecialization,
+            (None, false) => Provenance::Narrowed(range),
         }
     }
 }

@@ -97,8 +97,9 @@ pub struct SymbolInfo {
 /// What caused a guard: an op's shape check, a branch in user code, or the framework.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Origin {
-    /// A short description: `linear 'linear'`, `if`, `view 'view'`.
-    pub what: String,
+    /// Who asked: `linear 'linear'`, `'if' on sizes`, `'if' on the float f`.
+    #[serde(serialize_with = "serialize_display")]
+    pub what: Asker,
     /// The source position, when the guard comes from user code.
     pub span: Option<Span>,
 }
@@ -110,6 +111,42 @@ impl fmt::Display for Origin {
             None => write!(f, "{}", self.what),
         }
     }
+}
+
+/// Who asked a size (or a float) for a decision; kept as data so the page can word it in
+/// its own language (`message::MessageId::AskedBy*`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Asker {
+    /// An op's shape rule: `linear 'linear_1'` (the op and its node, PyTorch's names).
+    Op(String),
+    /// A construct of the user's code deciding on sizes: `if`, `while`, `assert`, `int()`.
+    SizeCondition(&'static str),
+    /// A construct deciding on a symbolic float argument.
+    FloatCondition {
+        /// The construct: `if`, `condition`, ….
+        construct: &'static str,
+        /// The float argument.
+        name: String,
+    },
+}
+
+impl fmt::Display for Asker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Asker::Op(op) => write!(f, "{op}"),
+            Asker::SizeCondition(construct) => write!(f, "'{construct}' on sizes"),
+            Asker::FloatCondition { construct, name } => {
+                write!(f, "'{construct}' on the float {name}")
+            }
+        }
+    }
+}
+
+fn serialize_display<S: serde::Serializer>(
+    value: &impl fmt::Display,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
 }
 
 /// A shape fact that compiled code relies on, in symbol form.

@@ -5,7 +5,7 @@
 //! needs to compare goes through `ShapeEnv::expect_equal` / `evaluate`, which records the
 //! guard (PyTorch's meta kernels do the same through `ShapeEnv.evaluate_expr`).
 
-use super::{Origin, ShapeEnv, ShapeError};
+use super::{Asker, Origin, ShapeEnv, ShapeError};
 use crate::graph::{ReduceKind, Shape, Span, shape_to_string};
 use crate::symbolic::{CmpOp, Expr, Rel};
 
@@ -21,7 +21,7 @@ pub struct OpCtx {
 impl OpCtx {
     fn origin(&self) -> Origin {
         Origin {
-            what: self.what.clone(),
+            what: Asker::Op(self.what.clone()),
             span: Some(self.span),
         }
     }

@@ -13,6 +13,7 @@
 use super::view::{self, NodeView, ReasonView, SpanView};
 use crate::cache::{CallEvent, CodeCache};
 use crate::frontend::{BreakReason, GraphBreak, Output};
+use crate::message::Message;
 use crate::symbolic::SymbolNaming;
 use serde::Serialize;
 
@@ -64,8 +65,10 @@ pub(super) struct GraphView {
     action: String,
     /// The first failing guard of each of the frame's entries checked, in lookup order.
     reasons: Vec<ReasonView>,
-    /// The frame's error, for `error`.
+    /// The frame's error, for `error`, in English.
     error: Option<String>,
+    /// The same as a message for the page's languages: `{ id, args }`.
+    error_message: Option<Message>,
     /// Where that error points.
     error_span: Option<SpanView>,
     /// The graph's text (the graph stage's form), when an entry ran.
@@ -119,6 +122,7 @@ fn graph_view(
         action: call.action.to_string(),
         reasons: view::reason_views(&call.reasons),
         error: call.error.clone(),
+        error_message: call.error_message.clone(),
         error_span: view::span_view(call.error_span),
         text: entry.map(|e| e.graph.to_string()),
         nodes: entry.map_or_else(Vec::new, |e| view::node_views(&e.graph)),
@@ -146,8 +150,10 @@ pub(super) struct ResumeCallView {
     entry: Option<usize>,
     /// The first failing guard of each of the frame's entries checked.
     reasons: Vec<ReasonView>,
-    /// The error, for `error`.
+    /// The error, for `error`, in English.
     error: Option<String>,
+    /// The same as a message for the page's languages: `{ id, args }`.
+    error_message: Option<Message>,
     /// The break it resumes after.
     graph_break: BreakView,
 }
@@ -164,6 +170,7 @@ pub(super) fn resume_call_views(event: &CallEvent) -> Vec<ResumeCallView> {
             entry: resume.call.entry,
             reasons: view::reason_views(&resume.call.reasons),
             error: resume.call.error.clone(),
+            error_message: resume.call.error_message.clone(),
             graph_break: break_view(&resume.graph_break, &resume.function),
         })
         .collect()

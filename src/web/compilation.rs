@@ -9,13 +9,14 @@
 //! Invariant: it owns a cache of its own, so inspecting never changes a model's entries;
 //! a run in flight owns what it uses, so freeing the compilation never breaks it.
 
-use super::convert::{call_inputs, from_error, js_error, to_js};
+use super::convert::{self, call_inputs, from_error, js_error, to_js};
 use super::kernels;
 use super::view;
 use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
 use crate::codegen::Mode;
 use crate::guard::CallShapes;
 use crate::lower::Schedule;
+use crate::message::{Message, MessageId};
 use crate::runtime::executor::{self, Backend, Executor, Job, RunOptions};
 use crate::spec;
 use crate::symbolic::{Bindings, SymbolNaming};
@@ -52,10 +53,7 @@ impl Compilation {
             .map_err(|err| from_error(&err.into()))?;
         let event = cache.call(0, config, &call, marks, &super::now_ms).clone();
         if event.action != Action::Compile {
-            let message = event
-                .error
-                .unwrap_or_else(|| "the call did not compile".into());
-            return Err(js_error("compile", &message, event.error_span));
+            return Err(convert::compile_error(&event));
         }
         let executor = Executor::new(Rc::clone(&backend), Rc::new(super::now_ms));
         Ok(Compilation {
@@ -140,13 +138,13 @@ impl Compilation {
         let call = self.cache.with_attributes_now(self.entry().id, call);
         let guards = &self.entry().guards;
         if let Err(failure) = guards.check(&call, &self.marked()) {
-            return Err(js_error(
+            let (spec, reason) = (call.to_spec(), guards.reason(&failure));
+            return Err(convert::js_error_message(
                 "call",
                 &format!(
-                    "{} fails this entry's guards ({}); a model call would compile another entry",
-                    call.to_spec(),
-                    guards.reason(&failure)
+                    "{spec} fails this entry's guards ({reason}); a model call would compile another entry"
                 ),
+                &Message::new(MessageId::GuardsFailed, &[&spec, &reason]),
                 None,
             ));
         }

@@ -2,14 +2,16 @@
 //!
 //! Input: whatever a page passes (plain objects, arrays, strings, `Float32Array`s). Output:
 //! `Options`-like Rust values, or a thrown `TailorError` (a JS `Error` with `kind`, `line`
-//! and `col`) that says which field was wrong. Invariant: nothing here panics on bad input;
+//! and `col`, and for the compiler's errors `messageId` and `messageArgs`, which the page
+//! translates) that says which field was wrong. Invariant: nothing here panics on bad input;
 //! every malformed value becomes an error the page can show.
 
-use crate::cache::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
+use crate::cache::{CallEvent, CallMarks, CompileConfig, DynamicMode, MarkDynamic};
 use crate::error::Error;
 use crate::frontend::FrontendError;
 use crate::graph::{DType, Span, Tensor};
 use crate::guard::{ArgValue, CallShapes};
+use crate::message::Message;
 use crate::spec;
 use crate::symbolic::SymbolNaming;
 use js_sys::{Array, Float32Array, Object, Reflect};
@@ -23,6 +25,29 @@ pub(super) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     value
         .serialize(&serializer)
         .expect("views hold only strings, numbers, booleans, arrays and objects")
+}
+
+/// A `TailorError` (as `js_error` makes it) that also carries the message for the page's
+/// languages: `messageId` and `messageArgs` (`message` stays the English text).
+pub(super) fn js_error_message(
+    kind: &str,
+    english: &str,
+    message: &Message,
+    span: Option<Span>,
+) -> JsValue {
+    let error = js_error(kind, english, span);
+    set(&error, "messageId", &to_js(&message.id));
+    set(&error, "messageArgs", &to_js(&message.args));
+    error
+}
+
+/// The error of a call that failed to compile (`CallEvent::error`), as a `TailorError`.
+pub(super) fn compile_error(event: &CallEvent) -> JsValue {
+    let english = event.error.as_deref().unwrap_or("the call did not compile");
+    match &event.error_message {
+        Some(message) => js_error_message("compile", english, message, event.error_span),
+        None => js_error("compile", english, event.error_span),
+    }
 }
 
 /// A JS `Error` named `TailorError` with a `kind` and, when known, the source `line`/`col`.
@@ -75,7 +100,12 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
 
 /// A compiler error as a thrown JS value.
 pub(super) fn from_error(error: &Error) -> JsValue {
-    js_error(error_kind(error), &error.to_string(), error.span())
+    js_error_message(
+        error_kind(error),
+        &error.to_string(),
+        &error.message(),
+        error.span(),
+    )
 }
 
 /// An error about the options or inputs a page passed.

@@ -129,8 +129,9 @@ impl Model {
         let (call, data) = call_inputs(inputs, &names)?;
         spec::check_marks(&call, &self.marks.dynamic, &self.marks.fixed)
             .map_err(|err| from_error(&err.into()))?;
-        executor::check_input_sizes(&call)
-            .map_err(|err| js_error("input", &err.to_string(), None))?;
+        executor::check_input_sizes(&call).map_err(|err| {
+            convert::js_error_message("input", &err.to_string(), &err.message(), None)
+        })?;
         let mut shared = self.shared.borrow_mut();
         let shared = &mut *shared;
         let index = shared.cache.events.len();
@@ -151,8 +152,7 @@ impl Model {
         shared.times.push(CallTimes::default());
         if let Some(failed) = event.first_error() {
             let record = view::call_view(index, &event, CallTimes::default());
-            let message = failed.error.clone().unwrap_or_default();
-            let error = js_error("compile", &message, failed.error_span);
+            let error = convert::compile_error(failed);
             set(&error, "call", &to_js(&record));
             return Err(error);
         }

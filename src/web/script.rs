@@ -2,12 +2,14 @@
 //! `tailor script` does, and `Tailor.materialDemo()` is the course material's demo script.
 //!
 //! In: the script's text and the logs to print. Out: `{ output: [{ stream, text }], calls,
-//! entries, error }`, with `error` `null` or `{ kind, message, line, col }`. Invariant: a
+//! entries, error }`, with `error` `null` or `{ kind, message, messageId, messageArgs, line,
+//! col }` (a thrown `TailorError`'s fields). Invariant: a
 //! script's compiled calls run on the CPU backend, whatever device the page has: a Python
 //! call waits for its result, and in a browser only the CPU backend gives it at once.
 
 use super::Tailor;
 use super::convert::{bad_argument, error_kind, to_js};
+use crate::message::{Message, MessageId};
 use crate::runtime::executor::Backend;
 use crate::script::{self, Logs, ScriptOptions};
 use crate::symbolic::SymbolNaming;
@@ -20,9 +22,12 @@ const MATERIAL_DEMO: &str = include_str!("../../demos/material_demo.py");
 
 /// An error of a finished script, as plain data.
 #[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 struct ScriptError {
     kind: &'static str,
     message: String,
+    message_id: MessageId,
+    message_args: Vec<String>,
     line: Option<u32>,
     col: Option<u32>,
 }
@@ -68,11 +73,16 @@ impl Tailor {
             symbol_names,
         };
         let run = script::run(source, options);
-        let error = run.error.as_ref().map(|error| ScriptError {
-            kind: error_kind(error),
-            message: error.to_string(),
-            line: error.span().map(|s| s.line),
-            col: error.span().map(|s| s.col),
+        let error = run.error.as_ref().map(|error| {
+            let Message { id, args } = error.message();
+            ScriptError {
+                kind: error_kind(error),
+                message: error.to_string(),
+                message_id: id,
+                message_args: args,
+                line: error.span().map(|s| s.line),
+                col: error.span().map(|s| s.col),
+            }
         });
         Ok(to_js(&ScriptView {
             output: &run.output,

@@ -9,7 +9,8 @@
 use super::breaks;
 use crate::cache::{CallEvent, CodeCache, DimSpec, Entry, ValueSpec};
 use crate::graph::{Graph, Op, Span, shape_to_string};
-use crate::guard::{GuardKind, GuardSet, ValueMatch};
+use crate::guard::{GuardKind, GuardSet, Provenance, ValueMatch};
+use crate::message::Message;
 use crate::symbolic::{SymbolNames, SymbolNaming};
 use crate::trace::{Stage, Trace};
 use serde::Serialize;
@@ -116,10 +117,33 @@ pub(super) struct GuardView {
     reason: String,
     /// The symbol form (`2 <= s0`).
     symbolic: String,
-    /// Where it came from, in words.
+    /// Where it came from, in English words.
     provenance: String,
+    /// The same as a message for the page's languages: `{ id, args }`.
+    provenance_message: Message,
     /// The source line of the op or branch that recorded it, when there is one.
     span: Option<SpanView>,
+}
+
+impl GuardView {
+    /// A guard view without a source position.
+    fn new(
+        kind: &'static str,
+        source: String,
+        reason: String,
+        symbolic: String,
+        provenance: &Provenance,
+    ) -> GuardView {
+        GuardView {
+            kind,
+            source,
+            reason,
+            symbolic,
+            provenance: provenance.to_string(),
+            provenance_message: provenance.message(),
+            span: None,
+        }
+    }
 }
 
 fn kind_name(kind: GuardKind) -> &'static str {
@@ -137,28 +161,21 @@ fn kind_name(kind: GuardKind) -> &'static str {
 /// guard per module attribute the trace read, then the shape guards
 /// (`GuardSet::source_lines`' order).
 pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
-    let values = entry.guards.values.iter().map(|value| GuardView {
-        kind: "value",
-        source: value.to_string(),
-        reason: value.reason(),
-        symbolic: value.to_string(),
-        provenance: match value.expected {
-            ValueMatch::Int(Some(_)) => {
-                "EQUALS_MATCH: an int is a constant until it changes (then automatic dynamic makes it a symbol)"
-            }
-            ValueMatch::Int(None) => {
-                "TYPE_MATCH: a symbolic int is checked only for its type; its value is in the shape guards"
-            }
-            ValueMatch::Bool(_) => "a bool is always specialised: each value has its own entry",
-            ValueMatch::Float(Some(_)) => {
-                "EQUALS_MATCH: a float is a constant until it changes (then automatic dynamic makes it a symbolic float)"
-            }
-            ValueMatch::Float(None) => {
-                "TYPE_MATCH: a symbolic float is checked only for its type; what the trace decided about it is in the shape guards"
-            }
-        }
-        .into(),
-        span: None,
+    let values = entry.guards.values.iter().map(|value| {
+        let provenance = match value.expected {
+            ValueMatch::Int(Some(_)) => Provenance::IntConstant,
+            ValueMatch::Int(None) => Provenance::IntSymbol,
+            ValueMatch::Bool(_) => Provenance::Bool,
+            ValueMatch::Float(Some(_)) => Provenance::FloatConstant,
+            ValueMatch::Float(None) => Provenance::FloatSymbol,
+        };
+        GuardView::new(
+            "value",
+            value.to_string(),
+            value.reason(),
+            value.to_string(),
+            &provenance,
+        )
     });
     let tensors = entry.guards.tensors.iter().map(|tensor| {
         let sizes: Vec<String> = tensor
@@ -166,61 +183,58 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
             .iter()
             .map(|s| s.map_or("*".to_string(), |v| v.to_string()))
             .collect();
-        GuardView {
-            kind: "tensor",
-            source: tensor.to_string(),
-            reason: format!("tensor '{}' rank and static sizes", tensor.input),
-            symbolic: format!(
+        GuardView::new(
+            "tensor",
+            tensor.to_string(),
+            format!("tensor '{}' rank and static sizes", tensor.input),
+            format!(
                 "{}: rank {}, sizes [{}]",
                 tensor.input,
                 sizes.len(),
                 sizes.join(", ")
             ),
-            provenance: "TENSOR_MATCH: type, dtype, rank and every static size of the input".into(),
-            span: None,
-        }
+            &Provenance::TensorMatch,
+        )
     });
     let mut views: Vec<GuardView> = values.chain(tensors).collect();
     if let Some(aliasing) = entry.guards.aliasing() {
-        views.push(GuardView {
-            kind: "aliasing",
-            source: aliasing,
-            reason: "tensor inputs alias".into(),
-            symbolic: "no two inputs share memory".into(),
-            provenance:
-                "NO_TENSOR_ALIASING: two or more tensor inputs (calls always pass distinct tensors)"
-                    .into(),
-            span: None,
-        });
+        views.push(GuardView::new(
+            "aliasing",
+            aliasing,
+            "tensor inputs alias".into(),
+            "no two inputs share memory".into(),
+            &Provenance::NoAliasing,
+        ));
     }
-    views.extend(entry.guards.attributes.iter().map(|attribute| GuardView {
-        kind: "attribute",
-        source: attribute.to_string(),
-        reason: attribute.reason(),
-        symbolic: attribute.reason(),
-        provenance: if attribute.path.name == "training" {
-            "the module's mode, read by the trace: train() and eval() change it, and each mode has its own entry"
+    views.extend(entry.guards.attributes.iter().map(|attribute| {
+        let provenance = if attribute.path.name == "training" {
+            Provenance::TrainingMode
         } else {
-            "a module attribute the trace read: Dynamo treats nn.Module ints, floats and bools as constants, so a new value is a recompile"
-        }
-        .into(),
-        span: None,
+            Provenance::ModuleAttribute
+        };
+        GuardView::new(
+            "attribute",
+            attribute.to_string(),
+            attribute.reason(),
+            attribute.reason(),
+            &provenance,
+        )
     }));
     for guard in entry.guards.printed() {
-        // The recorded guard's origin prints as its provenance; its span locates it.
-        let span = entry
-            .env
-            .guards()
-            .iter()
-            .find(|g| g.origin.to_string() == guard.provenance)
-            .and_then(|g| g.origin.span);
+        // A recorded guard's origin locates it in the source.
+        let span = match &guard.provenance {
+            Provenance::Recorded(origin) => origin.span,
+            _ => None,
+        };
         views.push(GuardView {
-            kind: kind_name(guard.kind),
-            source: guard.source.clone(),
-            reason: guard.reason.clone(),
-            symbolic: guard.symbolic.to_string(),
-            provenance: guard.provenance.clone(),
             span: span_view(span),
+            ..GuardView::new(
+                kind_name(guard.kind),
+                guard.source.clone(),
+                guard.reason.clone(),
+                guard.symbolic.to_string(),
+                &guard.provenance,
+            )
         });
     }
     views
@@ -373,8 +387,10 @@ pub(super) struct CallView {
     entry: Option<usize>,
     /// The first failing guard of each entry checked, in lookup order.
     reasons: Vec<ReasonView>,
-    /// The error, for `error`.
+    /// The error, for `error`, in English.
     error: Option<String>,
+    /// The same as a message for the page's languages: `{ id, args }`.
+    error_message: Option<Message>,
     /// Where the error points.
     span: Option<SpanView>,
     /// PyTorch's warning when the recompile limit is hit.
@@ -397,6 +413,7 @@ pub(super) fn call_view(index: usize, event: &CallEvent, times: CallTimes) -> Ca
         entry: event.entry,
         reasons: reason_views(&event.reasons),
         error: event.error.clone(),
+        error_message: event.error_message.clone(),
         span: span_view(event.error_span),
         warning: event.warning.clone(),
         breaks: breaks::resume_call_views(event),

@@ -108,14 +108,14 @@ test("Ctrl+Enter compiles the editor's model", async () => {
   await cursorAtLine(3);
   await afterCompile(page, () => page.keyboard.press("Control+Enter"));
   assert.equal(await editorText(page), source, "no line was inserted");
-  assert.match(await shownError(page), /name 'z' is not defined/);
+  assert.match(await shownError(page), /名字 'z' 没有定义/);
   await compileSource(page, simplenet, "x=8,64");
   assert.equal(await page.getByTestId("preset-select").inputValue(), "simplenet");
 });
 
 test("a compile error is marked in the editor at its line:col, until the next edit", async () => {
   await compileSource(page, "import torch\n\n\ndef f(x):\n    return x + y\n", "x=8");
-  assert.match(await shownError(page), /name 'y' is not defined/);
+  assert.match(await shownError(page), /名字 'y' 没有定义/);
   const where = await shownWhere();
   const mark = await markedError();
   assert.deepEqual({ line: mark.line, col: mark.col }, where);

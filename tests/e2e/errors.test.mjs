@@ -44,7 +44,7 @@ test("an unsupported function is named as not in the subset", async () => {
   // Errors found while tracing forward come from the cache's compile, so their kind is
   // `compile`; the message names the construct and the line.
   const { text } = await errorFor(source, "x=8");
-  assert.match(text, /torch\.nonzero is not supported \(it is not in Tailor's PyTorch subset\)/);
+  assert.match(text, /Tailor 不支持 torch\.nonzero（it is not in Tailor's PyTorch subset）/);
   assert.match(text, /第 5 行/);
 });
 
@@ -76,13 +76,13 @@ undefined_name
   const error = await page.locator("#editor-script-result .error-text").textContent();
   assert.match(error, /undefined_name/);
   const line = script.split("\n").indexOf("undefined_name") + 1;
-  assert.match(error, new RegExp(`line ${line}, col 1`));
+  assert.match(error, new RegExp(`第 ${line} 行，第 1 列`));
   await setEditorText(page, simplenet);
 });
 
 test("an undefined name is reported at its use", async () => {
   const { text } = await errorFor(simplenet.replace("return self.layers(x)", "return self.layers(y)"));
-  assert.match(text, /name 'y' is not defined/);
+  assert.match(text, /名字 'y' 没有定义/);
   assert.match(text, /第 18 行/);
 });
 
@@ -95,10 +95,10 @@ test("a shape mismatch names the op and both shapes", async () => {
 test("malformed and unknown input shapes are input errors", async () => {
   let error = await errorFor(simplenet, "x=8,a");
   assert.equal(error.kind, "input");
-  assert.match(error.text, /'a' is not a size/);
+  assert.match(error.text, /'a' 不是尺寸/);
   error = await errorFor(simplenet, "y=8,64");
   assert.equal(error.kind, "input");
-  assert.match(error.text, /unknown input 'y'/);
+  assert.match(error.text, /没有名为 'y' 的输入/);
 });
 
 test("mark_dynamic: a size outside min/max, and a dim the model specialises", async () => {
@@ -139,7 +139,7 @@ test("text that looks like markup stays text", async () => {
   // The shape grammar splits at "=", so the input name is a tag without one.
   const name = "<script>alert(1)</script>";
   const { text } = await errorFor(simplenet, `${name}=8,64`);
-  assert.ok(text.includes(`unknown input '${name}'`), "the input name is shown verbatim");
+  assert.ok(text.includes(`没有名为 '${name}' 的输入`), "the input name is shown verbatim");
   const source = `import torch\n\n\ndef f(x):\n    s = "${xss}"\n    return x + s\n`;
   await errorFor(source, "x=8");
   await compileSource(page, source.replace("return x + s", "return x + 1"), "x=8");
@@ -149,7 +149,7 @@ test("text that looks like markup stays text", async () => {
   await page.waitForSelector('[data-testid="run-result"]:is([data-state="done"], [data-state="error"])', { timeout: 120_000 });
   await page.getByTestId("cache-sequence").fill(`x=8 ${name}=3`);
   await page.getByTestId("cache-run").click();
-  await page.waitForFunction(() => /unknown input/.test(document.getElementById("lab-status").textContent));
+  await page.waitForFunction(() => /没有名为/.test(document.getElementById("lab-status").textContent));
   assert.equal(await page.locator("body img, body script").count(), 0, "no <img> or <script> was created");
   assert.deepEqual(session.dialogs, [], "no script ran");
 });

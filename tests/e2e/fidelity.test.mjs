@@ -61,7 +61,7 @@ test("an input too large for the runtimes is an error at the run step, and the p
   const result = page.getByTestId("run-result");
   await page.waitForSelector('[data-testid="run-result"]:is([data-state="done"], [data-state="error"])', { timeout: 120_000 });
   assert.equal(await result.getAttribute("data-state"), "error");
-  assert.match(await result.textContent(), /input 'x' would have 128000000 elements/);
+  assert.match(await result.textContent(), /输入 'x' 将有 128000000 个元素/);
   await shot(page, "51-input-too-large", page.locator("#steps"));
 
   assert.match(page.url(), /step=/, "the link keeps the run step");
@@ -78,7 +78,7 @@ test("an input too large for the runtimes is an error at the run step, and the p
   // there with the message, and the next run works.
   await page.getByTestId("cache-sequence").fill("x=8,64 x=2000000,64");
   await page.getByTestId("cache-run").click();
-  await page.waitForFunction(() => /would have 128000000 elements/.test(document.getElementById("lab-status").textContent));
+  await page.waitForFunction(() => /将有 128000000 个元素/.test(document.getElementById("lab-status").textContent));
   assert.deepEqual(await runLab(page, "x=8,64 x=16,64"), ["compile", "hit"]);
 });
 

@@ -14,7 +14,8 @@ export const DEMO_SEQUENCE = [8, 16, 32, 16, 8, 64, 16, 8].map((b) => `x=${b},64
 
 /**
  * Serves dist/ and opens the page; resolves to `{ page, errors, dialogs, close }` once the
- * page has compiled its first model. `init` runs in the page before its own scripts. `errors` collects uncaught page errors, `dialogs` any
+ * page has compiled its first model. `init` runs in the page before its own scripts. `errors` collects uncaught page errors
+ * and i18n.js's console errors for a missing key, `dialogs` any
  * alert/confirm (there must be none: user text never becomes markup).
  */
 export async function openPage({ viewport, hash = "", init = null } = {}) {
@@ -28,6 +29,11 @@ export async function openPage({ viewport, hash = "", init = null } = {}) {
   const errors = [];
   const dialogs = [];
   page.on("pageerror", (error) => errors.push(error.message));
+  // A string the page asks i18n.js for and it lacks is an error too (i18n.js says so on the
+  // console rather than show the raw key).
+  page.on("console", (message) => {
+    if (message.type() === "error" && message.text().startsWith("i18n: missing key")) errors.push(message.text());
+  });
   page.on("dialog", async (dialog) => {
     dialogs.push(dialog.message());
     await dialog.dismiss();

@@ -10,6 +10,7 @@ mod fuzz;
 mod gpu;
 mod kernels;
 mod leaf_guards;
+mod messages;
 mod models;
 mod python;
 mod schedules;

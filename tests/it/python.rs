@@ -558,10 +558,10 @@ fn imports_of_absent_modules_give_stand_ins() {
 /// every comparison), so a guard the range implies is not kept as well.
 #[test]
 fn floor_division_bounds_narrow_the_symbols_range_exactly() {
-    use tailor::shape::Origin;
+    use tailor::shape::{Asker, Origin};
     use tailor::symbolic::{CmpOp, Expr, Rel};
     let origin = Origin {
-        what: "test".into(),
+        what: Asker::Op("test".into()),
         span: None,
     };
     for hint in [5_i64, 17, 48, 130] {

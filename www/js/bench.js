@@ -15,7 +15,7 @@
 // product kernel ran as, every GPU timing next to its adapter.
 
 import { fill, formatMs, h, m, s, yieldToBrowser } from "./dom.js";
-import { t } from "./i18n.js";
+import { errorText, t } from "./i18n.js";
 import { MODES } from "./kernels.js";
 
 const WARM_UP = [8, 8];
@@ -488,8 +488,7 @@ export function setupBench(ctx) {
         sayFigures(() => t("bench.done", took));
       });
     } catch (error) {
-      const message = error?.message ?? String(error);
-      sayFigures(() => message);
+      sayFigures(() => errorText(error));
     } finally {
       running = false;
       ui.run.disabled = ui.figuresRun.disabled = false;
@@ -529,8 +528,7 @@ export function setupBench(ctx) {
         say(() => t("bench.done", took));
       });
     } catch (error) {
-      const message = error?.message ?? String(error);
-      say(() => message);
+      say(() => errorText(error));
     } finally {
       running = false;
       ui.run.disabled = ui.figuresRun.disabled = false;

@@ -7,7 +7,7 @@
 // the page to reveal that line.
 
 import { h } from "./dom.js";
-import { t } from "./i18n.js";
+import { callError, t } from "./i18n.js";
 
 /** Whether the compiling call went through graph breaks (the stage exists only then). */
 export function hasBreaks(view) {
@@ -58,7 +58,7 @@ function graphCard(graph, index, selected, onSelect) {
       ? h("ul", { class: "graph-reasons" },
         ...graph.reasons.map((reason) => h("li", {}, h("code", {}, `${graph.frame}/${reason.entry}: ${reason.text}`))))
       : null,
-    graph.error ? h("p", { class: "error-text" }, graph.error) : null,
+    graph.error ? h("p", { class: "error-text" }, callError(graph)) : null,
     graph.endsAt ? null : h("p", { class: "hint" }, t("breaks.toReturn")),
     graph.text
       ? h("details", { class: "graph-text" }, h("summary", {}, t("breaks.text")), h("pre", { class: "trace" }, graph.text))

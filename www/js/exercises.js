@@ -6,7 +6,7 @@
 // radios and checkboxes whose values make up the same answer text the grader reads.
 
 import { bi, enterSubmits, fill, h } from "./dom.js";
-import { both, t } from "./i18n.js";
+import { both, errorText, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const LEVELS = ["easy", "mid", "hard", "extreme"];
@@ -62,7 +62,7 @@ export function setupExercises(ctx, { progress, showLink }) {
     try {
       exercise = await ctx.guarded(() => ctx.bindings.Tailor.exerciseGenerate(kind, seed, difficulty));
     } catch (error) {
-      fill(ui.status, h("span", { class: "error-text" }, ...bi(both("exercise.failed")), error?.message ?? String(error)));
+      fill(ui.status, h("span", { class: "error-text" }, ...bi(both("exercise.failed")), errorText(error)));
       return;
     }
     if (!exercise) return;
@@ -163,7 +163,7 @@ export function setupExercises(ctx, { progress, showLink }) {
     try {
       result = await ctx.guarded(() => ctx.bindings.Tailor.exerciseGrade(exercise.kind, exercise.seed, exercise.difficulty, answer));
     } catch (error) {
-      fill(feedback, h("p", { class: "error-text" }, error?.message ?? String(error)));
+      fill(feedback, h("p", { class: "error-text" }, errorText(error)));
       feedback.hidden = false;
       return;
     }

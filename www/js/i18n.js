@@ -30,6 +30,7 @@ const TEXT = {
     "error.panic": "编译器内部错误（Rust panic，是 Tailor 的 bug）。编译器已在后台重新启动，你可以继续操作。",
     "error.load": "无法加载编译器（WebAssembly）。需要较新的 Chrome、Edge、Firefox 或 Safari。",
     "error.where": (line, col) => `第 ${line} 行，第 ${col} 列`,
+    "error.at": (line, col) => `（第 ${line} 行，第 ${col} 列）`,
     "kind.syntax": "语法错误",
     "kind.unsupported": "不支持的写法",
     "kind.name": "未定义的名字",
@@ -46,6 +47,12 @@ const TEXT = {
     "kind.compile": "编译失败",
     "kind.argument": "参数错误",
     "kind.panic": "内部错误",
+    "kind.lower": "无法生成内核",
+    "kind.run": "运行失败",
+    "kind.gpu": "GPU 错误",
+    "kind.device": "设备不可用",
+    "kind.quiz": "练习出错",
+    "kind.trace": "导出失败",
     "stage.program": "程序与设置",
     "stage.symbols": "输入符号（ShapeEnv）",
     "stage.graph": "捕获计算图（FX）",
@@ -371,6 +378,103 @@ const TEXT = {
     "progress.reopen": "重新打开",
     "progress.cleared": "进度已清除。",
     "progress.empty": "（空）",
+    // Compiler messages (Rust `message::MessageId`, `{ id, args }`): msg.<id>.
+    "msg.provenanceUnmarked": "为未标记的张量编译：mark_dynamic 过的张量需要自己的条目",
+    "msg.provenanceFixedSymbol": (d, v) => `${d} 原是符号，追踪时被固定为 ${v}`,
+    "msg.provenanceDuckSizing": (d, o) => `鸭子定型：${d} 与 ${o} 尺寸相同，共用同一个符号`,
+    "msg.provenanceSolved": (d, v) => `追踪时解出 ${d} = ${v}`,
+    "msg.provenanceContiguous": "连续输入：步长等于其后各维尺寸的乘积",
+    "msg.provenanceNanSpecialization": "框架对 float 输入做 NaN 特化而带来的隐式守卫",
+    "msg.provenanceMarkDynamic": (lo, hi) => `mark_dynamic(min=${lo}, max=${hi}) 与默认范围 [2, int_oo] 取交集`,
+    "msg.provenanceMarkDynamicNarrowed": (lo, hi, r) => `mark_dynamic(min=${lo}, max=${hi}) 与默认范围 [2, int_oo] 取交集，追踪时又收窄为 ${r}`,
+    "msg.provenanceZeroOne": "0/1 特化：尺寸 0 和 1 各有自己的条目，所以符号从 2 开始",
+    "msg.provenanceNarrowed": (r) => `追踪时范围收窄为 ${r}`,
+    "msg.provenanceIntConstant": "EQUALS_MATCH：int 在变化之前一直是常量（变化后，自动动态把它变成符号）",
+    "msg.provenanceIntSymbol": "TYPE_MATCH：符号 int 只检查类型；它的值由形状守卫检查",
+    "msg.provenanceBool": "bool 总是被特化：每个值有自己的条目",
+    "msg.provenanceFloatConstant": "EQUALS_MATCH：float 在变化之前一直是常量（变化后，自动动态把它变成符号 float）",
+    "msg.provenanceFloatSymbol": "TYPE_MATCH：符号 float 只检查类型；追踪时对它做的判断在形状守卫里",
+    "msg.provenanceTensorMatch": "TENSOR_MATCH：输入的类型、dtype、维数和每个静态尺寸",
+    "msg.provenanceNoAliasing": "NO_TENSOR_ALIASING：有两个或更多张量输入（调用总是传入互不相同的张量）",
+    "msg.provenanceTrainingMode": "追踪时读取的模块模式：train() 和 eval() 会改变它，每种模式有自己的条目",
+    "msg.provenanceModuleAttribute": "追踪时读取的模块属性：Dynamo 把 nn.Module 的 int、float、bool 当作常量，值一变就要重新编译",
+    "msg.askedByOp": (op) => `算子 ${op} 的形状检查`,
+    "msg.askedByOpAt": (op, line, col) => `算子 ${op} 的形状检查（第 ${line} 行，第 ${col} 列）`,
+    "msg.askedBySizeCondition": (c) => `'${c}' 对尺寸的判断`,
+    "msg.askedBySizeConditionAt": (c, line, col) => `'${c}' 对尺寸的判断（第 ${line} 行，第 ${col} 列）`,
+    "msg.askedByFloatCondition": (c, name) => `'${c}' 对 float ${name} 的判断`,
+    "msg.askedByFloatConditionAt": (c, name, line, col) => `'${c}' 对 float ${name} 的判断（第 ${line} 行，第 ${col} 列）`,
+    "msg.syntaxError": (m) => `语法错误（Python 解析器的原话）：${m}`,
+    "msg.unsupported": (c) => `Tailor 不支持 ${c}`,
+    "msg.unsupportedWithNote": (c, note) => `Tailor 不支持 ${c}（${note}）`,
+    "msg.nameNotDefined": (name) => `名字 '${name}' 没有定义`,
+    "msg.pythonError": (m) => `Python 抛出的异常（原文）：${m}`,
+    "msg.assertionFailed": "AssertionError：对这些输入尺寸，assert 不成立",
+    "msg.stepBudget": (n) => `模型执行了超过 ${n} 行 Python 仍未结束（死循环？）；Tailor 在此停止运行`,
+    "msg.deadline": (s) => `脚本运行超过 ${s} 秒；Tailor 在此停止运行`,
+    "msg.tensorTooLarge": (shape, n, limit) => `形状为 ${shape} 的张量将有 ${n} 个元素；Tailor 每个张量最多 ${limit}（2^26）个元素`,
+    "msg.noEntry": (name, found) => `没有名为 '${name}' 的 nn.Module 子类或函数（文件中有：${found}）`,
+    "msg.emptyFile": "文件中没有可编译的 nn.Module 子类或函数",
+    "msg.eagerOpFailed": (op, e) => `${op}（即时执行）失败：${e}`,
+    "msg.breakNotModelled": (what, note) => `Tailor 还没有模拟这种图中断：${what}（${note}）`,
+    "msg.probeTooLarge": (input, n, limit) => `经过图中断的调用要在 CPU 参考实现上以 Python 运行 forward 才能到达中断点；输入 '${input}' 有 ${n} 个元素，超过这样运行的上限 ${limit}`,
+    "msg.replayDiverged": (target, n) => `为追踪图中断后的第 ${target} 个图而重放调用时，forward 经过 ${n} 次中断就返回了：两次运行的路径不同`,
+    "msg.compiledCallFailed": (m) => `编译后的调用失败：${m}`,
+    "msg.resumeAtRecompileLimit": (f) => `${f} 达到了重新编译的上限；Tailor 还没有模拟恢复函数的即时执行`,
+    "msg.shapeMismatch": (op, detail, lhs, rhs) => `${op}：形状 ${lhs} 与 ${rhs} 不匹配（${detail}）`,
+    "msg.shapeInvalid": (op, detail) => `${op} 不能用于这个输入：${detail}`,
+    "msg.constraintViolation": (m) => `违反了 mark_dynamic 的约束（PyTorch 的原话）：${m}`,
+    "msg.dTypeNeedsFloat": (op, i, dtype) => `${op} 需要浮点输入，但操作数 ${i} 是 ${dtype}`,
+    "msg.dTypeRefused": (m) => `PyTorch 不接受这个 dtype（PyTorch 的原话）：${m}`,
+    "msg.malformedNotNameValue": (x) => `输入形状 '${x}' 格式错误：应为 NAME=D,D,…，例如 x=8,64（或 NAME=int(N)、NAME=True）`,
+    "msg.malformedGivenTwice": (x, name) => `输入形状 '${x}' 格式错误：输入 '${name}' 给了两次`,
+    "msg.malformedNotInt": (x, v) => `输入形状 '${x}' 格式错误：'${v}' 不是 int（64 位以内的整数）`,
+    "msg.malformedNotFloat": (x, v) => `输入形状 '${x}' 格式错误：'${v}' 不是 float`,
+    "msg.malformedUnknownDType": (x, name) => `输入形状 '${x}' 格式错误：'${name}' 不是 Tailor 支持的 dtype（float32、int64 或 bool）`,
+    "msg.malformedNegativeSize": (x, n) => `输入形状 '${x}' 格式错误：尺寸 ${n} 是负数`,
+    "msg.malformedNotSize": (x, v) => `输入形状 '${x}' 格式错误：'${v}' 不是尺寸（小于 2^63 的非负整数）`,
+    "msg.malformedMarkNumber": (x, part, v) => `标记 '${x}' 格式错误：${part} '${v}' 不是非负整数`,
+    "msg.malformedMaxBelowMin": (x) => `标记 '${x}' 格式错误：MAX 小于 MIN`,
+    "msg.malformedMarkForm": (x) => `标记 '${x}' 格式错误：应为 INPUT:DIM 或 INPUT:DIM:MIN:MAX`,
+    "msg.malformedStaticMark": (x) => `标记 '${x}' 格式错误：mark_static 只接受 INPUT:DIM`,
+    "msg.unknownInput": (name, known) => `没有名为 '${name}' 的输入（模型的输入是：${known}）`,
+    "msg.missingInput": (name, expected) => `输入 '${name}' 缺少形状（应为 ${expected}）`,
+    "msg.noSuchDim": (input, rank, dim) => `输入 '${input}' 有 ${rank} 维，不存在第 ${dim} 维`,
+    "msg.evalSize": (node, expr) => `节点 '${node}'：对这些输入无法求出尺寸 ${expr}`,
+    "msg.evalTooLarge": (node, n, limit) => `节点 '${node}'：${n} 个元素超过了 CPU 参考实现的上限（${limit}）`,
+    "msg.evalInputShape": (input, expected, actual) => `输入 '${input}'：应为形状 ${expected}，实际是 ${actual}`,
+    "msg.verifyFailed": (pass, detail) => `${pass} 阶段产生了错误的结果（这是 Tailor 的 bug）：${detail}`,
+    "msg.symbolicParam": (node, name, shape) => `节点 '${node}'：参数 '${name}' 的形状 ${shape} 含有符号；参数的尺寸必须是常量`,
+    "msg.lowerUnsupported": (node, op, reason) => `节点 '${node}'（${op}）无法生成内核：${reason}`,
+    "msg.inputTooLarge": (input, n, limit) => `输入 '${input}' 将有 ${n} 个元素；Tailor 的运行时每个张量最多 ${limit}（2^26）个元素`,
+    "msg.negativeSize": (input, size, dim) => `输入 '${input}' 第 ${dim} 维的尺寸是 ${size}；尺寸不能为负`,
+    "msg.notCarried": (input, dtype, v) => `输入 '${input}' 是 ${dtype}，其中有 ${v}：Tailor 用 float32 存放 ${dtype} 的值，只有 ±2^24 以内的整数是精确的（bool 为 0 或 1）`,
+    "msg.inputCount": (expected, actual) => `应有 ${expected} 个输入张量，实际有 ${actual} 个`,
+    "msg.inputShape": (input, actual, expected) => `输入 ${input}：形状 ${actual} 与 ${expected} 不符`,
+    "msg.intCount": (expected, actual) => `应有 ${expected} 个 int 参数，实际有 ${actual} 个`,
+    "msg.intValue": (input, actual, expected) => `int 参数 ${input}：${actual} 与 ${expected} 不符`,
+    "msg.runSize": (what, expr) => `对这些输入无法求出 ${what} = ${expr}`,
+    "msg.bufferTooLarge": (buffer, n, limit) => `缓冲区 ${buffer} 将有 ${n} 个元素；CPU 运行时最多分配 ${limit} 个`,
+    "msg.outOfBounds": (kernel, offset, buffer, n) => `${kernel}：${buffer} 的第 ${offset} 个元素超出了它的 ${n} 个元素（这是 Tailor 的 bug）`,
+    "msg.noAdapter": (r) => `找不到 GPU 适配器（${r}）`,
+    "msg.gpuDevice": (r) => `无法在 GPU 适配器上打开设备：${r}`,
+    "msg.deviceLost": (r) => `GPU 设备丢失（${r}），且无法重新创建`,
+    "msg.outOfMemory": (kernel) => `运行 ${kernel} 时 GPU 内存不足`,
+    "msg.gpuLimit": (kernel, limit, needed, max) => `${kernel}：需要 ${needed}，但适配器的 ${limit} 只有 ${max}`,
+    "msg.gpuRejected": (what, m) => `wgpu 拒绝了 ${what}（wgpu 的原话）：${m}`,
+    "msg.readBack": (r) => `读回结果失败：${r}`,
+    "msg.staticSizes": (kernel, detail) => `${kernel} 是按其他输入的静态尺寸编译的（${detail}）`,
+    "msg.weightsFormat": (file, r) => `${file} 文件不是 safetensors 文件：${r}`,
+    "msg.weightsDType": (file, name, dtype) => `${file} 文件中的张量 '${name}' 是 ${dtype}；Tailor 的张量是 float32（F32）`,
+    "msg.weightsDTypeInputs": (file, name, dtype) => `${file} 文件中的张量 '${name}' 是 ${dtype}；Tailor 的张量是 float32（F32）、int64（I64）或 bool（BOOL）；int 参数是 0 维 I64，bool 参数是 0 维 BOOL`,
+    "msg.notAModule": (entry) => `'${entry}' 是函数而不是 nn.Module：没有可载入的 state_dict`,
+    "msg.weightsAfterCall": (entry) => `权重要在第一次调用之前载入，而 '${entry}' 已经调用过了`,
+    "msg.stateDict": (m) => `权重与模型的 state_dict 不符（PyTorch load_state_dict 的原话）：${m}`,
+    "msg.inputsFileArguments": (entry, args, keys) => `输入文件与 ${entry} 的参数（${args}）不符：${keys}`,
+    "msg.inputsNotCarried": (name, v) => `输入文件的 '${name}' 中有 ${v}：Tailor 用 float32 存放 int64 张量，只有 ±2^24 以内的整数是精确的`,
+    "msg.writeOutputs": (r) => `无法写出输出文件：${r}`,
+    "msg.callFailed": (m) => `调用失败：${m}`,
+    "msg.guardsFailed": (call, reason) => `${call} 不满足这个条目的守卫（${reason}）；真正调用模型时会编译另一个条目`,
   },
   en: {
     "toggle.label": "中文",
@@ -394,6 +498,7 @@ const TEXT = {
     "error.panic": "Internal compiler error (a Rust panic: a bug in Tailor). The compiler was restarted in the background; you can carry on.",
     "error.load": "Could not load the compiler (WebAssembly). A current Chrome, Edge, Firefox or Safari is required.",
     "error.where": (line, col) => `line ${line}, col ${col}`,
+    "error.at": (line, col) => ` (line ${line}, col ${col})`,
     "kind.syntax": "Syntax error",
     "kind.unsupported": "Unsupported construct",
     "kind.name": "Undefined name",
@@ -410,6 +515,12 @@ const TEXT = {
     "kind.compile": "Compilation failed",
     "kind.argument": "Bad argument",
     "kind.panic": "Internal error",
+    "kind.lower": "No kernels for this graph",
+    "kind.run": "Run failed",
+    "kind.gpu": "GPU error",
+    "kind.device": "Device unavailable",
+    "kind.quiz": "Exercise error",
+    "kind.trace": "Export failed",
     "stage.program": "Program and settings",
     "stage.symbols": "Input symbols (ShapeEnv)",
     "stage.graph": "Captured graph (FX)",
@@ -736,6 +847,103 @@ const TEXT = {
     "progress.reopen": "Open again",
     "progress.cleared": "Progress reset.",
     "progress.empty": "(empty)",
+    // Compiler messages: the English equals the Rust `Display`, the position apart.
+    "msg.provenanceUnmarked": "compiled for an unmarked tensor: a mark_dynamic-ed one needs its own entry",
+    "msg.provenanceFixedSymbol": (d, v) => `${d} was a symbol, fixed to ${v} while tracing`,
+    "msg.provenanceDuckSizing": (d, o) => `duck sizing: ${d} had the same size as ${o}`,
+    "msg.provenanceSolved": (d, v) => `${d} was solved to ${v} while tracing`,
+    "msg.provenanceContiguous": "contiguous input: its stride is the product of the later sizes",
+    "msg.provenanceNanSpecialization": "implicit guard for float input due to NaN specialization in the framework",
+    "msg.provenanceMarkDynamic": (lo, hi) => `mark_dynamic(min=${lo}, max=${hi}) intersected with the default [2, int_oo]`,
+    "msg.provenanceMarkDynamicNarrowed": (lo, hi, r) => `mark_dynamic(min=${lo}, max=${hi}) intersected with the default [2, int_oo], then narrowed to ${r} while tracing`,
+    "msg.provenanceZeroOne": "0/1 specialization: sizes 0 and 1 get their own entries, so symbols start at 2",
+    "msg.provenanceNarrowed": (r) => `range ${r} narrowed while tracing`,
+    "msg.provenanceIntConstant": "EQUALS_MATCH: an int is a constant until it changes (then automatic dynamic makes it a symbol)",
+    "msg.provenanceIntSymbol": "TYPE_MATCH: a symbolic int is checked only for its type; its value is in the shape guards",
+    "msg.provenanceBool": "a bool is always specialised: each value has its own entry",
+    "msg.provenanceFloatConstant": "EQUALS_MATCH: a float is a constant until it changes (then automatic dynamic makes it a symbolic float)",
+    "msg.provenanceFloatSymbol": "TYPE_MATCH: a symbolic float is checked only for its type; what the trace decided about it is in the shape guards",
+    "msg.provenanceTensorMatch": "TENSOR_MATCH: type, dtype, rank and every static size of the input",
+    "msg.provenanceNoAliasing": "NO_TENSOR_ALIASING: two or more tensor inputs (calls always pass distinct tensors)",
+    "msg.provenanceTrainingMode": "the module's mode, read by the trace: train() and eval() change it, and each mode has its own entry",
+    "msg.provenanceModuleAttribute": "a module attribute the trace read: Dynamo treats nn.Module ints, floats and bools as constants, so a new value is a recompile",
+    "msg.askedByOp": (op) => `${op}`,
+    "msg.askedByOpAt": (op, line, col) => `${op} at line ${line}, col ${col}`,
+    "msg.askedBySizeCondition": (c) => `'${c}' on sizes`,
+    "msg.askedBySizeConditionAt": (c, line, col) => `'${c}' on sizes at line ${line}, col ${col}`,
+    "msg.askedByFloatCondition": (c, name) => `'${c}' on the float ${name}`,
+    "msg.askedByFloatConditionAt": (c, name, line, col) => `'${c}' on the float ${name} at line ${line}, col ${col}`,
+    "msg.syntaxError": (m) => `syntax error: ${m}`,
+    "msg.unsupported": (c) => `${c} is not supported`,
+    "msg.unsupportedWithNote": (c, note) => `${c} is not supported (${note})`,
+    "msg.nameNotDefined": (name) => `name '${name}' is not defined`,
+    "msg.pythonError": (m) => `${m}`,
+    "msg.assertionFailed": "AssertionError: the assertion failed for these input sizes",
+    "msg.stepBudget": (n) => `the model ran more than ${n} lines of Python without finishing (an endless loop?); Tailor stops a run there`,
+    "msg.deadline": (s) => `the script ran longer than ${s} s; Tailor stops a run there`,
+    "msg.tensorTooLarge": (shape, n, limit) => `a tensor of shape ${shape} would hold ${n} elements; Tailor holds at most ${limit} (2^26) per tensor`,
+    "msg.noEntry": (name, found) => `no nn.Module subclass or function named '${name}' (found: ${found})`,
+    "msg.emptyFile": "the file defines no nn.Module subclass and no function to compile",
+    "msg.eagerOpFailed": (op, e) => `${op} (run eagerly): ${e}`,
+    "msg.breakNotModelled": (what, note) => `a graph break ${what} is not modelled yet (${note})`,
+    "msg.probeTooLarge": (input, n, limit) => `a call through graph breaks runs forward as Python on the CPU reference to reach them; input '${input}' has ${n} elements, more than the ${limit} Tailor runs that way`,
+    "msg.replayDiverged": (target, n) => `replaying the call to trace graph ${target} after its graph breaks, forward returned after ${n} break(s): it did not run the same way twice`,
+    "msg.compiledCallFailed": (m) => `${m}`,
+    "msg.resumeAtRecompileLimit": (f) => `${f} reached the recompile limit; running a resume function eagerly is not modelled yet`,
+    "msg.shapeMismatch": (op, detail, lhs, rhs) => `${op}: ${detail}; shapes ${lhs} and ${rhs}`,
+    "msg.shapeInvalid": (op, detail) => `${op}: ${detail}`,
+    "msg.constraintViolation": (m) => `${m}`,
+    "msg.dTypeNeedsFloat": (op, i, dtype) => `${op} needs a floating-point input, but operand ${i} is ${dtype}`,
+    "msg.dTypeRefused": (m) => `${m}`,
+    "msg.malformedNotNameValue": (x) => `malformed shapes '${x}': expected NAME=D,D,… such as x=8,64 (or NAME=int(N), NAME=True)`,
+    "msg.malformedGivenTwice": (x, name) => `malformed shapes '${x}': input '${name}' is given twice`,
+    "msg.malformedNotInt": (x, v) => `malformed shapes '${x}': '${v}' is not an int (a whole number that fits in 64 bits)`,
+    "msg.malformedNotFloat": (x, v) => `malformed shapes '${x}': '${v}' is not a float`,
+    "msg.malformedUnknownDType": (x, name) => `malformed shapes '${x}': '${name}' is not a dtype Tailor has (float32, int64 or bool)`,
+    "msg.malformedNegativeSize": (x, n) => `malformed shapes '${x}': size ${n} is negative`,
+    "msg.malformedNotSize": (x, v) => `malformed shapes '${x}': '${v}' is not a size (a non-negative integer below 2^63)`,
+    "msg.malformedMarkNumber": (x, part, v) => `malformed mark '${x}': ${part} '${v}' is not a non-negative integer`,
+    "msg.malformedMaxBelowMin": (x) => `malformed mark '${x}': MAX is below MIN`,
+    "msg.malformedMarkForm": (x) => `malformed mark '${x}': expected INPUT:DIM or INPUT:DIM:MIN:MAX`,
+    "msg.malformedStaticMark": (x) => `malformed mark '${x}': mark_static takes INPUT:DIM only`,
+    "msg.unknownInput": (name, known) => `unknown input '${name}' (the model's inputs are: ${known})`,
+    "msg.missingInput": (name, expected) => `missing a shape for input '${name}' (expected ${expected})`,
+    "msg.noSuchDim": (input, rank, dim) => `input '${input}' has ${rank} dims; dim ${dim} does not exist`,
+    "msg.evalSize": (node, expr) => `node '${node}': cannot evaluate size ${expr} for these inputs`,
+    "msg.evalTooLarge": (node, n, limit) => `node '${node}': ${n} elements is more than the CPU reference allows (${limit})`,
+    "msg.evalInputShape": (input, expected, actual) => `input '${input}': expected shape ${expected}, got ${actual}`,
+    "msg.verifyFailed": (pass, detail) => `the ${pass} pass produced a bad result: ${detail}`,
+    "msg.symbolicParam": (node, name, shape) => `node '${node}': parameter '${name}' has symbolic shape ${shape}; parameters need static sizes`,
+    "msg.lowerUnsupported": (node, op, reason) => `node '${node}' (${op}): ${reason}`,
+    "msg.inputTooLarge": (input, n, limit) => `input '${input}' would have ${n} elements; Tailor's runtimes hold at most ${limit} per tensor (2^26)`,
+    "msg.negativeSize": (input, size, dim) => `input '${input}' has size ${size} at dim ${dim}; sizes are never negative`,
+    "msg.notCarried": (input, dtype, v) => `input '${input}' is ${dtype} and holds ${v}: Tailor keeps ${dtype} values as float32, exact for whole numbers within ±2^24 (bools 0 or 1)`,
+    "msg.inputCount": (expected, actual) => `expected ${expected} input tensors, got ${actual}`,
+    "msg.inputShape": (input, actual, expected) => `input ${input}: shape ${actual} does not match ${expected}`,
+    "msg.intCount": (expected, actual) => `expected ${expected} int arguments, got ${actual}`,
+    "msg.intValue": (input, actual, expected) => `int argument ${input}: ${actual} does not match ${expected}`,
+    "msg.runSize": (what, expr) => `cannot evaluate ${what} = ${expr} for these inputs`,
+    "msg.bufferTooLarge": (buffer, n, limit) => `buffer ${buffer} would hold ${n} elements; the CPU runtime allocates at most ${limit}`,
+    "msg.outOfBounds": (kernel, offset, buffer, n) => `${kernel}: element ${offset} of ${buffer} is outside its ${n} elements`,
+    "msg.noAdapter": (r) => `no GPU adapter found (${r})`,
+    "msg.gpuDevice": (r) => `could not open a device on the GPU adapter: ${r}`,
+    "msg.deviceLost": (r) => `the GPU device was lost (${r}) and could not be recreated`,
+    "msg.outOfMemory": (kernel) => `out of GPU memory while running ${kernel}`,
+    "msg.gpuLimit": (kernel, limit, needed, max) => `${kernel}: needs ${needed} but the adapter's ${limit} is ${max}`,
+    "msg.gpuRejected": (what, m) => `wgpu rejected ${what}: ${m}`,
+    "msg.readBack": (r) => `reading results back failed: ${r}`,
+    "msg.staticSizes": (kernel, detail) => `${kernel} was compiled with static sizes for other inputs (${detail})`,
+    "msg.weightsFormat": (file, r) => `the ${file} file is not a safetensors file: ${r}`,
+    "msg.weightsDType": (file, name, dtype) => `the ${file} file's tensor '${name}' is ${dtype}; Tailor's tensors are float32 (F32)`,
+    "msg.weightsDTypeInputs": (file, name, dtype) => `the ${file} file's tensor '${name}' is ${dtype}; Tailor's tensors are float32 (F32), int64 (I64) or bool (BOOL); an int argument is a 0-dim I64, a bool a 0-dim BOOL`,
+    "msg.notAModule": (entry) => `'${entry}' is a function, not an nn.Module: it has no state_dict to load`,
+    "msg.weightsAfterCall": (entry) => `weights are loaded before the first call, and '${entry}' has been called`,
+    "msg.stateDict": (m) => `${m}`,
+    "msg.inputsFileArguments": (entry, args, keys) => `the inputs file does not match ${entry}'s arguments (${args}): ${keys}`,
+    "msg.inputsNotCarried": (name, v) => `the inputs file's '${name}' holds ${v}: Tailor keeps int64 tensors as float32, exact for whole numbers within ±2^24`,
+    "msg.writeOutputs": (r) => `cannot write the outputs file: ${r}`,
+    "msg.callFailed": (m) => `${m}`,
+    "msg.guardsFailed": (call, reason) => `${call} fails this entry's guards (${reason}); a model call would compile another entry`,
   },
 };
 
@@ -746,11 +954,43 @@ export function language() {
   return current;
 }
 
-/** The string for `key` in the current language; functions are called with `args`. */
+/** `key`'s entry in `lang`, or (said on the console, which the e2e tests watch) undefined. */
+function entryFor(lang, key) {
+  const entry = TEXT[lang][key];
+  if (entry === undefined) console.error(`i18n: missing key ${key} (${lang})`);
+  return entry;
+}
+
+/** The string for `key` in the current language; functions are called with `args`. A missing
+ * key is a console error and shows as the key with its arguments. */
 export function t(key, ...args) {
-  const entry = TEXT[current][key] ?? TEXT.zh[key];
-  if (entry === undefined) return key;
+  const entry = entryFor(current, key);
+  if (entry === undefined) return [key, ...args].join(" ");
   return typeof entry === "function" ? entry(...args) : entry;
+}
+
+/** A compiler message `{ id, args }` (Rust's `message::Message`) in the current language. */
+export function message(m) {
+  return t("msg." + m.id, ...m.args);
+}
+
+/** A call's error in the current language, with its line and column (a call view's
+ * `errorMessage` and `span`, or a graph view's `errorSpan`), else its English `error`. */
+export function callError(call) {
+  if (!call.errorMessage) return call.error;
+  const span = call.span ?? call.errorSpan;
+  return message(call.errorMessage) + (span ? t("error.at", span.line, span.col) : "");
+}
+
+/**
+ * A thrown `TailorError`'s text in the current language: its message when it has an id (with
+ * its line and column unless `place` is false, for a caller that shows them apart), else its
+ * (English) `message`, which has them already; anything else as a string.
+ */
+export function errorText(error, { place = true } = {}) {
+  if (!error?.messageId) return error?.message ?? String(error);
+  const text = message({ id: error.messageId, args: error.messageArgs ?? [] });
+  return place && error.line ? text + t("error.at", error.line, error.col ?? 1) : text;
 }
 
 /**
@@ -759,8 +999,8 @@ export function t(key, ...args) {
  */
 export function both(key, ...args) {
   const pick = (lang) => {
-    const entry = TEXT[lang][key] ?? TEXT.zh[key];
-    if (entry === undefined) return key;
+    const entry = entryFor(lang, key);
+    if (entry === undefined) return [key, ...args].join(" ");
     const values = args.map((arg) => (arg && typeof arg === "object" && "zh" in arg ? arg[lang] : arg));
     return typeof entry === "function" ? entry(...values) : entry;
   };

@@ -6,7 +6,7 @@
 
 import { copyBar } from "./copy.js";
 import { fill, formatMs, h } from "./dom.js";
-import { both, t } from "./i18n.js";
+import { both, errorText, t } from "./i18n.js";
 
 export const MODES = ["static", "override", "dynamic"];
 
@@ -50,7 +50,7 @@ function schedule(ctx) {
   return ctx.schedule;
 }
 
-const failed = (error) => h("p", { class: "error" }, `${t("kind." + error.kind)}: ${error.message}`);
+const failed = (error) => h("p", { class: "error" }, `${t("kind." + error.kind)}: ${errorText(error)}`);
 
 /** The fusion stage: one card per kernel, then the memory plan and lowering's notes. */
 export function renderFusion(ctx, container) {
@@ -210,7 +210,7 @@ export function renderRun(ctx, container, onDone) {
   }
   if (result.error) {
     container.dataset.state = "error";
-    return fill(container, where, h("p", { class: "error" }, t("run.failed") + result.error.message));
+    return fill(container, where, h("p", { class: "error" }, t("run.failed") + errorText(result.error)));
   }
   container.dataset.state = "done";
   let largest = 1;

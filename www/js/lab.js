@@ -5,7 +5,7 @@
 // (T_total = T_compile + Σ T_run + Σ T_recompile, measured), feeding sections 5 and 8.
 
 import { fill, formatMs, h, m, scrollWithin, yieldToBrowser } from "./dom.js";
-import { t } from "./i18n.js";
+import { callError, errorText, t } from "./i18n.js";
 import { INDUCTOR_FIRST_MS, INDUCTOR_RECOMPILE_MS, renderTimeline } from "./chart.js";
 
 /** The material's sequences, as values of the varying dims. */
@@ -81,23 +81,31 @@ export function setupLab(ctx) {
   function tokens(model) {
     const list = ui.sequence.value.trim().split(/\s+/).filter(Boolean);
     if (list.length === 0) {
-      say(t("lab.empty"));
+      say(() => t("lab.empty"));
       return null;
     }
     for (const token of list) {
       try {
         model.checkShapes(token);
       } catch (error) {
-        say(t("lab.badToken", token, error.message), true);
+        say(() => t("lab.badToken", token, errorText(error)), true);
         return null;
       }
     }
     return list;
   }
 
+  /** Says `text()` in the status line, and again in the other language when it changes. */
+  let said = null;
   function say(text, isError = false) {
-    ui.status.textContent = text;
-    ui.status.classList.toggle("error-text", isError);
+    said = { text, isError };
+    renderSaid();
+  }
+
+  function renderSaid() {
+    if (!said) return;
+    ui.status.textContent = said.text();
+    ui.status.classList.toggle("error-text", said.isError);
   }
 
   /** Calls `model` with each token while `alive()` (false once the page replaced it). */
@@ -123,7 +131,7 @@ export function setupLab(ctx) {
   async function run() {
     if (running) return;
     const model = ctx.model;
-    if (!model) return say(t("lab.needModel"), true);
+    if (!model) return say(() => t("lab.needModel"), true);
     const list = tokens(model);
     if (!list) return;
     running = true;
@@ -133,15 +141,15 @@ export function setupLab(ctx) {
       lastModel = model;
       render();
       await callAll(model, list, () => model === ctx.model, (i, n) => {
-        say(t("lab.running", i + 1, n));
+        say(() => t("lab.running", i + 1, n));
         render();
       });
       const calls = model === ctx.model ? model.events() : [];
       const count = (action) => calls.filter((c) => c.action === action).length;
-      say(t("lab.done", calls.length, count("compile"), count("hit"), count("eager"), count("error")));
+      say(() => t("lab.done", calls.length, count("compile"), count("hit"), count("eager"), count("error")));
       for (const hook of ctx.onLabRun) hook(model);
     } catch (error) {
-      say(error?.message ?? String(error), true);
+      say(() => errorText(error), true);
     } finally {
       running = false;
       ui.run.disabled = false;
@@ -210,8 +218,8 @@ export function setupLab(ctx) {
         ? h("details", { class: "reasons", open: call.action !== "hit" || call.breaks.some((b) => b.action !== "hit") },
           h("summary", {}, t("lab.reasons")), h("ul", {}, ...reasons.map((text) => h("li", {}, h("code", {}, text)))))
         : null,
-      call.error ? h("p", { class: "error-text" }, call.error) : null,
-      ...call.breaks.filter((b) => b.error).map((b) => h("p", { class: "error-text" }, `${b.function}: ${b.error}`)));
+      call.error ? h("p", { class: "error-text" }, callError(call)) : null,
+      ...call.breaks.filter((b) => b.error).map((b) => h("p", { class: "error-text" }, `${b.function}: ${callError(b)}`)));
   }
 
   /** `0/1 compile → 1/1 compile → 2/1 hit`: each frame's entry and action, in call order. */
@@ -240,7 +248,7 @@ export function setupLab(ctx) {
   }
 
   async function compare() {
-    if (running || !ctx.model) return say(t("lab.needModel"), true);
+    if (running || !ctx.model) return say(() => t("lab.needModel"), true);
     const list = tokens(ctx.model);
     if (!list) return;
     running = true;
@@ -249,7 +257,7 @@ export function setupLab(ctx) {
     const results = [];
     try {
       for (const mode of ["false", "true", "auto"]) {
-        say(t("lab.compareRunning", mode === "auto" ? "None" : mode === "true" ? "True" : "False"));
+        say(() => t("lab.compareRunning", mode === "auto" ? "None" : mode === "true" ? "True" : "False"));
         // Every mode pays for its own pipelines: a mode run after another must not reuse them.
         await ctx.tailor.clearKernelCache();
         const before = await ctx.tailor.gpuStats();
@@ -257,7 +265,7 @@ export function setupLab(ctx) {
         try {
           model = ctx.tailor.compile(source, { ...ctx.currentOptions(), dynamic: mode });
         } catch (error) {
-          return say(error.message, true);
+          return say(() => errorText(error), true);
         }
         comparing.add(model);
         const finished = await callAll(model, list, () => comparing.has(model), () => {});
@@ -269,7 +277,7 @@ export function setupLab(ctx) {
         model.free();
       }
       comparison = { tokens: list, results };
-      say(t("lab.compareDone"));
+      say(() => t("lab.compareDone"));
       renderComparison();
     } finally {
       running = false;
@@ -366,6 +374,7 @@ export function setupLab(ctx) {
   ctx.rerender.push(() => {
     render();
     renderComparison();
+    renderSaid();
   });
   render();
 }

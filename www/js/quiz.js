@@ -11,7 +11,7 @@
 // its options.
 
 import { bi, enterSubmits, fill, h } from "./dom.js";
-import { both } from "./i18n.js";
+import { both, errorText } from "./i18n.js";
 import { createProgress } from "./progress.js";
 import { setupExercises } from "./exercises.js";
 
@@ -139,7 +139,7 @@ export function setupQuiz(ctx) {
     try {
       answer = await ctx.guarded(() => ctx.bindings.Tailor.quizCheck(question.id, selected));
     } catch (error) {
-      showFeedback(form, h("p", { class: "error-text" }, error?.message ?? String(error)));
+      showFeedback(form, h("p", { class: "error-text" }, errorText(error)));
       return;
     }
     if (!answer) return;
@@ -213,7 +213,7 @@ export function setupQuiz(ctx) {
     try {
       outcomes = await ctx.guarded(() => ctx.bindings.Tailor.demoRun(question.id));
     } catch (error) {
-      fill(out, h("p", { class: "error-text" }, ...bi(both("quiz.demoFailed")), error?.message ?? String(error)));
+      fill(out, h("p", { class: "error-text" }, ...bi(both("quiz.demoFailed")), errorText(error)));
       return;
     }
     if (!outcomes) return;

@@ -5,7 +5,7 @@
 // interpreter's imports), and a filter box narrows every group at once.
 
 import { bi, fill, h } from "./dom.js";
-import { both } from "./i18n.js";
+import { both, errorText } from "./i18n.js";
 
 /** How each group is written in a model (`nn.Conv2d`, `F.relu`, `x.view`, `torch.cat`). */
 const PREFIX = {
@@ -31,7 +31,7 @@ export function setupSupported(details, tailorClass) {
       render(body, tailorClass().supported());
     } catch (error) {
       loaded = false;
-      fill(body, h("p", { class: "error" }, error?.message ?? String(error)));
+      fill(body, h("p", { class: "error" }, errorText(error)));
     }
   });
 }

@@ -4,7 +4,7 @@
 // (§7), the AI scenarios (§9) and the material's Python demo on one shared cache (§10).
 
 import { fill, formatMs, h, m, yieldToBrowser } from "./dom.js";
-import { t } from "./i18n.js";
+import { errorText, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -67,7 +67,7 @@ async function callEach(ctx, model, specs) {
 
 function errorBox(ctx, error) {
   const e = ctx.asError(error);
-  return h("p", { class: "error-text", role: "alert" }, `${t("kind." + e.kind)}: ${e.message}`);
+  return h("p", { class: "error-text", role: "alert" }, `${t("kind." + e.kind)}: ${errorText(e)}`);
 }
 
 export function setupWidgets(ctx) {
@@ -425,7 +425,7 @@ function setupScriptRun(ctx) {
  * lines, and its error at line:col, marked in the editor too. */
 export function setupEditorScript(ctx, editor, button, out) {
   runsAsScript(ctx, () => editor.value, button, out, "model.py", (error) => {
-    if (error?.line) editor.markError(error.line, error.col ?? 1, error.message);
+    if (error?.line) editor.markError(error.line, error.col ?? 1, errorText(error));
     else editor.clearError();
   });
 }
@@ -446,7 +446,7 @@ function runsAsScript(ctx, source, button, out, path, onError = () => {}) {
           h("span", { class: `stream-${piece.stream}` }, piece.text)))
         : null,
       last.error
-        ? h("p", { class: "error-text", role: "alert" }, `${t("kind." + last.error.kind)}: ${last.error.message}`)
+        ? h("p", { class: "error-text", role: "alert" }, `${t("kind." + last.error.kind)}: ${errorText(last.error)}`)
         : null);
   };
   button.addEventListener("click", async () => {

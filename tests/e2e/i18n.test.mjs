@@ -1,0 +1,101 @@
+// End-to-end test of "one language at a time": in Chinese (the default) a compile's guard
+// provenance, a syntax error, a shape error and the lab's status are Chinese; switching to
+// English says them again in English, in place; and no string the page asked for was
+// missing from i18n.js (its console error is collected as a page error).
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { compileSource, editorText, openPage, selectMode, shot, shownError } from "./page-helpers.mjs";
+
+const GUARDS_STAGE = 4;
+/** Words of the English provenance texts that must not show in Chinese mode. */
+const ENGLISH_PROVENANCE = /duck sizing|specialization|while tracing|on sizes|every static size|contiguous input/;
+const ADD_XY = "import torch\n\n\ndef f(x, y):\n    return x + y\n";
+
+let session;
+let page;
+let simplenet;
+
+before(async () => {
+  session = await openPage();
+  page = session.page;
+  simplenet = await editorText(page);
+});
+
+after(async () => {
+  await session?.close();
+});
+
+/** Switches the page's language with its button. */
+async function switchTo(lang) {
+  await page.getByTestId("lang-toggle").click();
+  await page.waitForFunction((lang) => document.documentElement.dataset.lang === lang, lang);
+}
+
+/** The "来源" / "from" texts of the guards on show. */
+async function provenances() {
+  return page.$$eval('[data-testid="guards-view"] .provenance', (spans) => spans.map((s) => s.textContent));
+}
+
+test("the guards' provenance is Chinese, and English after the switch", async () => {
+  await selectMode(page, "true");
+  await compileSource(page, ADD_XY, "x=8,4;y=8,4");
+  await page.locator(".stage-pill").nth(GUARDS_STAGE).click();
+  let texts = await provenances();
+  assert.ok(texts.length > 0, "guards are shown");
+  const english = texts.filter((text) => ENGLISH_PROVENANCE.test(text));
+  assert.deepEqual(english, [], "no English provenance in Chinese mode");
+  assert.ok(texts.some((text) => text.includes("鸭子定型")), texts.join("\n"));
+  assert.ok(texts.some((text) => text.startsWith("TENSOR_MATCH：")), texts.join("\n"));
+  await shot(page, "60-guards-zh", page.locator("#steps"));
+  await switchTo("en");
+  texts = await provenances();
+  assert.ok(texts.some((text) => text.startsWith("duck sizing: L['y'].size()[0] had the same size as")), texts.join("\n"));
+  assert.ok(texts.some((text) => text.startsWith("0/1 specialization")), texts.join("\n"));
+  await switchTo("zh");
+  assert.deepEqual((await provenances()).filter((text) => ENGLISH_PROVENANCE.test(text)), []);
+  await selectMode(page, "auto");
+});
+
+test("a syntax error is Chinese, and English after the switch", async () => {
+  await compileSource(page, simplenet.replace("def forward(self, x):", "def forward(self x):"), "x=8,64");
+  let text = await shownError(page);
+  assert.match(text, /语法错误（Python 解析器的原话）：/);
+  assert.match(text, /第 17 行/);
+  assert.doesNotMatch(text, /syntax error/);
+  await switchTo("en");
+  text = await shownError(page);
+  assert.match(text, /Syntax error: syntax error: /);
+  assert.match(text, /line 17/);
+  await switchTo("zh");
+  assert.match(await shownError(page), /语法错误（Python 解析器的原话）：/);
+});
+
+test("a shape error is Chinese, and English after the switch", async () => {
+  await compileSource(page, simplenet, "x=8,65");
+  let text = await shownError(page);
+  assert.match(text, /形状错误|编译失败/);
+  assert.match(text, /形状 \[8, 65\] 与 \[64, 64\] 不匹配|不匹配/);
+  assert.doesNotMatch(text, /; shapes /);
+  await shot(page, "61-shape-error-zh", page.locator(".workbench"));
+  await switchTo("en");
+  text = await shownError(page);
+  assert.match(text, /; shapes \[8, 65\] and/);
+  await switchTo("zh");
+  await compileSource(page, simplenet, "x=8,64");
+  assert.equal(await shownError(page), null);
+});
+
+test("the lab's status says a malformed call in the language on show", async () => {
+  await page.getByTestId("cache-sequence").fill("x=8,64 x=8,a");
+  await page.getByTestId("cache-run").click();
+  await page.waitForFunction(() => /不是尺寸/.test(document.getElementById("lab-status").textContent));
+  await switchTo("en");
+  assert.match(await page.locator("#lab-status").textContent(), /'a' is not a size/);
+  await switchTo("zh");
+  assert.match(await page.locator("#lab-status").textContent(), /不是尺寸/);
+});
+
+test("no string was missing from i18n.js and no uncaught errors happened", () => {
+  assert.deepEqual(session.errors, []);
+});
