@@ -109,7 +109,8 @@ impl DTypeError {
             }
             DTypeError::EmbeddingIds { .. }
             | DTypeError::ProductOperands { .. }
-            | DTypeError::Condition { .. } => Message::new(Id::DTypeRefused, &[self]),
+            | DTypeError::Condition { .. }
+            | DTypeError::NoBoolKernel { .. } => Message::new(Id::DTypeRefused, &[self]),
         }
     }
 }
@@ -177,6 +178,9 @@ impl EvalError {
                 Id::EvalInputShape,
                 &[input, &format!("{expected:?}"), &format!("{actual:?}")],
             ),
+            EvalError::IdOutOfRange { node, id, rows } => {
+                Message::new(Id::EvalIdOutOfRange, &[node, id, rows])
+            }
         }
     }
 }

@@ -189,6 +189,8 @@ message_ids! {
     EvalTooLarge,
     /// [input, expected, actual].
     EvalInputShape,
+    /// [node, id, rows].
+    EvalIdOutOfRange,
 
     // Compiling (`compile::CompileError`, `lower::LowerError`).
     /// [pass, detail].

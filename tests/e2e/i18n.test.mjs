@@ -96,6 +96,38 @@ test("the lab's status says a malformed call in the language on show", async () 
   assert.match(await page.locator("#lab-status").textContent(), /不是尺寸/);
 });
 
+/** The page's visible lines with Chinese characters in them, the language button's aside. */
+async function chineseLines() {
+  return page.evaluate(() => {
+    const han = /[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]/;
+    const toggle = document.querySelector('[data-testid="lang-toggle"]');
+    return document.body.innerText
+      .split("\n")
+      .filter((line) => han.test(line) && line.trim() !== toggle?.innerText.trim());
+  });
+}
+
+test("in English no Chinese shows: every stage, the lab, the quiz and the benchmark", { timeout: 120_000 }, async () => {
+  await switchTo("en");
+  try {
+    await compileSource(page, simplenet, "x=8,64");
+    const found = new Set();
+    const pills = await page.locator(".stage-pill").count();
+    for (let stage = 0; stage < pills; stage++) {
+      await page.locator(".stage-pill").nth(stage).click();
+      for (const line of await chineseLines()) found.add(`stage ${stage}: ${line}`);
+    }
+    await page.getByTestId("cache-sequence").fill("x=8,64 x=16,64 x=8,a");
+    await page.getByTestId("cache-run").click();
+    await page.waitForFunction(() => /'a' is not a size/.test(document.getElementById("lab-status").textContent));
+    for (const line of await chineseLines()) found.add(`lab: ${line}`);
+    assert.deepEqual([...found], []);
+    await shot(page, "62-english-page-en");
+  } finally {
+    await switchTo("zh");
+  }
+});
+
 test("no string was missing from i18n.js and no uncaught errors happened", () => {
   assert.deepEqual(session.errors, []);
 });

@@ -6,7 +6,7 @@
 //! Tolerance: every element within `2e-3 * max(1, |reference|)` — GPUs reassociate the
 //! reductions (tree sums), fuse multiply-adds and approximate `exp`/`tanh`.
 
-use crate::kernels::{assert_close, compile, inputs, reference};
+use crate::kernels::{assert_close, case_inputs, compile, inputs, reference};
 use crate::models::{self, sizes};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -50,7 +50,7 @@ fn check_on(gpu: &mut Gpu, name: &str) {
     let model = models::get(name);
     for (n, case) in model.cases.iter().enumerate() {
         let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
-        let inputs = inputs(&sizes(case), n as u64);
+        let inputs = case_inputs(&compiled.graph, case, n as u64);
         let expected = reference(&compiled.graph, &inputs);
         let cpu =
             tailor::runtime::cpu::run(&compiled.schedule, &inputs, &[]).expect("the CPU runs");

@@ -56,6 +56,16 @@ pub fn inputs(shapes: &[Vec<usize>], seed: u64) -> Vec<Tensor> {
     graph::random_inputs(&named, seed)
 }
 
+/// Seeded inputs for `graph` at `case`'s sizes, each of its input's dtype (int64 ids as
+/// whole numbers in 0..16, bools as 0 or 1).
+pub fn case_inputs(graph: &Graph, case: &str, seed: u64) -> Vec<Tensor> {
+    inputs(&sizes(case), seed)
+        .into_iter()
+        .zip(&graph.inputs)
+        .map(|(tensor, &id)| tensor.as_random(graph.node(id).dtype))
+        .collect()
+}
+
 /// The reference result of `graph` on `inputs`.
 pub fn reference(graph: &Graph, inputs: &[Tensor]) -> Vec<Tensor> {
     let mut bindings = Bindings::new();
@@ -93,7 +103,7 @@ fn check(name: &str) {
     let model = models::get(name);
     for (n, case) in model.cases.iter().enumerate() {
         let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
-        let inputs = inputs(&sizes(case), n as u64);
+        let inputs = case_inputs(&compiled.graph, case, n as u64);
         let actual = runtime::cpu::run(&compiled.schedule, &inputs, &[])
             .unwrap_or_else(|e| panic!("{case}: {e}\n{}", compiled.schedule));
         let expected = reference(&compiled.graph, &inputs);
@@ -105,7 +115,7 @@ fn check(name: &str) {
         DynamicMode::True,
     );
     for case in model.cases {
-        let inputs = inputs(&sizes(case), 7);
+        let inputs = case_inputs(&shared.graph, case, 7);
         let actual = match runtime::cpu::run(&shared.schedule, &inputs, &[]) {
             Ok(actual) => actual,
             // A size the entry specialised (1, or a dim met by a static size) is a cache
@@ -380,7 +390,7 @@ fn one_program_runs_every_size_in_turn_and_keeps_its_memory() {
     let mut held = Vec::new();
     for round in 0..2 {
         for (n, case) in model.cases.iter().enumerate() {
-            let inputs = inputs(&sizes(case), n as u64);
+            let inputs = case_inputs(&shared.graph, case, n as u64);
             let actual = match program.run(&inputs, &[]) {
                 Ok(actual) => actual,
                 Err(runtime::RunError::InputShape { .. }) => continue,
