@@ -707,7 +707,7 @@ function renderGuards(guards, list, verdicts = null) {
         h("span", { class: "badge" }, t("guards.kind." + guard.kind)),
         h("code", { class: "guard-source" }, guard.source)),
       h("div", { class: "guard-meta" },
-        h("span", {}, `${t("guards.symbolic")}: `), h("code", {}, guard.symbolic)),
+        h("span", {}, `${t("guards.symbolic")}: `), h("code", {}, guard.symbolicMessage ? message(guard.symbolicMessage) : guard.symbolic)),
       h("div", { class: "guard-meta" },
         h("span", { class: "guard-from" }, `${t("guards.from")}: `),
         h("span", { class: "provenance" }, message(guard.provenanceMessage)),

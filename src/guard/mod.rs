@@ -18,6 +18,7 @@ mod order;
 mod provenance;
 
 use crate::graph::{DType, Shape, TracedArg};
+use crate::message::{Message, MessageId};
 use crate::shape::{DimSource, ShapeEnv, ShapeEvent};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
 use order::AttributeNode;
@@ -478,8 +479,12 @@ fn serialize_provenance<S: serde::Serializer>(
 /// [`SymbolNames::show`](crate::symbolic::SymbolNames::show) (`s0`, or PyTorch's `s77`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum SymbolicForm {
-    /// Words about an input, with no symbol in them: `x is not marked dynamic`.
-    Words(String),
+    /// An unmarked input: `x is not marked dynamic`.
+    Unmarked(String),
+    /// A symbolic float argument is a number: `f is not NaN`.
+    NotNan(String),
+    /// A comparison the trace decided on a symbolic float argument: `f > 1.0`.
+    FloatRel(String),
     /// A size or stride of an input equal to an expression: `x.stride()[0] == s1`.
     Equals(String, Expr),
     /// A relation between sizes: `s0 <= 64`.
@@ -491,10 +496,25 @@ pub enum SymbolicForm {
 impl fmt::Display for SymbolicForm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SymbolicForm::Words(words) => f.write_str(words),
+            SymbolicForm::Unmarked(input) => write!(f, "{input} is not marked dynamic"),
+            SymbolicForm::NotNan(name) => write!(f, "{name} is not NaN"),
+            SymbolicForm::FloatRel(rel) => f.write_str(rel),
             SymbolicForm::Equals(what, expr) => write!(f, "{what} == {expr}"),
             SymbolicForm::Rel(rel) => write!(f, "{rel}"),
             SymbolicForm::Range(range, sym) => f.write_str(&range_text(range, &sym.to_string())),
+        }
+    }
+}
+
+impl SymbolicForm {
+    /// The form as a message for the page where it is words, not code.
+    pub fn message(&self) -> Option<Message> {
+        match self {
+            SymbolicForm::Unmarked(input) => {
+                Some(Message::new(MessageId::SymbolicUnmarked, &[input]))
+            }
+            SymbolicForm::NotNan(name) => Some(Message::new(MessageId::SymbolicNotNan, &[name])),
+            _ => None,
         }
     }
 }
@@ -874,7 +894,7 @@ impl<'a> Producer<'a> {
                     "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['{input}'], '_dynamo_dynamic_indices') == False"
                 ),
                 reason: format!("hasattr({input}, '_dynamo_dynamic_indices') == False"),
-                symbolic: SymbolicForm::Words(format!("{input} is not marked dynamic")),
+                symbolic: SymbolicForm::Unmarked(input.clone()),
                 provenance: Provenance::Unmarked,
             };
             out.push(guard, Check::Unmarked(i));
@@ -978,7 +998,7 @@ impl<'a> Producer<'a> {
                     kind: GuardKind::Recorded,
                     source: format!("L['{name}'] {} {rhs}", decided.op),
                     reason: format!("{name} {} {rhs}", decided.op),
-                    symbolic: SymbolicForm::Words(format!("{name} {} {rhs}", decided.op)),
+                    symbolic: SymbolicForm::FloatRel(format!("{name} {} {rhs}", decided.op)),
                     provenance: Provenance::Recorded(decided.origin.clone()),
                 };
                 out.push(guard, Check::Float(position, decided.op, decided.rhs));
@@ -987,7 +1007,7 @@ impl<'a> Producer<'a> {
                 kind: GuardKind::Range,
                 source: format!("not math.isnan(L['{name}'])"),
                 reason: format!("not math.isnan({name})"),
-                symbolic: SymbolicForm::Words(format!("{name} is not NaN")),
+                symbolic: SymbolicForm::NotNan(name.clone()),
                 provenance: Provenance::NanSpecialization,
             };
             out.push(guard, Check::NotNan(position));

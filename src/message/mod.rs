@@ -102,6 +102,17 @@ message_ids! {
     /// [construct, name, line, col].
     AskedByFloatConditionAt,
 
+    // A guard's symbol form where it is words (`guard::SymbolicForm`, the page's tensor and
+    // aliasing guards).
+    /// [input]: an unmarked input.
+    SymbolicUnmarked,
+    /// [name]: a symbolic float argument is a number.
+    SymbolicNotNan,
+    /// [input, rank, sizes]: a tensor's TENSOR_MATCH (`*` a dynamic size).
+    SymbolicTensor,
+    /// Tensor inputs share no memory.
+    SymbolicNoAliasing,
+
     // The front end (`frontend::FrontendError`).
     /// [Python's message]: the file is not valid Python.
     SyntaxError,

@@ -10,7 +10,7 @@ use super::breaks;
 use crate::cache::{CallEvent, CodeCache, DimSpec, Entry, ValueSpec};
 use crate::graph::{Graph, Op, Span, shape_to_string};
 use crate::guard::{GuardKind, GuardSet, Provenance, ValueMatch};
-use crate::message::Message;
+use crate::message::{Message, MessageId};
 use crate::symbolic::{SymbolNames, SymbolNaming};
 use crate::trace::{Stage, Trace};
 use serde::Serialize;
@@ -117,6 +117,9 @@ pub(super) struct GuardView {
     reason: String,
     /// The symbol form (`2 <= s0`).
     symbolic: String,
+    /// The symbol form as a message where it is words (`x is not marked dynamic`), else
+    /// null (the form is code).
+    symbolic_message: Option<Message>,
     /// Where it came from, in English words.
     provenance: String,
     /// The same as a message for the page's languages: `{ id, args }`.
@@ -139,6 +142,7 @@ impl GuardView {
             source,
             reason,
             symbolic,
+            symbolic_message: None,
             provenance: provenance.to_string(),
             provenance_message: provenance.message(),
             span: None,
@@ -183,28 +187,37 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
             .iter()
             .map(|s| s.map_or("*".to_string(), |v| v.to_string()))
             .collect();
-        GuardView::new(
-            "tensor",
-            tensor.to_string(),
-            format!("tensor '{}' rank and static sizes", tensor.input),
-            format!(
-                "{}: rank {}, sizes [{}]",
-                tensor.input,
-                sizes.len(),
-                sizes.join(", ")
-            ),
-            &Provenance::TensorMatch,
-        )
+        let sizes = format!("[{}]", sizes.join(", "));
+        GuardView {
+            symbolic_message: Some(Message::new(
+                MessageId::SymbolicTensor,
+                &[&tensor.input, &tensor.sizes.len(), &sizes],
+            )),
+            ..GuardView::new(
+                "tensor",
+                tensor.to_string(),
+                format!("tensor '{}' rank and static sizes", tensor.input),
+                format!(
+                    "{}: rank {}, sizes {sizes}",
+                    tensor.input,
+                    tensor.sizes.len()
+                ),
+                &Provenance::TensorMatch,
+            )
+        }
     });
     let mut views: Vec<GuardView> = values.chain(tensors).collect();
     if let Some(aliasing) = entry.guards.aliasing() {
-        views.push(GuardView::new(
-            "aliasing",
-            aliasing,
-            "tensor inputs alias".into(),
-            "no two inputs share memory".into(),
-            &Provenance::NoAliasing,
-        ));
+        views.push(GuardView {
+            symbolic_message: Some(Message::new(MessageId::SymbolicNoAliasing, &[])),
+            ..GuardView::new(
+                "aliasing",
+                aliasing,
+                "tensor inputs alias".into(),
+                "no two inputs share memory".into(),
+                &Provenance::NoAliasing,
+            )
+        });
     }
     views.extend(entry.guards.attributes.iter().map(|attribute| {
         let provenance = if attribute.path.name == "training" {
@@ -228,6 +241,7 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
         };
         views.push(GuardView {
             span: span_view(span),
+            symbolic_message: guard.symbolic.message(),
             ..GuardView::new(
                 kind_name(guard.kind),
                 guard.source.clone(),

@@ -47,6 +47,10 @@ test("the guards' provenance is Chinese, and English after the switch", async ()
   assert.deepEqual(english, [], "no English provenance in Chinese mode");
   assert.ok(texts.some((text) => text.includes("鸭子定型")), texts.join("\n"));
   assert.ok(texts.some((text) => text.startsWith("TENSOR_MATCH：")), texts.join("\n"));
+  const symbolic = await page.$$eval('[data-testid="guards-view"] .guard-meta code', (codes) => codes.map((c) => c.textContent));
+  assert.ok(symbolic.includes("x 没有被标记为动态"), symbolic.join("\n"));
+  assert.ok(symbolic.includes("x：2 维，尺寸 [*, *]"), symbolic.join("\n"));
+  assert.deepEqual(symbolic.filter((text) => /is not marked|share memory|rank \d/.test(text)), []);
   await shot(page, "60-guards-zh", page.locator("#steps"));
   await switchTo("en");
   texts = await provenances();

@@ -220,7 +220,8 @@ fn every_provenance_is_a_message_worded_as_its_english() {
     .assert_eq(&lines.join("\n"));
 }
 
-/// The provenance of each guard of `model`'s entry for `shapes` under `dynamic=True`.
+/// The provenance of each guard of `model`'s entry for `shapes` under `dynamic=True` (and
+/// each symbol form in words checked against its English).
 fn provenances(model: &str, shapes: &str) -> String {
     let mut cache = tailor::load(model, None).unwrap();
     let call = spec::parse_shapes(shapes, &cache.entry_point().inputs).unwrap();
@@ -237,6 +238,10 @@ fn provenances(model: &str, shapes: &str) -> String {
         .map(|guard| {
             let message = guard.provenance.message();
             assert_eq!(english(&message), guard.provenance.to_string());
+            // A symbol form in words is a message too, worded as its English.
+            if let Some(symbolic) = guard.symbolic.message() {
+                assert_eq!(english(&symbolic), guard.symbolic.to_string());
+            }
             format!("{} [{}]", key(message.id), message.args.join(" | "))
         })
         .collect();
