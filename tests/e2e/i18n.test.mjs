@@ -134,6 +134,24 @@ test("in English no Chinese shows anywhere on the page, at every stage and after
   }
 });
 
+test("every piece of prose in one language has its pair in the other", async () => {
+  // index.html's prose and the scripts' bi() texts are <span lang> pairs that CSS shows one
+  // of: a text without its pair would be missing in the other language.
+  const { texts, unpaired } = await page.evaluate(() => {
+    const other = { zh: "en", en: "zh" };
+    const texts = [...document.querySelectorAll('body [lang="zh"], body [lang="en"]')]
+      .filter((el) => el.dataset.testid !== "lang-toggle");
+    return {
+      texts: texts.length,
+      unpaired: texts
+        .filter((el) => ![...el.parentElement.children].some((sibling) => sibling.lang === other[el.lang]))
+        .map((el) => `${el.lang}: ${el.textContent.trim().slice(0, 80)}`),
+    };
+  });
+  assert.ok(texts > 200, `${texts} texts in one language`);
+  assert.deepEqual(unpaired, []);
+});
+
 test("no string was missing from i18n.js and no uncaught errors happened", () => {
   assert.deepEqual(session.errors, []);
 });
