@@ -31,12 +31,14 @@ pub const USAGE: &str = "usage:
                 (without --logs, the TORCH_LOGS variable's artifacts)
   tailor bench [--json] [--rounds N]
   tailor supported [--json]   (the modules, functions, methods and operators capture supports)
-SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,... (a tensor's sizes), int(N) or True/False
-         e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True
+SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,...[:DTYPE] (a tensor's sizes; float32
+         unless :int64 or :bool), int(N) or True/False
+         e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True  or  idx=2,16:int64
 --weights: the model's state_dict (safetensors.torch.save_file(model.state_dict(), W)),
-         matched by name; --inputs: one call's arguments by name (float32 tensors; an int or
-         bool a 0-dim I64 or BOOL), instead of --call's seeded random values; --outputs: the
-         call's returned tensors as out0, out1, ... (needs exactly one call)
+         matched by name; --inputs: one call's arguments by name (F32, I64 or BOOL tensors;
+         an int or bool argument a 0-dim I64 or BOOL), instead of --call's seeded random
+         values; --outputs: the call's returned tensors as out0, out1, ... in their dtypes
+         (needs exactly one call)
 --symbol-names: tailor (s0, s1, ... in creation order, the default) or pytorch
          (PyTorch 2.8+: a hash of the source, L['x'].size()[0] is s77)";
 
