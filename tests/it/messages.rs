@@ -90,12 +90,16 @@ fn without_span(display: &str) -> String {
     text
 }
 
+/// `message` as `id [arg | arg]`.
+fn line(message: &Message) -> String {
+    format!("{} [{}]", key(message.id), message.args.join(" | "))
+}
+
 /// `message` as `id [arg | arg]`; its English text must be `display`, position apart.
 #[track_caller]
 fn check(message: &Message, display: &str, expect: Expect) {
     assert_eq!(english(message), without_span(display));
-    let args = message.args.join(" | ");
-    expect.assert_eq(&format!("{} [{args}]", key(message.id)));
+    expect.assert_eq(&line(message));
 }
 
 #[test]
@@ -187,11 +191,7 @@ fn every_provenance_is_a_message_worded_as_its_english() {
         let message = provenance.message();
         // Provenances print their span as part of the English text, so nothing is stripped.
         assert_eq!(english(&message), provenance.to_string());
-        lines.push(format!(
-            "{} [{}]",
-            key(message.id),
-            message.args.join(" | ")
-        ));
+        lines.push(line(&message));
     }
     expect![[r#"
         provenanceUnmarked []
@@ -242,7 +242,7 @@ fn provenances(model: &str, shapes: &str) -> String {
             if let Some(symbolic) = guard.symbolic.message() {
                 assert_eq!(english(&symbolic), guard.symbolic.to_string());
             }
-            format!("{} [{}]", key(message.id), message.args.join(" | "))
+            line(&message)
         })
         .collect();
     lines.join("\n")
@@ -352,21 +352,13 @@ fn malformed_inputs_have_one_message_each() {
         let err = tailor::Error::from(spec::parse_shapes(text, &names).unwrap_err());
         let message = err.message();
         assert_eq!(english(&message), err.to_string());
-        lines.push(format!(
-            "{} [{}]",
-            key(message.id),
-            message.args.join(" | ")
-        ));
+        lines.push(line(&message));
     }
     for text in ["x:a", "x:0:8:4", "x:0:1"] {
         let err = tailor::Error::from(spec::parse_mark(text, &names).unwrap_err());
         let message = err.message();
         assert_eq!(english(&message), err.to_string());
-        lines.push(format!(
-            "{} [{}]",
-            key(message.id),
-            message.args.join(" | ")
-        ));
+        lines.push(line(&message));
     }
     expect![[r#"
         malformedUnknownDType [x=2,3:int32 | int32]
