@@ -115,7 +115,7 @@ async fn errors_carry_kind_and_position() {
 
 #[wasm_bindgen_test]
 async fn trace_lists_nodes_events_and_guards() {
-    assert_eq!(Array::from(&Tailor::presets()).length(), 6);
+    assert_eq!(Array::from(&Tailor::presets()).length(), 7);
     let model = simplenet("true").await;
     let compilation = model.trace("x=8,64".into()).expect("SimpleNet traces");
     let view = compilation.view();
