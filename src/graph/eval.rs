@@ -5,8 +5,8 @@
 //! written for obviousness, not speed, and every later back end is checked against it.
 
 use super::{
-    DType, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, embedding_row, layer_norm_row,
-    log_softmax_row, random_value, softmax_row,
+    DType, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, layer_norm_row, log_softmax_row,
+    random_value, softmax_row,
 };
 use crate::symbolic::{Bindings, Expr};
 
@@ -986,7 +986,7 @@ fn embedding(
                 rows,
             });
         }
-        let row = embedding_row(value, rows);
+        let row = value as usize;
         data.extend_from_slice(&weight.data[row * width..(row + 1) * width]);
     }
     Ok(Tensor { shape, data })

@@ -515,8 +515,9 @@ pub fn layer_norm_row(row: &mut [f32], eps: f32) {
     }
 }
 
-/// The table row `nn.Embedding` reads for an index value: inputs are float tensors, so the
-/// value is truncated and wrapped into the table's `rows`.
+/// The table row a compiled `nn.Embedding` kernel reads for an id held as float32: truncated
+/// and wrapped into the table's `rows` (kernels check no ids; the reference refuses an id
+/// outside the table, as PyTorch does).
 pub fn embedding_row(index: f32, rows: usize) -> usize {
     (index.abs() as usize) % rows.max(1)
 }
