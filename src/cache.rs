@@ -17,7 +17,7 @@ use crate::frontend::{
     self, BreakPoint, CallArg, EntryPoint, FrontendError, GraphBreak, Output, Program,
 };
 use crate::graph::{Graph, Span, TracedArg};
-use crate::guard::{ArgValue, AttributePath, CallShapes, GuardSet};
+use crate::guard::{ArgValue, AttributePath, CallShapes, GuardSet, LiftedArg};
 use crate::message::{Message, MessageId};
 use crate::shape::{DimPolicy, DimSource, Mark, ShapeEnv, ShapeError};
 use crate::symbolic::{Expr, SymbolNames};
@@ -836,6 +836,9 @@ impl CodeCache {
         // seen here, so a failed trace leaves the ints' memory as it was.)
         let merged = self.frames[0].merged(call);
         let mut env = ShapeEnv::new();
+        if config.dynamic == DynamicMode::True {
+            env.lift_dynamic();
+        }
         let traced = match trace_args(&mut env, &merged, call, marks, config.dynamic) {
             Ok(traced) => traced,
             Err((failing, err)) => {
@@ -908,6 +911,9 @@ impl CodeCache {
             )
         });
         let mut env = ShapeEnv::new();
+        if dynamic == DynamicMode::True {
+            env.lift_dynamic();
+        }
         let segment = match frontend::capture_resume(
             &self.program,
             &self.entry,
@@ -985,7 +991,18 @@ impl CodeCache {
         used: Option<Vec<usize>>,
     ) -> Entry {
         let graph = segment.graph;
-        let guards = GuardSet::produce(&env, &traced, marked).with_attributes(&segment.attributes);
+        let lifted: Vec<LiftedArg> = graph
+            .lifted
+            .iter()
+            .map(|lifted| LiftedArg {
+                holder: lifted.holder.clone(),
+                shape: graph.shape(lifted.node).clone(),
+                sizes: lifted.sizes.clone(),
+                dtype: graph.node(lifted.node).dtype,
+            })
+            .collect();
+        let guards =
+            GuardSet::produce(&env, &traced, &lifted, marked).with_attributes(&segment.attributes);
         let compiled = compile::compile(&graph, &|sym| env.range(sym), &CompileOptions::ENTRY);
         let mut inputs = Vec::new();
         let mut values = Vec::new();

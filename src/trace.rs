@@ -105,12 +105,11 @@ impl Trace {
         });
 
         let mut text = String::new();
-        for (_, event) in entry
-            .env
-            .events()
-            .iter()
-            .filter(|(node, _)| *node < entry.graph.inputs.len())
-        {
+        for (_, event) in entry.env.events().iter().filter(|(node, _)| {
+            // The arguments' symbols, and those of the tensors the capture lifted.
+            *node < entry.graph.inputs.len()
+                || entry.graph.lifted.iter().any(|l| l.node.index() == *node)
+        }) {
             text.push_str(&format!("{event}\n"));
         }
         stages.push(Stage {

@@ -12,9 +12,12 @@
 
 use super::call::Call;
 use super::native::Session;
+use super::native::TensorBase;
+use super::ops::TensorRef;
 use super::source::FILE_NAME;
 use super::{EntryPoint, Program};
 use crate::guard::{ArgValue, AttributePath};
+use crate::shape::Holder;
 use rustpython_vm::builtins::{PyCode, PyDict, PyFloat, PyInt};
 use rustpython_vm::{AsObject, PyObjectRef, VirtualMachine};
 
@@ -22,8 +25,9 @@ use rustpython_vm::{AsObject, PyObjectRef, VirtualMachine};
 const TRAINING: &str = "training";
 
 /// Records that the capture in progress read `module.name` and saw `value`, when the read
-/// is one Tailor guards (see the module's invariant). Never fails: a read that cannot be
-/// placed under `self` is not guarded.
+/// is one Tailor guards (see the module's invariant), or a plain tensor attribute, which the
+/// capture lifts as Dynamo does (`L['self'].A`, `Capture::holders`). Never fails: a read
+/// that cannot be placed under `self` is not kept.
 pub(super) fn record(
     vm: &VirtualMachine,
     session: &Session,
@@ -38,15 +42,21 @@ pub(super) fn record(
     {
         return;
     }
-    if name != TRAINING && !read_by_user(vm) {
+    let lifted = match value.downcast_ref::<TensorBase>().map(|t| &t.tensor) {
+        Some(TensorRef::Const(c)) if !c.is_param => Some(c.id),
+        Some(_) => return,
+        None => None,
+    };
+    if lifted.is_none() && name != TRAINING && !read_by_user(vm) {
         return;
     }
     let in_own_dict = module
         .dict()
         .is_some_and(|dict| dict.get_item_opt(name, vm).ok().flatten().is_some());
-    let Some(value) = constant(vm, value).filter(|_| in_own_dict) else {
+    let seen = constant(vm, value);
+    if !in_own_dict || (lifted.is_none() && seen.is_none()) {
         return;
-    };
+    }
     // `try_borrow`: a break holds the run while it reads Python's locals.
     let root = session
         .forward
@@ -56,16 +66,30 @@ pub(super) fn record(
     let Some(modules) = root.and_then(|root| path_to(vm, &root, module)) else {
         return;
     };
-    let path = AttributePath {
-        modules,
-        name: name.to_string(),
+    let Ok(mut capture) = session.capture.try_borrow_mut() else {
+        return;
     };
-    if let Ok(mut capture) = session.capture.try_borrow_mut() {
-        if let Some(capture) = capture.as_mut() {
+    let Some(capture) = capture.as_mut() else {
+        return;
+    };
+    match (lifted, seen) {
+        (Some(id), _) => {
+            let holder = Holder::Attribute {
+                modules,
+                name: name.to_string(),
+            };
+            capture.holders.entry(id).or_insert(holder);
+        }
+        (None, Some(value)) => {
+            let path = AttributePath {
+                modules,
+                name: name.to_string(),
+            };
             if !capture.attributes.iter().any(|(seen, _)| *seen == path) {
                 capture.attributes.push((path, value));
             }
         }
+        (None, None) => {}
     }
 }
 

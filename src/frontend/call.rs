@@ -335,6 +335,7 @@ impl<'vm> Call<'vm> {
             graph: &mut c.graph,
             env: &mut c.env,
             const_nodes: &mut c.const_nodes,
+            holders: &c.holders,
             fed: None,
         });
         op(&mut Ops::new(tracing))
@@ -369,10 +370,12 @@ impl<'vm> Call<'vm> {
         let mut env = ShapeEnv::new();
         let mut const_nodes = BTreeMap::new();
         let mut fed = Vec::new();
+        let holders = BTreeMap::new();
         let tracing = Tracing {
             graph: &mut graph,
             env: &mut env,
             const_nodes: &mut const_nodes,
+            holders: &holders,
             fed: Some(&mut fed),
         };
         let result = op(&mut Ops::new(Some(tracing)), self.span)?;
@@ -735,10 +738,10 @@ impl<'vm> Call<'vm> {
     /// The shape of a tensor argument (reading it realises a traced call's argument).
     pub fn shape_of(&self, value: &PyObjectRef) -> Result<Shape> {
         let tensor = self.tensor(value)?;
-        Ok(self.with_ops(|ops| {
-            ops.realise(&tensor);
-            ops.shape_of(&tensor)
-        }))
+        self.with_ops(|ops| {
+            ops.realise(&tensor, self.span)?;
+            Ok(ops.shape_of(&tensor))
+        })
     }
 
     /// A Python int that fits in 64 bits (bools count), or `None`.

@@ -19,7 +19,7 @@ use super::script::{CallArg, Output};
 use crate::frontend::FrontendError;
 use crate::graph::{Graph, NodeId, Op, Returned, Tensor, TracedArg};
 use crate::guard::{ArgValue, AttributePath};
-use crate::shape::{ShapeEnv, ShapeError};
+use crate::shape::{Holder, ShapeEnv, ShapeError};
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -44,6 +44,9 @@ pub(crate) struct Capture {
     pub floats: BTreeMap<NodeId, (String, f64)>,
     /// The module attributes the trace read, each once, with the value it saw.
     pub attributes: Vec<(AttributePath, ArgValue)>,
+    /// Where the trace first read each constant that is a module's plain tensor
+    /// attribute, by constant id (`attributes::record`).
+    pub holders: BTreeMap<usize, Holder>,
 }
 
 impl std::fmt::Debug for Capture {
@@ -307,6 +310,7 @@ pub(super) fn start_capture(
         resume,
         floats: BTreeMap::new(),
         attributes: Vec::new(),
+        holders: BTreeMap::new(),
     });
 }
 

@@ -687,8 +687,8 @@ pub(super) mod _tailor {
         crate::frontend::attributes::tracing(vm)
     }
 
-    /// `module.name` was read and gave `value` (a bool, int or float): guarded when the
-    /// capture keeps such reads (`attributes.rs`).
+    /// `module.name` was read and gave `value` (a bool, int or float: guarded when the
+    /// capture keeps such reads; a plain tensor attribute: lifted; `attributes.rs`).
     #[pyfunction]
     fn attribute_read(
         module: PyObjectRef,

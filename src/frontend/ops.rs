@@ -8,10 +8,12 @@
 //! runs; so the same calls build the same graph and the same events.
 
 use super::FrontendError;
-use crate::graph::{BinaryOp, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span};
+use crate::graph::{
+    BinaryOp, Graph, Init, Lifted, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span,
+};
 use crate::graph::{DType, RandomKind, Tensor, UnaryOp, dtype, seed_of, shape_to_string};
 use crate::shape::rules::{self, OpCtx};
-use crate::shape::{ShapeEnv, ShapeError};
+use crate::shape::{Holder, ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -61,6 +63,8 @@ pub struct Tracing<'a> {
     pub env: &'a mut ShapeEnv,
     /// The node of each constant used so far, by constant id.
     pub const_nodes: &'a mut BTreeMap<usize, NodeId>,
+    /// Where the trace read constants that are modules' plain tensor attributes, by id.
+    pub holders: &'a BTreeMap<usize, Holder>,
     /// In an op run eagerly, the computed tensors it is fed as inputs (in input order);
     /// `None` in a capture, where they cannot be operands.
     pub fed: Option<&'a mut Vec<(NodeId, Rc<Tensor>)>>,
@@ -113,7 +117,15 @@ impl<'a> Ops<'a> {
     /// The shape of an operand.
     pub fn shape_of(&self, tensor: &TensorRef) -> Shape {
         match tensor {
-            TensorRef::Const(c) => c.shape.iter().map(|&d| Expr::int(d)).collect(),
+            TensorRef::Const(c) => match self
+                .tracing
+                .as_ref()
+                .and_then(|tracing| tracing.const_nodes.get(&c.id))
+            {
+                // Lifted under dynamic=True, its sizes may be symbols.
+                Some(&id) => self.shape_of(&TensorRef::Node(id)),
+                None => c.shape.iter().map(|&d| Expr::int(d)).collect(),
+            },
             TensorRef::Value(v, _) => v.shape.iter().map(|&d| Expr::int(d as i64)).collect(),
             TensorRef::Node(id) => match &self.tracing {
                 Some(tracing) => tracing.graph.shape(*id).clone(),
@@ -142,13 +154,22 @@ impl<'a> Ops<'a> {
         }
     }
 
-    /// Notes that the trace looked at `tensor`, when it is an argument of the traced call.
-    pub fn realise(&mut self, tensor: &TensorRef) {
-        if let (TensorRef::Node(id), Some(tracing)) = (tensor, &mut self.tracing)
-            && let Op::Input { name } = &tracing.graph.node(*id).op
-        {
-            tracing.env.realise(name);
+    /// Notes that the trace looked at `tensor`: an argument of the traced call is realised,
+    /// a tensor the capture lifts gets its node (and under `dynamic=True` its symbols) when
+    /// first touched, as Dynamo wraps it then, even if only its sizes are read.
+    pub fn realise(&mut self, tensor: &TensorRef, span: Span) -> Result<()> {
+        match (tensor, &mut self.tracing) {
+            (TensorRef::Node(id), Some(tracing)) => {
+                if let Op::Input { name } = &tracing.graph.node(*id).op {
+                    tracing.env.realise(name);
+                }
+            }
+            (TensorRef::Const(c), Some(tracing)) if !c.is_param && tracing.fed.is_none() => {
+                self.node_of(tensor, span)?;
+            }
+            _ => {}
         }
+        Ok(())
     }
 
     /// The node of an operand, adding a node for a parameter or constant on first use.
@@ -174,8 +195,21 @@ impl<'a> Ops<'a> {
             c.fix_values();
         }
         tracing.env.node_cursor = tracing.graph.nodes.len();
-        let shape: Shape = c.shape.iter().map(|&d| Expr::int(d)).collect();
         let label = c.label();
+        // A tensor that is neither an argument nor a parameter or buffer is lifted, as Dynamo
+        // lifts it: a plain tensor attribute where the trace read one, else a module-level
+        // tensor (a constant the capture found under a name).
+        let holder = (!c.is_param && tracing.fed.is_none()).then(|| {
+            tracing
+                .holders
+                .get(&c.id)
+                .cloned()
+                .unwrap_or_else(|| Holder::Global(label.clone()))
+        });
+        let shape: Shape = match &holder {
+            Some(holder) => tracing.env.add_lifted(holder, &c.shape),
+            None => c.shape.iter().map(|&d| Expr::int(d)).collect(),
+        };
         let op = if c.is_param {
             Op::Param {
                 path: label.clone(),
@@ -192,6 +226,13 @@ impl<'a> Ops<'a> {
                 .graph
                 .push_typed(&label.replace('.', "_"), op, vec![], shape, None, c.dtype);
         tracing.const_nodes.insert(c.id, id);
+        if let Some(holder) = holder {
+            tracing.graph.lifted.push(Lifted {
+                node: id,
+                holder,
+                sizes: c.shape.clone(),
+            });
+        }
         Ok(id)
     }
 
@@ -234,7 +275,7 @@ impl<'a> Ops<'a> {
         let mut shapes = Vec::with_capacity(inputs.len());
         let mut dtypes = Vec::with_capacity(inputs.len());
         for input in inputs {
-            self.realise(input);
+            self.realise(input, span)?;
             ids.push(self.node_of(input, span)?);
             shapes.push(self.shape_of(input));
             dtypes.push(self.dtype_of(input));

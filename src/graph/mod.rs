@@ -20,7 +20,7 @@ pub use eval::{
     EvalError, MAX_ELEMENTS, Tensor, element_count, eval, numel, random_inputs, seed_of,
 };
 
-use crate::symbolic::Expr;
+use crate::symbolic::{Bindings, Expr};
 use serde::Serialize;
 
 /// A source position, 1-based, as editors and Python tracebacks show it.
@@ -845,6 +845,15 @@ pub struct Node {
     pub span: Option<Span>,
 }
 
+/// Binds each dim of `shape` that is a plain symbol to its size in `sizes`.
+pub fn bind_sizes(shape: &[Expr], sizes: &[i64], bindings: &mut Bindings) {
+    for (dim, &size) in shape.iter().zip(sizes) {
+        if let Some(sym) = dim.as_sym() {
+            bindings.set(sym, size);
+        }
+    }
+}
+
 /// A captured program: a topologically ordered arena of nodes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Graph {
@@ -859,6 +868,23 @@ pub struct Graph {
     pub output: Option<NodeId>,
     /// How `forward`'s return value is made of the outputs.
     pub returned: Returned,
+    /// The tensors the function read without receiving them, in the order it met them.
+    pub lifted: Vec<Lifted>,
+}
+
+/// A tensor a function reads without receiving it (a module-level tensor, a module's plain
+/// tensor attribute), which Dynamo lifts into the graph as an input of its own. Tailor keeps
+/// it a `Constant` node, whose values it takes at capture, so its sizes never change; under
+/// `dynamic=True` the node's shape is symbolic all the same (`G['W'].size()[1]` is a symbol of
+/// its own, or duck-sized to an earlier one), and a call binds those symbols from `sizes`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Lifted {
+    /// Its `Constant` node.
+    pub node: NodeId,
+    /// Where it is read from.
+    pub holder: crate::shape::Holder,
+    /// Its sizes.
+    pub sizes: Vec<i64>,
 }
 
 /// An argument as a function was traced with: a tensor of a symbolic shape, an int (a
@@ -893,6 +919,22 @@ pub enum Returned {
 }
 
 impl Graph {
+    /// Binds the symbols of the lifted tensors' shapes to their sizes, which every call
+    /// binds besides its arguments' (the values of duck-sized ones agree: guards check it).
+    pub fn bind_lifted(&self, bindings: &mut Bindings) {
+        for lifted in &self.lifted {
+            bind_sizes(self.shape(lifted.node), &lifted.sizes, bindings);
+        }
+    }
+
+    /// The sizes of `node` when it is a lifted tensor.
+    pub fn lifted_sizes(&self, node: NodeId) -> Option<&[i64]> {
+        self.lifted
+            .iter()
+            .find(|lifted| lifted.node == node)
+            .map(|lifted| lifted.sizes.as_slice())
+    }
+
     /// Appends a node and returns its id; `name_hint` gets a `_N` suffix if taken.
     pub fn push(
         &mut self,

@@ -4,8 +4,10 @@
 //! arguments as traced (tensors' symbolic shapes, ints as constants or symbols, bools).
 //! Output: a `GuardSet` in PyTorch's order — one value guard per int or bool (`EQUALS_MATCH`,
 //! `TYPE_MATCH` for a symbolic int, `TRUE_MATCH`/`FALSE_MATCH`), one tensor guard per tensor
-//! (rank and static sizes), one per module attribute the trace read (`L['self'].training ==
-//! True`, checked on the values the cache reads at the call), then shape guards: the leaf
+//! (rank and static sizes) and one per tensor the trace lifted (`G['W']`, `L['self'].A`: read
+//! by the function without being passed, fixed for the program's life), one per module
+//! attribute the trace read (`L['self'].training == True`, checked on the values the cache
+//! reads at the call), then shape guards: the leaf
 //! (dimension-marking) guards, each input's equalities and inferred strides, the recorded
 //! guards that the ranges do not already imply, and one range guard per symbol. Each is made by its own producer, and
 //! every producer appends through one `push`, guard and compiled check together. Guards print
@@ -19,7 +21,7 @@ mod provenance;
 
 use crate::graph::{DType, Shape, TracedArg};
 use crate::message::{Message, MessageId};
-use crate::shape::{DimSource, ShapeEnv, ShapeEvent};
+use crate::shape::{DimSource, Holder, ShapeEnv, ShapeEvent};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
 use order::AttributeNode;
 pub use provenance::Provenance;
@@ -220,8 +222,10 @@ impl CallShapes {
 /// dynamic).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TensorGuard {
-    /// The input's name.
+    /// The input's name (an argument's; `G['W']` or `self.A` for a lifted tensor).
     pub input: String,
+    /// Its source, `L['x']`, `G['W']` or `L['self'].A`.
+    pub source: String,
     /// Its dtype.
     pub dtype: DType,
     /// Expected sizes; `None` is not checked.
@@ -246,8 +250,8 @@ impl fmt::Display for TensorGuard {
             .collect();
         write!(
             f,
-            "TENSOR_MATCH: check_tensor(L['{}'], Tensor, {}, size=[{}], stride=[{}])",
-            self.input,
+            "TENSOR_MATCH: check_tensor({}, Tensor, {}, size=[{}], stride=[{}])",
+            self.source,
             self.dtype,
             sizes.join(", "),
             strides.join(", ")
@@ -584,6 +588,10 @@ pub enum Failure {
 pub struct GuardSet {
     /// One per tensor argument, in parameter order.
     pub tensors: Vec<TensorGuard>,
+    /// One per lifted tensor (a module-level tensor, a plain tensor attribute), in PyTorch's
+    /// install order (source length, then text). Their sizes are fixed for the program's
+    /// life, so these always hold.
+    pub lifted: Vec<TensorGuard>,
     /// One per Python-value argument (int, bool), in parameter order.
     pub values: Vec<ValueGuard>,
     /// The children of PyTorch's guard tree's root in the order they are checked: the
@@ -635,6 +643,8 @@ enum Check {
     NotNan(usize),
     /// A stride guard: calls pass contiguous tensors, so it holds by construction.
     Contiguous,
+    /// A leaf guard of a lifted tensor, which no call passes or marks: it holds.
+    Lifted,
 }
 
 impl Check {
@@ -649,17 +659,60 @@ impl Check {
             Check::Unmarked(input) => !marked.get(*input).copied().unwrap_or(false),
             Check::Float(position, op, rhs) => float(*position).is_some_and(|v| op.holds(v, *rhs)),
             Check::NotNan(position) => float(*position).is_some_and(|v| !v.is_nan()),
-            Check::Contiguous => true,
+            Check::Contiguous | Check::Lifted => true,
         }
     }
 }
 
+/// A tensor the traced function read without receiving it, lifted into the graph as
+/// Dynamo lifts it (`graph::Lifted`), as the guards see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiftedArg {
+    /// Where it is read from, `G['W']`.
+    pub holder: Holder,
+    /// Its shape as traced (symbols under `dynamic=True`).
+    pub shape: Shape,
+    /// Its sizes, fixed for the program's life.
+    pub sizes: Vec<i64>,
+    /// Its dtype.
+    pub dtype: DType,
+}
+
+/// Where a guard check reads a symbol's value: a slot of the call's flat sizes, or a
+/// lifted tensor's size, which no call changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ValueAt {
+    Slot(usize),
+    Fixed(i64),
+}
+
+impl ValueAt {
+    /// The value as an expression over the call's slots (`Sym(i)` is slot `i`).
+    fn expr(self) -> Expr {
+        match self {
+            ValueAt::Slot(slot) => Expr::sym(Sym(slot as u32)),
+            ValueAt::Fixed(value) => Expr::int(value),
+        }
+    }
+}
+
+/// `TENSOR_MATCH` of the tensor at `holder` traced with `shape`: its rank and static sizes.
+fn tensor_guard(holder: &Holder, shape: &Shape, dtype: DType) -> TensorGuard {
+    TensorGuard {
+        input: holder.to_short(),
+        source: holder.to_source(),
+        dtype,
+        sizes: shape.iter().map(Expr::as_int).collect(),
+    }
+}
+
 /// What a symbol's value is read from: its first plain occurrence among the arguments'
-/// slots (a tensor's dims, an int itself).
+/// slots (a tensor's dims, an int itself), then among the lifted tensors' dims.
 fn symbol_sources(
     args: &[(String, Shape)],
     kinds: &[ArgKind],
-) -> BTreeMap<Sym, (DimSource, usize)> {
+    lifted: &[LiftedArg],
+) -> BTreeMap<Sym, (DimSource, ValueAt)> {
     let mut sources = BTreeMap::new();
     let mut slot = 0;
     for ((name, slots), kind) in args.iter().zip(kinds) {
@@ -667,32 +720,58 @@ fn symbol_sources(
             if let Some(sym) = expr.as_sym() {
                 sources.entry(sym).or_insert((
                     DimSource {
-                        input: name.clone(),
+                        holder: Holder::Arg(name.clone()),
                         dim: (*kind == ArgKind::Tensor).then_some(dim),
                     },
-                    slot,
+                    ValueAt::Slot(slot),
                 ));
             }
             slot += 1;
         }
     }
+    for tensor in lifted {
+        for (dim, (expr, &size)) in tensor.shape.iter().zip(&tensor.sizes).enumerate() {
+            if let Some(sym) = expr.as_sym() {
+                sources.entry(sym).or_insert((
+                    DimSource {
+                        holder: tensor.holder.clone(),
+                        dim: Some(dim),
+                    },
+                    ValueAt::Fixed(size),
+                ));
+            }
+        }
+    }
     sources
 }
 
-/// Renames every symbol of `expr` to the symbol whose index is its flat slot, so that
-/// `CompiledExpr` can read the call's flat sizes directly.
-fn to_slots(expr: &Expr, sources: &BTreeMap<Sym, (DimSource, usize)>) -> Expr {
+/// Rewrites `expr` over the call's flat slots, so that `CompiledExpr` reads the call's
+/// sizes directly: each symbol read from a slot becomes the symbol whose index is that
+/// slot, each symbol of a lifted tensor's size its value.
+fn to_slots(expr: &Expr, sources: &BTreeMap<Sym, (DimSource, ValueAt)>) -> Expr {
+    let slot_of = |at: &ValueAt| match at {
+        ValueAt::Slot(slot) => Some(*slot),
+        ValueAt::Fixed(_) => None,
+    };
     // Two steps (through indices past every slot) so that renaming s0 -> s3 never collides
     // with an s3 still waiting to be renamed.
-    let offset = sources.values().map(|(_, slot)| *slot).max().unwrap_or(0)
+    let offset = sources
+        .values()
+        .filter_map(|(_, at)| slot_of(at))
+        .max()
+        .unwrap_or(0)
         + sources.keys().map(|s| s.index()).max().unwrap_or(0)
         + 1;
     let mut renamed = expr.clone();
-    for (sym, (_, slot)) in sources {
-        renamed = renamed.substitute(*sym, &Expr::sym(Sym((offset + slot) as u32)));
+    for (sym, (_, at)) in sources {
+        let to = match at {
+            ValueAt::Slot(slot) => Expr::sym(Sym((offset + slot) as u32)),
+            ValueAt::Fixed(value) => Expr::int(*value),
+        };
+        renamed = renamed.substitute(*sym, &to);
     }
-    for (_, slot) in sources.values() {
-        renamed = renamed.substitute(Sym((offset + slot) as u32), &Expr::sym(Sym(*slot as u32)));
+    for slot in sources.values().filter_map(|(_, at)| slot_of(at)) {
+        renamed = renamed.substitute(Sym((offset + slot) as u32), &Expr::sym(Sym(slot as u32)));
     }
     renamed
 }
@@ -737,7 +816,9 @@ struct Producer<'a> {
     traced_symbolic: Vec<bool>,
     /// Per argument, a constant float's bits (its `EQUALS_MATCH`).
     float_bits: Vec<Option<u64>>,
-    sources: BTreeMap<Sym, (DimSource, usize)>,
+    /// The lifted tensors, their shapes under the final replacements.
+    lifted: Vec<LiftedArg>,
+    sources: BTreeMap<Sym, (DimSource, ValueAt)>,
 }
 
 /// What kind of value an argument was traced with.
@@ -750,7 +831,7 @@ enum ArgKind {
 }
 
 impl<'a> Producer<'a> {
-    fn new(env: &'a ShapeEnv, args: &[(String, TracedArg)]) -> Producer<'a> {
+    fn new(env: &'a ShapeEnv, args: &[(String, TracedArg)], lifted: &[LiftedArg]) -> Producer<'a> {
         let mut inputs = Vec::with_capacity(args.len());
         let mut kinds = Vec::with_capacity(args.len());
         let mut dtypes = Vec::with_capacity(args.len());
@@ -783,7 +864,14 @@ impl<'a> Producer<'a> {
                 _ => DType::Float32,
             });
         }
-        let sources = symbol_sources(&inputs, &kinds);
+        let lifted: Vec<LiftedArg> = lifted
+            .iter()
+            .map(|tensor| LiftedArg {
+                shape: tensor.shape.iter().map(|d| env.replace(d)).collect(),
+                ..tensor.clone()
+            })
+            .collect();
+        let sources = symbol_sources(&inputs, &kinds, &lifted);
         Producer {
             env,
             inputs,
@@ -791,6 +879,7 @@ impl<'a> Producer<'a> {
             dtypes,
             traced_symbolic,
             float_bits,
+            lifted,
             sources,
         }
     }
@@ -817,12 +906,23 @@ impl<'a> Producer<'a> {
     /// `TENSOR_MATCH` per input: its rank and static sizes.
     fn tensor_guards(&self) -> Vec<TensorGuard> {
         self.tensor_positions()
-            .map(|i| TensorGuard {
-                input: self.inputs[i].0.clone(),
-                dtype: self.dtypes[i],
-                sizes: self.inputs[i].1.iter().map(Expr::as_int).collect(),
+            .map(|i| {
+                let holder = Holder::Arg(self.inputs[i].0.clone());
+                tensor_guard(&holder, &self.inputs[i].1, self.dtypes[i])
             })
             .collect()
+    }
+
+    /// `TENSOR_MATCH` per lifted tensor, in PyTorch's install order (source length, then
+    /// text, as `order.rs` sorts the guard tree's children).
+    fn lifted_guards(&self) -> Vec<TensorGuard> {
+        let mut guards: Vec<TensorGuard> = self
+            .lifted
+            .iter()
+            .map(|tensor| tensor_guard(&tensor.holder, &tensor.shape, tensor.dtype))
+            .collect();
+        guards.sort_by(|a, b| (a.source.len(), &a.source).cmp(&(b.source.len(), &b.source)));
+        guards
     }
 
     /// `EQUALS_MATCH` per int that stayed a constant (`TYPE_MATCH` for a symbolic one),
@@ -899,6 +999,24 @@ impl<'a> Producer<'a> {
             };
             out.push(guard, Check::Unmarked(i));
         }
+        let mut lifted: Vec<&Holder> = self.lifted.iter().map(|t| &t.holder).collect();
+        lifted.sort_by_key(|holder| {
+            let source = holder.to_source();
+            (source.len(), source)
+        });
+        for holder in lifted {
+            let (source, short) = (holder.to_source(), holder.to_short());
+            let guard = Guard {
+                kind: GuardKind::DimensionMarking,
+                source: format!(
+                    "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr({source}, '_dynamo_dynamic_indices') == False"
+                ),
+                reason: format!("hasattr({short}, '_dynamo_dynamic_indices') == False"),
+                symbolic: SymbolicForm::Unmarked(short),
+                provenance: Provenance::Unmarked,
+            };
+            out.push(guard, Check::Lifted);
+        }
     }
 
     /// One equality per dynamic dim of input `input` that is not its symbol's own source:
@@ -906,18 +1024,48 @@ impl<'a> Producer<'a> {
     fn input_equalities(&self, input: usize, out: &mut ShapeGuards) {
         let (name, dims) = &self.inputs[input];
         let first_slot: usize = self.inputs[..input].iter().map(|(_, d)| d.len()).sum();
+        let tensor = self.kinds[input] == ArgKind::Tensor;
+        let value_at = |dim: usize| ValueAt::Slot(first_slot + dim);
+        let holder = Holder::Arg(name.clone());
+        self.equalities(
+            &holder,
+            dims,
+            tensor,
+            self.traced_symbolic[input],
+            value_at,
+            out,
+        );
+    }
+
+    /// `input_equalities` of a lifted tensor: its symbols duck-sized to earlier ones.
+    fn lifted_equalities(&self, tensor: &LiftedArg, out: &mut ShapeGuards) {
+        let value_at = |dim: usize| ValueAt::Fixed(tensor.sizes[dim]);
+        self.equalities(&tensor.holder, &tensor.shape, true, false, value_at, out);
+    }
+
+    /// The equalities of one tensor's dims (or an int's value), `dims` as traced; a dim's
+    /// value at a call is `value_at(dim)`; `traced_symbolic`: an int traced as a symbol.
+    fn equalities(
+        &self,
+        holder: &Holder,
+        dims: &Shape,
+        tensor: bool,
+        traced_symbolic: bool,
+        value_at: impl Fn(usize) -> ValueAt,
+        out: &mut ShapeGuards,
+    ) {
         let source_name = |sym: Sym| self.source_name(sym);
         let short_name = |sym: Sym| self.short_name(sym);
         for (dim, expr) in dims.iter().enumerate() {
             let here = DimSource {
-                input: name.clone(),
-                dim: (self.kinds[input] == ArgKind::Tensor).then_some(dim),
+                holder: holder.clone(),
+                dim: tensor.then_some(dim),
             };
             let is_own = expr
                 .as_sym()
                 .and_then(|s| self.sources.get(&s))
                 .is_some_and(|(src, _)| *src == here);
-            let fixed_symbol = self.traced_symbolic[input] && expr.as_int().is_some();
+            let fixed_symbol = traced_symbolic && expr.as_int().is_some();
             if (expr.as_int().is_some() && !fixed_symbol) || is_own {
                 continue;
             }
@@ -949,7 +1097,7 @@ impl<'a> Producer<'a> {
                 provenance,
             };
             let rel = Rel::new(
-                Expr::sym(Sym((first_slot + dim) as u32)),
+                value_at(dim).expr(),
                 CmpOp::Eq,
                 to_slots(expr, &self.sources),
             );
@@ -957,12 +1105,13 @@ impl<'a> Producer<'a> {
         }
     }
 
-    /// Contiguous strides follow from the sizes (PyTorch's InferStride); a stride of input
-    /// `input` that is not a constant is guarded against the sizes it is the product of.
-    fn stride_guards(&self, input: usize, out: &mut ShapeGuards) {
-        let (input, dims) = &self.inputs[input];
+    /// Contiguous strides follow from the sizes (PyTorch's InferStride); a stride of a
+    /// tensor (`holder`, of shape `dims`) that is not a constant is guarded against the sizes
+    /// it is the product of.
+    fn stride_guards(&self, holder: &Holder, dims: &Shape, out: &mut ShapeGuards) {
         let source_name = |sym: Sym| self.source_name(sym);
         let short_name = |sym: Sym| self.short_name(sym);
+        let (source, short) = (holder.to_source(), holder.to_short());
         for dim in 0..dims.len().saturating_sub(1) {
             let stride = dims[dim + 1..].iter().fold(Expr::int(1), |acc, d| &acc * d);
             if stride.as_int().is_some() {
@@ -971,14 +1120,14 @@ impl<'a> Producer<'a> {
             let guard = Guard {
                 kind: GuardKind::Stride,
                 source: format!(
-                    "L['{input}'].stride()[{dim}] == {}",
+                    "{source}.stride()[{dim}] == {}",
                     stride.to_source(&source_name)
                 ),
                 reason: format!(
-                    "{input}.stride()[{dim}] == {}",
+                    "{short}.stride()[{dim}] == {}",
                     stride.to_source(&short_name)
                 ),
-                symbolic: SymbolicForm::Equals(format!("{input}.stride()[{dim}]"), stride),
+                symbolic: SymbolicForm::Equals(format!("{short}.stride()[{dim}]"), stride),
                 provenance: Provenance::Contiguous,
             };
             out.push(guard, Check::Contiguous);
@@ -1060,7 +1209,7 @@ impl<'a> Producer<'a> {
     /// One range guard per symbol with a bound, in symbol order; a guard with both bounds
     /// is pushed twice, once per bound's check.
     fn range_guards(&self, out: &mut ShapeGuards) {
-        for (sym, (src, slot)) in &self.sources {
+        for (sym, (src, at)) in &self.sources {
             let range = self.env.range(*sym);
             let text = range_text(&range, &src.to_source());
             if text.is_empty() {
@@ -1073,7 +1222,7 @@ impl<'a> Producer<'a> {
                 symbolic: SymbolicForm::Range(range, *sym),
                 provenance: self.range_provenance(*sym, range),
             };
-            let slot_sym = Expr::sym(Sym(*slot as u32));
+            let slot_sym = at.expr();
             let lo = range
                 .lo
                 .map(|lo| Rel::new(slot_sym.clone(), CmpOp::Ge, Expr::int(lo)));
@@ -1118,8 +1267,13 @@ impl GuardSet {
     /// `args` are the arguments as the entry was traced (tensors' symbolic shapes, ints,
     /// bools); `marked[i]` says whether argument `i` carried a `mark_dynamic` when the
     /// entry was compiled.
-    pub fn produce(env: &ShapeEnv, args: &[(String, TracedArg)], marked: &[bool]) -> GuardSet {
-        let producer = Producer::new(env, args);
+    pub fn produce(
+        env: &ShapeEnv,
+        args: &[(String, TracedArg)],
+        lifted: &[LiftedArg],
+        marked: &[bool],
+    ) -> GuardSet {
+        let producer = Producer::new(env, args, lifted);
         let mut out = ShapeGuards::default();
         // Leaf guards first (PyTorch checks them in C++ before the shape lambda), then the
         // lambda's: each input's equalities and strides in parameter order, the recorded
@@ -1127,7 +1281,13 @@ impl GuardSet {
         producer.leaf_guards(marked, &mut out);
         for input in 0..producer.inputs.len() {
             producer.input_equalities(input, &mut out);
-            producer.stride_guards(input, &mut out);
+            let (name, dims) = &producer.inputs[input];
+            producer.stride_guards(&Holder::Arg(name.clone()), dims, &mut out);
+        }
+        // Then the lifted tensors', in the order the trace met them.
+        for tensor in &producer.lifted {
+            producer.lifted_equalities(tensor, &mut out);
+            producer.stride_guards(&tensor.holder, &tensor.shape, &mut out);
         }
         producer.recorded_guards(&mut out);
         producer.float_guards(&mut out);
@@ -1142,6 +1302,7 @@ impl GuardSet {
             .collect();
         GuardSet {
             tensors: producer.tensor_guards(),
+            lifted: producer.lifted_guards(),
             values: producer.value_guards(),
             accessors,
             attributes: Vec::new(),
@@ -1412,14 +1573,16 @@ impl GuardSet {
         out
     }
 
-    /// PyTorch's `NO_TENSOR_ALIASING` guard, present with two or more tensor inputs. Tailor's
-    /// calls always pass distinct tensors, so it is printed but never fails.
+    /// PyTorch's `NO_TENSOR_ALIASING` guard, present with two or more tensor inputs (the
+    /// arguments, then the lifted tensors). Tailor's calls always pass distinct tensors, and
+    /// a lifted tensor is the program's own, so it is printed but never fails.
     pub fn aliasing(&self) -> Option<String> {
-        (self.tensors.len() >= 2).then(|| {
-            let names: Vec<String> = self
+        (self.tensors.len() + self.lifted.len() >= 2).then(|| {
+            let names: Vec<&str> = self
                 .tensors
                 .iter()
-                .map(|t| format!("L['{}']", t.input))
+                .chain(&self.lifted)
+                .map(|t| t.source.as_str())
                 .collect();
             format!(
                 "NO_TENSOR_ALIASING: check_no_aliasing({})",
@@ -1429,11 +1592,12 @@ impl GuardSet {
     }
 
     /// All guards as PyTorch prints them: value and tensor matches, the aliasing guard,
-    /// module attributes, then shape guards.
+    /// the lifted tensors' matches, module attributes, then shape guards.
     pub fn source_lines(&self) -> Vec<String> {
         let mut lines: Vec<String> = self.values.iter().map(ToString::to_string).collect();
         lines.extend(self.tensors.iter().map(ToString::to_string));
         lines.extend(self.aliasing());
+        lines.extend(self.lifted.iter().map(ToString::to_string));
         lines.extend(self.attributes.iter().map(ToString::to_string));
         lines.extend(self.printed().iter().map(|g| g.source.clone()));
         lines
@@ -1441,7 +1605,10 @@ impl GuardSet {
 
     /// Where the attribute guards start in `source_lines()`.
     pub fn first_attribute_line(&self) -> usize {
-        self.values.len() + self.tensors.len() + usize::from(self.aliasing().is_some())
+        self.values.len()
+            + self.tensors.len()
+            + usize::from(self.aliasing().is_some())
+            + self.lifted.len()
     }
 }
 
@@ -1455,6 +1622,9 @@ impl fmt::Display for GuardSet {
         }
         if let Some(aliasing) = self.aliasing() {
             writeln!(f, "{aliasing}")?;
+        }
+        for tensor in &self.lifted {
+            writeln!(f, "{tensor}")?;
         }
         for attribute in &self.attributes {
             writeln!(f, "{attribute}")?;

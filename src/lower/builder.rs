@@ -166,11 +166,15 @@ impl Builder<'_> {
             Op::Constant { name, init } => (name, init.clone()),
             _ => unreachable!("only parameters and constants have compile-time values"),
         };
-        let shape: Option<Vec<usize>> = this
-            .shape
-            .iter()
-            .map(|d| d.as_int().and_then(|v| usize::try_from(v).ok()))
-            .collect();
+        // A lifted tensor's shape may be symbolic; its sizes are fixed.
+        let shape: Option<Vec<usize>> = match self.graph.lifted_sizes(node) {
+            Some(sizes) => sizes.iter().map(|&v| usize::try_from(v).ok()).collect(),
+            None => this
+                .shape
+                .iter()
+                .map(|d| d.as_int().and_then(|v| usize::try_from(v).ok()))
+                .collect(),
+        };
         let shape = shape.ok_or_else(|| LowerError::SymbolicParam {
             id: node,
             node: this.name.clone(),

@@ -722,6 +722,9 @@ pub struct Schedule {
     /// The size expression of each int argument, in order (the runtime binds the symbols
     /// of dynamic ones from the call's values).
     pub int_inputs: Vec<Expr>,
+    /// The shape of each lifted tensor (`graph::Lifted`) with its sizes, which bind its
+    /// symbols at every call.
+    pub lifted: Vec<(Vec<Expr>, Vec<i64>)>,
     /// The buffer of each returned tensor, in order.
     pub outputs: Vec<BufferId>,
     /// Symbolic shape of each returned tensor.

@@ -134,6 +134,11 @@ pub fn plan(
             .map(|&i| graph.shape(i).clone())
             .collect(),
         int_inputs: graph.int_inputs.iter().map(|(_, e)| e.clone()).collect(),
+        lifted: graph
+            .lifted
+            .iter()
+            .map(|lifted| (graph.shape(lifted.node).clone(), lifted.sizes.clone()))
+            .collect(),
         outputs: outputs.into_iter().map(map).collect(),
         output_shapes: graph
             .outputs()

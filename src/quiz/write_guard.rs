@@ -89,9 +89,8 @@ fn made_up(entry: &Entry, call: &CallShapes) -> Vec<String> {
             };
             out.push(
                 TensorGuard {
-                    input: tensor.input.clone(),
-                    dtype: tensor.dtype,
                     sizes,
+                    ..tensor.clone()
                 }
                 .to_string(),
             );

@@ -848,6 +848,7 @@ pub fn reference(
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>, Error> {
     let mut bindings = Bindings::new();
+    graph.bind_lifted(&mut bindings);
     for (&id, (_, dims)) in graph.inputs.iter().zip(call.tensors()) {
         for (expr, &value) in graph.shape(id).iter().zip(dims) {
             if let Some(sym) = expr.as_sym() {

@@ -186,6 +186,9 @@ pub fn bind(schedule: &Schedule, inputs: &[Vec<usize>], ints: &[i64]) -> Result<
         actual: inputs[input].clone(),
     };
     let mut bindings = Bindings::new();
+    for (shape, sizes) in &schedule.lifted {
+        crate::graph::bind_sizes(shape, sizes, &mut bindings);
+    }
     for (input, (shape, sizes)) in schedule.input_shapes.iter().zip(inputs).enumerate() {
         if shape.len() != sizes.len() {
             return Err(mismatch(input));

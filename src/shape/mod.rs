@@ -15,12 +15,65 @@ use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, SymbolNames, SymbolNaming
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-/// Where a size lives in the function's arguments: a tensor's dim, `L['x'].size()[0]`,
-/// or an int argument itself, `L['n']`.
+/// Where a tensor comes from: an argument of the function, or state the function reads that
+/// Dynamo lifts into the graph as an input of its own (a module-level tensor `G['W']`, or a
+/// module's plain tensor attribute `L['self'].A`; parameters and buffers are not lifted).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Holder {
+    /// The argument of this name, `L['x']`.
+    Arg(String),
+    /// The module-level name, `G['W']`.
+    Global(String),
+    /// A tensor attribute in a module's own `__dict__`: the submodule names from `self`,
+    /// outermost first, then the attribute (`L['self']._modules['enc'].A`).
+    Attribute {
+        /// Submodule names from `self`.
+        modules: Vec<String>,
+        /// The attribute.
+        name: String,
+    },
+}
+
+impl Holder {
+    /// PyTorch's source form: `L['x']`, `G['W']`, `L['self']._modules['enc'].A`.
+    pub fn to_source(&self) -> String {
+        match self {
+            Holder::Arg(name) => format!("L['{name}']"),
+            Holder::Global(name) => format!("G['{name}']"),
+            Holder::Attribute { .. } => format!("L['self']{}", &self.to_short()["self".len()..]),
+        }
+    }
+
+    /// The failure-reason form: `x`, `G['W']`, `self._modules['enc'].A`.
+    pub fn to_short(&self) -> String {
+        match self {
+            Holder::Arg(name) => name.clone(),
+            Holder::Global(_) => self.to_source(),
+            Holder::Attribute { modules, name } => {
+                let mut text = "self".to_string();
+                for module in modules {
+                    text.push_str(&format!("._modules['{module}']"));
+                }
+                format!("{text}.{name}")
+            }
+        }
+    }
+
+    /// The argument's name, for an argument.
+    pub fn arg(&self) -> Option<&str> {
+        match self {
+            Holder::Arg(name) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// Where a size lives: a tensor's dim, `L['x'].size()[0]` (or a lifted tensor's,
+/// `G['W'].size()[1]`), or an int argument itself, `L['n']`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct DimSource {
-    /// The argument's name.
-    pub input: String,
+    /// The tensor (or int argument) it is read from.
+    pub holder: Holder,
     /// The tensor's dimension; `None` when the argument is an int.
     pub dim: Option<usize>,
 }
@@ -29,7 +82,7 @@ impl DimSource {
     /// Dimension `dim` of tensor argument `input`.
     pub fn dim(input: &str, dim: usize) -> DimSource {
         DimSource {
-            input: input.to_string(),
+            holder: Holder::Arg(input.to_string()),
             dim: Some(dim),
         }
     }
@@ -37,7 +90,7 @@ impl DimSource {
     /// The int argument `input`.
     pub fn int(input: &str) -> DimSource {
         DimSource {
-            input: input.to_string(),
+            holder: Holder::Arg(input.to_string()),
             dim: None,
         }
     }
@@ -45,16 +98,16 @@ impl DimSource {
     /// The guard source form, `L['x'].size()[0]` or `L['n']`.
     pub fn to_source(&self) -> String {
         match self.dim {
-            Some(dim) => format!("L['{}'].size()[{dim}]", self.input),
-            None => format!("L['{}']", self.input),
+            Some(dim) => format!("{}.size()[{dim}]", self.holder.to_source()),
+            None => self.holder.to_source(),
         }
     }
 
     /// The short form used in failure reasons, `x.size()[0]` or `n`.
     pub fn to_short(&self) -> String {
         match self.dim {
-            Some(dim) => format!("{}.size()[{dim}]", self.input),
-            None => self.input.clone(),
+            Some(dim) => format!("{}.size()[{dim}]", self.holder.to_short()),
+            None => self.holder.to_short(),
         }
     }
 }
@@ -374,6 +427,9 @@ pub struct ShapeEnv {
     float_guards: Vec<FloatGuard>,
     /// Index of the graph node being built; events are tagged with it for the trace.
     pub node_cursor: usize,
+    /// Whether tensors the trace lifts (`add_lifted`) get symbols: under `dynamic=True`
+    /// (PyTorch's `assume_static_by_default = False`), not otherwise.
+    lifts_dynamic: bool,
 }
 
 /// A decision about a symbolic float argument (`if f > 1.0:`), which its entry guards: PyTorch
@@ -424,6 +480,18 @@ impl ShapeEnv {
                 });
             }
         }
+        Ok(self.dim_expr(source, value, policy, mark, why))
+    }
+
+    /// `add_input_dim` once the size is known to be in its mark's range.
+    fn dim_expr(
+        &mut self,
+        source: DimSource,
+        value: i64,
+        policy: DimPolicy,
+        mark: Option<Mark>,
+        why: &str,
+    ) -> Expr {
         let static_because = match policy {
             DimPolicy::Static => Some(why.to_string()),
             _ if value == 0 || value == 1 => Some("0/1 specialization".to_string()),
@@ -435,7 +503,7 @@ impl ShapeEnv {
                 value,
                 why,
             });
-            return Ok(Expr::int(value));
+            return Expr::int(value);
         }
         if policy == DimPolicy::Duck {
             let shared = self
@@ -448,12 +516,38 @@ impl ShapeEnv {
                     source: source.to_source(),
                     sym,
                 });
-                return Ok(self.replace(&Expr::sym(sym)));
+                return self.replace(&Expr::sym(sym));
             }
         }
         let user = mark.map_or(ValueRange::unbounded(), |m| ValueRange::new(m.min, m.max));
         let range = DEFAULT_RANGE.intersect(&user).unwrap_or(DEFAULT_RANGE);
-        Ok(self.create_symbol(source, value, range, mark, why))
+        self.create_symbol(source, value, range, mark, why)
+    }
+
+    /// Makes the tensors the trace lifts from now on dynamic (`dynamic=True`).
+    pub fn lift_dynamic(&mut self) {
+        self.lifts_dynamic = true;
+    }
+
+    /// The sizes of a tensor the function reads without receiving it (`holder`: a
+    /// module-level tensor or a plain tensor attribute), which Dynamo lifts into the graph
+    /// as an input: under `dynamic=True` each dim is an input dim of its own (duck-sized,
+    /// 0/1-specialised), otherwise the constant it is.
+    pub fn add_lifted(&mut self, holder: &Holder, sizes: &[i64]) -> Vec<Expr> {
+        if !self.lifts_dynamic {
+            return sizes.iter().map(|&size| Expr::int(size)).collect();
+        }
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(dim, &size)| {
+                let source = DimSource {
+                    holder: holder.clone(),
+                    dim: Some(dim),
+                };
+                self.dim_expr(source, size, DimPolicy::Duck, None, "dynamic=True")
+            })
+            .collect()
     }
 
     /// An int argument's value as a size expression: a constant when `dynamic` is false,

@@ -9,7 +9,7 @@
 use super::breaks;
 use crate::cache::{CallEvent, CodeCache, DimSpec, Entry, ValueSpec};
 use crate::graph::{Graph, Op, Span, shape_to_string};
-use crate::guard::{GuardKind, GuardSet, Provenance, ValueMatch};
+use crate::guard::{GuardKind, GuardSet, Provenance, TensorGuard, ValueMatch};
 use crate::message::{Message, MessageId};
 use crate::symbolic::{SymbolNames, SymbolNaming};
 use crate::trace::{Stage, Trace};
@@ -181,31 +181,7 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
             &provenance,
         )
     });
-    let tensors = entry.guards.tensors.iter().map(|tensor| {
-        let sizes: Vec<String> = tensor
-            .sizes
-            .iter()
-            .map(|s| s.map_or("*".to_string(), |v| v.to_string()))
-            .collect();
-        let sizes = format!("[{}]", sizes.join(", "));
-        GuardView {
-            symbolic_message: Some(Message::new(
-                MessageId::SymbolicTensor,
-                &[&tensor.input, &tensor.sizes.len(), &sizes],
-            )),
-            ..GuardView::new(
-                "tensor",
-                tensor.to_string(),
-                format!("tensor '{}' rank and static sizes", tensor.input),
-                format!(
-                    "{}: rank {}, sizes {sizes}",
-                    tensor.input,
-                    tensor.sizes.len()
-                ),
-                &Provenance::TensorMatch,
-            )
-        }
-    });
+    let tensors = entry.guards.tensors.iter().map(tensor_view);
     let mut views: Vec<GuardView> = values.chain(tensors).collect();
     if let Some(aliasing) = entry.guards.aliasing() {
         views.push(GuardView {
@@ -219,6 +195,7 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
             )
         });
     }
+    views.extend(entry.guards.lifted.iter().map(tensor_view));
     views.extend(entry.guards.attributes.iter().map(|attribute| {
         let provenance = if attribute.path.name == "training" {
             Provenance::TrainingMode
@@ -254,6 +231,33 @@ pub(super) fn guard_views(entry: &Entry) -> Vec<GuardView> {
     views
 }
 
+/// The `TENSOR_MATCH` of an argument or a lifted tensor.
+fn tensor_view(tensor: &TensorGuard) -> GuardView {
+    let sizes: Vec<String> = tensor
+        .sizes
+        .iter()
+        .map(|s| s.map_or("*".to_string(), |v| v.to_string()))
+        .collect();
+    let sizes = format!("[{}]", sizes.join(", "));
+    GuardView {
+        symbolic_message: Some(Message::new(
+            MessageId::SymbolicTensor,
+            &[&tensor.input, &tensor.sizes.len(), &sizes],
+        )),
+        ..GuardView::new(
+            "tensor",
+            tensor.to_string(),
+            format!("tensor '{}' rank and static sizes", tensor.input),
+            format!(
+                "{}: rank {}, sizes {sizes}",
+                tensor.input,
+                tensor.sizes.len()
+            ),
+            &Provenance::TensorMatch,
+        )
+    }
+}
+
 /// Pass/fail of every printed guard for a call, in the order of `guard_views`.
 pub(super) fn guard_verdicts(
     guards: &GuardSet,
@@ -275,6 +279,8 @@ pub(super) fn guard_verdicts(
     if guards.aliasing().is_some() {
         verdicts.push(true);
     }
+    // A lifted tensor is the program's own: no call changes it.
+    verdicts.extend(guards.lifted.iter().map(|_| true));
     verdicts.extend(guards.attribute_verdicts(call));
     let shape = if ranks_match {
         guards.shape_verdicts(call, marked)

@@ -872,3 +872,74 @@ g(torch.ones(3))
         "{error}"
     );
 }
+
+/// Tensors a compiled function reads without receiving them
+/// (`tests/data/scripts/lifted.py`: module-level tensors, a module's plain tensor attribute,
+/// a global's size read in a reshape, each under `dynamic=None` and `dynamic=True`) are
+/// lifted as Dynamo lifts them (`tests/data/pytorch/lifted.eager.txt`): a `TENSOR_MATCH` and
+/// a marking guard each, a place in `NO_TENSOR_ALIASING`, and under `dynamic=True` symbols
+/// duck-sized with the arguments' (`G['W'].size()[0] == L['x'].size()[1]`), with their
+/// stride and range guards. Every compile's guards are PyTorch's (in Dynamo's tree they
+/// sit in another order), and so are the recompiles.
+#[test]
+fn lifted_tensors_are_guarded_as_pytorch_guards_them() {
+    let recorded = data("tests/data/pytorch/lifted.eager.txt");
+    let (theirs, printed) = recorded
+        .split_once("---- stdout\n")
+        .expect("the record has both parts");
+    let path = "tests/data/scripts/lifted.py";
+    let run = run_script_at(path, &data(path), "recompiles,guards");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let ours = run.text(&[Stream::Log]);
+    let recompiles = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|line| line.contains("[__recompiles]"))
+            .filter_map(without_comment)
+            .collect()
+    };
+    assert_eq!(recompiles(&ours), recompiles(theirs));
+    // Each compile's guards as a sorted block, in compile order.
+    let blocks = |text: &str, guard: fn(&str) -> Option<String>| -> Vec<Vec<String>> {
+        let mut blocks: Vec<Vec<String>> = Vec::new();
+        for line in text.lines() {
+            let Some((_, rest)) = line.split_once(" [__guards] ") else {
+                continue;
+            };
+            if rest.starts_with("GUARDS:") {
+                blocks.push(Vec::new());
+            }
+            if let (Some(block), Some(guard)) = (blocks.last_mut(), guard(rest)) {
+                block.push(guard);
+            }
+        }
+        for block in &mut blocks {
+            block.sort();
+        }
+        blocks
+    };
+    let pytorch_guard = |rest: &str| -> Option<String> {
+        let rest = rest.trim_start_matches(['|', ' ', '+', '-']);
+        let rest = without_comment(rest)?.trim_end().to_string();
+        let kept = rest.starts_with("TENSOR_MATCH")
+            || rest.starts_with("NO_TENSOR_ALIASING:")
+            || rest.contains("'_dynamo_dynamic_indices'")
+            || (rest.starts_with("LAMBDA_GUARD: ") && !rest.contains("top_saved_tensors_hooks"));
+        kept.then(|| {
+            let rest = rest.trim_start_matches("LAMBDA_GUARD: ");
+            // Tailor's TENSOR_MATCH names what it models: dtype, sizes and strides.
+            let rest = match (rest.find("DispatchKeySet("), rest.find("torch.")) {
+                (Some(start), Some(end)) => format!("{}{}", &rest[..start], &rest[end..]),
+                _ => rest.to_string(),
+            };
+            rest.replace("device=None, requires_grad=False, ", "")
+        })
+    };
+    let tailor_guard = |rest: &str| (!rest.starts_with("GUARDS:")).then(|| rest.to_string());
+    let (ours, theirs) = (blocks(&ours, tailor_guard), blocks(theirs, pytorch_guard));
+    assert_eq!(ours.len(), 9, "nine compiles");
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        without_numbers(&run.text(&[Stream::Stdout])),
+        without_numbers(printed)
+    );
+}

@@ -67,7 +67,8 @@ class Module:
 
     def __getattribute__(self, name):
         value = object.__getattribute__(self, name)
-        if type(value) in _CONSTANT_TYPES and _tailor.tracing():
+        # A plain tensor attribute is reported too: the capture lifts it (`L['self'].A`).
+        if (type(value) in _CONSTANT_TYPES or isinstance(value, Tensor)) and _tailor.tracing():
             _tailor.attribute_read(self, name, value)
         return value
 
