@@ -335,6 +335,7 @@ impl<'vm> Call<'vm> {
             graph: &mut c.graph,
             env: &mut c.env,
             const_nodes: &mut c.const_nodes,
+            strides: &mut c.strides,
             fed: None,
         });
         op(&mut Ops::new(tracing))
@@ -368,11 +369,13 @@ impl<'vm> Call<'vm> {
         let mut graph = Graph::default();
         let mut env = ShapeEnv::new();
         let mut const_nodes = BTreeMap::new();
+        let mut strides = BTreeMap::new();
         let mut fed = Vec::new();
         let tracing = Tracing {
             graph: &mut graph,
             env: &mut env,
             const_nodes: &mut const_nodes,
+            strides: &mut strides,
             fed: Some(&mut fed),
         };
         let result = op(&mut Ops::new(Some(tracing)), self.span)?;

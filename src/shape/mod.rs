@@ -8,9 +8,10 @@
 //! `ShapeEnv::evaluate`, which records the answer as a guard unless the value ranges
 //! alone decide it; so a compiled entry is valid exactly where its guards hold.
 
+pub mod layout;
 pub mod rules;
 
-use crate::graph::Span;
+use crate::graph::{Shape, Span, shape_to_string};
 use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, SymbolNames, SymbolNaming, ValueRange};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -291,6 +292,15 @@ fn generated_text(range: &ValueRange, name: &str) -> String {
     )
 }
 
+/// Sizes as Python prints a tuple of them: `(1, s0)`, `(s0*s1,)`.
+pub fn python_tuple(sizes: &[Expr]) -> String {
+    let items: Vec<String> = sizes.iter().map(ToString::to_string).collect();
+    match items.as_slice() {
+        [one] => format!("({one},)"),
+        _ => format!("({})", items.join(", ")),
+    }
+}
+
 /// Shape errors: a bad program or a request PyTorch would refuse.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ShapeError {
@@ -317,6 +327,27 @@ pub enum ShapeError {
         span: Span,
         /// What is wrong.
         detail: String,
+    },
+    /// `view` of a tensor whose memory the target shape cannot view (dims that must merge
+    /// are not adjacent in memory): the `ValueError` PyTorch's fake tensors raise under
+    /// `torch.compile`, with the sizes and strides as they were traced.
+    #[error(
+        "{op} at {span}: Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
+        shape_to_string(shape),
+        python_tuple(strides),
+        python_tuple(target)
+    )]
+    NotViewable {
+        /// The op (`view`).
+        op: String,
+        /// Its source position.
+        span: Span,
+        /// The tensor's sizes.
+        shape: Shape,
+        /// Its strides.
+        strides: Shape,
+        /// The shape asked for, its `-1` inferred.
+        target: Shape,
     },
     /// A dimension marked dynamic was specialised by the program (PyTorch's
     /// `ConstraintViolationError`).
