@@ -719,10 +719,10 @@ impl ShapeEnv {
                 }
             }
         }
-        if let Some((coeff, sym, divisor, constant)) = diff.as_scaled_floor_div()
+        if let Some((coeff, sym, offset, divisor, constant)) = diff.as_scaled_floor_div()
             && divisor > 1
         {
-            self.learn_floor_div(rel.op, coeff, sym, divisor, constant);
+            self.learn_floor_div(rel.op, coeff, sym, offset, divisor, constant);
             return;
         }
         let Some(sym) = lone_symbol(&diff) else {
@@ -790,9 +790,17 @@ impl ShapeEnv {
 
     /// Narrows `sym`'s range from `coeff * (sym // divisor) + constant op 0`, as PyTorch's
     /// solver isolates a `FloorDiv` (`s0//16 >= 1` gives `s0 >= 16`).
-    fn learn_floor_div(&mut self, op: CmpOp, coeff: i64, sym: Sym, divisor: i64, constant: i64) {
-        // coeff·q + constant op 0 with q = sym // divisor: q op' -constant/coeff, the
-        // comparison turned round for a negative coefficient.
+    fn learn_floor_div(
+        &mut self,
+        op: CmpOp,
+        coeff: i64,
+        sym: Sym,
+        offset: i64,
+        divisor: i64,
+        constant: i64,
+    ) {
+        // coeff·q + constant op 0 with q = (sym + offset) // divisor: q op' -constant/coeff,
+        // the comparison turned round for a negative coefficient.
         let op = if coeff < 0 { op.swap() } else { op };
         let (num, den) = if coeff < 0 {
             (constant, -coeff)
@@ -801,8 +809,8 @@ impl ShapeEnv {
         };
         let floor = num.div_euclid(den);
         let ceil = floor + i64::from(num.rem_euclid(den) != 0);
-        // The quotient's bounds, then the symbol's: q >= m iff sym >= m·d, q <= m iff
-        // sym <= m·d + d - 1.
+        // The quotient's bounds, then the symbol's: q >= m iff sym + offset >= m·d, q <= m
+        // iff sym + offset <= m·d + d - 1.
         let (low, high) = match op {
             CmpOp::Ge => (Some(ceil), None),
             CmpOp::Gt => (Some(floor + 1), None),
@@ -812,8 +820,12 @@ impl ShapeEnv {
             CmpOp::Eq | CmpOp::Ne => return,
         };
         let narrowed = ValueRange::new(
-            low.and_then(|m| m.checked_mul(divisor)),
-            high.and_then(|m| m.checked_mul(divisor)?.checked_add(divisor - 1)),
+            low.and_then(|m| m.checked_mul(divisor)?.checked_sub(offset)),
+            high.and_then(|m| {
+                m.checked_mul(divisor)?
+                    .checked_add(divisor - 1)?
+                    .checked_sub(offset)
+            }),
         );
         let current = self.range(sym);
         let Some(range) = current.intersect(&narrowed) else {
