@@ -233,7 +233,7 @@ class Tensor(_tailor.TensorBase):
     # ---- views ----------------------------------------------------------------------------
 
     def view(self, *shape):
-        return _tailor.reshape(self, _sizes(shape))
+        return _tailor.view(self, _sizes(shape))
 
     def reshape(self, *shape):
         return _tailor.reshape(self, _sizes(shape))
@@ -244,9 +244,10 @@ class Tensor(_tailor.TensorBase):
         return self.reshape(shape[:dim] + list(sizes) + shape[dim + 1:])
 
     def view_as(self, other):
-        return self.reshape(list(other.shape))
+        return self.view(list(other.shape))
 
-    reshape_as = view_as
+    def reshape_as(self, other):
+        return self.reshape(list(other.shape))
 
     def movedim(self, source, destination):
         sources = [d % self.dim() for d in _dims(source)]
@@ -401,7 +402,7 @@ class Tensor(_tailor.TensorBase):
         return _tailor.triangle(self, True, diagonal)
 
     def contiguous(self, memory_format=None):
-        return self
+        return _tailor.contiguous(self)
 
     def to(self, *args, **kwargs):
         # to(dtype), to(device), to(device, dtype), to(other), and the same as keywords.

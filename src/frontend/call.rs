@@ -336,6 +336,7 @@ impl<'vm> Call<'vm> {
             env: &mut c.env,
             const_nodes: &mut c.const_nodes,
             holders: &c.holders,
+            strides: &mut c.strides,
             fed: None,
         });
         op(&mut Ops::new(tracing))
@@ -369,6 +370,7 @@ impl<'vm> Call<'vm> {
         let mut graph = Graph::default();
         let mut env = ShapeEnv::new();
         let mut const_nodes = BTreeMap::new();
+        let mut strides = BTreeMap::new();
         let mut fed = Vec::new();
         let holders = BTreeMap::new();
         let tracing = Tracing {
@@ -376,6 +378,7 @@ impl<'vm> Call<'vm> {
             env: &mut env,
             const_nodes: &mut const_nodes,
             holders: &holders,
+            strides: &mut strides,
             fed: Some(&mut fed),
         };
         let result = op(&mut Ops::new(Some(tracing)), self.span)?;

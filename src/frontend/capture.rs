@@ -17,7 +17,7 @@ use super::errors::frontend_error;
 use super::native::Session;
 use super::script::{CallArg, Output};
 use crate::frontend::FrontendError;
-use crate::graph::{Graph, NodeId, Op, Returned, Tensor, TracedArg};
+use crate::graph::{Graph, NodeId, Op, Returned, Shape, Tensor, TracedArg};
 use crate::guard::{ArgValue, AttributePath};
 use crate::shape::{Holder, ShapeEnv, ShapeError};
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
@@ -36,6 +36,8 @@ pub(crate) struct Capture {
     pub env: ShapeEnv,
     /// The node of each constant used so far.
     pub const_nodes: BTreeMap<usize, NodeId>,
+    /// The strides of each view that is not laid out contiguously (`Ops::strides_of`).
+    pub strides: BTreeMap<NodeId, Shape>,
     /// Which capture of this session it is: proxies of another one are refused.
     pub number: u64,
     /// For the graph after a break: the tensors Python held there.
@@ -306,6 +308,7 @@ pub(super) fn start_capture(
         graph,
         env,
         const_nodes: BTreeMap::new(),
+        strides: BTreeMap::new(),
         number,
         resume,
         floats: BTreeMap::new(),

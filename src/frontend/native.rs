@@ -24,7 +24,7 @@ pub(super) mod _tailor {
     use crate::frontend::source::FILE_NAME;
     use crate::frontend::source::UserSource;
     use crate::graph::{BinaryOp, DType, Init, PoolKind, RandomKind, ReduceKind, UnaryOp};
-    use crate::shape::rules;
+    use crate::shape::rules::{self, ReshapeKind};
     use crate::symbolic::{CmpOp, Expr, Rel};
     use rustpython_vm::Interpreter;
     use rustpython_vm::builtins::{PyCode, PyFloat, PyTypeRef, PyUtf8StrRef};
@@ -1022,7 +1022,26 @@ pub(super) mod _tailor {
         Call::run(vm, |call| {
             let target = call.sizes(&sizes)?;
             let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.reshape(x, target, span))
+            call.tensor_op(|ops, span| ops.reshape(x, target, ReshapeKind::Reshape, span))
+        })
+    }
+
+    /// `x.view(sizes)`: `reshape` that raises where it would copy.
+    #[pyfunction]
+    fn view(x: PyObjectRef, sizes: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let target = call.sizes(&sizes)?;
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.reshape(x, target, ReshapeKind::View, span))
+        })
+    }
+
+    /// `x.contiguous()`: `x`, or a contiguous copy of a view whose memory is not.
+    #[pyfunction]
+    fn contiguous(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let x = call.tensor(&x)?;
+            call.tensor_op(|ops, span| ops.contiguous(x, span))
         })
     }
 

@@ -12,7 +12,8 @@ use crate::graph::{
     BinaryOp, Graph, Init, Lifted, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span,
 };
 use crate::graph::{DType, RandomKind, Tensor, UnaryOp, dtype, seed_of, shape_to_string};
-use crate::shape::rules::{self, OpCtx};
+use crate::shape::layout;
+use crate::shape::rules::{self, OpCtx, ReshapeKind};
 use crate::shape::{Holder, ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
 use std::cell::RefCell;
@@ -65,6 +66,9 @@ pub struct Tracing<'a> {
     pub const_nodes: &'a mut BTreeMap<usize, NodeId>,
     /// Where the trace read constants that are modules' plain tensor attributes, by id.
     pub holders: &'a BTreeMap<usize, Holder>,
+    /// The strides of the views whose memory is not laid out contiguously; every other
+    /// tensor (an input, a parameter, an op's fresh result) is contiguous.
+    pub strides: &'a mut BTreeMap<NodeId, Shape>,
     /// In an op run eagerly, the computed tensors it is fed as inputs (in input order);
     /// `None` in a capture, where they cannot be operands.
     pub fed: Option<&'a mut Vec<(NodeId, Rc<Tensor>)>>,
@@ -131,6 +135,38 @@ impl<'a> Ops<'a> {
                 Some(tracing) => tracing.graph.shape(*id).clone(),
                 None => unreachable!("graph tensors exist only while capturing"),
             },
+        }
+    }
+
+    /// The strides of an operand: a view's as recorded, else those of a fresh tensor.
+    pub fn strides_of(&self, tensor: &TensorRef) -> Shape {
+        let recorded = match (tensor, &self.tracing) {
+            (TensorRef::Node(id), Some(tracing)) => tracing.strides.get(id).cloned(),
+            _ => None,
+        };
+        recorded.unwrap_or_else(|| layout::contiguous(&self.shape_of(tensor)))
+    }
+
+    /// Records the strides of a view just made (nothing when they are contiguous).
+    fn set_strides(&mut self, tensor: &TensorRef, strides: &[Expr]) {
+        if let (TensorRef::Node(id), Some(tracing)) = (tensor, &mut self.tracing) {
+            let strides: Shape = strides.iter().map(|s| tracing.env.replace(s)).collect();
+            if strides != layout::contiguous(tracing.graph.shape(*id)) {
+                tracing.strides.insert(*id, strides);
+            }
+        }
+    }
+
+    /// Whether an operand's memory is laid out contiguously, as PyTorch's `is_contiguous`
+    /// asks (a guard where ranges leave it open).
+    fn is_contiguous(&mut self, tensor: &TensorRef, span: Span) -> bool {
+        let (shape, strides) = (self.shape_of(tensor), self.strides_of(tensor));
+        match &mut self.tracing {
+            Some(tracing) => {
+                let origin = op_ctx("contiguous", span).origin();
+                layout::is_contiguous(tracing.env, &origin, &shape, &strides)
+            }
+            None => true,
         }
     }
 
@@ -271,6 +307,20 @@ impl<'a> Ops<'a> {
         span: Span,
         rule: impl FnOnce(&mut ShapeEnv, &OpCtx, &[Shape]) -> std::result::Result<Shape, ShapeError>,
     ) -> Result<TensorRef> {
+        let name = op.name();
+        self.push_as(&name, op, inputs, span, rule)
+    }
+
+    /// `push`, the node named (and its shape rule asking) as `name` rather than as its op:
+    /// a `view` or `contiguous` that is a `Reshape` node.
+    fn push_as(
+        &mut self,
+        name: &str,
+        op: Op,
+        inputs: &[TensorRef],
+        span: Span,
+        rule: impl FnOnce(&mut ShapeEnv, &OpCtx, &[Shape]) -> std::result::Result<Shape, ShapeError>,
+    ) -> Result<TensorRef> {
         let mut ids = Vec::with_capacity(inputs.len());
         let mut shapes = Vec::with_capacity(inputs.len());
         let mut dtypes = Vec::with_capacity(inputs.len());
@@ -282,7 +332,6 @@ impl<'a> Ops<'a> {
         }
         let dtype =
             dtype::result(&op, &dtypes).map_err(|error| FrontendError::DType { span, error })?;
-        let name = op.name();
         let Some(tracing) = &mut self.tracing else {
             return Err(FrontendError::Unsupported {
                 span,
@@ -291,13 +340,13 @@ impl<'a> Ops<'a> {
             });
         };
         tracing.env.node_cursor = tracing.graph.nodes.len();
-        let ctx = op_ctx(&name, span);
+        let ctx = op_ctx(name, span);
         let shape = rule(tracing.env, &ctx, &shapes)?;
         if !op.is_view() {
             rules::fresh(tracing.env, &ctx, &shape);
         }
         Ok(TensorRef::Node(tracing.graph.push_typed(
-            &name,
+            name,
             op,
             ids,
             shape,
@@ -539,15 +588,53 @@ impl<'a> Ops<'a> {
         })
     }
 
-    /// `x.view(target)`; `None` is the inferred `-1` size.
+    /// `x.reshape(target)` or `x.view(target)` (`kind`); `None` is the inferred `-1` size.
+    /// The node is a `Reshape` either way (lowering reads any layout); its strides are the
+    /// view's, or contiguous when PyTorch copies.
     pub fn reshape(
         &mut self,
         x: TensorRef,
         target: Vec<Option<Expr>>,
+        kind: ReshapeKind,
         span: Span,
     ) -> Result<TensorRef> {
-        self.push(Op::Reshape, &[x], span, |env, ctx, shapes| {
+        let strides = self.strides_of(&x);
+        let mut result_strides = Vec::new();
+        let result = self.push(Op::Reshape, &[x], span, |env, ctx, shapes| {
+            let (shape, strides) =
+                rules::reshape_strided(env, ctx, &shapes[0], &strides, &target, kind)?;
+            result_strides = strides;
+            Ok(shape)
+        })?;
+        self.set_strides(&result, &result_strides);
+        Ok(result)
+    }
+
+    /// A view that only adds or drops dims of size 1 (`unsqueeze`, `squeeze`, `x[None]`):
+    /// PyTorch computes its strides directly, asking nothing.
+    fn restride(
+        &mut self,
+        x: TensorRef,
+        shape: Shape,
+        strides: Shape,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let target: Vec<Option<Expr>> = shape.into_iter().map(Some).collect();
+        let result = self.push(Op::Reshape, &[x], span, |env, ctx, shapes| {
             rules::reshape(env, ctx, &shapes[0], &target)
+        })?;
+        self.set_strides(&result, &strides);
+        Ok(result)
+    }
+
+    /// `x.contiguous()`: the tensor itself when its memory is contiguous, else a copy
+    /// (PyTorch's `clone`), which is.
+    pub fn contiguous(&mut self, x: TensorRef, span: Span) -> Result<TensorRef> {
+        if self.is_contiguous(&x, span) {
+            return Ok(x);
+        }
+        self.push_as("contiguous", Op::Reshape, &[x], span, |_, _, shapes| {
+            Ok(shapes[0].clone())
         })
     }
 
@@ -558,9 +645,21 @@ impl<'a> Ops<'a> {
         target: Vec<Option<Expr>>,
         span: Span,
     ) -> Result<TensorRef> {
-        self.push(Op::Expand, &[x], span, |env, ctx, shapes| {
+        let (shape, strides) = (self.shape_of(&x), self.strides_of(&x));
+        let result = self.push(Op::Expand, &[x], span, |env, ctx, shapes| {
             rules::expand(env, ctx, &shapes[0], &target)
-        })
+        })?;
+        // A new leading dim, or a dim of 1 broadcast to more, repeats memory: stride 0.
+        let out = self.shape_of(&result);
+        let new_dims = out.len() - shape.len();
+        let expanded: Shape = (0..out.len())
+            .map(|d| match d.checked_sub(new_dims) {
+                Some(i) if shape[i] == out[d] => strides[i].clone(),
+                _ => Expr::int(0),
+            })
+            .collect();
+        self.set_strides(&result, &expanded);
+        Ok(result)
     }
 
     /// `x.flatten(start, end)`.
@@ -580,16 +679,27 @@ impl<'a> Ops<'a> {
         let mut target: Vec<Option<Expr>> = shape[..start].iter().cloned().map(Some).collect();
         target.push(Some(rules::numel(&shape[start..=end])));
         target.extend(shape[end + 1..].iter().cloned().map(Some));
-        self.reshape(x, target, span)
+        // ATen's flatten is its reshape.
+        self.reshape(x, target, ReshapeKind::Reshape, span)
     }
 
     /// `x.unsqueeze(dim)`.
     pub fn unsqueeze(&mut self, x: TensorRef, dim: i64, span: Span) -> Result<TensorRef> {
         let shape = self.shape_of(&x);
         let d = rules::normalize_dim(&op_ctx("unsqueeze", span), dim, shape.len() + 1)?;
-        let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
-        target.insert(d, Some(Expr::int(1)));
-        self.reshape(x, target, span)
+        self.unsqueezed(x, d, span)
+    }
+
+    /// A new dim of size 1 at `d`, strided as ATen's `inferUnsqueezeGeometry` strides it.
+    fn unsqueezed(&mut self, x: TensorRef, d: usize, span: Span) -> Result<TensorRef> {
+        let (mut shape, mut strides) = (self.shape_of(&x), self.strides_of(&x));
+        let stride = match shape.get(d) {
+            Some(size) => size * &strides[d],
+            None => Expr::int(1),
+        };
+        shape.insert(d, Expr::int(1));
+        strides.insert(d, stride);
+        self.restride(x, shape, strides, span)
     }
 
     /// `x.squeeze(dim)`: drops the dim when it is 1 (for a symbolic dim, as its range or a
@@ -603,11 +713,12 @@ impl<'a> Ops<'a> {
             (None, Some(tracing)) => rules::squeezes(tracing.env, &ctx, &shape[d]),
             (None, None) => unreachable!("a symbolic size exists only while capturing"),
         };
-        let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
+        let (mut shape, mut strides) = (shape, self.strides_of(&x));
         if drops {
-            target.remove(d);
+            shape.remove(d);
+            strides.remove(d);
         }
-        self.reshape(x, target, span)
+        self.restride(x, shape, strides, span)
     }
 
     /// `x.permute(perm)`; `perm` must be a permutation of the dims.
@@ -624,12 +735,16 @@ impl<'a> Ops<'a> {
                 ),
             ));
         }
-        self.push(
+        let strides = self.strides_of(&x);
+        let permuted: Shape = perm.iter().map(|&p| strides[p].clone()).collect();
+        let result = self.push(
             Op::Permute { perm: perm.clone() },
             &[x],
             span,
             move |_, _, shapes| Ok(perm.iter().map(|&p| shapes[0][p].clone()).collect()),
-        )
+        )?;
+        self.set_strides(&result, &permuted);
+        Ok(result)
     }
 
     /// `x.permute(dims)` with dims as the caller wrote them (negative counts from the end).
@@ -879,10 +994,7 @@ impl<'a> Ops<'a> {
             match item? {
                 IndexItem::Ellipsis => dim += rank - consuming,
                 IndexItem::NewAxis => {
-                    let shape = self.shape_of(&current);
-                    let mut target: Vec<Option<Expr>> = shape.iter().cloned().map(Some).collect();
-                    target.insert(dim, Some(Expr::int(1)));
-                    current = self.reshape(current, target, span)?;
+                    current = self.unsqueezed(current, dim, span)?;
                     dim += 1;
                 }
                 IndexItem::Slice { lower, upper, step } => {
@@ -908,6 +1020,8 @@ impl<'a> Ops<'a> {
         step: i64,
         span: Span,
     ) -> Result<TensorRef> {
+        let mut strides = self.strides_of(&x);
+        strides[d] = &strides[d] * step;
         let mut start_out = Expr::int(0);
         let op = Op::Slice {
             dim: d,
@@ -934,6 +1048,7 @@ impl<'a> Ops<'a> {
             step,
         };
         self.set_op(&sliced, op);
+        self.set_strides(&sliced, &strides);
         Ok(sliced)
     }
 
@@ -983,6 +1098,8 @@ impl<'a> Ops<'a> {
     }
 
     fn select(&mut self, x: TensorRef, d: usize, index: Expr, span: Span) -> Result<TensorRef> {
+        let mut strides = self.strides_of(&x);
+        strides.remove(d);
         let mut fixed = Expr::int(0);
         let op = Op::Select {
             dim: d,
@@ -999,6 +1116,7 @@ impl<'a> Ops<'a> {
             index: fixed,
         };
         self.set_op(&selected, op);
+        self.set_strides(&selected, &strides);
         Ok(selected)
     }
 }

@@ -1182,14 +1182,7 @@ impl<'a> Producer<'a> {
                 continue;
             }
             seen.push(canonical);
-            let to_form = |name: &dyn Fn(Sym) -> String| {
-                format!(
-                    "{} {} {}",
-                    rel.lhs.to_source(name),
-                    rel.op.symbol(),
-                    rel.rhs.to_source(name)
-                )
-            };
+            let to_form = |name: &dyn Fn(Sym) -> String| rel.to_source(name);
             let guard = Guard {
                 kind: GuardKind::Recorded,
                 source: to_form(&source_name),

@@ -9,10 +9,11 @@ use super::{Message, MessageId as Id};
 use crate::compile::CompileError;
 use crate::error::Error;
 use crate::frontend::FrontendError;
+use crate::graph::shape_to_string;
 use crate::graph::{DTypeError, EvalError, MAX_ELEMENTS};
 use crate::lower::LowerError;
 use crate::runtime::RunError;
-use crate::shape::ShapeError;
+use crate::shape::{ShapeError, python_tuple};
 use crate::spec::{InputError, Malformation};
 use crate::weights::WeightsError;
 
@@ -93,6 +94,21 @@ impl ShapeError {
                 ..
             } => Message::new(Id::ShapeMismatch, &[op, detail, lhs, rhs]),
             ShapeError::Invalid { op, detail, .. } => Message::new(Id::ShapeInvalid, &[op, detail]),
+            ShapeError::NotViewable {
+                op,
+                shape,
+                strides,
+                target,
+                ..
+            } => Message::new(
+                Id::NotViewable,
+                &[
+                    op,
+                    &shape_to_string(shape),
+                    &python_tuple(strides),
+                    &python_tuple(target),
+                ],
+            ),
             ShapeError::ConstraintViolation { .. }
             | ShapeError::RangeViolation { .. }
             | ShapeError::OutOfRange { .. } => Message::new(Id::ConstraintViolation, &[self]),

@@ -154,6 +154,8 @@ message_ids! {
     ShapeMismatch,
     /// [op, detail].
     ShapeInvalid,
+    /// [op, shape, strides, target]: `view` of memory the target cannot view.
+    NotViewable,
     /// [PyTorch's ConstraintViolationError text].
     ConstraintViolation,
 

@@ -8,9 +8,10 @@
 //! `ShapeEnv::evaluate`, which records the answer as a guard unless the value ranges
 //! alone decide it; so a compiled entry is valid exactly where its guards hold.
 
+pub mod layout;
 pub mod rules;
 
-use crate::graph::Span;
+use crate::graph::{Shape, Span, shape_to_string};
 use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, SymbolNames, SymbolNaming, ValueRange};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -344,6 +345,15 @@ fn generated_text(range: &ValueRange, name: &str) -> String {
     )
 }
 
+/// Sizes as Python prints a tuple of them: `(1, s0)`, `(s0*s1,)`.
+pub fn python_tuple(sizes: &[Expr]) -> String {
+    let items: Vec<String> = sizes.iter().map(ToString::to_string).collect();
+    match items.as_slice() {
+        [one] => format!("({one},)"),
+        _ => format!("({})", items.join(", ")),
+    }
+}
+
 /// Shape errors: a bad program or a request PyTorch would refuse.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ShapeError {
@@ -370,6 +380,27 @@ pub enum ShapeError {
         span: Span,
         /// What is wrong.
         detail: String,
+    },
+    /// `view` of a tensor whose memory the target shape cannot view (dims that must merge
+    /// are not adjacent in memory): the `ValueError` PyTorch's fake tensors raise under
+    /// `torch.compile`, with the sizes and strides as they were traced.
+    #[error(
+        "{op} at {span}: Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
+        shape_to_string(shape),
+        python_tuple(strides),
+        python_tuple(target)
+    )]
+    NotViewable {
+        /// The op (`view`).
+        op: String,
+        /// Its source position.
+        span: Span,
+        /// The tensor's sizes.
+        shape: Shape,
+        /// Its strides.
+        strides: Shape,
+        /// The shape asked for, its `-1` inferred.
+        target: Shape,
     },
     /// A dimension marked dynamic was specialised by the program (PyTorch's
     /// `ConstraintViolationError`).
@@ -782,10 +813,10 @@ impl ShapeEnv {
                 }
             }
         }
-        if let Some((coeff, sym, divisor, constant)) = diff.as_scaled_floor_div()
+        if let Some((coeff, sym, offset, divisor, constant)) = diff.as_scaled_floor_div()
             && divisor > 1
         {
-            self.learn_floor_div(rel.op, coeff, sym, divisor, constant);
+            self.learn_floor_div(rel.op, coeff, sym, offset, divisor, constant);
             return;
         }
         let Some(sym) = lone_symbol(&diff) else {
@@ -853,9 +884,17 @@ impl ShapeEnv {
 
     /// Narrows `sym`'s range from `coeff * (sym // divisor) + constant op 0`, as PyTorch's
     /// solver isolates a `FloorDiv` (`s0//16 >= 1` gives `s0 >= 16`).
-    fn learn_floor_div(&mut self, op: CmpOp, coeff: i64, sym: Sym, divisor: i64, constant: i64) {
-        // coeff·q + constant op 0 with q = sym // divisor: q op' -constant/coeff, the
-        // comparison turned round for a negative coefficient.
+    fn learn_floor_div(
+        &mut self,
+        op: CmpOp,
+        coeff: i64,
+        sym: Sym,
+        offset: i64,
+        divisor: i64,
+        constant: i64,
+    ) {
+        // coeff·q + constant op 0 with q = (sym + offset) // divisor: q op' -constant/coeff,
+        // the comparison turned round for a negative coefficient.
         let op = if coeff < 0 { op.swap() } else { op };
         let (num, den) = if coeff < 0 {
             (constant, -coeff)
@@ -864,8 +903,8 @@ impl ShapeEnv {
         };
         let floor = num.div_euclid(den);
         let ceil = floor + i64::from(num.rem_euclid(den) != 0);
-        // The quotient's bounds, then the symbol's: q >= m iff sym >= m·d, q <= m iff
-        // sym <= m·d + d - 1.
+        // The quotient's bounds, then the symbol's: q >= m iff sym + offset >= m·d, q <= m
+        // iff sym + offset <= m·d + d - 1.
         let (low, high) = match op {
             CmpOp::Ge => (Some(ceil), None),
             CmpOp::Gt => (Some(floor + 1), None),
@@ -875,8 +914,12 @@ impl ShapeEnv {
             CmpOp::Eq | CmpOp::Ne => return,
         };
         let narrowed = ValueRange::new(
-            low.and_then(|m| m.checked_mul(divisor)),
-            high.and_then(|m| m.checked_mul(divisor)?.checked_add(divisor - 1)),
+            low.and_then(|m| m.checked_mul(divisor)?.checked_sub(offset)),
+            high.and_then(|m| {
+                m.checked_mul(divisor)?
+                    .checked_add(divisor - 1)?
+                    .checked_sub(offset)
+            }),
         );
         let current = self.range(sym);
         let Some(range) = current.intersect(&narrowed) else {

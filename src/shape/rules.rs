@@ -5,7 +5,7 @@
 //! needs to compare goes through `ShapeEnv::expect_equal` / `evaluate`, which records the
 //! guard (PyTorch's meta kernels do the same through `ShapeEnv.evaluate_expr`).
 
-use super::{Asker, Origin, ShapeEnv, ShapeError};
+use super::{Asker, Origin, ShapeEnv, ShapeError, layout};
 use crate::graph::{ReduceKind, Shape, Span, shape_to_string};
 use crate::symbolic::{CmpOp, Expr, Rel};
 
@@ -19,7 +19,8 @@ pub struct OpCtx {
 }
 
 impl OpCtx {
-    fn origin(&self) -> Origin {
+    /// The origin of the guards this op records.
+    pub fn origin(&self) -> Origin {
         Origin {
             what: Asker::Op(self.what.clone()),
             span: Some(self.span),
@@ -635,6 +636,63 @@ pub fn reshape(
         .iter()
         .map(|d| d.as_ref().map_or(rest.clone(), |d| env.replace(d)))
         .collect())
+}
+
+/// How a reshape chooses between a view and a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReshapeKind {
+    /// `x.reshape(...)` and `flatten` (ATen's `reshape`): a view where the memory allows
+    /// one, else a copy.
+    Reshape,
+    /// `x.view(...)`: a view, or PyTorch's error.
+    View,
+}
+
+/// `x.reshape(target)` or `x.view(target)` of a tensor of shape `x` laid out as `strides`:
+/// the result's shape and strides, deciding view or copy as PyTorch 2.15 does (the
+/// questions are `layout`'s).
+///
+/// ATen's `reshape` of a contiguous tensor is its `view`, which under `torch.compile` is
+/// `torch._refs`' `_reshape_view_helper` after `infer_size`; of any other tensor it is
+/// ATen's `infer_size`, then `computeStride`, then a view or `_unsafe_view` of a contiguous
+/// copy (the helper again, on the copy).
+pub fn reshape_strided(
+    env: &mut ShapeEnv,
+    ctx: &OpCtx,
+    x: &[Expr],
+    strides: &[Expr],
+    target: &[Option<Expr>],
+    kind: ReshapeKind,
+) -> Result<(Shape, Shape), ShapeError> {
+    let origin = ctx.origin();
+    if kind == ReshapeKind::View || layout::is_contiguous(env, &origin, x, strides) {
+        let shape = reshape(env, ctx, x, target)?;
+        let known = numel(&target.iter().flatten().cloned().collect::<Vec<_>>());
+        let total = numel(x);
+        let exact = target.contains(&None).then_some((&total, &known));
+        return match layout::view(env, &origin, x, strides, &shape, exact) {
+            Some(view_strides) => Ok((shape, view_strides)),
+            None => Err(ShapeError::NotViewable {
+                op: "view".into(),
+                span: ctx.span,
+                shape: x.iter().map(|d| env.replace(d)).collect(),
+                strides: strides.iter().map(|s| env.replace(s)).collect(),
+                target: shape,
+            }),
+        };
+    }
+    // ATen's `infer_size` asks `numel == k or numel % k == 0` as one guard; Tailor records
+    // the equivalent `numel % k == 0` (k > 0: the first implies the second).
+    let shape = reshape(env, ctx, x, target)?;
+    if let Some(view_strides) = layout::compute_stride(env, &origin, x, strides, &shape) {
+        return Ok((shape, view_strides));
+    }
+    // The copy is viewed as `shape` by the helper, whose `infer_size` now sees no `-1` and
+    // asks for the element count again (`s0*s1 == 4*((s0*s1)//4)`).
+    env.expect_equal(&numel(x), &numel(&shape), &origin);
+    let fresh = layout::contiguous(x);
+    layout::view(env, &origin, x, &fresh, &shape, None);
+    Ok((shape.clone(), layout::contiguous(&shape)))
 }
 
 /// `torch.cat`: all dims but `dim` must agree; `dim` adds up.

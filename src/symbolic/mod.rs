@@ -249,10 +249,11 @@ impl Expr {
         }
     }
 
-    /// `(coeff, sym, divisor, constant)` when the expression is `coeff * (sym // divisor) +
-    /// constant` (a symbol alone is divisor 1) with a positive constant divisor: the form
-    /// whose comparisons with 0 bound `sym`.
-    pub fn as_scaled_floor_div(&self) -> Option<(i64, Sym, i64, i64)> {
+    /// `(coeff, sym, offset, divisor, constant)` when the expression is `constant` plus
+    /// `coeff * ((sym + offset) // divisor)` (a symbol alone is offset 0, divisor 1) with a
+    /// positive constant divisor: the form whose comparisons with 0 bound `sym` (a pooled
+    /// size `(s0 - 1)//2 + 1 >= 4` gives `s0 >= 7`).
+    pub fn as_scaled_floor_div(&self) -> Option<(i64, Sym, i64, i64, i64)> {
         if self.overflowed {
             return None;
         }
@@ -262,12 +263,16 @@ impl Expr {
         let [Factor { atom, exp: 1 }] = term.monomial.as_slice() else {
             return None;
         };
-        let (sym, divisor) = match atom {
-            Atom::Sym(sym) => (*sym, 1),
-            Atom::FloorDiv(lhs, rhs) => (lhs.as_sym()?, rhs.as_int().filter(|&d| d > 0)?),
+        let (sym, offset, divisor) = match atom {
+            Atom::Sym(sym) => (*sym, 0, 1),
+            Atom::FloorDiv(lhs, rhs) => (
+                (&**lhs - lhs.constant).as_sym()?,
+                lhs.constant,
+                rhs.as_int().filter(|&d| d > 0)?,
+            ),
             _ => return None,
         };
-        Some((term.coeff, sym, divisor, self.constant))
+        Some((term.coeff, sym, offset, divisor, self.constant))
     }
 
     /// `self / divisor` when `divisor` divides it exactly as polynomials

@@ -305,6 +305,14 @@ fn atom_source(atom: &Atom, name: &dyn Fn(Sym) -> String) -> String {
     }
 }
 
+/// A side of a relation in source form: a product is parenthesized, as PyTorch's printer
+/// does (`(4*(s0 // 4)) != s0`); sums and atoms bring their own parentheses.
+pub(super) fn relation_side(expr: &Expr, name: &dyn Fn(Sym) -> String) -> String {
+    let text = to_source(expr, name);
+    let product = expr.constant == 0 && expr.terms.len() == 1 && expr.as_atom().is_none();
+    if product { format!("({text})") } else { text }
+}
+
 /// An operand of `//` or `%` in source form: sums and atoms bring their own parentheses;
 /// products, powers and negative numbers get them here so precedence can't regroup them.
 fn source_operand(expr: &Expr, name: &dyn Fn(Sym) -> String) -> String {

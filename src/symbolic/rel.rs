@@ -199,9 +199,9 @@ impl Rel {
     pub fn to_source(&self, name: &dyn Fn(Sym) -> String) -> String {
         format!(
             "{} {} {}",
-            self.lhs.to_source(name),
+            super::print::relation_side(&self.lhs, name),
             self.op,
-            self.rhs.to_source(name)
+            super::print::relation_side(&self.rhs, name)
         )
     }
 }

@@ -333,6 +333,15 @@ fn a_shape_mismatch_keeps_the_op_the_detail_and_both_shapes() {
 }
 
 #[test]
+fn a_view_memory_cannot_give_keeps_the_sizes_and_strides() {
+    check_model(
+        "def f(x):\n    return x.t().view(-1)\n",
+        "x=3,4",
+        expect!["notViewable [view | [4, 3] | (1, 4) | (12,)]"],
+    );
+}
+
+#[test]
 fn a_dtype_pytorch_refuses_is_pytorchs_message() {
     let source = "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.emb = nn.Embedding(10, 4)\n\n    def forward(self, x):\n        return self.emb(x)\n";
     check_model(

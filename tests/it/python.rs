@@ -212,7 +212,8 @@ fn resnet_block_with_class_attribute_and_stride_list() {
             guard s1 == 3 (conv2d at line 47, col 31)
             guard (s2 - 1)//2 + 1 != 1 (conv2d at line 23, col 31)
             guard (s2 - 1)//2 + 1 >= 4 (avg_pool2d at line 49, col 15)
-            guard 16*(((s2 - 1)//2 - 3)//4)**2 + 32*(((s2 - 1)//2 - 3)//4) + 16 == 16 (linear at line 51, col 16)
+            guard ((s2 - 1)//2 - 3)//4 + 1 == 1 (reshape at line 50, col 15)
+            guard (((s2 - 1)//2 - 3)//4)**2 + 2*(((s2 - 1)//2 - 3)//4) + 1 == 1 (reshape at line 50, col 15)
             event @0 create_symbol s0 = 2 for L['x'].size()[0] [2, int_oo] (dynamic=True)
             event @0 create_symbol s1 = 3 for L['x'].size()[1] [2, int_oo] (dynamic=True)
             event @0 create_symbol s2 = 8 for L['x'].size()[2] [2, int_oo] (dynamic=True)
@@ -253,7 +254,10 @@ fn resnet_block_with_class_attribute_and_stride_list() {
             event @65 eval s0 != 1 [statically known, no guard] (add at line 25, col 23)
             event @66 eval s0 != 1 [statically known, no guard] (relu at line 25, col 16)
             event @67 eval (s2 - 1)//2 + 1 >= 4 [guard added] (avg_pool2d at line 49, col 15)
-            event @71 eval 16*(((s2 - 1)//2 - 3)//4)**2 + 32*(((s2 - 1)//2 - 3)//4) + 16 == 16 [guard added] (linear at line 51, col 16)
+            event @67 range of s2 refined to [7, int_oo]
+            event @67 eval (s2 - 1)//2 + 1 >= 4 [statically known, no guard] (avg_pool2d at line 49, col 15)
+            event @68 eval ((s2 - 1)//2 - 3)//4 + 1 == 1 [guard added] (reshape at line 50, col 15)
+            event @68 eval (((s2 - 1)//2 - 3)//4)**2 + 2*(((s2 - 1)//2 - 3)//4) + 1 == 1 [guard added] (reshape at line 50, col 15)
         "#]],
     );
 }

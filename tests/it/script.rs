@@ -636,10 +636,12 @@ fn assert_logs_what_pytorch_logged(name: &str, logs: &str, kept: fn(&str) -> boo
     let path = format!("tests/data/scripts/{name}.py");
     let run = run_script_at(&path, &data(&path), logs);
     assert!(run.error.is_none(), "{:?}", run.error);
+    // PyTorch's guard tree prints a shape guard as a `LAMBDA_GUARD` leaf; Tailor as itself.
     let lines = |text: &str| -> Vec<String> {
         text.lines()
             .filter(|line| kept(line))
             .filter_map(without_comment)
+            .map(|line| line.replacen("+- LAMBDA_GUARD: ", "", 1))
             .collect()
     };
     assert_eq!(lines(&run.text(&[Stream::Log])), lines(theirs));
@@ -683,6 +685,47 @@ for b in [2, 3, 7, 1]:
     assert_eq!(run.text(&[Stream::Stdout]).lines().count(), 16);
     let breaks: usize = run.calls.iter().map(|call| call.event.breaks.len()).sum();
     assert_eq!(breaks, 16, "two breaks in each of 8 calls");
+}
+
+/// `reshape` and `view` of contiguous, transposed and permuted tensors and of `contiguous()`
+/// (`tests/data/scripts/reshape_strides.py`) log the shape guards and recompiles PyTorch
+/// 2.15 logged (`tests/data/pytorch/reshape_strides.eager.txt`): `view(-1, 4)` guards each
+/// step of PyTorch's view algorithm (`((t.size()[0]*t.size()[1]) // 4) != t.size()[0]`, …),
+/// whose failure at (3, 4) recompiles; a transpose flattened, a permute merged in memory and
+/// a copy ask nothing their ranges do not answer.
+#[test]
+fn reshape_and_view_log_pytorchs_guards() {
+    assert_logs_what_pytorch_logged("reshape_strides", "recompiles,guards", |line| {
+        line.contains("[__recompiles]") || is_shape_guard(line)
+    });
+}
+
+/// A `[__guards]` line that is a shape guard: PyTorch's `LAMBDA_GUARD` leaves on sizes,
+/// Tailor's lines that are not a tensor's or the header.
+fn is_shape_guard(line: &str) -> bool {
+    let Some((_, guard)) = line.split_once("[__guards] ") else {
+        return false;
+    };
+    let guard = guard.strip_prefix("+- LAMBDA_GUARD: ").unwrap_or(guard);
+    guard.starts_with("L[")
+        || guard.starts_with('(')
+        || guard.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// `view` of a transposed tensor raises the error PyTorch's fake tensors raise under
+/// `torch.compile`, at the call's line:col; `reshape` of it copies.
+#[test]
+fn view_of_a_transposed_tensor_is_pytorchs_error_at_its_line() {
+    let source = "import torch\n\ndef f(t):\n    return t.t().view(-1)\n\ntorch.compile(f, dynamic=True)(torch.randn(6, 8))\n";
+    let run = run_script(source, "");
+    let error = run.error.as_ref().expect("view cannot view").to_string();
+    assert!(mentions(&error, "4:12"), "{error}");
+    assert!(
+        error.contains("Cannot view a tensor with shape torch.Size([s1, s0]) and strides (1, s1) as a tensor with shape (s0*s1,)!"),
+        "{error}"
+    );
+    let run = run_script(&source.replace(".view(", ".reshape("), "");
+    assert!(run.error.is_none(), "{:?}", run.error);
 }
 
 /// Python float arguments (`tests/data/scripts/float_args.py`: a scale, a branch on the
