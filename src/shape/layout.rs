@@ -213,8 +213,10 @@ pub fn view(
         let mut accum = a.shape[idx].clone();
         let mut end = idx;
         while ask(env, origin, &accum.modulo(length), CmpOp::Ne, &Expr::int(0)) {
+            // `infer_size` saw the element counts agree, so the dims run out only on a
+            // shape no view can give.
             end += 1;
-            accum = &accum * &a.shape[end];
+            accum = &accum * a.shape.get(end)?;
         }
         if end != idx {
             collapse(env, origin, &mut a, idx, end)?;
