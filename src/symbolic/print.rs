@@ -271,19 +271,25 @@ fn constant_source(value: i64) -> String {
     }
 }
 
+/// The largest power the source form writes as a repeated product.
+const MAX_REPEATED_POWER: u32 = 16;
+
 fn term_source(term: &Term, name: &dyn Fn(Sym) -> String) -> String {
     let mut pieces = Vec::with_capacity(term.monomial.len() + 1);
     if term.coeff != 1 {
         pieces.push(constant_source(term.coeff));
     }
-    pieces.extend(term.monomial.iter().map(|factor| {
+    // A power is its base repeated, as PyTorch's `PythonPrinter._print_Pow` writes it
+    // (`s0*s0`, never `s0**2`). Sizes give small powers; a typed answer may hold any, whose
+    // repetition could fill memory, so past `MAX_REPEATED_POWER` it stays `**`.
+    for factor in &term.monomial {
         let base = atom_source(&factor.atom, name);
-        if factor.exp == 1 {
-            base
+        if factor.exp <= MAX_REPEATED_POWER {
+            pieces.extend(std::iter::repeat_n(base, factor.exp as usize));
         } else {
-            format!("{base}**{}", factor.exp)
+            pieces.push(format!("{base}**{}", factor.exp));
         }
-    }));
+    }
     pieces.join("*")
 }
 

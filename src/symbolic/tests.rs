@@ -152,6 +152,8 @@ fn to_source_matches_pytorch_guard_spelling() {
         "5 - s0",
         "2*s0 - 3*s1",
         "s0**2",
+        "(s0//2)**2*s1",
+        "s0**17",
         "Max(1, s0)",
         "-(s0//2)",
         "(2*s0)//(3*s1)",
@@ -162,7 +164,9 @@ fn to_source_matches_pytorch_guard_spelling() {
     expect![[r#"
         5 - s0 => (5 + (-1)*L['x'].size()[0])
         2*s0 - 3*s1 => (2*L['x'].size()[0] + (-3)*L['x'].size()[1])
-        s0**2 => L['x'].size()[0]**2
+        s0**2 => L['x'].size()[0]*L['x'].size()[0]
+        (s0//2)**2*s1 => L['x'].size()[1]*(L['x'].size()[0] // 2)*(L['x'].size()[0] // 2)
+        s0**17 => L['x'].size()[0]**17
         Max(1, s0) => max(1, L['x'].size()[0])
         -(s0//2) => (-1)*(L['x'].size()[0] // 2)
         (2*s0)//(3*s1) => ((2*L['x'].size()[0]) // (3*L['x'].size()[1]))

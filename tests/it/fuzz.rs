@@ -749,6 +749,10 @@ fn frontend_files() {
         (models::MATMUL, "a=8,16;b=16,4"),
         (include_str!("../../models/bert_block.py"), "x=2,16,64"),
         (include_str!("../../models/break_net.py"), "x=8,64"),
+        (
+            include_str!("../data/fuzz/frontend/lifted_views.py"),
+            "x=4,6,8",
+        ),
     ];
     let capture = |source: &str, shapes: &str| {
         let Ok(mut cache) = tailor::load(source, None) else {
