@@ -21,7 +21,7 @@ mod provenance;
 
 use crate::graph::{DType, Shape, TracedArg};
 use crate::message::{Message, MessageId};
-use crate::shape::{DimSource, Holder, ShapeEnv, ShapeEvent};
+use crate::shape::{DimSource, Holder, ShapeEnv, ShapeEvent, layout};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
 use order::AttributeNode;
 pub use provenance::Provenance;
@@ -916,13 +916,22 @@ impl<'a> Producer<'a> {
     /// `TENSOR_MATCH` per lifted tensor, in PyTorch's install order (source length, then
     /// text, as `order.rs` sorts the guard tree's children).
     fn lifted_guards(&self) -> Vec<TensorGuard> {
-        let mut guards: Vec<TensorGuard> = self
+        self.lifted_installed()
+            .into_iter()
+            .map(|tensor| tensor_guard(&tensor.holder, &tensor.shape, tensor.dtype))
+            .collect()
+    }
+
+    /// The lifted tensors in the order Dynamo installs their guards (`order::install_key`);
+    /// `lifted` itself keeps the order the trace met them, which their shape guards follow.
+    fn lifted_installed(&self) -> Vec<&LiftedArg> {
+        let mut installed: Vec<(String, &LiftedArg)> = self
             .lifted
             .iter()
-            .map(|tensor| tensor_guard(&tensor.holder, &tensor.shape, tensor.dtype))
+            .map(|tensor| (tensor.holder.to_source(), tensor))
             .collect();
-        guards.sort_by(|a, b| (a.source.len(), &a.source).cmp(&(b.source.len(), &b.source)));
-        guards
+        installed.sort_by(|(a, _), (b, _)| order::install_key(a).cmp(&order::install_key(b)));
+        installed.into_iter().map(|(_, tensor)| tensor).collect()
     }
 
     /// `EQUALS_MATCH` per int that stayed a constant (`TYPE_MATCH` for a symbolic one),
@@ -999,12 +1008,7 @@ impl<'a> Producer<'a> {
             };
             out.push(guard, Check::Unmarked(i));
         }
-        let mut lifted: Vec<&Holder> = self.lifted.iter().map(|t| &t.holder).collect();
-        lifted.sort_by_key(|holder| {
-            let source = holder.to_source();
-            (source.len(), source)
-        });
-        for holder in lifted {
+        for LiftedArg { holder, .. } in self.lifted_installed() {
             let (source, short) = (holder.to_source(), holder.to_short());
             let guard = Guard {
                 kind: GuardKind::DimensionMarking,
@@ -1112,8 +1116,8 @@ impl<'a> Producer<'a> {
         let source_name = |sym: Sym| self.source_name(sym);
         let short_name = |sym: Sym| self.short_name(sym);
         let (source, short) = (holder.to_source(), holder.to_short());
-        for dim in 0..dims.len().saturating_sub(1) {
-            let stride = dims[dim + 1..].iter().fold(Expr::int(1), |acc, d| &acc * d);
+        // The last dim's stride is 1, a constant, like every stride after static sizes.
+        for (dim, stride) in layout::contiguous(dims).into_iter().enumerate() {
             if stride.as_int().is_some() {
                 continue;
             }

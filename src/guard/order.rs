@@ -56,11 +56,10 @@ impl AttributeNode {
         let position = match self.children.iter().position(|c| c.source == source) {
             Some(position) => position,
             None => {
-                let key = |s: &str| (s.len(), s.to_string());
                 let at = self
                     .children
                     .iter()
-                    .position(|c| key(&c.source) > key(&source))
+                    .position(|c| install_key(&c.source) > install_key(&source))
                     .unwrap_or(self.children.len());
                 self.children.insert(at, AttributeNode::new(source, guard));
                 at
@@ -100,6 +99,12 @@ impl AttributeNode {
             sort_by_failures(&mut self.children, |child| child.fails);
         }
     }
+}
+
+/// Where Dynamo installs a guard-tree child among its siblings: shorter sources first, then
+/// by text.
+pub(super) fn install_key(source: &str) -> (usize, &str) {
+    (source.len(), source)
 }
 
 /// Stably sorts `items` by their failures, most first (ties keep their order).

@@ -9,6 +9,7 @@
 //! `torch._prims_common.is_contiguous` — so a capture records the guards PyTorch records
 //! (`(s0*s1) % 4 == 0` is `rules::reshape`'s; `((s0*s1)//4) != s0` and the rest are these).
 
+use super::rules::numel;
 use super::{Origin, ShapeEnv};
 use crate::graph::Shape;
 use crate::symbolic::{CmpOp, Expr, Rel, Sym, ValueRange};
@@ -80,7 +81,7 @@ pub fn is_contiguous(
     shape: &[Expr],
     strides: &[Expr],
 ) -> bool {
-    let numel = shape.iter().fold(Expr::int(1), |acc, d| &acc * d);
+    let numel = numel(shape);
     if ask(env, origin, &numel, CmpOp::Lt, &Expr::int(2)) {
         return true;
     }
@@ -110,7 +111,7 @@ pub fn compute_stride(
     let Some(last_stride) = old_strides.last() else {
         return Some(vec![Expr::int(1); new_shape.len()]);
     };
-    let numel = old_shape.iter().fold(Expr::int(1), |acc, d| &acc * d);
+    let numel = numel(old_shape);
     if ask(env, origin, &numel, CmpOp::Eq, &Expr::int(0)) {
         return Some(contiguous(new_shape));
     }
@@ -172,7 +173,7 @@ pub fn view(
     target: &[Expr],
     exact: Option<(&Expr, &Expr)>,
 ) -> Option<Shape> {
-    let numel = shape.iter().fold(Expr::int(1), |acc, d| &acc * d);
+    let numel = numel(shape);
     if ask(env, origin, &numel, CmpOp::Eq, &Expr::int(0)) {
         return Some(contiguous(target));
     }

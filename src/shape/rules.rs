@@ -692,7 +692,8 @@ pub fn reshape_strided(
     env.expect_equal(&numel(x), &numel(&shape), &origin);
     let fresh = layout::contiguous(x);
     layout::view(env, &origin, x, &fresh, &shape, None);
-    Ok((shape.clone(), layout::contiguous(&shape)))
+    let strides = layout::contiguous(&shape);
+    Ok((shape, strides))
 }
 
 /// `torch.cat`: all dims but `dim` must agree; `dim` adds up.
