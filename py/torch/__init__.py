@@ -11,7 +11,7 @@ import builtins as _builtins
 
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
-from torch._tensor import bfloat16, bool_, float16, float64, int32, int64, UNARY_METHODS
+from torch._tensor import bfloat16, bool_, float16, float64, int32, int64, _define_aliases
 from torch._tensor import _cast, _dims, _log_softmax, _made, _sizes, _missing_names
 from torch import cuda, _dynamo, _logging, return_types
 from torch import nn
@@ -54,7 +54,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     # Integer bounds give int64 (PyTorch's default for them); float bounds are refused by
     # `_tailor.arange` unless whole, and give float32.
     integral = _builtins.all(not isinstance(v, (_builtins.float, Tensor)) for v in (start, end, step))
-    return _made(_tailor.arange(start, end, step), dtype or (int64 if integral else float32))
+    return _made(_tailor.op("arange", start, end, step), dtype or (int64 if integral else float32))
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
@@ -91,10 +91,6 @@ def meshgrid(*tensors, indexing="ij"):
 
 def logsumexp(input, dim, keepdim=False):
     return input.logsumexp(dim, keepdim)
-
-
-def where(condition, input, other):
-    return _tailor.where_(condition, input, other)
 
 
 def tril(input, diagonal=0):
@@ -213,10 +209,13 @@ def _function_of_method(name):
     return function
 
 
-# torch.relu(x) is x.relu(), and so on. (`abs`, `all` and `any` become globals of this
-# module: its own functions must not call the builtins but `_builtins.all`.)
-for _name in UNARY_METHODS + ("rsqrt", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
-                              "pow", "square", "var", "norm", "unflatten", "movedim",
+# torch.relu, torch.maximum, torch.where, torch.cat, …: from the op table. (`abs`, `all` and
+# `any` become globals of this module: its own functions must not call the builtins but
+# `_builtins.all`.)
+_define_aliases("torch.", globals())
+
+# torch.rsqrt(x) is x.rsqrt(), and so on, for the methods the package writes in Python.
+for _name in ("rsqrt", "clamp", "clamp_min", "clamp_max", "square", "var", "norm", "unflatten", "movedim",
                               "moveaxis", "swapaxes", "swapdims", "narrow", "unbind",
                               "reciprocal", "true_divide", "floor_divide", "remainder", "fmod",
                               "lerp", "addcmul", "addcdiv", "all", "any", "logical_not",
@@ -226,14 +225,10 @@ for _name in UNARY_METHODS + ("rsqrt", "clamp", "clamp_min", "clamp_max", "maxim
 clip = clamp
 
 
-def matmul(input, other):
-    return _tailor.binary("matmul", input, other)
-
-
 def bmm(input, mat2):
     if input.dim() != 3 or mat2.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    return _tailor.binary("matmul", input, mat2)
+    return _tailor.op("matmul", input, mat2)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -360,15 +355,11 @@ def _einsum_pair(ta, a, tb, b, needed):
 
 
 def softmax(input, dim, dtype=None):
-    return _tailor.softmax(input, _dims(dim))
+    return _tailor.op("softmax", input, _dims(dim))
 
 
 def log_softmax(input, dim, dtype=None):
     return _log_softmax(input, dim, dtype)
-
-
-def cat(tensors, dim=0):
-    return _tailor.cat(list(tensors), dim)
 
 
 concat = cat

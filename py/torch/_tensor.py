@@ -155,7 +155,7 @@ def _log_softmax(input, dim, dtype):
         raise TypeError("log_softmax() needs dim")
     if dtype is not None:
         _tailor.unsupported("log_softmax with a dtype", "every tensor is float32; leave dtype=None")
-    return _tailor.log_softmax(input, _dims(dim))
+    return _tailor.op("log_softmax", input, _dims(dim))
 
 
 def _one_index_list_as_slice(item):
@@ -224,19 +224,19 @@ class Tensor(_tailor.TensorBase):
 
     @property
     def T(self):
-        return _tailor.transposed(self, False)
+        return _tailor.op("transposed", self, False)
 
     @property
     def mT(self):
-        return _tailor.transposed(self, True)
+        return _tailor.op("transposed", self, True)
 
     # ---- views ----------------------------------------------------------------------------
 
     def view(self, *shape):
-        return _tailor.view(self, _sizes(shape))
+        return _tailor.op("view", self, _sizes(shape))
 
     def reshape(self, *shape):
-        return _tailor.reshape(self, _sizes(shape))
+        return _tailor.op("reshape", self, _sizes(shape))
 
     def unflatten(self, dim, sizes):
         dim %= self.dim()
@@ -317,8 +317,8 @@ class Tensor(_tailor.TensorBase):
             if weight < 0.5:
                 return self + difference * weight
             return end - difference * (1.0 - weight)
-        return _tailor.where_(weight < 0.5, self + difference * weight,
-                              end - difference * (1.0 - weight))
+        return _tailor.op("where", weight < 0.5, self + difference * weight,
+                          end - difference * (1.0 - weight))
 
     def addcmul(self, tensor1, tensor2, *, value=1):
         return self + tensor1 * tensor2 * value
@@ -326,29 +326,14 @@ class Tensor(_tailor.TensorBase):
     def addcdiv(self, tensor1, tensor2, *, value=1):
         return self + tensor1 / tensor2 * value
 
-    def flatten(self, start_dim=0, end_dim=-1):
-        return _tailor.flatten(self, start_dim, end_dim)
-
-    def unsqueeze(self, dim):
-        return _tailor.unsqueeze(self, dim)
-
-    def squeeze(self, dim):
-        return _tailor.squeeze(self, dim)
-
-    def transpose(self, dim0, dim1):
-        return _tailor.transpose(self, dim0, dim1)
-
-    def t(self):
-        return _tailor.t(self)
-
     def permute(self, *dims):
-        return _tailor.permute(self, _sizes(dims))
+        return _tailor.op("permute", self, _sizes(dims))
 
     def expand(self, *sizes):
-        return _tailor.expand(self, _sizes(sizes))
+        return _tailor.op("expand", self, _sizes(sizes))
 
     def expand_as(self, other):
-        return _tailor.expand(self, list(other.shape))
+        return _tailor.op("expand", self, list(other.shape))
 
     def repeat(self, *sizes):
         # As PyTorch computes it: each dim of `self` gets a new dim of its repeat count in
@@ -367,7 +352,7 @@ class Tensor(_tailor.TensorBase):
 
     def __getitem__(self, index):
         items = index if isinstance(index, tuple) else (index,)
-        return _tailor.index(self, tuple(_one_index_list_as_slice(item) for item in items))
+        return _tailor.op("index", self, tuple(_one_index_list_as_slice(item) for item in items))
 
     def split(self, split_size_or_sections, dim=0):
         size = self.size(dim)
@@ -393,16 +378,10 @@ class Tensor(_tailor.TensorBase):
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
                                f"dtype {'float' if mask.dtype is float32 else mask.dtype.name}")
         # The result keeps this tensor's dtype (a float fill of an int64 tensor truncates).
-        return _cast(_tailor.where_(mask, value, self), self.dtype)
-
-    def tril(self, diagonal=0):
-        return _tailor.triangle(self, False, diagonal)
-
-    def triu(self, diagonal=0):
-        return _tailor.triangle(self, True, diagonal)
+        return _cast(_tailor.op("where", mask, value, self), self.dtype)
 
     def contiguous(self, memory_format=None):
-        return _tailor.contiguous(self)
+        return _tailor.op("contiguous", self)
 
     def to(self, *args, **kwargs):
         # to(dtype), to(device), to(device, dtype), to(other), and the same as keywords.
@@ -450,13 +429,10 @@ class Tensor(_tailor.TensorBase):
 
     # ---- elementwise, reductions, products -------------------------------------------------
 
-    # relu, sigmoid, tanh, exp, sqrt, neg, log, abs, sin, cos, …: made from UNARY_METHODS below.
-
-    def pow(self, exponent):
-        return _tailor.binary("pow", self, exponent)
+    # relu, sigmoid, tanh, exp, sum, mean, matmul, …: defined from the op table (OP_ALIASES).
 
     def __rpow__(self, other):
-        return _tailor.binary("pow", other, self)
+        return _tailor.op("pow", other, self)
 
     def square(self):
         return self * self
@@ -478,14 +454,14 @@ class Tensor(_tailor.TensorBase):
         return (centred * centred).sum(dims, keepdim=keepdim) / (count - correction)
 
     def rsqrt(self):
-        return 1.0 / _tailor.unary("sqrt", self)
+        return 1.0 / _tailor.op("sqrt", self)
 
     def clamp(self, min=None, max=None):
         out = self
         if min is not None:
-            out = _tailor.binary("maximum", out, min)
+            out = _tailor.op("maximum", out, min)
         if max is not None:
-            out = _tailor.binary("minimum", out, max)
+            out = _tailor.op("minimum", out, max)
         return out
 
     def clamp_min(self, min):
@@ -494,20 +470,11 @@ class Tensor(_tailor.TensorBase):
     def clamp_max(self, max):
         return self.clamp(max=max)
 
-    def maximum(self, other):
-        return _tailor.binary("maximum", self, other)
-
-    def minimum(self, other):
-        return _tailor.binary("minimum", self, other)
-
     def softmax(self, dim, dtype=None):
-        return _tailor.softmax(self, _dims(dim))
+        return _tailor.op("softmax", self, _dims(dim))
 
     def log_softmax(self, dim, dtype=None):
         return _log_softmax(self, dim, dtype)
-
-    def sum(self, dim=None, keepdim=False):
-        return _tailor.reduce("sum", self, _dims(dim), keepdim)
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         if p in ("fro", 2):
@@ -516,9 +483,6 @@ class Tensor(_tailor.TensorBase):
             return self.abs().sum(dim, keepdim)
         return _tailor.unsupported(f"Tensor.norm with p={p!r}",
                                    "p=2 ('fro') and p=1 are in the subset")
-
-    def mean(self, dim=None, keepdim=False):
-        return _tailor.reduce("mean", self, _dims(dim), keepdim)
 
     def logsumexp(self, dim, keepdim=False):
         # PyTorch's decomposition: the largest value taken out before the exponentials.
@@ -530,9 +494,6 @@ class Tensor(_tailor.TensorBase):
         for d in sorted((d % self.dim() for d in dims), reverse=True):
             total = total.squeeze(d)
         return total
-
-    def amax(self, dim=None, keepdim=False):
-        return _tailor.reduce("amax", self, _dims(dim), keepdim)
 
     def amin(self, dim=None, keepdim=False):
         return -(-self).amax(dim, keepdim)
@@ -553,7 +514,7 @@ class Tensor(_tailor.TensorBase):
         d = _dim_index(dim, self.dim())
         moved = self.movedim(d, 0)
         rows = moved.reshape(moved.size(0), -1)
-        picked = _tailor.embedding(index.reshape(-1), rows)
+        picked = _tailor.op("embedding", index.reshape(-1), rows)
         return picked.reshape([index.numel()] + list(moved.shape[1:])).movedim(0, d)
 
     def gather(self, dim, index):
@@ -576,64 +537,49 @@ class Tensor(_tailor.TensorBase):
     def min(self, dim=None, keepdim=False):
         return _extremum(self, dim, keepdim, "min")
 
-    def matmul(self, other):
-        return _tailor.binary("matmul", self, other)
-
-    def add(self, other):
-        return _tailor.binary("add", self, other)
-
-    def sub(self, other):
-        return _tailor.binary("sub", self, other)
-
-    def mul(self, other):
-        return _tailor.binary("mul", self, other)
-
-    def div(self, other):
-        return _tailor.binary("div", self, other)
-
     # ---- operators -------------------------------------------------------------------------
 
     def __add__(self, other):
-        return _tailor.binary("add", self, other)
+        return _tailor.op("add", self, other)
 
     def __radd__(self, other):
-        return _tailor.binary("add", other, self)
+        return _tailor.op("add", other, self)
 
     def __sub__(self, other):
-        return _tailor.binary("sub", self, other)
+        return _tailor.op("sub", self, other)
 
     def __rsub__(self, other):
-        return _tailor.binary("sub", other, self)
+        return _tailor.op("sub", other, self)
 
     def __mul__(self, other):
-        return _tailor.binary("mul", self, other)
+        return _tailor.op("mul", self, other)
 
     def __rmul__(self, other):
-        return _tailor.binary("mul", other, self)
+        return _tailor.op("mul", other, self)
 
     def __truediv__(self, other):
-        return _tailor.binary("div", self, other)
+        return _tailor.op("div", self, other)
 
     def __rtruediv__(self, other):
-        return _tailor.binary("div", other, self)
+        return _tailor.op("div", other, self)
 
     def __matmul__(self, other):
-        return _tailor.binary("matmul", self, other)
+        return _tailor.op("matmul", self, other)
 
     def __rmatmul__(self, other):
-        return _tailor.binary("matmul", other, self)
+        return _tailor.op("matmul", other, self)
 
     def __pow__(self, other):
-        return _tailor.binary("pow", self, other)
+        return _tailor.op("pow", self, other)
 
     def __floordiv__(self, other):
-        return _tailor.binary("floordiv", self, other)
+        return _tailor.unsupported("operator // on tensors", "use + - * / @ or a comparison")
 
     def __mod__(self, other):
-        return _tailor.binary("mod", self, other)
+        return _tailor.unsupported("operator % on tensors", "use + - * / @ or a comparison")
 
     def __neg__(self):
-        return _tailor.unary("neg", self)
+        return _tailor.op("neg", self)
 
     def __pos__(self):
         return self
@@ -700,22 +646,22 @@ class Tensor(_tailor.TensorBase):
         return int(self.item())
 
     def __eq__(self, other):
-        return _tailor.binary("eq", self, other)
+        return _tailor.op("eq", self, other)
 
     def __ne__(self, other):
-        return _tailor.binary("ne", self, other)
+        return _tailor.op("ne", self, other)
 
     def __lt__(self, other):
-        return _tailor.binary("lt", self, other)
+        return _tailor.op("lt", self, other)
 
     def __le__(self, other):
-        return _tailor.binary("le", self, other)
+        return _tailor.op("le", self, other)
 
     def __gt__(self, other):
-        return _tailor.binary("gt", self, other)
+        return _tailor.op("gt", self, other)
 
     def __ge__(self, other):
-        return _tailor.binary("ge", self, other)
+        return _tailor.op("ge", self, other)
 
     __hash__ = object.__hash__
 
@@ -746,22 +692,33 @@ def _bool_operands(name, *operands):
                                 "compare first (a mask is a bool tensor: x > 0), or use .bool()")
 
 
-# The elementwise functions of one tensor that are Tensor methods, each one `_tailor.unary`
-# call; `torch.NAME` calls the method (torch/__init__.py).
-UNARY_METHODS = ("relu", "sigmoid", "tanh", "exp", "sqrt", "neg", "log", "abs", "sin", "cos",
-                 "erf", "floor", "ceil", "round", "trunc", "sign")
+# The methods and functions the op table defines (`src/frontend/table.rs`): `[(op,
+# [alias, ...])]`, each alias taking exactly the op's schema arguments ("Tensor.relu",
+# "torch.relu", "F.sigmoid"). torch/__init__.py and nn/functional.py define theirs from it.
+OP_ALIASES = _tailor.op_aliases()
 
 
-def _unary_method(name):
-    def method(self):
-        return _tailor.unary(name, self)
+def _op_function(op, name):
+    def function(*args, **kwargs):
+        return _tailor.op(op, *args, **kwargs)
 
-    method.__name__ = name
-    return method
+    function.__name__ = name
+    return function
 
 
-for _name in UNARY_METHODS:
-    setattr(Tensor, _name, _unary_method(_name))
+def _define_aliases(prefix, namespace):
+    """Defines in `namespace` (a dict) each op alias starting with `prefix` (`"torch."`)."""
+    for op, aliases in OP_ALIASES:
+        for alias in aliases:
+            if alias.startswith(prefix):
+                name = alias[len(prefix):]
+                namespace[name] = _op_function(op, name)
+
+
+_methods = {}
+_define_aliases("Tensor.", _methods)
+for _name, _method in _methods.items():
+    setattr(Tensor, _name, _method)
 Tensor.__abs__ = Tensor.abs
 
 
@@ -878,7 +835,7 @@ class SymFloat(Tensor):
     def _compare(self, op, other):
         if isinstance(other, (int, float)) and not isinstance(other, bool):
             return _tailor.sym_float_compare(self, op, float(other))
-        return _tailor.binary(op, self, other)
+        return _tailor.op(op, self, other)
 
     def __gt__(self, other):
         return self._compare("gt", other)

@@ -184,6 +184,11 @@ impl<'vm> Call<'vm> {
         })
     }
 
+    /// The VM the call runs in.
+    pub fn vm(&self) -> &'vm VirtualMachine {
+        self.vm
+    }
+
     /// Runs `body` as one call, raising its error into Python.
     pub fn run_with<T>(
         vm: &VirtualMachine,

@@ -26,6 +26,7 @@ mod script;
 mod source;
 mod state;
 mod surface;
+mod table;
 
 use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
@@ -47,6 +48,7 @@ use source::{ChunkKind, FILE_NAME, UserSource};
 pub use state::StateTensor;
 use std::rc::Rc;
 pub use surface::{Surface, surface_in};
+pub use table::{Lowering, OpEntry, OpRow, SchemaError, check_schemas, entries as op_entries};
 
 /// Why a module-level statement that is neither a definition nor an assignment is skipped.
 pub(crate) const DRIVER_CODE: &str = "driver code: Tailor compiles the model and runs only definitions and assignments at module level";

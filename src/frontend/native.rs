@@ -23,12 +23,13 @@ pub(super) mod _tailor {
     use crate::frontend::script::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, Stream};
     use crate::frontend::source::FILE_NAME;
     use crate::frontend::source::UserSource;
-    use crate::graph::{BinaryOp, DType, Init, PoolKind, RandomKind, ReduceKind, UnaryOp};
-    use crate::shape::rules::{self, ReshapeKind};
+    use crate::frontend::table;
+    use crate::graph::{DType, Init, RandomKind};
+    use crate::shape::rules;
     use crate::symbolic::{CmpOp, Expr, Rel};
     use rustpython_vm::Interpreter;
-    use rustpython_vm::builtins::{PyCode, PyFloat, PyTypeRef, PyUtf8StrRef};
-    use rustpython_vm::function::ArgIntoFloat;
+    use rustpython_vm::builtins::{PyCode, PyTypeRef, PyUtf8StrRef};
+    use rustpython_vm::function::{ArgIntoFloat, FuncArgs};
     use rustpython_vm::{
         AsObject, Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass,
     };
@@ -745,454 +746,35 @@ pub(super) mod _tailor {
 
     // ---- tensor operations -----------------------------------------------------------------
 
+    /// `_tailor.op(name, *args, **kwargs)`: the op `name` of the op table, its arguments
+    /// bound to the entry's schema.
     #[pyfunction]
-    fn unary(name: PyUtf8StrRef, x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let Some(op) = UnaryOp::named(name.as_str()) else {
-                return Err(call.unsupported(format!("torch.{}", name.as_str()), ""));
-            };
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.unary(op, x, span))
-        })
+    fn op(args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| table::call_op(call, args))
     }
 
-    /// `a op b` where at least one side is a tensor.
+    /// `[(op, [alias, …])]`: the methods and functions the `torch` package defines from the
+    /// op table (`Tensor.relu`, `torch.relu`, …).
     #[pyfunction]
-    fn binary(
-        name: PyUtf8StrRef,
-        lhs: PyObjectRef,
-        rhs: PyObjectRef,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let name = name.as_str();
-            if name == "matmul" {
-                let (a, b) = (call.tensor(&lhs)?, call.tensor(&rhs)?);
-                return call.tensor_op(|ops, span| ops.matmul(a, b, span));
-            }
-            if !call.is_capturing() {
-                if let Some(scaled) = call.outside_forward(name, &lhs, &rhs)? {
-                    return Ok(scaled);
-                }
-            }
-            if name == "pow" && call.is_tensor(&lhs) && !call.is_tensor(&rhs) {
-                if let Some(exponent) = call.scalar(&rhs) {
-                    let x = call.tensor(&lhs)?;
-                    return call.tensor_op(|ops, span| ops.pow(x, exponent, span));
-                }
-            }
-            let Some(op) = BinaryOp::named(name) else {
-                return Err(
-                    call.unsupported("this operator on tensors", "use + - * / @ or a comparison")
-                );
-            };
-            match (call.is_tensor(&lhs), call.is_tensor(&rhs)) {
-                (true, true) => {
-                    let (a, b) = (call.tensor(&lhs)?, call.tensor(&rhs)?);
-                    call.tensor_op(|ops, span| ops.binary(op, a, b, span))
-                }
-                (tensor_on_left, _) => {
-                    let (tensor, other) = if tensor_on_left {
-                        (&lhs, &rhs)
-                    } else {
-                        (&rhs, &lhs)
-                    };
-                    if other.class().is(vm.ctx.types.bool_type)
-                        && call.proxy_dtype(tensor)? == DType::Bool
-                    {
-                        // A Python bool beside a bool tensor is a bool operand, as in
-                        // PyTorch: `mask | True` stays bool, `mask - True` is refused.
-                        let (a, b) = (call.tensor_or_number(&lhs)?, call.tensor_or_number(&rhs)?);
-                        return call.tensor_op(|ops, span| ops.binary(op, a, b, span));
-                    }
-                    let scalar = call.scalar(other).ok_or_else(|| {
-                        call.type_error(format!(
-                            "unsupported operand: Tensor and {}",
-                            call.type_name(other)
-                        ))
-                    })?;
-                    let tensor = call.tensor(tensor)?;
-                    let float = other.downcast_ref::<PyFloat>().is_some();
-                    call.tensor_op(|ops, span| {
-                        let out = ops.scalar(op, tensor, scalar, tensor_on_left, span)?;
-                        // A Python float makes an integer result float32 (`ids * 0.5`).
-                        let dtype = ops.dtype_of(&out);
-                        if float && dtype != DType::Bool {
-                            ops.retype(&out, dtype.with_scalar(true));
-                        }
-                        Ok(out)
-                    })
-                }
-            }
-        })
-    }
-
-    #[pyfunction]
-    fn softmax(x: PyObjectRef, dims: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let x = call.tensor(&x)?;
-            let dims = call.dims(&dims)?;
-            call.tensor_op(|ops, span| ops.softmax(false, x, dims, span))
-        })
-    }
-
-    #[pyfunction]
-    fn log_softmax(x: PyObjectRef, dims: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let x = call.tensor(&x)?;
-            let dims = call.dims(&dims)?;
-            call.tensor_op(|ops, span| ops.softmax(true, x, dims, span))
-        })
-    }
-
-    #[pyfunction]
-    fn reduce(
-        kind: PyUtf8StrRef,
-        x: PyObjectRef,
-        dims: PyObjectRef,
-        keepdim: bool,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let what = kind.as_str();
-            let kind = match what {
-                "sum" => ReduceKind::Sum,
-                "mean" => ReduceKind::Mean,
-                _ => ReduceKind::Amax,
-            };
-            let dims = call.dims(&dims)?;
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.reduce(kind, what, x, dims, keepdim, span))
-        })
-    }
-
-    #[pyfunction]
-    fn linear(
-        x: PyObjectRef,
-        weight: PyObjectRef,
-        bias: PyObjectRef,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let (x, weight) = (call.tensor(&x)?, call.tensor(&weight)?);
-            let bias = call.optional_tensor(&bias)?;
-            call.tensor_op(|ops, span| ops.linear(x, weight, bias, true, span))
-        })
-    }
-
-    /// A convolution; `window` is its stride, padding and dilation lists.
-    #[pyfunction]
-    fn conv(
-        x: PyObjectRef,
-        weight: PyObjectRef,
-        bias: PyObjectRef,
-        window: Vec<Vec<PyObjectRef>>,
-        groups: i64,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let mut inputs = vec![call.tensor(&x)?, call.tensor(&weight)?];
-            inputs.extend(call.optional_tensor(&bias)?);
-            let [stride, padding, dilation] = window.as_slice() else {
-                return Err(call.type_error("conv takes three window lists"));
-            };
-            let window = rules::ConvWindow {
-                stride: call.ints(stride, "stride")?,
-                padding: call.ints(padding, "padding")?,
-                dilation: call.ints(dilation, "dilation")?,
-                groups,
-            };
-            call.tensor_op(|ops, span| ops.conv(&inputs, window, span))
-        })
-    }
-
-    /// A transposed convolution; `window` is its stride, padding, output padding and
-    /// dilation lists.
-    #[pyfunction]
-    fn conv_transpose(
-        x: PyObjectRef,
-        weight: PyObjectRef,
-        bias: PyObjectRef,
-        window: Vec<Vec<PyObjectRef>>,
-        groups: i64,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let mut inputs = vec![call.tensor(&x)?, call.tensor(&weight)?];
-            inputs.extend(call.optional_tensor(&bias)?);
-            let [stride, padding, output_padding, dilation] = window.as_slice() else {
-                return Err(call.type_error("conv_transpose takes four window lists"));
-            };
-            let window = rules::ConvWindow {
-                stride: call.ints(stride, "stride")?,
-                padding: call.ints(padding, "padding")?,
-                dilation: call.ints(dilation, "dilation")?,
-                groups,
-            };
-            let output_padding = call.ints(output_padding, "output_padding")?;
-            call.tensor_op(|ops, span| ops.conv_transpose(&inputs, window, output_padding, span))
-        })
-    }
-
-    /// Eval-mode batch norm; `state` is the running mean, running var, weight and bias.
-    #[pyfunction]
-    fn batch_norm(
-        x: PyObjectRef,
-        state: Vec<PyObjectRef>,
-        features: i64,
-        eps: ArgIntoFloat,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let mut inputs = vec![call.tensor(&x)?];
-            for tensor in &state {
-                inputs.extend(call.optional_tensor(tensor)?);
-            }
-            let eps = eps.into_float();
-            call.tensor_op(|ops, span| ops.batch_norm(&inputs, features, eps, span))
-        })
-    }
-
-    #[pyfunction]
-    fn layer_norm(
-        x: PyObjectRef,
-        normalized: Vec<PyObjectRef>,
-        weight: PyObjectRef,
-        bias: PyObjectRef,
-        eps: ArgIntoFloat,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let x = call.tensor(&x)?;
-            let normalized = normalized
-                .iter()
-                .map(|size| call.size_expr(size))
-                .collect::<Option<Vec<Expr>>>()
-                .ok_or_else(|| {
-                    call.type_error("normalized_shape must be an int or a tuple of sizes")
-                })?;
-            let inputs = match (call.optional_tensor(&weight)?, call.optional_tensor(&bias)?) {
-                (Some(w), Some(b)) => vec![x, w, b],
-                (None, None) => vec![x],
-                _ => {
-                    return Err(call.unsupported(
-                        "layer_norm with only one of weight and bias",
-                        "pass both or neither",
-                    ));
-                }
-            };
-            let eps = eps.into_float();
-            call.tensor_op(|ops, span| ops.layer_norm(&inputs, normalized, eps, span))
-        })
-    }
-
-    #[pyfunction]
-    fn pool(
-        kind: PyUtf8StrRef,
-        x: PyObjectRef,
-        kernel: Vec<PyObjectRef>,
-        stride: Vec<PyObjectRef>,
-        padding: Vec<PyObjectRef>,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let kind = if kind.as_str() == "max" {
-                PoolKind::Max
-            } else {
-                PoolKind::Avg
-            };
-            let x = call.tensor(&x)?;
-            let kernel = call.ints(&kernel, "kernel_size")?;
-            let stride = call.ints(&stride, "stride")?;
-            let padding = call.ints(&padding, "padding")?;
-            call.tensor_op(|ops, span| ops.pool(kind, x, kernel, stride, padding, span))
-        })
-    }
-
-    #[pyfunction]
-    fn embedding(x: PyObjectRef, weight: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let (x, weight) = (call.tensor(&x)?, call.tensor(&weight)?);
-            call.tensor_op(|ops, span| ops.embedding(x, weight, span))
-        })
-    }
-
-    #[pyfunction]
-    fn reshape(x: PyObjectRef, sizes: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let target = call.sizes(&sizes)?;
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.reshape(x, target, ReshapeKind::Reshape, span))
-        })
-    }
-
-    /// `x.view(sizes)`: `reshape` that raises where it would copy.
-    #[pyfunction]
-    fn view(x: PyObjectRef, sizes: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let target = call.sizes(&sizes)?;
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.reshape(x, target, ReshapeKind::View, span))
-        })
-    }
-
-    /// `x.contiguous()`: `x`, or a contiguous copy of a view whose memory is not.
-    #[pyfunction]
-    fn contiguous(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.contiguous(x, span))
-        })
-    }
-
-    #[pyfunction]
-    fn expand(x: PyObjectRef, sizes: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let target = call.sizes(&sizes)?;
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.expand(x, target, span))
-        })
-    }
-
-    /// `F.pad(x, [before, after], value=value)` along `dim` in constant mode; the pads are
-    /// ints or sizes of either sign.
-    #[pyfunction]
-    fn constant_pad(
-        x: PyObjectRef,
-        dim: PyObjectRef,
-        before: PyObjectRef,
-        after: PyObjectRef,
-        value: ArgIntoFloat,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let dim = call.int(&dim, "dim")?;
-            let pad = |amount: &PyObjectRef| {
-                call.size_expr(amount).ok_or_else(|| {
-                    call.type_error(format!(
-                        "pad(): argument 'pad' must be a tuple of ints, but found element of \
-                         type {}",
-                        call.type_name(amount)
-                    ))
-                })
-            };
-            let (before, after) = (pad(&before)?, pad(&after)?);
-            let x = call.tensor(&x)?;
-            let value = value.into_float();
-            call.tensor_op(|ops, span| ops.constant_pad(x, dim, before, after, value, span))
-        })
-    }
-
-    /// `F.interpolate(..., mode='linear')` along `dim` to `size` (an int or a size).
-    #[pyfunction]
-    fn upsample_linear(
-        x: PyObjectRef,
-        dim: PyObjectRef,
-        size: PyObjectRef,
-        align_corners: bool,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let dim = call.int(&dim, "dim")?;
-            let size = call.size_expr(&size).ok_or_else(|| {
-                call.type_error(format!(
-                    "interpolate's size must be an int, not {}",
-                    call.type_name(&size)
-                ))
-            })?;
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.upsample_linear(x, dim, size, align_corners, span))
-        })
-    }
-
-    #[pyfunction]
-    fn flatten(
-        x: PyObjectRef,
-        start: PyObjectRef,
-        end: PyObjectRef,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let (start, end) = (call.int(&start, "start_dim")?, call.int(&end, "end_dim")?);
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.flatten(x, start, end, span))
-        })
-    }
-
-    #[pyfunction]
-    fn unsqueeze(x: PyObjectRef, dim: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let dim = call.int(&dim, "dim")?;
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.unsqueeze(x, dim, span))
-        })
-    }
-
-    #[pyfunction]
-    fn squeeze(x: PyObjectRef, dim: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let dim = call.int(&dim, "dim")?;
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.squeeze(x, dim, span))
-        })
-    }
-
-    #[pyfunction]
-    fn transpose(x: PyObjectRef, a: PyObjectRef, b: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let (a, b) = (call.int(&a, "dim0")?, call.int(&b, "dim1")?);
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.transpose(x, a, b, span))
-        })
-    }
-
-    #[pyfunction]
-    fn t(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.t(x, span))
-        })
-    }
-
-    #[pyfunction]
-    fn transposed(x: PyObjectRef, matrix: bool, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.transposed(x, matrix, span))
-        })
-    }
-
-    #[pyfunction]
-    fn permute(x: PyObjectRef, dims: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let dims = call.ints(&dims, "dims")?;
-            let x = call.tensor(&x)?;
-            call.tensor_op(|ops, span| ops.permute_dims(x, &dims, span))
-        })
-    }
-
-    #[pyfunction]
-    fn cat(parts: Vec<PyObjectRef>, dim: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            if parts.is_empty() {
-                return Err(call.type_error("torch.cat needs at least one tensor"));
-            }
-            let parts = parts
-                .iter()
-                .map(|part| call.tensor(part))
-                .collect::<Result<Vec<_>, _>>()?;
-            let dim = call.int(&dim, "dim")?;
-            call.tensor_op(|ops, span| ops.cat(parts, dim, span))
-        })
-    }
-
-    #[pyfunction]
-    fn index(x: PyObjectRef, items: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let x = call.tensor(&x)?;
-            let items = items.iter().map(|item| call.index_item(item)).collect();
-            call.tensor_op(|ops, span| ops.index(x, items, span))
-        })
+    fn op_aliases(vm: &VirtualMachine) -> PyResult {
+        let pairs = table::entries()
+            .iter()
+            .filter(|entry| !entry.aliases.is_empty())
+            .map(|entry| {
+                let aliases = entry
+                    .aliases
+                    .iter()
+                    .map(|alias| vm.ctx.new_str(*alias).into())
+                    .collect();
+                vm.ctx
+                    .new_tuple(vec![
+                        vm.ctx.new_str(entry.name).into(),
+                        vm.ctx.new_list(aliases).into(),
+                    ])
+                    .into()
+            })
+            .collect();
+        Ok(vm.ctx.new_list(pairs).into())
     }
 
     // ---- values of tensors, which capture never reads --------------------------------------
@@ -1223,71 +805,6 @@ pub(super) mod _tailor {
                     "a graph tensor was kept after forward returned",
                 )
             })
-        })
-    }
-
-    /// `torch.where(cond, a, b)`; `a` and `b` may be numbers.
-    #[pyfunction]
-    fn where_(cond: PyObjectRef, a: PyObjectRef, b: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let cond = call.tensor(&cond)?;
-            let (a, b) = (call.tensor_or_number(&a)?, call.tensor_or_number(&b)?);
-            call.tensor_op(|ops, span| ops.where_(cond, a, b, span))
-        })
-    }
-
-    /// `torch.tril(x, diagonal)` / (`upper`) `torch.triu`.
-    #[pyfunction]
-    fn triangle(
-        x: PyObjectRef,
-        upper: bool,
-        diagonal: PyObjectRef,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let x = call.tensor(&x)?;
-            let diagonal = call.int(&diagonal, "diagonal")?;
-            call.tensor_op(|ops, span| ops.triangle(upper, x, diagonal, span))
-        })
-    }
-
-    /// `torch.arange(start, end, step)` with int bounds, `end` possibly a size of the
-    /// capture: a constant when its length is known, else a node.
-    #[pyfunction]
-    fn arange(
-        start: PyObjectRef,
-        end: PyObjectRef,
-        step: PyObjectRef,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        Call::run(vm, |call| {
-            let start = call.int(&start, "start")?;
-            let step = call.int(&step, "step")?;
-            if step <= 0 {
-                return Err(call.unsupported(
-                    format!("torch.arange with step {step}"),
-                    "only positive int steps are in the subset",
-                ));
-            }
-            let end = call.size_expr(&end).ok_or_else(|| {
-                call.type_error(format!(
-                    "arange's end must be an int or a size, not {}",
-                    call.type_name(&end)
-                ))
-            })?;
-            let len = call.replace(
-                &((end - Expr::int(start)) + Expr::int(step - 1)).floor_div(&Expr::int(step)),
-            );
-            let init = Init::Arange {
-                start: start as f64,
-                step: step as f64,
-            };
-            match len.as_int() {
-                Some(n) => call.new_constant(vec![n.max(0)], init, false, DType::Float32),
-                None => {
-                    call.tensor_op(|ops, span| ops.arange(start as f64, step as f64, len, span))
-                }
-            }
         })
     }
 

@@ -1,19 +1,29 @@
 //! What capture supports, as the page's reference panel and the CLI list it, and what to
 //! write instead of a name it lacks.
 //!
-//! Input: the frozen `torch` package (`py/_tailor_surface.py` reads it). Output: `Surface`,
-//! the names of each group (`torch.nn` modules, `torch` and `torch.nn.functional` functions,
-//! `Tensor` methods and properties, operators) in name order; and, for an unsupported name,
-//! its alternative or closest spelling.
-//! Invariant: nothing here is kept by hand: the lists are what the package defines, so a
-//! layer added to `py/torch` is listed without another change.
+//! Input: the frozen `torch` package (`py/_tailor_surface.py` reads it) and the op table
+//! (`table.rs`). Output: `Surface`, the names of each group (`torch.nn` modules, `torch` and
+//! `torch.nn.functional` functions, `Tensor` methods and properties, operators) in name
+//! order, and the op table's rows (signature, spellings, shape rule, lowering, reference);
+//! and, for an unsupported name, its alternative or closest spelling.
+//! Invariant: nothing here is kept by hand: the lists are what the package defines and the
+//! rows what the table holds, so a layer added to `py/torch` or an op added to the table is
+//! listed without another change.
 
+use super::table::{self, OpRow};
 use super::{FrontendError, Vm, package_error};
 use rustpython_vm::VirtualMachine;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Names by group, each list in name order (`"torch.nn"` → `["AdaptiveAvgPool2d", …]`).
-pub type Surface = BTreeMap<String, Vec<String>>;
+/// What capture supports.
+#[derive(Clone, Debug, Serialize)]
+pub struct Surface {
+    /// Names by group, each list in name order (`"torch.nn"` → `["AdaptiveAvgPool2d", …]`).
+    pub groups: BTreeMap<String, Vec<String>>,
+    /// The op table, how each op the names reach compiles.
+    pub ops: Vec<OpRow>,
+}
 
 /// What the `torch` package in `vm` defines.
 pub fn surface_in(vm: Vm) -> Result<Surface, FrontendError> {
@@ -26,7 +36,7 @@ pub fn surface_in(vm: Vm) -> Result<Surface, FrontendError> {
             .call_method(&groups, "items", ())
             .and_then(|items| vm.extract_elements_with(&items, Ok))
             .map_err(|exc| package_error(vm, &exc))?;
-        let mut surface = Surface::new();
+        let mut groups = BTreeMap::new();
         for item in items {
             let pair: Vec<rustpython_vm::PyObjectRef> = vm
                 .extract_elements_with(&item, Ok)
@@ -42,9 +52,12 @@ pub fn surface_in(vm: Vm) -> Result<Surface, FrontendError> {
                 .clone()
                 .try_into_value(vm)
                 .map_err(|exc| package_error(vm, &exc))?;
-            surface.insert(group, names);
+            groups.insert(group, names);
         }
-        Ok(surface)
+        Ok(Surface {
+            groups,
+            ops: table::rows(),
+        })
     })
 }
 

@@ -60,6 +60,7 @@ pub use kernel::{
     MAP_WORKGROUP, MAX_VARS, Placement, Pool, Role, RowOp, Rows, SMALL_WORKGROUP, Schedule,
     SizeVar, TILE_K, TILE_M, TILE_N, Value,
 };
+pub use ops::Lowering;
 pub use plan::verify;
 
 use crate::graph::{Graph, NodeId, Op, Scalar};

@@ -188,6 +188,14 @@ test("the reference panel lists what the package captures, and a misspelt name's
   await panel.getByTestId("supported-filter").fill("softmax");
   const shown = await panel.locator(".supported-list li:not([hidden])").allTextContents();
   assert.ok(shown.length >= 3 && shown.every((name) => name.toLowerCase().includes("softmax")), shown.join(", "));
+  // The op table under the lists: the softmax rows stay, each with its lowering.
+  const rows = panel.getByTestId("supported-ops").locator("tbody tr:not([hidden])");
+  const ops = await rows.locator("td:first-child").allTextContents();
+  assert.deepEqual(ops, ["softmax(Tensor input, int[]? dim)", "log_softmax(Tensor input, int[]? dim)"]);
+  assert.match(await rows.first().textContent(), /row reduction[\s\S]*graph::softmax_row/);
+  await panel.getByTestId("supported-filter").fill("torch.relu");
+  assert.deepEqual(await rows.locator("td:first-child").allTextContents(), ["relu(Tensor input)"]);
+  await panel.getByTestId("supported-filter").fill("softmax");
   await shot(page, "46-supported-panel", panel);
   await compileSource(page, "import torch\n\n\ndef f(x):\n    return x.sigmod()\n", "x=8");
   assert.match(await shownError(page), /Tensor\.sigmod[\s\S]*did you mean x\.sigmoid\?/);

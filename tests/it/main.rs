@@ -16,6 +16,7 @@ mod python;
 mod schedules;
 mod script;
 mod snapshots;
+mod table;
 mod tidy;
 mod values;
 mod weights;

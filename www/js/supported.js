@@ -1,8 +1,10 @@
 // The reference panel "What Tailor captures": the modules, functions, methods and operators
-// of Tailor's `torch` package, as `Tailor.supported()` reads them from the package itself
-// (nothing here is kept by hand). Input: the `<details>` element and a getter of the wasm
-// `Tailor` class. The list is asked for once, the first time the panel opens (it costs a fresh
-// interpreter's imports), and a filter box narrows every group at once.
+// of Tailor's `torch` package, and the op table they reach (each op's arguments, spellings,
+// shape rule, lowering and reference), as `Tailor.supported()` reads them from the package and
+// the table themselves (nothing here is kept by hand). Input: the `<details>` element and a
+// getter of the wasm `Tailor` class. The list is asked for once, the first time the panel
+// opens (it costs a fresh interpreter's imports), and a filter box narrows every group and
+// the op table at once.
 
 import { bi, fill, h } from "./dom.js";
 import { both, errorText } from "./i18n.js";
@@ -46,8 +48,8 @@ function render(body, surface) {
     "aria-label": both("supported.filter").en,
     placeholder: "conv, softmax, view …",
   });
-  const groups = ORDER.filter((group) => surface[group]).map((group) => {
-    const items = surface[group].map((name) =>
+  const groups = ORDER.filter((group) => surface.groups[group]).map((group) => {
+    const items = surface.groups[group].map((name) =>
       h("li", { "data-name": name.toLowerCase() }, h("code", {}, PREFIX[group] + name)));
     const count = h("span", { class: "supported-count" }, String(items.length));
     const list = h("ul", { class: "supported-list" }, ...items);
@@ -58,6 +60,7 @@ function render(body, surface) {
         h("h4", {}, ...bi(both(`supported.group.${group}`)), " ", count), list),
     };
   });
+  groups.push(opTable(surface.ops));
   filter.addEventListener("input", () => {
     const needle = filter.value.trim().toLowerCase();
     for (const group of groups) {
@@ -73,4 +76,30 @@ function render(body, surface) {
   });
   fill(body, h("p", { class: "hint" }, ...bi(both("supported.note"))), filter,
     ...groups.map((group) => group.element));
+}
+
+/** The op table as a group: a row per op (signature, spellings, lowering, shape rule,
+ * reference), filtered by its name, spellings and example like the lists. */
+function opTable(ops) {
+  const items = ops.map((op) =>
+    h("tr", { "data-name": [op.signature, ...op.aliases, op.example].join(" ").toLowerCase() },
+      h("td", {}, h("code", {}, op.signature)),
+      h("td", {}, ...op.aliases.map((alias) => h("code", { class: "supported-alias" }, alias))),
+      h("td", {}, h("code", {}, op.example)),
+      h("td", {}, ...bi(both(`supported.lowering.${op.lowering}`))),
+      h("td", {}, h("code", {}, op.shape_rule)),
+      h("td", {}, h("code", {}, op.reference))));
+  const count = h("span", { class: "supported-count" }, String(items.length));
+  const heads = ["op", "aliases", "example", "lowering", "shape", "reference"]
+    .map((column) => h("th", { scope: "col" }, ...bi(both(`supported.ops.${column}`))));
+  const table = h("table", { class: "supported-ops", "data-testid": "supported-ops" },
+    h("thead", {}, h("tr", {}, ...heads)), h("tbody", {}, ...items));
+  return {
+    items,
+    count,
+    element: h("section", { class: "supported-group", "data-group": "ops" },
+      h("h4", {}, ...bi(both("supported.group.ops")), " ", count),
+      h("p", { class: "hint" }, ...bi(both("supported.ops.note"))),
+      h("div", { class: "supported-ops-scroll" }, table)),
+  };
 }

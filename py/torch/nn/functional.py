@@ -2,12 +2,16 @@
 
 import _tailor
 from torch._tensor import _missing_names
+from torch._tensor import _define_aliases
 from torch._tensor import _dims
 from torch._tensor import _log_softmax
 
+# F.sigmoid, F.tanh: from the op table.
+_define_aliases("F.", globals())
+
 
 def relu(input, inplace=False):
-    return _tailor.unary("relu", input)
+    return _tailor.op("relu", input)
 
 
 def gelu(input, approximate="none"):
@@ -17,23 +21,15 @@ def gelu(input, approximate="none"):
         return input * 0.5 * (inner.tanh() + 1.0)
     if approximate != "none":
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return _tailor.unary("gelu", input)
+    return _tailor.op("gelu", input)
 
 
 def silu(input, inplace=False):
-    return _tailor.unary("silu", input)
-
-
-def sigmoid(input):
-    return _tailor.unary("sigmoid", input)
-
-
-def tanh(input):
-    return _tailor.unary("tanh", input)
+    return _tailor.op("silu", input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _tailor.where_(input > 0, input, input * negative_slope)
+    return _tailor.op("where", input > 0, input, input * negative_slope)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -57,7 +53,7 @@ def hardswish(input, inplace=False):
 
 def softplus(input, beta=1.0, threshold=20.0):
     scaled = input * beta
-    return _tailor.where_(scaled > threshold, input, (scaled.exp() + 1.0).log() / beta)
+    return _tailor.op("where", scaled > threshold, input, (scaled.exp() + 1.0).log() / beta)
 
 
 def logsigmoid(input):
@@ -65,11 +61,11 @@ def logsigmoid(input):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _tailor.where_(input > 0, input, (input.exp() - 1.0) * alpha)
+    return _tailor.op("where", input > 0, input, (input.exp() - 1.0) * alpha)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _tailor.where_(input > 0, input, ((input / alpha).exp() - 1.0) * alpha)
+    return _tailor.op("where", input > 0, input, ((input / alpha).exp() - 1.0) * alpha)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -105,7 +101,7 @@ def prelu(input, weight):
         shape = [1] * input.dim()
         shape[1 if input.dim() > 1 else 0] = weight.numel()
         weight = weight.reshape(shape)
-    return _tailor.where_(input > 0, input, input * weight)
+    return _tailor.op("where", input > 0, input, input * weight)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -125,7 +121,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 def softmax(input, dim=None, dtype=None):
     if dim is None:
         raise TypeError("softmax() needs dim")
-    return _tailor.softmax(input, _dims(dim))
+    return _tailor.op("softmax", input, _dims(dim))
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -171,13 +167,13 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def linear(input, weight, bias=None):
-    return _tailor.linear(input, weight, bias)
+    return _tailor.op("linear", input, weight, bias)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if not isinstance(normalized_shape, (tuple, list)):
         normalized_shape = [normalized_shape]
-    return _tailor.layer_norm(input, list(normalized_shape), weight, bias, eps)
+    return _tailor.op("layer_norm", input, list(normalized_shape), weight, bias, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -196,8 +192,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         normalized = (input - running_mean.reshape(shape)) * \
             (running_var.reshape(shape) + eps).rsqrt()
         return _affine(normalized, weight, bias)
-    return _tailor.batch_norm(input, [running_mean, running_var, weight, bias],
-                              running_mean.shape[0], eps)
+    return _tailor.op("batch_norm", input, [running_mean, running_var, weight, bias],
+                      running_mean.shape[0], eps)
 
 
 def _verify_batch_size(size):
@@ -215,7 +211,7 @@ def _tuple(value, n):
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, n):
     window = [_tuple(stride, n), _tuple(padding, n), _tuple(dilation, n)]
-    return _tailor.conv(input, weight, bias, window, groups)
+    return _tailor.op("conv", input, weight, bias, *window, groups)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -230,7 +226,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
                     n):
     window = [_tuple(stride, n), _tuple(padding, n), _tuple(output_padding, n),
               _tuple(dilation, n)]
-    return _tailor.conv_transpose(input, weight, bias, window, groups)
+    return _tailor.op("conv_transpose", input, weight, bias, *window, groups)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
@@ -248,13 +244,13 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def max_pool2d(input, kernel_size, stride=None, padding=0):
     kernel = _tuple(kernel_size, 2)
     stride = kernel if stride is None else _tuple(stride, 2)
-    return _tailor.pool("max", input, kernel, stride, _tuple(padding, 2))
+    return _tailor.op("max_pool2d", input, kernel, stride, _tuple(padding, 2))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0):
     kernel = _tuple(kernel_size, 2)
     stride = kernel if stride is None else _tuple(stride, 2)
-    return _tailor.pool("avg", input, kernel, stride, _tuple(padding, 2))
+    return _tailor.op("avg_pool2d", input, kernel, stride, _tuple(padding, 2))
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -267,7 +263,7 @@ def adaptive_avg_pool2d(input, output_size):
         raise RuntimeError(
             f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {input.dim()}D"
         )
-    return _tailor.reduce("mean", input, [-2, -1], True)
+    return _tailor.op("mean", input, [-2, -1], True)
 
 
 def _adaptive_to_one(name, reduction, input, output_size, spatial):
@@ -278,7 +274,7 @@ def _adaptive_to_one(name, reduction, input, output_size, spatial):
     if input.dim() not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but "
                            f"got {input.dim()}D")
-    return _tailor.reduce(reduction, input, list(range(-spatial, 0)), True)
+    return _tailor.op(reduction, input, list(range(-spatial, 0)), True)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -303,7 +299,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         _tailor.unsupported("F.embedding with max_norm",
                             "it renormalises the looked-up rows of the weight in place")
-    return _tailor.embedding(input, weight)
+    return _tailor.op("embedding", input, weight)
 
 
 # ---- reshuffles, resampling and padding: views, expands and cats, as PyTorch decomposes ----
@@ -400,7 +396,7 @@ def _interpolate_linear(input, size, scale_factor, mode, align_corners):
     # dims' weights, as PyTorch's bilinear kernel nests them.
     out = input
     for d in reversed(range(spatial)):
-        out = _tailor.upsample_linear(out, 2 + d, sizes[d], bool(align_corners))
+        out = _tailor.op("upsample_linear", out, 2 + d, sizes[d], bool(align_corners))
     return out
 
 
@@ -435,7 +431,7 @@ def _pad_dim(x, dim, before, after, mode, value):
         # PyTorch's constant_pad_nd, it asks nothing of their values.
         if isinstance(before, int) and isinstance(after, int) and before == after == 0:
             return x
-        return _tailor.constant_pad(x, dim, before, after, value)
+        return _tailor.op("constant_pad", x, dim, before, after, value)
     if before < 0 or after < 0:
         _tailor.unsupported(f"negative padding in mode '{mode}'", "pad by 0 or more")
     if mode == "reflect" and (before >= size or after >= size):
@@ -455,7 +451,7 @@ def _pad_dim(x, dim, before, after, mode, value):
         right = [_narrow(x, dim, 0, after)] if after else []
     if not left and not right:
         return x
-    return _tailor.cat(left + [x] + right, dim)
+    return _tailor.op("cat", left + [x] + right, dim)
 
 
 # ---- normalisations over instances and groups: means and variances, as PyTorch decomposes --

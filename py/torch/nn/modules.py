@@ -375,7 +375,7 @@ class _ConvNd(Module):
 
     def forward(self, input):
         window = [list(self.stride), list(self.padding), list(self.dilation)]
-        return _tailor.conv(input, self.weight, self.bias, window, self.groups)
+        return _tailor.op("conv", input, self.weight, self.bias, *window, self.groups)
 
 
 class Conv1d(_ConvNd):
@@ -527,7 +527,7 @@ class LayerNorm(Module):
 
 
 class _Pool2d(Module):
-    kind = "max"
+    kind = "max_pool2d"
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
@@ -536,16 +536,16 @@ class _Pool2d(Module):
         self.padding = _tuple(padding, 2)
 
     def forward(self, input):
-        return _tailor.pool(self.kind, input, list(self.kernel_size), list(self.stride),
-                            list(self.padding))
+        return _tailor.op(self.kind, input, list(self.kernel_size), list(self.stride),
+                          list(self.padding))
 
 
 class MaxPool2d(_Pool2d):
-    kind = "max"
+    kind = "max_pool2d"
 
 
 class AvgPool2d(_Pool2d):
-    kind = "avg"
+    kind = "avg_pool2d"
 
 
 class AdaptiveAvgPool2d(Module):
@@ -663,7 +663,7 @@ class _Activation(Module):
         super().__init__()
 
     def forward(self, input):
-        return _tailor.unary(self.function, input)
+        return _tailor.op(self.function, input)
 
 
 class ReLU(_Activation):

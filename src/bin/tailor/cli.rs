@@ -47,8 +47,9 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `tailor supported`: each group's names, a line each (`torch.nn: Conv2d, Linear, …`), or
-/// one JSON object of the groups.
+/// `tailor supported`: each group's names, a line each (`torch.nn: Conv2d, Linear, …`), then
+/// the op table, a line per op (its signature, lowering, shape rule and reference); or one
+/// JSON object of both.
 fn supported(json: bool) -> ExitCode {
     match tailor::frontend::surface_in(tailor::frontend::Vm::fresh()) {
         Ok(surface) if json => {
@@ -56,8 +57,18 @@ fn supported(json: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(surface) => {
-            for (group, names) in &surface {
+            for (group, names) in &surface.groups {
                 println!("{group} ({}): {}", names.len(), names.join(", "));
+            }
+            println!("ops ({}):", surface.ops.len());
+            for op in &surface.ops {
+                println!(
+                    "  {}: {}; shape {}; reference {}",
+                    op.signature,
+                    op.lowering.name(),
+                    op.shape_rule,
+                    op.reference
+                );
             }
             ExitCode::SUCCESS
         }

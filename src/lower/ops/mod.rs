@@ -17,6 +17,61 @@ use super::LowerError;
 use super::builder::Builder;
 use super::fuse::Group;
 use crate::graph::Op;
+use serde::Serialize;
+
+/// How lowering turns an op's node into kernels: the family of its builder. The op table
+/// (`frontend::table`) names each op's family, and the page lists it beside the op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Lowering {
+    /// Elementwise: joins the kernel of the op that produces its input as an epilogue, or
+    /// starts a map kernel of its own (`map.rs`); an embedding is a map that gathers rows.
+    Map,
+    /// A view: index arithmetic in the loads of the kernels that read it, no kernel.
+    View,
+    /// A matrix product (`gemm.rs`): tiled, register-blocked or naive, chosen per call.
+    Gemm,
+    /// A convolution as one product over channels × window (`conv.rs`).
+    Conv,
+    /// A reduction over a window per output (`pool.rs`).
+    Pool,
+    /// One workgroup per row with a tree in workgroup memory (`rows.rs`).
+    Rows,
+    /// One copy kernel per joined tensor (`cat`).
+    Copy,
+}
+
+impl Lowering {
+    /// The family of `op`'s builder; `None` for what no kernel computes (inputs,
+    /// parameters, constants, the output).
+    pub fn of(op: &Op) -> Option<Lowering> {
+        Some(match op {
+            Op::Input { .. } | Op::Param { .. } | Op::Constant { .. } | Op::Output => return None,
+            op if op.is_view() => Lowering::View,
+            Op::Linear | Op::Matmul => Lowering::Gemm,
+            Op::Conv { .. } | Op::ConvTranspose { .. } => Lowering::Conv,
+            Op::Pool { .. } => Lowering::Pool,
+            Op::Reduce { .. }
+            | Op::Softmax { .. }
+            | Op::LogSoftmax { .. }
+            | Op::LayerNorm { .. } => Lowering::Rows,
+            Op::Cat { .. } => Lowering::Copy,
+            _ => Lowering::Map,
+        })
+    }
+
+    /// The family's name as the page and `tailor supported` print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lowering::Map => "map (fused elementwise)",
+            Lowering::View => "view (no kernel)",
+            Lowering::Gemm => "matrix product",
+            Lowering::Conv => "convolution",
+            Lowering::Pool => "pooling",
+            Lowering::Rows => "row reduction",
+            Lowering::Copy => "copy",
+        }
+    }
+}
 
 impl Builder<'_> {
     pub(super) fn build_group(&mut self, group: &Group) -> Result<(), LowerError> {
@@ -29,18 +84,20 @@ impl Builder<'_> {
             self.notes
                 .push(format!("fused {} into {}", names.join(", "), root.name));
         }
-        match &root.op {
-            Op::Linear => self.build_linear(group),
-            Op::Matmul => self.build_matmul(group),
-            Op::Conv { .. } => self.build_conv(group),
-            Op::ConvTranspose { .. } => self.build_conv_transpose(group),
-            Op::Pool { .. } => self.build_pool(group),
-            Op::Reduce { .. }
-            | Op::Softmax { .. }
-            | Op::LogSoftmax { .. }
-            | Op::LayerNorm { .. } => self.build_rows(group),
-            Op::Cat { dim } => self.build_cat(group, *dim),
-            _ => self.build_map(group),
+        match Lowering::of(&root.op) {
+            Some(Lowering::Gemm) if matches!(root.op, Op::Linear) => self.build_linear(group),
+            Some(Lowering::Gemm) => self.build_matmul(group),
+            Some(Lowering::Conv) if matches!(root.op, Op::ConvTranspose { .. }) => {
+                self.build_conv_transpose(group)
+            }
+            Some(Lowering::Conv) => self.build_conv(group),
+            Some(Lowering::Pool) => self.build_pool(group),
+            Some(Lowering::Rows) => self.build_rows(group),
+            Some(Lowering::Copy) => match root.op {
+                Op::Cat { dim } => self.build_cat(group, dim),
+                _ => self.build_map(group),
+            },
+            Some(Lowering::Map | Lowering::View) | None => self.build_map(group),
         }
     }
 }
