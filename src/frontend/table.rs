@@ -45,11 +45,12 @@ pub struct OpEntry {
     /// `self.kernel_t` `[4, 3, 2, 2]` (lowering reads embedding tables and convolution
     /// weights from stored tensors).
     pub example: &'static str,
-    /// The shape rule, as the function that computes it.
+    /// The shape rule: the function that computes it, or its formula in Python.
     pub shape_rule: &'static str,
     /// How lowering turns its node into kernels.
     pub lowering: Lowering,
-    /// The reference maths `graph::eval` and the CPU backend share.
+    /// The reference: the function `graph::eval` and the CPU backend share, or the arm of
+    /// `graph::eval` that computes the op (`graph::eval Op::Where`).
     pub reference: &'static str,
     /// Reads the bound arguments and appends the node.
     build: fn(&Call<'_>, &Bound<'_>) -> Built,
@@ -126,14 +127,14 @@ const REDUCE: (&str, Lowering, &str) = (
     Lowering::Rows,
     "graph::eval::reduce",
 );
-const ROW: (&str, Lowering, &str) = ("the input's shape", Lowering::Rows, "graph::softmax_row");
+const ROW: (&str, Lowering, &str) = ("input.shape", Lowering::Rows, "graph::softmax_row");
 const RESHAPE: (&str, Lowering, &str) = (
     "shape::rules::reshape_strided",
     Lowering::View,
-    "graph::eval (same elements)",
+    "graph::eval Op::Reshape",
 );
 const PERMUTE: (&str, Lowering, &str) = (
-    "the input's dims permuted",
+    "[input.shape[d] for d in dims]",
     Lowering::View,
     "graph::eval::permute",
 );
@@ -178,11 +179,11 @@ static OPS: &[OpEntry] = &[
     op("maximum", BINARY, &["Tensor.maximum", "torch.maximum"], "torch.maximum(x, x.transpose(2, 3))", BROADCAST, binary),
     op("minimum", BINARY, &["Tensor.minimum", "torch.minimum"], "torch.minimum(x, 0.5)", BROADCAST, binary),
     op("pow", "Tensor|Scalar input, Tensor|Scalar exponent", &["Tensor.pow", "torch.pow"], "x.abs() ** 1.7", BROADCAST, binary),
-    op("where", "Tensor condition, Tensor|Scalar input, Tensor|Scalar other", &["torch.where"], "torch.where(x > 0, x, 0.5)", ("shape::rules::broadcast", Lowering::Map, "graph::eval (select)"), where_),
-    op("tril", "Tensor input, int diagonal=0", &["Tensor.tril"], "x.tril()", ("shape::rules::pointwise", Lowering::Map, "graph::eval (triangle mask)"), triangle),
-    op("triu", "Tensor input, int diagonal=0", &["Tensor.triu"], "x.triu(1)", ("shape::rules::pointwise", Lowering::Map, "graph::eval (triangle mask)"), triangle),
-    op("arange", "int start, SymInt end, int step=1", &[], "torch.arange(x.shape[3])", ("shape::rules::created", Lowering::Map, "graph::eval (arange values)"), arange),
-    op("embedding", "Tensor input, Tensor weight", &[], "F.embedding((x.abs() * 4).long(), self.table)", ("the ids' shape, then the weight's row size", Lowering::Map, "graph::eval::embedding"), embedding),
+    op("where", "Tensor condition, Tensor|Scalar input, Tensor|Scalar other", &["torch.where"], "torch.where(x > 0, x, 0.5)", ("shape::rules::broadcast", Lowering::Map, "graph::eval Op::Where"), where_),
+    op("tril", "Tensor input, int diagonal=0", &["Tensor.tril"], "x.tril()", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Triangle"), triangle),
+    op("triu", "Tensor input, int diagonal=0", &["Tensor.triu"], "x.triu(1)", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Triangle"), triangle),
+    op("arange", "int start, SymInt end, int step=1", &[], "torch.arange(x.shape[3])", ("shape::rules::created", Lowering::Map, "graph::eval Op::Arange"), arange),
+    op("embedding", "Tensor input, Tensor weight", &[], "F.embedding((x.abs() * 4).long(), self.table)", ("ids.shape + [weight.shape[1]]", Lowering::Map, "graph::eval::embedding"), embedding),
     op("batch_norm", "Tensor input, Tensor?[] state, int features, float eps", &[], "F.batch_norm(x, torch.zeros(4), torch.ones(4))", ("shape::rules::batch_norm", Lowering::Map, "graph::eval::batch_norm"), batch_norm),
     op("sum", REDUCTION, &["Tensor.sum"], "x.sum(dim=(2, 3))", REDUCE, reduce),
     op("mean", REDUCTION, &["Tensor.mean"], "x.mean(-1, keepdim=True)", REDUCE, reduce),
@@ -198,16 +199,16 @@ static OPS: &[OpEntry] = &[
     op("avg_pool2d", "Tensor input, int[] kernel_size, int[] stride, int[] padding", &[], "F.avg_pool2d(x, 3, stride=1, padding=1)", POOL, pool),
     op("reshape", "Tensor input, SymInt[] shape", &[], "x.reshape(2, -1)", RESHAPE, reshape),
     op("view", "Tensor input, SymInt[] shape", &[], "x.view(2, 4, 36)", RESHAPE, reshape),
-    op("contiguous", "Tensor input", &[], "x.transpose(1, 2).contiguous()", ("shape::layout::contiguous", Lowering::View, "graph::eval (same elements)"), contiguous),
+    op("contiguous", "Tensor input", &[], "x.transpose(1, 2).contiguous()", ("shape::layout::contiguous", Lowering::View, "graph::eval Op::Reshape"), contiguous),
     op("flatten", "Tensor input, int start_dim=0, int end_dim=-1", &["Tensor.flatten"], "x.flatten(1)", RESHAPE, flatten),
     op("unsqueeze", "Tensor input, int dim", &["Tensor.unsqueeze"], "x.unsqueeze(0)", RESHAPE, unsqueeze),
     op("squeeze", "Tensor input, int dim", &["Tensor.squeeze"], "x[:, :1].squeeze(1)", RESHAPE, squeeze),
-    op("expand", "Tensor input, SymInt[] size", &[], "x[:, :1].expand(2, 4, 6, 6)", ("shape::rules::expand", Lowering::View, "graph::eval (broadcast read)"), expand),
+    op("expand", "Tensor input, SymInt[] size", &[], "x[:, :1].expand(2, 4, 6, 6)", ("shape::rules::expand", Lowering::View, "graph::eval Op::Expand"), expand),
     op("transpose", "Tensor input, int dim0, int dim1", &["Tensor.transpose"], "x.transpose(1, 3)", PERMUTE, transpose),
     op("t", "Tensor input", &["Tensor.t"], "x[0, 0].t()", PERMUTE, t),
     op("transposed", "Tensor input, bool matrix", &[], "x.mT", PERMUTE, transposed),
     op("permute", "Tensor input, int[] dims", &[], "x.permute(0, 2, 3, 1)", PERMUTE, permute),
-    op("index", "Tensor input, Index[] indices", &[], "x[:, 1, ::2]", ("shape::rules::slice, shape::rules::select", Lowering::View, "graph::eval (slice, select)"), index),
+    op("index", "Tensor input, Index[] indices", &[], "x[:, 1, ::2]", ("shape::rules::slice", Lowering::View, "graph::eval Op::Slice"), index),
     op("constant_pad", "Tensor input, int dim, SymInt before, SymInt after, float value=0.0", &[], "F.pad(x, (1, 2))", ("shape::rules::constant_pad", Lowering::View, "graph::eval::pad"), constant_pad),
     op("upsample_linear", "Tensor input, int dim, SymInt size, bool align_corners=False", &[], "F.interpolate(x, scale_factor=2, mode='bilinear')", ("shape::rules::resized", Lowering::View, "graph::eval::upsample_linear"), upsample_linear),
     op("cat", "Tensor[] tensors, int dim=0", &["torch.cat"], "torch.cat([x, x * 2], dim=1)", ("shape::rules::cat", Lowering::Copy, "graph::eval::cat"), cat),

@@ -197,6 +197,7 @@ test("the reference panel lists what the package captures, and a misspelt name's
   assert.deepEqual(await rows.locator("td:first-child").allTextContents(), ["relu(Tensor input)"]);
   await panel.getByTestId("supported-filter").fill("softmax");
   await shot(page, "46-supported-panel", panel);
+  await shot(page, "46-supported-op-table", panel.getByTestId("supported-ops"));
   await compileSource(page, "import torch\n\n\ndef f(x):\n    return x.sigmod()\n", "x=8");
   assert.match(await shownError(page), /Tensor\.sigmod[\s\S]*did you mean x\.sigmoid\?/);
   await panel.locator("summary").click();
