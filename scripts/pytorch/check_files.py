@@ -47,6 +47,8 @@ SCENARIOS = [
     # kernels that Tailor does not copy.
     ("unet.py", "UNetRGB", [(2, 3, 48, 48), (3, 3, 48, 48), (2, 3, 64, 64), (2, 3, 40, 40)], None),
     ("unet.py", "UNetBilinear", [(2, 3, 48, 48), (3, 3, 48, 48), (2, 3, 64, 64), (2, 3, 40, 40)], None),
+    # Nearest resizes to the finer map's size: 36 makes them 5 -> 9 and 9 -> 18.
+    ("fpn.py", "FPN", [(2, 3, 32, 32), (3, 3, 32, 32), (2, 3, 36, 36), (2, 3, 40, 40)], None),
 ]
 
 

@@ -21,7 +21,7 @@ mod body;
 mod value;
 
 use crate::lower::{BufferId, Kernel, Schedule};
-use crate::symbolic::{Bindings, Expr, Sym, SymbolNames, WGSL_HELPERS};
+use crate::symbolic::{Bindings, Expr, Sym, SymbolNames, WGSL_HELPERS, WGSL_RATIO_HELPER};
 use std::fmt::Write;
 
 /// How sizes reach a kernel (see the module docs).
@@ -179,9 +179,16 @@ fn emit_kernel(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) 
         source.push('\n');
         source.push_str(helper);
     }
-    if body.contains("floor_div_i32") || body.contains("floor_mod_i32") {
+    if ["floor_div_i32", "floor_mod_i32", "pow_i32"]
+        .iter()
+        .any(|helper| body.contains(helper))
+    {
         source.push('\n');
         source.push_str(WGSL_HELPERS);
+    }
+    if body.contains("tailor_ratio_bits") {
+        source.push('\n');
+        source.push_str(WGSL_RATIO_HELPER);
     }
     source.push('\n');
     source.push_str(&body);

@@ -1097,6 +1097,28 @@ impl<'a> Ops<'a> {
         })
     }
 
+    /// `F.interpolate(..., mode='nearest', size=...)` along `dim` to `size` positions.
+    pub fn upsample_nearest(
+        &mut self,
+        x: TensorRef,
+        dim: i64,
+        size: Expr,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let rank = self.shape_of(&x).len();
+        let dim = rules::normalize_dim(&op_ctx("interpolate", span), dim, rank)?;
+        self.push(
+            Op::UpsampleNearest { dim },
+            &[x],
+            span,
+            |env, ctx, shapes| {
+                let mut shape = shapes[0].clone();
+                shape[dim] = rules::resized(env, ctx, &shapes[0][dim], &size)?;
+                Ok(shape)
+            },
+        )
+    }
+
     fn select(&mut self, x: TensorRef, d: usize, index: Expr, span: Span) -> Result<TensorRef> {
         let mut strides = self.strides_of(&x);
         strides.remove(d);

@@ -211,6 +211,7 @@ static OPS: &[OpEntry] = &[
     op("index", "Tensor input, Index[] indices", &[], "x[:, 1, ::2]", ("shape::rules::slice", Lowering::View, "graph::eval Op::Slice"), index),
     op("constant_pad", "Tensor input, int dim, SymInt before, SymInt after, float value=0.0", &[], "F.pad(x, (1, 2))", ("shape::rules::constant_pad", Lowering::View, "graph::eval::pad"), constant_pad),
     op("upsample_linear", "Tensor input, int dim, SymInt size, bool align_corners=False", &[], "F.interpolate(x, scale_factor=2, mode='bilinear')", ("shape::rules::resized", Lowering::View, "graph::eval::upsample_linear"), upsample_linear),
+    op("upsample_nearest", "Tensor input, int dim, SymInt size", &[], "F.interpolate(x, size=(5, 13))", ("shape::rules::resized", Lowering::View, "graph::nearest_source"), upsample_nearest),
     op("cat", "Tensor[] tensors, int dim=0", &["torch.cat"], "torch.cat([x, x * 2], dim=1)", ("shape::rules::cat", Lowering::Copy, "graph::eval::cat"), cat),
 ];
 
@@ -859,6 +860,14 @@ fn upsample_linear(call: &Call<'_>, args: &Bound<'_>) -> Built {
     let align_corners = args.bool(call, "align_corners")?;
     let x = args.tensor(call, "input")?;
     call.tensor_op(|ops, span| ops.upsample_linear(x, dim, size, align_corners, span))
+}
+
+/// `F.interpolate(..., mode='nearest', size=...)` along `dim` to `size` (an int or a size).
+fn upsample_nearest(call: &Call<'_>, args: &Bound<'_>) -> Built {
+    let dim = args.int(call, "dim")?;
+    let size = args.sym_int(call, "size")?;
+    let x = args.tensor(call, "input")?;
+    call.tensor_op(|ops, span| ops.upsample_nearest(x, dim, size, span))
 }
 
 fn cat(call: &Call<'_>, args: &Bound<'_>) -> Built {

@@ -445,6 +445,12 @@ pub fn eval(
             Op::UpsampleLinear { dim, align_corners } => {
                 upsample_linear(arg(0), *dim, *align_corners, shape)
             }
+            Op::UpsampleNearest { dim } => {
+                let (input, output) = (arg(0).shape[*dim], shape[*dim]);
+                gather_along(arg(0), *dim, shape, |at| {
+                    super::nearest_source(at, input, output)
+                })
+            }
             Op::Select { dim, index } => {
                 let index = size(index)?;
                 let mut kept = arg(0).shape.clone();

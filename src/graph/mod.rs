@@ -515,6 +515,16 @@ pub fn layer_norm_row(row: &mut [f32], eps: f32) {
     }
 }
 
+/// The input position PyTorch's nearest-neighbour resize of `input` positions to `output`
+/// reads at output position `position` (`nearest_idx` in its CPU and CUDA kernels): the scale
+/// `input / output` and its product with the position each rounded to float32, floored,
+/// and clamped to the last position. Lowering computes the same through
+/// `Expr::nearest_source`.
+pub fn nearest_source(position: usize, input: usize, output: usize) -> usize {
+    let scale = input as f32 / output as f32;
+    ((position as f32 * scale).floor() as usize).min(input.saturating_sub(1))
+}
+
 /// The table row a compiled `nn.Embedding` kernel reads for an id held as float32: truncated
 /// and wrapped into the table's `rows` (kernels check no ids; the reference refuses an id
 /// outside the table, as PyTorch does).
@@ -712,6 +722,13 @@ pub enum Op {
         /// Whether the first and last positions of input and output align.
         align_corners: bool,
     },
+    /// Nearest-neighbour resizing along one dimension (`F.interpolate` in mode `nearest`
+    /// to a `size=`, one per spatial dim): output position `i` reads input position
+    /// [`nearest_source`]`(i, in, out)`; `out` is the node's size there.
+    UpsampleNearest {
+        /// The resized dimension.
+        dim: usize,
+    },
     /// `x[..., index]`: removes dimension `dim`.
     Select {
         /// The removed dimension.
@@ -784,6 +801,7 @@ impl Op {
             Op::Slice { .. } => "slice".into(),
             Op::Pad { .. } => "pad".into(),
             Op::UpsampleLinear { .. } => "upsample_linear".into(),
+            Op::UpsampleNearest { .. } => "upsample_nearest".into(),
             Op::Select { .. } => "select".into(),
             Op::Cat { .. } => "cat".into(),
             Op::Embedding => "embedding".into(),
@@ -805,6 +823,7 @@ impl Op {
                 | Op::Select { .. }
                 | Op::Pad { .. }
                 | Op::UpsampleLinear { .. }
+                | Op::UpsampleNearest { .. }
         )
     }
 

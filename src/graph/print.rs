@@ -163,6 +163,7 @@ fn attributes(op: &Op) -> String {
             ", dim={dim}, align_corners={}",
             if *align_corners { "True" } else { "False" }
         ),
+        Op::UpsampleNearest { dim } => format!(", dim={dim}"),
         Op::Select { dim, index } => format!(", dim={dim}, index={index}"),
         Op::Cat { dim } => format!(", dim={dim}"),
         _ => String::new(),

@@ -286,6 +286,12 @@ impl Builder<'_> {
                     otherwise: Box::new(outside),
                 });
             }
+            Op::UpsampleNearest { dim } => {
+                let mut multi = index.to_multi();
+                let output = self.shape(node)[*dim].clone();
+                multi[*dim] = multi[*dim].nearest_source(&in_shape[*dim], &output);
+                Index::multi(in_shape, multi)
+            }
             Op::UpsampleLinear { dim, align_corners } => {
                 let (dim, align_corners) = (*dim, *align_corners);
                 let output = self.shape(node)[dim].clone();

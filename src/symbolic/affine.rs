@@ -116,7 +116,9 @@ impl Affine<'_> {
         let (numerator, divisor) = match atom {
             Atom::Sym(_) => return Some((1, Expr::int(0))),
             Atom::FloorDiv(a, b) | Atom::Mod(a, b) => (a, b),
-            Atom::Min(..) | Atom::Max(..) => return None,
+            Atom::Min(..) | Atom::Max(..) | Atom::F32Ratio(..) | Atom::F32FloorMul(..) => {
+                return None;
+            }
         };
         let d = divisor.as_int().filter(|d| *d > 0)?;
         let (c, r) = self.split(numerator)?;

@@ -8,7 +8,7 @@
 //! `INLINE_STACK` — the depth is computed at compile time and the stack is a local array —
 //! and never panics: every operation is checked and a missing slot is `None`.
 
-use super::eval::{py_floor_div, py_mod};
+use super::eval::{f32_floor_mul, f32_ratio_bits, py_floor_div, py_mod};
 use super::{Atom, AtomKind, AtomView, CmpOp, Expr, Rel};
 
 /// Stack slots kept on the machine stack during `eval`. The depth of a program grows by
@@ -38,6 +38,10 @@ enum Op {
     Min,
     /// Pop two, push the larger.
     Max,
+    /// Pop `b`, pop `a`, push the bits of `f32(a) / f32(b)`.
+    F32Ratio,
+    /// Pop `b`, pop `a`, push `floor(f32(a) * f32::from_bits(b))`.
+    F32FloorMul,
     /// Fail: the expression overflowed while being built.
     Fail,
 }
@@ -98,6 +102,8 @@ impl CompiledExpr {
                         Op::FloorDiv => py_floor_div(a, b)?,
                         Op::Mod => py_mod(a, b)?,
                         Op::Min => a.min(b),
+                        Op::F32Ratio => f32_ratio_bits(a, b)?,
+                        Op::F32FloorMul => f32_floor_mul(a, b)?,
                         _ => a.max(b),
                     };
                 }
@@ -153,6 +159,8 @@ fn emit_atom(atom: &Atom, program: &mut Vec<Op>) {
                 AtomKind::Mod => Op::Mod,
                 AtomKind::Min => Op::Min,
                 AtomKind::Max => Op::Max,
+                AtomKind::F32Ratio => Op::F32Ratio,
+                AtomKind::F32FloorMul => Op::F32FloorMul,
             });
         }
     }

@@ -60,6 +60,20 @@ pub(super) fn py_floor_div(a: i64, b: i64) -> Option<i64> {
 }
 
 /// Python `a % b`: `None` when `b == 0`.
+/// The bits of `f32(a) / f32(b)`, the quotient rounded to float32 (`None` for `b == 0`).
+/// WGSL's `tailor_ratio_bits` computes the same bits by long division.
+pub(super) fn f32_ratio_bits(a: i64, b: i64) -> Option<i64> {
+    (b != 0).then(|| i64::from(((a as f32) / (b as f32)).to_bits()))
+}
+
+/// `floor(f32(a) * f32::from_bits(bits))`, the product rounded to float32 before the floor;
+/// `None` where `bits` is not a float's bits or the result is not finite.
+pub(super) fn f32_floor_mul(a: i64, bits: i64) -> Option<i64> {
+    let scale = f32::from_bits(u32::try_from(bits).ok()?);
+    let product = ((a as f32) * scale).floor();
+    product.is_finite().then_some(product as i64)
+}
+
 pub(super) fn py_mod(a: i64, b: i64) -> Option<i64> {
     if b == -1 {
         // Always 0; also avoids the overflowing `i64::MIN % -1` in Rust.
@@ -121,6 +135,14 @@ impl Atom {
             Atom::Max(a, b) => {
                 let (a, b) = both(a, b)?;
                 Some(a.max(b))
+            }
+            Atom::F32Ratio(a, b) => {
+                let (a, b) = both(a, b)?;
+                f32_ratio_bits(a, b)
+            }
+            Atom::F32FloorMul(a, b) => {
+                let (a, b) = both(a, b)?;
+                f32_floor_mul(a, b)
             }
         }
     }

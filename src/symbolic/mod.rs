@@ -3,12 +3,13 @@
 //! Sits between graph capture, which builds sizes such as `(s0 - 3)//2 + 1` from the shape
 //! symbols `s0, s1, …`, and guards/codegen, which print, compare, bound and evaluate them.
 //! In: symbols, integers and the operations `+ - * // % ** Min Max` (as method calls, operators
-//! or parsed text). Out: canonical [`Expr`] values, their value ranges, printed forms (maths,
+//! or parsed text), and the two float32 steps of PyTorch's nearest-neighbour index
+//! (`F32Ratio`, `F32FloorMul`: [`Expr::nearest_source`]). Out: canonical [`Expr`] values, their value ranges, printed forms (maths,
 //! PyTorch guard source, WGSL), relations between them and allocation-free evaluators.
 //!
 //! Invariant: every `Expr` value is canonical — a constant plus a sorted list of
 //! `coeff * monomial` terms with no zero coefficient and no repeated monomial, where every
-//! `FloorDiv`/`Mod`/`Min`/`Max` atom has canonical arguments and no named rule of
+//! `FloorDiv`/`Mod`/`Min`/`Max`/`F32Ratio`/`F32FloorMul` atom has canonical arguments and no named rule of
 //! `rules.rs` applies to it — so equal canonical forms mean equal expressions. The only
 //! exception is the overflow marker: when a coefficient leaves `i64` while building, the
 //! result is [`Expr::is_overflow`] and evaluates to `None` everywhere.
@@ -42,7 +43,7 @@ pub(crate) use print::rename_syms;
 pub use range::ValueRange;
 pub use raw::RawExpr;
 pub use rel::{CmpOp, Rel};
-pub use wgsl::WGSL_HELPERS;
+pub use wgsl::{WGSL_HELPERS, WGSL_RATIO_HELPER};
 
 use simplify::Simplifier;
 
@@ -103,6 +104,10 @@ enum Atom {
     Mod(Box<Expr>, Box<Expr>),
     Min(Box<Expr>, Box<Expr>),
     Max(Box<Expr>, Box<Expr>),
+    /// The bits of `f32(a) / f32(b)` rounded to float32 (PyTorch's nearest scale).
+    F32Ratio(Box<Expr>, Box<Expr>),
+    /// `floor(f32(a) * f32::from_bits(b))`, rounding the product to float32 first.
+    F32FloorMul(Box<Expr>, Box<Expr>),
 }
 
 /// The binary operations that become atoms, used to dispatch rules and printing.
@@ -112,6 +117,8 @@ enum AtomKind {
     Mod,
     Min,
     Max,
+    F32Ratio,
+    F32FloorMul,
 }
 
 impl AtomKind {
@@ -122,12 +129,14 @@ impl AtomKind {
             AtomKind::Mod => Atom::Mod(lhs, rhs),
             AtomKind::Min => Atom::Min(lhs, rhs),
             AtomKind::Max => Atom::Max(lhs, rhs),
+            AtomKind::F32Ratio => Atom::F32Ratio(lhs, rhs),
+            AtomKind::F32FloorMul => Atom::F32FloorMul(lhs, rhs),
         }
     }
 }
 
 /// An atom seen as either a symbol or an operation over two arguments, so code that treats
-/// all four operations alike needs one match arm for them.
+/// all its operations alike needs one match arm for them.
 enum AtomView<'a> {
     Sym(Sym),
     Binary(AtomKind, &'a Expr, &'a Expr),
@@ -141,6 +150,8 @@ impl Atom {
             Atom::Mod(a, b) => AtomView::Binary(AtomKind::Mod, a, b),
             Atom::Min(a, b) => AtomView::Binary(AtomKind::Min, a, b),
             Atom::Max(a, b) => AtomView::Binary(AtomKind::Max, a, b),
+            Atom::F32Ratio(a, b) => AtomView::Binary(AtomKind::F32Ratio, a, b),
+            Atom::F32FloorMul(a, b) => AtomView::Binary(AtomKind::F32FloorMul, a, b),
         }
     }
 }
@@ -214,6 +225,18 @@ impl Expr {
     /// receiver, method resolution picks `Ord::min` (`Expr` is `Ord` for sorting).
     pub fn min(&self, rhs: &Expr) -> Expr {
         Simplifier::plain().min(self, rhs)
+    }
+
+    /// PyTorch's nearest-neighbour source index of output position `self` when `input`
+    /// positions are resized to `output`: `floor(f32(self) * (f32(input) / f32(output)))`
+    /// with both the quotient and the product rounded to float32, as its CPU and CUDA
+    /// kernels compute it (`nearest_idx`), clamped to `input - 1`. Exact integer arithmetic
+    /// would differ (2 positions to 82 reads position 1 at output 41, not 0 as PyTorch).
+    pub fn nearest_source(&self, input: &Expr, output: &Expr) -> Expr {
+        let mut simplifier = Simplifier::plain();
+        let scale = simplifier.f32_ratio(input, output);
+        let source = simplifier.f32_floor_mul(self, &scale);
+        simplifier.min(&source, &(input - 1))
     }
 
     /// `Max(self, rhs)`.

@@ -318,6 +318,8 @@ impl Parser {
                 let make = match name.as_str() {
                     "Min" | "min" => RawExpr::Min,
                     "Max" | "max" => RawExpr::Max,
+                    "F32Ratio" => RawExpr::F32Ratio,
+                    "F32FloorMul" => RawExpr::F32FloorMul,
                     _ => return self.symbol(&name),
                 };
                 self.advance();

@@ -198,6 +198,8 @@ fn atom_text(atom: &Atom) -> (String, Prec) {
             (format!("Min({first}, {second})"), Prec::Atom)
         }
         Atom::Max(a, b) => (format!("Max({a}, {b})"), Prec::Atom),
+        Atom::F32Ratio(a, b) => (format!("F32Ratio({a}, {b})"), Prec::Atom),
+        Atom::F32FloorMul(a, b) => (format!("F32FloorMul({a}, {b})"), Prec::Atom),
     }
 }
 
@@ -308,6 +310,16 @@ fn atom_source(atom: &Atom, name: &dyn Fn(Sym) -> String) -> String {
         ),
         Atom::Min(a, b) => format!("min({}, {})", to_source(a, name), to_source(b, name)),
         Atom::Max(a, b) => format!("max({}, {})", to_source(a, name), to_source(b, name)),
+        Atom::F32Ratio(a, b) => format!(
+            "f32_ratio_bits({}, {})",
+            to_source(a, name),
+            to_source(b, name)
+        ),
+        Atom::F32FloorMul(a, b) => format!(
+            "f32_floor_mul({}, {})",
+            to_source(a, name),
+            to_source(b, name)
+        ),
     }
 }
 

@@ -440,5 +440,15 @@ fn atom_bounds(atom: &Atom, ranges: &dyn Fn(Sym) -> ValueRange) -> Interval {
             let (a, b) = both(a, b);
             a.max(b)
         }
+        // The bits of a non-negative float are non-negative; and a non-negative position
+        // times a non-negative scale floors to a non-negative index.
+        Atom::F32Ratio(a, b) | Atom::F32FloorMul(a, b) => {
+            let (a, b) = both(a, b);
+            if a.lo_at_least(0) && b.lo_at_least(0) {
+                Interval::new(Ext::Fin(0), Ext::PosInf)
+            } else {
+                Interval::unbounded()
+            }
+        }
     }
 }

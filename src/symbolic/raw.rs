@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use super::eval::{py_floor_div, py_mod};
+use super::eval::{f32_floor_mul, f32_ratio_bits, py_floor_div, py_mod};
 use super::simplify::Simplifier;
 use super::{Atom, Bindings, Expr, Rewrite, Sym};
 
@@ -37,6 +37,10 @@ pub enum RawExpr {
     Pow(Box<RawExpr>, u32),
     /// `Min(a, b)`.
     Min(Box<RawExpr>, Box<RawExpr>),
+    /// `F32Ratio(a, b)`: the bits of `f32(a) / f32(b)` rounded to float32.
+    F32Ratio(Box<RawExpr>, Box<RawExpr>),
+    /// `F32FloorMul(a, b)`: `floor(f32(a) * f32::from_bits(b))`.
+    F32FloorMul(Box<RawExpr>, Box<RawExpr>),
     /// `Max(a, b)`.
     Max(Box<RawExpr>, Box<RawExpr>),
 }
@@ -58,6 +62,8 @@ impl RawExpr {
             RawExpr::Pow(a, exp) => a.eval(bindings)?.checked_pow(*exp),
             RawExpr::Min(a, b) => both(a, b).map(|(a, b)| a.min(b)),
             RawExpr::Max(a, b) => both(a, b).map(|(a, b)| a.max(b)),
+            RawExpr::F32Ratio(a, b) => both(a, b).and_then(|(a, b)| f32_ratio_bits(a, b)),
+            RawExpr::F32FloorMul(a, b) => both(a, b).and_then(|(a, b)| f32_floor_mul(a, b)),
         }
     }
 
@@ -124,7 +130,9 @@ impl Simplifier<'_> {
             | RawExpr::FloorDiv(a, b)
             | RawExpr::Mod(a, b)
             | RawExpr::Min(a, b)
-            | RawExpr::Max(a, b) => {
+            | RawExpr::Max(a, b)
+            | RawExpr::F32Ratio(a, b)
+            | RawExpr::F32FloorMul(a, b) => {
                 let (a, b) = (self.normalize(a), self.normalize(b));
                 match raw {
                     RawExpr::Add(..) => self.add(&a, &b),
@@ -133,6 +141,8 @@ impl Simplifier<'_> {
                     RawExpr::FloorDiv(..) => self.floor_div(&a, &b),
                     RawExpr::Mod(..) => self.modulo(&a, &b),
                     RawExpr::Min(..) => self.min(&a, &b),
+                    RawExpr::F32Ratio(..) => self.f32_ratio(&a, &b),
+                    RawExpr::F32FloorMul(..) => self.f32_floor_mul(&a, &b),
                     _ => self.max(&a, &b),
                 }
             }
@@ -160,6 +170,12 @@ impl From<&Expr> for RawExpr {
                     Atom::Mod(a, b) => RawExpr::binary(RawExpr::Mod, (&**a).into(), (&**b).into()),
                     Atom::Min(a, b) => RawExpr::binary(RawExpr::Min, (&**a).into(), (&**b).into()),
                     Atom::Max(a, b) => RawExpr::binary(RawExpr::Max, (&**a).into(), (&**b).into()),
+                    Atom::F32Ratio(a, b) => {
+                        RawExpr::binary(RawExpr::F32Ratio, (&**a).into(), (&**b).into())
+                    }
+                    Atom::F32FloorMul(a, b) => {
+                        RawExpr::binary(RawExpr::F32FloorMul, (&**a).into(), (&**b).into())
+                    }
                 };
                 let power = if factor.exp == 1 {
                     base
@@ -224,7 +240,12 @@ fn prec(raw: &RawExpr) -> u8 {
         RawExpr::Neg(..) => 3,
         RawExpr::Int(value) if *value < 0 => 3,
         RawExpr::Pow(..) => 4,
-        RawExpr::Int(_) | RawExpr::Sym(_) | RawExpr::Min(..) | RawExpr::Max(..) => 5,
+        RawExpr::Int(_)
+        | RawExpr::Sym(_)
+        | RawExpr::Min(..)
+        | RawExpr::Max(..)
+        | RawExpr::F32Ratio(..)
+        | RawExpr::F32FloorMul(..) => 5,
     }
 }
 
@@ -256,6 +277,8 @@ impl fmt::Display for RawExpr {
             RawExpr::Pow(a, exp) => write!(f, "{}**{exp}", child(a, own + 1)),
             RawExpr::Min(a, b) => write!(f, "Min({a}, {b})"),
             RawExpr::Max(a, b) => write!(f, "Max({a}, {b})"),
+            RawExpr::F32Ratio(a, b) => write!(f, "F32Ratio({a}, {b})"),
+            RawExpr::F32FloorMul(a, b) => write!(f, "F32FloorMul({a}, {b})"),
         }
     }
 }

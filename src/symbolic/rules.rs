@@ -1,16 +1,18 @@
-//! The named rewrite rules for `FloorDiv`, `Mod`, `Min` and `Max` atoms.
+//! The named rewrite rules for `FloorDiv`, `Mod`, `Min` and `Max` atoms, and the constant
+//! folding of the float32 atoms `F32Ratio` and `F32FloorMul` (their only rules: they follow
+//! float32 rounding, not integer identities).
 //!
 //! In: the two canonical arguments of an atom and the driver (for ranges and for building
 //! results). Out: `Some(replacement)` when the rule applies, else `None`; the driver in
 //! `simplify.rs` tries each kind's rules in the listed order and logs the first that fires.
 //!
 //! Invariant: every rule is an identity of Python integer semantics (floor division rounds
-//! toward negative infinity, `%` takes the divisor's sign) for all integer values of the
-//! symbols, including negative ones, wherever the original is defined; and every rule's
-//! result is strictly smaller than its input, so the driver terminates. The maths of each
-//! rule is in the comment above it.
+//! toward negative infinity, `%` takes the divisor's sign), or of float32 arithmetic for the
+//! float32 atoms, for all integer values of the symbols, including negative ones, wherever
+//! the original is defined; and every rule's result is strictly smaller than its input, so
+//! the driver terminates. The maths of each rule is in the comment above it.
 
-use super::eval::{gcd, py_floor_div, py_mod};
+use super::eval::{f32_floor_mul, f32_ratio_bits, gcd, py_floor_div, py_mod};
 use super::range;
 use super::simplify::{Simplifier, add_poly, from_parts, parts, scale_poly, term_expr};
 use super::{Atom, AtomKind, AtomView, Expr, Factor};
@@ -57,6 +59,10 @@ const MIN_RULES: &[NamedRule] = &[
     rule("min-absorb", min_absorb),
 ];
 
+const F32_RATIO_RULES: &[NamedRule] = &[rule("f32ratio-const", f32_ratio_const)];
+
+const F32_FLOOR_MUL_RULES: &[NamedRule] = &[rule("f32floormul-const", f32_floor_mul_const)];
+
 const MAX_RULES: &[NamedRule] = &[
     rule("max-const", max_const),
     rule("max-same", same),
@@ -71,15 +77,24 @@ pub(super) fn rules_for(kind: AtomKind) -> &'static [NamedRule] {
         AtomKind::Mod => MOD_RULES,
         AtomKind::Min => MIN_RULES,
         AtomKind::Max => MAX_RULES,
+        AtomKind::F32Ratio => F32_RATIO_RULES,
+        AtomKind::F32FloorMul => F32_FLOOR_MUL_RULES,
     }
 }
 
 /// The atom rule names, in the driver's order per kind.
 pub(super) fn atom_rule_names() -> impl Iterator<Item = &'static str> {
-    [FLOORDIV_RULES, MOD_RULES, MIN_RULES, MAX_RULES]
-        .into_iter()
-        .flatten()
-        .map(|rule| rule.name)
+    [
+        FLOORDIV_RULES,
+        MOD_RULES,
+        MIN_RULES,
+        MAX_RULES,
+        F32_RATIO_RULES,
+        F32_FLOOR_MUL_RULES,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|rule| rule.name)
 }
 
 // a // b with both constants, b != 0: evaluate.
@@ -218,6 +233,16 @@ fn min_const(_: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
 // Max(a, b) with both constants: the larger.
 fn max_const(_: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
     Some(Expr::int(a.as_int()?.max(b.as_int()?)))
+}
+
+// F32Ratio(a, b) with both constants: the float32 quotient's bits.
+fn f32_ratio_const(_: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
+    f32_ratio_bits(a.as_int()?, b.as_int()?).map(Expr::int)
+}
+
+// F32FloorMul(a, b) with both constants: the floored float32 product.
+fn f32_floor_mul_const(_: &mut Simplifier<'_>, a: &Expr, b: &Expr) -> Option<Expr> {
+    f32_floor_mul(a.as_int()?, b.as_int()?).map(Expr::int)
 }
 
 // Min(x, x) = Max(x, x) = x.

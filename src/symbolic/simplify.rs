@@ -201,6 +201,16 @@ impl<'a> Simplifier<'a> {
         self.reduce(AtomKind::Max, a, b)
     }
 
+    /// The float32 bits of `a / b` (see `Atom::F32Ratio`).
+    pub(super) fn f32_ratio(&mut self, a: &Expr, b: &Expr) -> Expr {
+        self.reduce(AtomKind::F32Ratio, a, b)
+    }
+
+    /// `floor(f32(a) * f32::from_bits(b))` (see `Atom::F32FloorMul`).
+    pub(super) fn f32_floor_mul(&mut self, a: &Expr, b: &Expr) -> Expr {
+        self.reduce(AtomKind::F32FloorMul, a, b)
+    }
+
     /// Builds the atom `kind(a, b)` from canonical arguments: the first rule (in the order of
     /// `rules::rules_for`) that applies rewrites it, otherwise it stays an atom.
     fn reduce(&mut self, kind: AtomKind, a: &Expr, b: &Expr) -> Expr {

@@ -250,6 +250,8 @@ const RULE_CASES: &[(&str, &str)] = &[
     ("max-same", "Max(s0, s0)"),
     ("max-by-range", "Max(s0 - 1, s0)"),
     ("max-absorb", "Max(s0, Min(s0, s1))"),
+    ("f32ratio-const", "F32Ratio(2, 3)"),
+    ("f32floormul-const", "F32FloorMul(41, 1019727372)"),
 ];
 
 #[test]
@@ -338,6 +340,10 @@ fn every_named_rule_fires_and_is_logged() {
           max-by-range: Max(s0 - 1, s0) -> s0
         Max(s0, Min(s0, s1)) => s0
           max-absorb: Max(s0, Min(s0, s1)) -> s0
+        F32Ratio(2, 3) => 1059760811
+          f32ratio-const: F32Ratio(2, 3) -> 1059760811
+        F32FloorMul(41, 1019727372) => 0
+          f32floormul-const: F32FloorMul(41, 1019727372) -> 0
     "#]]
     .assert_eq(&report);
 }
@@ -592,4 +598,45 @@ fn expressions_and_relations_serialize_as_text() {
         guard
     );
     assert!(serde_json::from_str::<Expr>("\"s0 +\"").is_err());
+}
+
+/// PyTorch's nearest source index rounds the scale and the product to float32; exact
+/// integer arithmetic reads another position at 2 → 82 (output 41) and 3 → 123 (41, 82).
+/// The expression, its compiled form and `graph::nearest_source` agree everywhere, a
+/// constant position folds, and the WGSL calls the long-division helper for the scale.
+#[test]
+fn nearest_source_is_pytorchs_float32_index() {
+    let source = s(0).nearest_source(&s(1), &s(2));
+    let compiled = CompiledExpr::new(&source);
+    for (input, output) in [
+        (2, 82),
+        (3, 123),
+        (4, 164),
+        (5, 7),
+        (7, 5),
+        (10, 3),
+        (1, 9),
+        (9, 1),
+    ] {
+        for at in 0..output {
+            let expected =
+                crate::graph::nearest_source(at as usize, input as usize, output as usize);
+            let bound = bind(&[(0, at), (1, input), (2, output)]);
+            assert_eq!(
+                source.eval(&bound),
+                Some(expected as i64),
+                "{at} of {input} → {output}"
+            );
+            assert_eq!(compiled.eval(&[at, input, output]), Some(expected as i64));
+        }
+    }
+    assert_eq!(
+        Expr::int(41).nearest_source(&Expr::int(2), &Expr::int(82)),
+        Expr::int(0),
+        "exact arithmetic would read 41 * 2 // 82 = 1"
+    );
+    expect!["Min(s1 - 1, F32FloorMul(s0, F32Ratio(s1, s2)))"].assert_eq(&source.to_string());
+    expect!["min(d1 - 1i, i32(floor(f32(d0) * bitcast<f32>(tailor_ratio_bits(d1, d2)))))"]
+        .assert_eq(&source.to_wgsl(&wgsl_name, &sizes));
+    assert!(WGSL_RATIO_HELPER.contains("fn tailor_ratio_bits(a: i32, b: i32) -> i32"));
 }

@@ -45,6 +45,46 @@ fn pow_i32(base: i32, exp: u32) -> i32 {
 }
 ";
 
+/// WGSL source of `tailor_ratio_bits`, which [`Expr::to_wgsl`] calls for PyTorch's nearest
+/// scale (`Expr::nearest_source`). Include it once per shader that calls it.
+pub const WGSL_RATIO_HELPER: &str = "\
+// The bits of f32(a) / f32(b) rounded to nearest-even float32, by long division: WGSL's `/`
+// on f32 is only within 2.5 ULP, and PyTorch's index needs the correctly rounded scale.
+// Exact for 0 <= a and 0 < b below 2^24; other operands fall back to `/`.
+fn tailor_ratio_bits(a: i32, b: i32) -> i32 {
+    if (a < 0i || b <= 0i || a >= 0x1000000i || b >= 0x1000000i) {
+        return bitcast<i32>(f32(a) / f32(b));
+    }
+    let d = u32(b);
+    // m / 2^shift is the quotient so far and r the remainder: long division until m has
+    // 24 significant bits.
+    var m = u32(a) / d;
+    var r = u32(a) % d;
+    var shift = 0i;
+    if (m == 0u && r == 0u) {
+        return 0i;
+    }
+    loop {
+        if (m >= 0x800000u || shift >= 64i) {
+            break;
+        }
+        r = r * 2u;
+        m = m * 2u;
+        if (r >= d) {
+            m = m + 1u;
+            r = r - d;
+        }
+        shift = shift + 1i;
+    }
+    // Round half to even on the remainder (m may reach 2^24, still exact in f32).
+    let twice = r * 2u;
+    if (twice > d || (twice == d && (m & 1u) == 1u)) {
+        m = m + 1u;
+    }
+    return bitcast<i32>(ldexp(f32(m), -shift));
+}
+";
+
 /// Powers up to this are written out as products; larger ones (which overflow `i32` for any
 /// base but 0 and ±1) call `pow_i32` so the text stays small.
 const MAX_EXPANDED_POWER: u32 = 4;
@@ -165,6 +205,15 @@ impl Printer<'_> {
             Atom::Mod(a, b) => self.division(a, b, "%", "floor_mod_i32"),
             Atom::Min(a, b) => self.call("min", a, b),
             Atom::Max(a, b) => self.call("max", a, b),
+            Atom::F32Ratio(a, b) => self.call("tailor_ratio_bits", a, b),
+            Atom::F32FloorMul(a, b) => (
+                format!(
+                    "i32(floor(f32({}) * bitcast<f32>({})))",
+                    self.expr(a).0,
+                    self.expr(b).0
+                ),
+                Prec::Atom,
+            ),
         }
     }
 

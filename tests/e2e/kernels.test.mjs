@@ -167,6 +167,35 @@ test("model.call runs the entry's kernels and checks them against the reference"
   assert.equal(results[1].ms.build, 0, "a hit reuses the entry's kernels");
 });
 
+test("nearest interpolation to a symbolic size reads PyTorch's float32 positions on the device", async () => {
+  // 2 -> 82 and 3 -> 123 are where PyTorch's float32 scale and exact integer arithmetic part
+  // ways (output 41 reads position 0, not 1): the kernels must read what the reference reads.
+  const source = [
+    "import torch.nn as nn",
+    "import torch.nn.functional as F",
+    "class Up(nn.Module):",
+    "    def forward(self, a, skip):",
+    "        return F.interpolate(a, size=skip.shape[2:], mode='nearest') + skip",
+    "",
+  ].join("\n");
+  const results = await page.evaluate(async (source) => {
+    const { tailor } = window.tailorPage;
+    const model = tailor.compile(source, { dynamic: "true" });
+    const out = [];
+    for (const shapes of ["a=1,2,2,3;skip=1,2,82,123", "a=1,2,3,4;skip=1,2,164,7"]) {
+      const r = await model.call(shapes, { check: true });
+      out.push({ action: r.action, device: r.device, err: r.maxAbsErr, shape: r.outputs[0].shape });
+    }
+    model.free();
+    return out;
+  }, source);
+  for (const r of results) {
+    assert.equal(r.device, webgpu ? "gpu" : "cpu");
+    assert.equal(r.err, 0, `max abs err ${r.err}`);
+  }
+  assert.deepEqual(results.map((r) => r.shape), [[1, 2, 82, 123], [1, 2, 164, 7]]);
+});
+
 test("every preset's kernels emit WGSL in each mode and match the reference", { timeout: 180_000 }, async () => {
   const results = await page.evaluate(async () => {
     const { tailor, bindings } = window.tailorPage;

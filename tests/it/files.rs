@@ -11,7 +11,9 @@
 //! (`ReflectionPad2d`, `InstanceNorm2d`, `interpolate`) and VAE (`torch.randn_like` in
 //! `forward`); minGPT's `model.py` (its `CfgNode`
 //! import replaced by the class itself); milesial's U-Net (`unet_parts.py` and
-//! `unet_model.py` joined; `F.pad` by symbolic amounts).
+//! `unet_model.py` joined; `F.pad` by symbolic amounts). `fpn.py` is not published as is: a
+//! small backbone under torchvision's `FeaturePyramidNetwork` top-down loop (nearest
+//! resizes to the finer map's symbolic size), whose own file takes a dict of maps.
 //!
 //! Each file is called through the guard cache under every `dynamic` mode with the calls
 //! real `torch.compile` was given (`scripts/pytorch/check_files.py` recorded its actions in
@@ -286,6 +288,18 @@ fn milesial_unet_bilinear_variant() {
         "UNetBilinear",
         Some("x=1,3,16,16"),
         &[&[1, 2, 16, 16]],
+    );
+}
+
+/// A feature pyramid whose top-down pathway is torchvision's: nearest resizes to the finer
+/// map's symbolic size (5 -> 9 at 36x36, not a whole factor) hit the `dynamic=True` entry,
+/// as in PyTorch.
+#[test]
+fn feature_pyramid_with_nearest_resizes_to_symbolic_sizes() {
+    zoo_file(
+        "fpn",
+        "FPN",
+        &[&[2, 16, 16, 16], &[2, 16, 8, 8], &[2, 16, 4, 4]],
     );
 }
 

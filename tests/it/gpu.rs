@@ -155,6 +155,11 @@ fn constant_pads_on_the_gpu() {
 }
 
 #[test]
+fn nearest_resizes_on_the_gpu() {
+    check("nearest");
+}
+
+#[test]
 fn bilinear_interpolation_on_the_gpu() {
     check("bilinear");
 }

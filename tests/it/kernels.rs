@@ -172,6 +172,11 @@ fn constant_pads_of_symbolic_amounts() {
 }
 
 #[test]
+fn nearest_resizes_to_symbolic_sizes() {
+    check("nearest");
+}
+
+#[test]
 fn bilinear_and_linear_interpolation() {
     check("bilinear");
 }

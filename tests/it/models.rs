@@ -454,6 +454,18 @@ pub fn all() -> Vec<Model> {
             cases: &["1,3,4,5", "2,3,2,2", "1,3,7,8", "2,3,9,33"],
         },
         Model {
+            name: "nearest",
+            // Nearest resizes to symbolic sizes (U-Net's and FPN's upsampling to a skip
+            // connection), where PyTorch's float32 scale and exact integer arithmetic part
+            // ways (2 to 82 positions, 3 to 123), fused into the next op.
+            source: function(
+                "x",
+                "return F.interpolate(x, size=(2 * x.size(2) + 1, x.size(3) * 3 - 1)) * 2, F.interpolate(x.flatten(2), size=41 * x.size(2))",
+            ),
+            inputs: &["x"],
+            cases: &["1,3,4,5", "2,3,2,2", "1,3,7,8", "2,1,2,41", "1,2,3,41"],
+        },
+        Model {
             name: "unary_functions",
             // Every function added for real model files: trigonometry (sinusoidal positions),
             // erf (hand-written GELUs), the roundings and sign, fused into one kernel.

@@ -13,6 +13,7 @@
 //! interpolate, pad, instance/group norm, expand, repeat, stack, pow, against
 //! `reshuffles.txt`; `pads.py`: constant pads of symbolic amounts, against `pads.txt`;
 //! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
+//! `nearest.py`: nearest interpolation to a size, against `nearest.txt`;
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
 //! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
@@ -264,6 +265,15 @@ fn constant_pads_of_symbolic_amounts_compute_what_pytorch_computes() {
 #[test]
 fn bilinear_interpolation_computes_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("interpolate");
+}
+
+/// Nearest interpolation to a `size=` (eager, `nn.Upsample`, and compiled under
+/// `dynamic=True` to a skip connection's symbolic size) reads the positions PyTorch's
+/// float32 scale reads, where exact integer arithmetic would not (2 to 82 positions)
+/// (`tests/data/pytorch/nearest.txt`).
+#[test]
+fn nearest_interpolation_to_a_size_reads_what_pytorch_reads() {
+    assert_prints_what_pytorch_printed("nearest");
 }
 
 /// sin, cos, erf, the roundings and sign, eagerly and compiled (a hand-written erf GELU,

@@ -336,10 +336,6 @@ def pixel_unshuffle(input, downscale_factor):
 
 def _integer_scales(input, size, scale_factor):
     spatial = input.dim() - 2
-    if size is not None:
-        _tailor.unsupported("nearest interpolate to a size=",
-                            "give an integer scale_factor (the output is the input repeated), "
-                            "or use mode='bilinear'")
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     scales = _tuple(scale_factor, spatial)
@@ -363,6 +359,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
+    if size is not None:
+        return _interpolate_nearest_to(input, size, scale_factor, mode)
     scales = _integer_scales(input, size, scale_factor)
     # Nearest with a whole factor s: output index i reads i // s, i.e. each element
     # repeated s times along its dim.
@@ -374,6 +372,28 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         expanded += [size, s]
     out = lead + [size * s for size, s in zip(sizes, scales)]
     return input.reshape(paired).expand(expanded).reshape(out)
+
+
+def _interpolate_nearest_to(input, size, scale_factor, mode):
+    """Nearest to a `size=`: one resize per spatial dim, each reading input position
+    floor(i * float32(in / out)) as PyTorch's kernels do (`_tailor` op `upsample_nearest`)."""
+    if scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if mode == "nearest-exact":
+        _tailor.unsupported("interpolate mode='nearest-exact' to a size=",
+                            "use mode='nearest', or an integer scale_factor")
+    spatial = input.dim() - 2
+    sizes = _tuple(size, spatial)
+    if len(sizes) != spatial:
+        raise ValueError("Input and output must have the same number of spatial dimensions, "
+                         f"but got input with spatial dimensions of {list(input.shape[2:])} "
+                         f"and output size of {list(sizes)}. Please provide input tensor in "
+                         "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                         "format.")
+    out = input
+    for d in range(spatial):
+        out = _tailor.op("upsample_nearest", out, 2 + d, sizes[d])
+    return out
 
 
 # The linear modes and the spatial dims each resizes.
