@@ -975,6 +975,44 @@ fn cat(parts: &[&Tensor], dim: usize, shape: Vec<usize>) -> Tensor {
     Tensor { shape, data }
 }
 
+/// Checks the ids a call passes to embeddings straight from its inputs, before any kernel
+/// runs: compiled kernels read ids unchecked (`graph::embedding_row` wraps them), and PyTorch
+/// raises `IndexError` for an id outside the table. An input reaches an embedding "straight"
+/// through reshapes, permutes and expands, which keep every element, so each of its values
+/// is an id PyTorch would check; ids computed in the graph are not checked here.
+pub fn check_embedding_ids(graph: &Graph, inputs: &[Tensor]) -> Result<(), EvalError> {
+    for node in &graph.nodes {
+        let Op::Embedding = node.op else { continue };
+        let (Some(&ids), Some(&weight)) = (node.inputs.first(), node.inputs.get(1)) else {
+            continue;
+        };
+        let mut source = graph.node(ids);
+        while matches!(source.op, Op::Reshape | Op::Permute { .. } | Op::Expand) {
+            source = graph.node(source.inputs[0]);
+        }
+        let position = graph.inputs.iter().position(|&input| input == source.id);
+        let rows = graph.shape(weight).first().and_then(Expr::as_int);
+        let (Some(position), Some(rows)) = (position, rows) else {
+            continue;
+        };
+        let Some(tensor) = inputs.get(position) else {
+            continue;
+        };
+        if let Some(&id) = tensor
+            .data
+            .iter()
+            .find(|&&value| value < 0.0 || value >= rows as f32)
+        {
+            return Err(EvalError::IdOutOfRange {
+                node: node.name.clone(),
+                id,
+                rows: rows as usize,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The rows of `weight` the ids pick; an id outside the table is PyTorch's IndexError.
 fn embedding(
     node: &str,

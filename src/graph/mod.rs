@@ -17,7 +17,8 @@ mod print;
 pub use dtype::{DType, DTypeError};
 
 pub use eval::{
-    EvalError, MAX_ELEMENTS, Tensor, element_count, eval, numel, random_inputs, seed_of,
+    EvalError, MAX_ELEMENTS, Tensor, check_embedding_ids, element_count, eval, numel,
+    random_inputs, seed_of,
 };
 
 use crate::symbolic::{Bindings, Expr};

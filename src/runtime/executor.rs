@@ -621,6 +621,7 @@ impl Executor {
         inputs: Vec<Tensor>,
         options: RunOptions,
     ) -> Result<Job, Error> {
+        graph::check_embedding_ids(graph, &inputs)?;
         let (expected, reference_ms) = self.reference_if(options.check, graph, call, &inputs)?;
         // Kept kernels cost nothing to prepare, whatever a coarse clock (the page's
         // `performance.now()` ticks in 0.1 ms) reads around taking them.

@@ -12,6 +12,7 @@ use std::time::Instant;
 use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DynamicMode};
 use tailor::codegen::Mode;
 use tailor::compile::{self, CompileOptions};
+use tailor::guard::ArgValue;
 use tailor::runtime::executor::{self, Backend, Device, Executor, Outcome, RunOptions};
 use tailor::symbolic::Bindings;
 use tailor::{CallShapes, Error, SIMPLENET_SOURCE};
@@ -286,4 +287,57 @@ fn the_page_cpu_workloads_hold_their_memory_plan_through_the_executor() {
     }
     // SimpleNet b8: its output (8x64) and one temporary (8x128); the conv: its output only.
     assert_eq!(planned, ["simplenet_b8 6144", "conv16_64 262144"]);
+}
+
+/// An id outside its embedding's table is PyTorch's `IndexError` before any kernel runs,
+/// on every backend, when the ids come straight from an input (here through a reshape); a
+/// call with every id inside runs. Compiled kernels read ids unchecked, so without this
+/// check the call would read another row.
+#[test]
+fn an_embedding_id_outside_its_table_is_an_index_error_before_the_kernels() {
+    let source = "import torch.nn as nn\n\n\nclass Tagger(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.embed = nn.Embedding(10, 4)\n\n    def forward(self, idx):\n        return self.embed(idx.reshape(-1)).relu()\n";
+    for device in [Device::Cpu, Device::Gpu] {
+        let Some(backend) = backend(device) else {
+            continue;
+        };
+        let mut cache = tailor::load(source, None).expect("the tagger loads");
+        let mut executor = Executor::new(Rc::clone(&backend), clock());
+        let call = CallShapes::with_args(vec![(
+            "idx".into(),
+            ArgValue::Tensor(vec![2, 3], tailor::graph::DType::Int64),
+        )]);
+        let event = cache
+            .call(
+                0,
+                &config(DynamicMode::True, 8),
+                &call,
+                &CallMarks::default(),
+                &|| 0.0,
+            )
+            .clone();
+        let options = RunOptions {
+            check: false,
+            timing: false,
+        };
+        let run = |executor: &mut Executor, ids: Vec<f32>| {
+            let inputs = executor::call_inputs(&call, vec![Some(ids)], 0).expect("inputs");
+            executor
+                .start_call(&cache, &event, &call, inputs, options)
+                .and_then(|job| pollster::block_on(executor.execute(job)))
+        };
+        let inside = run(&mut executor, vec![0.0, 9.0, 3.0, 4.0, 5.0, 6.0]);
+        assert!(inside.is_ok(), "{}: {inside:?}", backend.name());
+        for id in [10.0, -1.0] {
+            let err = run(&mut executor, vec![0.0, 1.0, id, 3.0, 4.0, 5.0])
+                .expect_err("an id outside the table");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "node 'embedding': id {id} is outside the embedding's 10 rows (IndexError: index out of range in self)"
+                ),
+                "{}",
+                backend.name()
+            );
+        }
+    }
 }
