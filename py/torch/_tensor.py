@@ -95,7 +95,7 @@ def _cast(tensor, to):
         return tensor
     if not isinstance(to, dtype):
         raise TypeError(f"to() received an invalid combination of arguments: {to!r} is not a dtype")
-    return _tailor.cast(tensor, to.name)
+    return _tailor.op("to", tensor, to.name)
 
 
 def _made(tensor, to):

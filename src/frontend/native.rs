@@ -631,48 +631,6 @@ pub(super) mod _tailor {
         })
     }
 
-    /// `t.to(dtype)`: `t` itself when it has that dtype; for module state or a constant, a
-    /// constant of that dtype holding the cast values; else a `Cast` op.
-    #[pyfunction]
-    fn cast(tensor: PyObjectRef, name: PyUtf8StrRef, vm: &VirtualMachine) -> PyResult {
-        Call::run(vm, |call| {
-            let to = DType::parse(name.as_str()).ok_or_else(|| {
-                call.unsupported(
-                    format!("the dtype torch.{}", name.as_str()),
-                    "Tailor's tensors are float32, int64 or bool",
-                )
-            })?;
-            let x = call.tensor(&tensor)?;
-            let from = call.dtype_of(&x);
-            if from == to {
-                return Ok(tensor.clone());
-            }
-            match x {
-                TensorRef::Const(c) => {
-                    let step = crate::graph::dtype::cast_step(from, to);
-                    let init = match &*c.init.borrow() {
-                        Init::Fill(v) => Init::Fill(f64::from(step.apply(*v as f32))),
-                        // Whole-number ranges (`arange(n)` made int64) keep their form.
-                        Init::Arange { start, step: by }
-                            if to == DType::Int64 && start.fract() == 0.0 && by.fract() == 0.0 =>
-                        {
-                            Init::Arange {
-                                start: *start,
-                                step: *by,
-                            }
-                        }
-                        _ => {
-                            let values = c.observed().data;
-                            Init::Data(values.into_iter().map(|v| step.apply(v)).collect())
-                        }
-                    };
-                    call.new_constant(c.shape.clone(), init, c.is_param, to)
-                }
-                x => call.tensor_op(|ops, span| ops.cast(to, x, span)),
-            }
-        })
-    }
-
     #[pyfunction]
     fn is_state(tensor: PyObjectRef) -> bool {
         matches!(

@@ -35,7 +35,7 @@ pub struct OpEntry {
     /// and an optional default each. Types: `Tensor`, `Tensor?`, `Tensor[]`, `Tensor?[]`,
     /// `Tensor|Scalar` (a tensor or a Python number), `int`, `int[]`, `int[]?` (one int,
     /// several, or None: every dim), `SymInt`, `SymInt[]` (sizes, `-1` inferred), `float`,
-    /// `bool`, `Index[]` (the items of a subscript).
+    /// `bool`, `str`, `Index[]` (the items of a subscript).
     pub schema: &'static str,
     /// The spellings the `torch` package defines from this entry (`Tensor.relu`,
     /// `torch.relu`, `F.sigmoid`): each takes exactly the schema's arguments.
@@ -183,6 +183,7 @@ static OPS: &[OpEntry] = &[
     op("tril", "Tensor input, int diagonal=0", &["Tensor.tril"], "x.tril()", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Triangle"), triangle),
     op("triu", "Tensor input, int diagonal=0", &["Tensor.triu"], "x.triu(1)", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Triangle"), triangle),
     op("arange", "int start, SymInt end, int step=1", &[], "torch.arange(x.shape[3])", ("shape::rules::created", Lowering::Map, "graph::eval Op::Arange"), arange),
+    op("to", "Tensor input, str dtype", &[], "x.long()", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Cast"), to),
     op("embedding", "Tensor input, Tensor weight", &[], "F.embedding((x.abs() * 4).long(), self.table)", ("ids.shape + [weight.shape[1]]", Lowering::Map, "graph::eval::embedding"), embedding),
     op("batch_norm", "Tensor input, Tensor?[] state, int features, float eps", &[], "F.batch_norm(x, torch.zeros(4), torch.ones(4))", ("shape::rules::batch_norm", Lowering::Map, "graph::eval::batch_norm"), batch_norm),
     op("sum", REDUCTION, &["Tensor.sum"], "x.sum(dim=(2, 3))", REDUCE, reduce),
@@ -232,6 +233,7 @@ enum ArgType {
     SymInts,
     Float,
     Bool,
+    Str,
     Indices,
 }
 
@@ -249,6 +251,7 @@ const ARG_TYPES: &[(&str, ArgType)] = &[
     ("SymInt[]", ArgType::SymInts),
     ("float", ArgType::Float),
     ("bool", ArgType::Bool),
+    ("str", ArgType::Str),
     ("Index[]", ArgType::Indices),
 ];
 
@@ -308,23 +311,23 @@ pub fn check_schemas() -> Result<(), SchemaError> {
 
 /// A default as written in a schema.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Default {
+enum DefaultValue {
     None,
     Bool(bool),
     Int(i64),
     Float(f64),
 }
 
-fn default_value(text: &str) -> Option<Default> {
+fn default_value(text: &str) -> Option<DefaultValue> {
     match text {
-        "None" => Some(Default::None),
-        "False" => Some(Default::Bool(false)),
-        "True" => Some(Default::Bool(true)),
+        "None" => Some(DefaultValue::None),
+        "False" => Some(DefaultValue::Bool(false)),
+        "True" => Some(DefaultValue::Bool(true)),
         _ => text
             .parse::<i64>()
-            .map(Default::Int)
+            .map(DefaultValue::Int)
             .ok()
-            .or_else(|| text.parse::<f64>().ok().map(Default::Float)),
+            .or_else(|| text.parse::<f64>().ok().map(DefaultValue::Float)),
     }
 }
 
@@ -414,10 +417,10 @@ fn bind<'a>(
         .map(
             |(param, value)| match (value, param.default.and_then(default_value)) {
                 (Some(value), _) => Ok(value),
-                (None, Some(Default::None)) => Ok(vm.ctx.none()),
-                (None, Some(Default::Bool(b))) => Ok(vm.ctx.new_bool(b).into()),
-                (None, Some(Default::Int(i))) => Ok(vm.ctx.new_int(i).into()),
-                (None, Some(Default::Float(f))) => Ok(vm.ctx.new_float(f).into()),
+                (None, Some(DefaultValue::None)) => Ok(vm.ctx.none()),
+                (None, Some(DefaultValue::Bool(b))) => Ok(vm.ctx.new_bool(b).into()),
+                (None, Some(DefaultValue::Int(i))) => Ok(vm.ctx.new_int(i).into()),
+                (None, Some(DefaultValue::Float(f))) => Ok(vm.ctx.new_float(f).into()),
                 (None, None) => Err(call.type_error(format!(
                     "{name}() missing required argument '{}'",
                     param.name
@@ -536,6 +539,20 @@ impl Bound<'_> {
     fn bool(&self, call: &Call<'_>, name: &str) -> Result<bool, Raise> {
         let value = self.get(call, name, ArgType::Bool)?;
         Ok(value.clone().is_true(call.vm())?)
+    }
+
+    fn str(&self, call: &Call<'_>, name: &str) -> Result<String, Raise> {
+        let value = self.get(call, name, ArgType::Str)?;
+        value
+            .downcast_ref::<rustpython_vm::builtins::PyStr>()
+            .and_then(|text| text.to_str().map(str::to_owned))
+            .ok_or_else(|| {
+                call.type_error(format!(
+                    "{}(): argument '{name}' must be str, not {}",
+                    self.entry.name,
+                    call.type_name(value)
+                ))
+            })
     }
 
     fn indices(&self, call: &Call<'_>, name: &str) -> Result<Vec<PyObjectRef>, Raise> {
@@ -663,6 +680,47 @@ fn arange(call: &Call<'_>, args: &Bound<'_>) -> Built {
     match len.as_int() {
         Some(n) => call.new_constant(vec![n.max(0)], init, false, DType::Float32),
         None => call.tensor_op(|ops, span| ops.arange(start as f64, step as f64, len, span)),
+    }
+}
+
+/// `t.to(dtype)`: `t` itself when it has that dtype; for module state or a constant, a
+/// constant of that dtype holding the cast values; else a `Cast` op.
+fn to(call: &Call<'_>, args: &Bound<'_>) -> Built {
+    let name = args.str(call, "dtype")?;
+    let to = DType::parse(&name).ok_or_else(|| {
+        call.unsupported(
+            format!("the dtype torch.{name}"),
+            "Tailor's tensors are float32, int64 or bool",
+        )
+    })?;
+    let tensor = args.get(call, "input", ArgType::Tensor)?;
+    let x = call.tensor(tensor)?;
+    let from = call.dtype_of(&x);
+    if from == to {
+        return Ok(tensor.clone());
+    }
+    match x {
+        TensorRef::Const(c) => {
+            let step = crate::graph::dtype::cast_step(from, to);
+            let init = match &*c.init.borrow() {
+                Init::Fill(v) => Init::Fill(f64::from(step.apply(*v as f32))),
+                // Whole-number ranges (`arange(n)` made int64) keep their form.
+                Init::Arange { start, step: by }
+                    if to == DType::Int64 && start.fract() == 0.0 && by.fract() == 0.0 =>
+                {
+                    Init::Arange {
+                        start: *start,
+                        step: *by,
+                    }
+                }
+                _ => {
+                    let values = c.observed().data;
+                    Init::Data(values.into_iter().map(|v| step.apply(v)).collect())
+                }
+            };
+            call.new_constant(c.shape.clone(), init, c.is_param, to)
+        }
+        x => call.tensor_op(|ops, span| ops.cast(to, x, span)),
     }
 }
 

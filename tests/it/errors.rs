@@ -190,6 +190,44 @@ fn nonzero_is_unsupported() {
     check_model_error(source, "x=4", &no_marks(), &["torch.nonzero", "5:12"], None);
 }
 
+/// A call an op's schema does not take (`frontend::table`) is Python's `TypeError` at its
+/// line: an unknown keyword, a missing argument, too many arguments, a repeated one.
+#[test]
+fn an_op_call_its_schema_refuses_is_a_type_error_at_its_line() {
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "x.sum(dims=1)",
+            &["sum() got an unexpected keyword argument 'dims'", "5:12"],
+        ),
+        (
+            "torch.where(x > 0, x)",
+            &["where() missing required argument 'other'", "5:12"],
+        ),
+        (
+            "x.relu(1)",
+            &[
+                "relu() takes 1 positional arguments but 2 were given",
+                "5:12",
+            ],
+        ),
+        (
+            "x.tril(0, diagonal=1)",
+            &["tril() got multiple values for argument 'diagonal'", "5:12"],
+        ),
+    ];
+    for (expression, needles) in cases {
+        let source = format!(
+            "import torch
+
+
+def f(x):
+    return {expression}
+"
+        );
+        check_model_error(&source, "x=4,5", &no_marks(), needles, None);
+    }
+}
+
 /// An unsupported name's error says what to write instead: the supported alternative where
 /// one does the same work, or, for a misspelling, the closest supported name of its group;
 /// a name with neither gets no guess.
