@@ -296,30 +296,24 @@ fn term_source(term: &Term, name: &dyn Fn(Sym) -> String) -> String {
 }
 
 fn atom_source(atom: &Atom, name: &dyn Fn(Sym) -> String) -> String {
+    let operator = |symbol: &str, a: &Expr, b: &Expr| {
+        format!(
+            "({} {symbol} {})",
+            source_operand(a, name),
+            source_operand(b, name)
+        )
+    };
+    let call = |function: &str, a: &Expr, b: &Expr| {
+        format!("{function}({}, {})", to_source(a, name), to_source(b, name))
+    };
     match atom {
         Atom::Sym(sym) => name(*sym),
-        Atom::FloorDiv(a, b) => format!(
-            "({} // {})",
-            source_operand(a, name),
-            source_operand(b, name)
-        ),
-        Atom::Mod(a, b) => format!(
-            "({} % {})",
-            source_operand(a, name),
-            source_operand(b, name)
-        ),
-        Atom::Min(a, b) => format!("min({}, {})", to_source(a, name), to_source(b, name)),
-        Atom::Max(a, b) => format!("max({}, {})", to_source(a, name), to_source(b, name)),
-        Atom::F32Ratio(a, b) => format!(
-            "f32_ratio_bits({}, {})",
-            to_source(a, name),
-            to_source(b, name)
-        ),
-        Atom::F32FloorMul(a, b) => format!(
-            "f32_floor_mul({}, {})",
-            to_source(a, name),
-            to_source(b, name)
-        ),
+        Atom::FloorDiv(a, b) => operator("//", a, b),
+        Atom::Mod(a, b) => operator("%", a, b),
+        Atom::Min(a, b) => call("min", a, b),
+        Atom::Max(a, b) => call("max", a, b),
+        Atom::F32Ratio(a, b) => call("f32_ratio_bits", a, b),
+        Atom::F32FloorMul(a, b) => call("f32_floor_mul", a, b),
     }
 }
 
