@@ -198,10 +198,12 @@ impl Tailor {
         CpuBenchmark::new(name)
     }
 
-    /// What capture supports, read from Tailor's `torch` package in a fresh interpreter:
-    /// `{ "torch.nn": ["AdaptiveAvgPool2d", …], "torch.nn.functional": […], "torch": […],
-    /// "Tensor": […], "operators": ["x + y", …] }` (the page's reference panel; it takes as
-    /// long as a fresh interpreter's imports, so the page asks once, when the panel opens).
+    /// What capture supports, read from Tailor's `torch` package in a fresh interpreter and
+    /// from the op table: `{ groups: { "torch.nn": ["AdaptiveAvgPool2d", …],
+    /// "torch.nn.functional": […], "torch": […], "Tensor": […], "operators": ["x + y", …] },
+    /// ops: [{ signature, aliases, example, shape_rule, lowering, reference }] }` (the page's
+    /// reference panel; it takes as long as a fresh interpreter's imports, so the page asks
+    /// once, when the panel opens).
     pub fn supported() -> Result<JsValue, JsValue> {
         let surface = crate::frontend::surface_in(crate::frontend::Vm::fresh())
             .map_err(|err| convert::from_error(&err.into()))?;
