@@ -1078,45 +1078,23 @@ impl<'a> Ops<'a> {
         })
     }
 
-    /// `F.interpolate(..., mode='linear')` along `dim` to `size` positions.
-    pub fn upsample_linear(
+    /// `F.interpolate` along `dim` to `size` positions: the resize `op` makes for the
+    /// normalised dim (`UpsampleLinear`, `UpsampleNearest`).
+    pub fn resize(
         &mut self,
         x: TensorRef,
         dim: i64,
         size: Expr,
-        align_corners: bool,
+        op: impl FnOnce(usize) -> Op,
         span: Span,
     ) -> Result<TensorRef> {
         let rank = self.shape_of(&x).len();
         let dim = rules::normalize_dim(&op_ctx("interpolate", span), dim, rank)?;
-        let op = Op::UpsampleLinear { dim, align_corners };
-        self.push(op, &[x], span, |env, ctx, shapes| {
+        self.push(op(dim), &[x], span, |env, ctx, shapes| {
             let mut shape = shapes[0].clone();
             shape[dim] = rules::resized(env, ctx, &shapes[0][dim], &size)?;
             Ok(shape)
         })
-    }
-
-    /// `F.interpolate(..., mode='nearest', size=...)` along `dim` to `size` positions.
-    pub fn upsample_nearest(
-        &mut self,
-        x: TensorRef,
-        dim: i64,
-        size: Expr,
-        span: Span,
-    ) -> Result<TensorRef> {
-        let rank = self.shape_of(&x).len();
-        let dim = rules::normalize_dim(&op_ctx("interpolate", span), dim, rank)?;
-        self.push(
-            Op::UpsampleNearest { dim },
-            &[x],
-            span,
-            |env, ctx, shapes| {
-                let mut shape = shapes[0].clone();
-                shape[dim] = rules::resized(env, ctx, &shapes[0][dim], &size)?;
-                Ok(shape)
-            },
-        )
     }
 
     fn select(&mut self, x: TensorRef, d: usize, index: Expr, span: Span) -> Result<TensorRef> {

@@ -8,13 +8,14 @@
 //! which appends the node through `Ops` and its shape rule. The same entries give the
 //! `torch` package the methods and functions it generates (`aliases`), and the page's
 //! reference panel and `tailor supported` their "how each op compiles" table.
-//! Invariant: an op is reached by its entry alone (no `match` on its name elsewhere);
+//! Invariant: an op is reached by its entry alone (no `match` on its name; an entry that
+//! shares a build passes it its variant, `|c, a| reduce(c, a, ReduceKind::Sum)`);
 //! every entry's schema parses, its names are unique, and its `example` compiles, lowers
 //! as `lowering` says and agrees with the reference (`tests/it/table.rs`).
 
 use super::call::{Call, Raise};
 use super::ops::TensorRef;
-use crate::graph::{BinaryOp, DType, Init, PoolKind, ReduceKind, UnaryOp};
+use crate::graph::{BinaryOp, DType, Init, Op, PoolKind, ReduceKind, UnaryOp};
 pub use crate::lower::Lowering;
 use crate::shape::rules::{ConvWindow, ReshapeKind};
 use crate::symbolic::Expr;
@@ -180,26 +181,26 @@ static OPS: &[OpEntry] = &[
     op("minimum", BINARY, &["Tensor.minimum", "torch.minimum"], "torch.minimum(x, 0.5)", BROADCAST, binary),
     op("pow", "Tensor|Scalar input, Tensor|Scalar exponent", &["Tensor.pow", "torch.pow"], "x.abs() ** 1.7", BROADCAST, binary),
     op("where", "Tensor condition, Tensor|Scalar input, Tensor|Scalar other", &["torch.where"], "torch.where(x > 0, x, 0.5)", ("shape::rules::broadcast", Lowering::Map, "graph::eval Op::Where"), where_),
-    op("tril", "Tensor input, int diagonal=0", &["Tensor.tril"], "x.tril()", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Triangle"), triangle),
-    op("triu", "Tensor input, int diagonal=0", &["Tensor.triu"], "x.triu(1)", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Triangle"), triangle),
+    op("tril", "Tensor input, int diagonal=0", &["Tensor.tril"], "x.tril()", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Triangle"), |c, a| triangle(c, a, false)),
+    op("triu", "Tensor input, int diagonal=0", &["Tensor.triu"], "x.triu(1)", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Triangle"), |c, a| triangle(c, a, true)),
     op("arange", "int start, SymInt end, int step=1", &[], "torch.arange(x.shape[3])", ("shape::rules::created", Lowering::Map, "graph::eval Op::Arange"), arange),
     op("to", "Tensor input, str dtype", &[], "x.long()", ("shape::rules::pointwise", Lowering::Map, "graph::eval Op::Cast"), to),
     op("embedding", "Tensor input, Tensor weight", &[], "F.embedding((x.abs() * 4).long(), self.table)", ("ids.shape + [weight.shape[1]]", Lowering::Map, "graph::eval::embedding"), embedding),
     op("batch_norm", "Tensor input, Tensor?[] state, int features, float eps", &[], "F.batch_norm(x, torch.zeros(4), torch.ones(4))", ("shape::rules::batch_norm", Lowering::Map, "graph::eval::batch_norm"), batch_norm),
-    op("sum", REDUCTION, &["Tensor.sum"], "x.sum(dim=(2, 3))", REDUCE, reduce),
-    op("mean", REDUCTION, &["Tensor.mean"], "x.mean(-1, keepdim=True)", REDUCE, reduce),
-    op("amax", REDUCTION, &["Tensor.amax"], "x.amax(1)", REDUCE, reduce),
-    op("softmax", "Tensor input, int[]? dim", &[], "x.softmax(-1)", ROW, softmax),
-    op("log_softmax", "Tensor input, int[]? dim", &[], "F.log_softmax(x, dim=1)", (ROW.0, Lowering::Rows, "graph::log_softmax_row"), softmax),
+    op("sum", REDUCTION, &["Tensor.sum"], "x.sum(dim=(2, 3))", REDUCE, |c, a| reduce(c, a, ReduceKind::Sum)),
+    op("mean", REDUCTION, &["Tensor.mean"], "x.mean(-1, keepdim=True)", REDUCE, |c, a| reduce(c, a, ReduceKind::Mean)),
+    op("amax", REDUCTION, &["Tensor.amax"], "x.amax(1)", REDUCE, |c, a| reduce(c, a, ReduceKind::Amax)),
+    op("softmax", "Tensor input, int[]? dim", &[], "x.softmax(-1)", ROW, |c, a| softmax(c, a, false)),
+    op("log_softmax", "Tensor input, int[]? dim", &[], "F.log_softmax(x, dim=1)", (ROW.0, Lowering::Rows, "graph::log_softmax_row"), |c, a| softmax(c, a, true)),
     op("layer_norm", "Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05", &[], "F.layer_norm(x, (6,))", ("shape::rules::layer_norm", Lowering::Rows, "graph::layer_norm_row"), layer_norm),
     op("matmul", "Tensor input, Tensor other", &["Tensor.matmul", "torch.matmul"], "x @ x.transpose(2, 3)", ("shape::rules::matmul", Lowering::Gemm, "graph::eval::matmul"), matmul),
     op("linear", "Tensor input, Tensor weight, Tensor? bias=None", &[], "F.linear(x, torch.randn(5, 6), torch.randn(5))", ("shape::rules::linear", Lowering::Gemm, "graph::eval::linear"), linear),
     op("conv", "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups=1", &[], "F.conv2d(x, self.kernel, padding=1)", ("shape::rules::conv", Lowering::Conv, "graph::eval::conv"), conv),
     op("conv_transpose", "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups=1", &[], "F.conv_transpose2d(x, self.kernel_t, stride=2)", ("shape::rules::conv_transpose", Lowering::Conv, "graph::eval::conv_transpose"), conv_transpose),
-    op("max_pool2d", "Tensor input, int[] kernel_size, int[] stride, int[] padding", &[], "F.max_pool2d(x, 2)", POOL, pool),
-    op("avg_pool2d", "Tensor input, int[] kernel_size, int[] stride, int[] padding", &[], "F.avg_pool2d(x, 3, stride=1, padding=1)", POOL, pool),
-    op("reshape", "Tensor input, SymInt[] shape", &[], "x.reshape(2, -1)", RESHAPE, reshape),
-    op("view", "Tensor input, SymInt[] shape", &[], "x.view(2, 4, 36)", RESHAPE, reshape),
+    op("max_pool2d", "Tensor input, int[] kernel_size, int[] stride, int[] padding", &[], "F.max_pool2d(x, 2)", POOL, |c, a| pool(c, a, PoolKind::Max)),
+    op("avg_pool2d", "Tensor input, int[] kernel_size, int[] stride, int[] padding", &[], "F.avg_pool2d(x, 3, stride=1, padding=1)", POOL, |c, a| pool(c, a, PoolKind::Avg)),
+    op("reshape", "Tensor input, SymInt[] shape", &[], "x.reshape(2, -1)", RESHAPE, |c, a| reshape(c, a, ReshapeKind::Reshape)),
+    op("view", "Tensor input, SymInt[] shape", &[], "x.view(2, 4, 36)", RESHAPE, |c, a| reshape(c, a, ReshapeKind::View)),
     op("contiguous", "Tensor input", &[], "x.transpose(1, 2).contiguous()", ("shape::layout::contiguous", Lowering::View, "graph::eval Op::Reshape"), contiguous),
     op("flatten", "Tensor input, int start_dim=0, int end_dim=-1", &["Tensor.flatten"], "x.flatten(1)", RESHAPE, flatten),
     op("unsqueeze", "Tensor input, int dim", &["Tensor.unsqueeze"], "x.unsqueeze(0)", RESHAPE, unsqueeze),
@@ -579,12 +580,15 @@ fn binary(call: &Call<'_>, args: &Bound<'_>) -> Built {
         args.tensor_or_scalar(call, "input")?,
         args.tensor_or_scalar(call, second)?,
     );
+    let Some(op) = BinaryOp::named(name) else {
+        return Err(call.unsupported(format!("the operator '{name}' on tensors"), ""));
+    };
     if !call.is_capturing()
         && let Some(scaled) = call.outside_forward(name, lhs, rhs)?
     {
         return Ok(scaled);
     }
-    if name == "pow"
+    if op == BinaryOp::Pow
         && call.is_tensor(lhs)
         && !call.is_tensor(rhs)
         && let Some(exponent) = call.scalar(rhs)
@@ -592,9 +596,6 @@ fn binary(call: &Call<'_>, args: &Bound<'_>) -> Built {
         let x = call.tensor(lhs)?;
         return call.tensor_op(|ops, span| ops.pow(x, exponent, span));
     }
-    let Some(op) = BinaryOp::named(name) else {
-        return Err(call.unsupported(format!("the operator '{name}' on tensors"), ""));
-    };
     let vm = call.vm();
     match (call.is_tensor(lhs), call.is_tensor(rhs)) {
         (true, true) => {
@@ -652,8 +653,8 @@ fn where_(call: &Call<'_>, args: &Bound<'_>) -> Built {
     call.tensor_op(|ops, span| ops.where_(cond, a, b, span))
 }
 
-fn triangle(call: &Call<'_>, args: &Bound<'_>) -> Built {
-    let upper = args.entry.name == "triu";
+/// `tril`, or `triu` when `upper`.
+fn triangle(call: &Call<'_>, args: &Bound<'_>, upper: bool) -> Built {
     let x = args.tensor(call, "input")?;
     let diagonal = args.int(call, "diagonal")?;
     call.tensor_op(|ops, span| ops.triangle(upper, x, diagonal, span))
@@ -738,21 +739,16 @@ fn batch_norm(call: &Call<'_>, args: &Bound<'_>) -> Built {
     call.tensor_op(|ops, span| ops.batch_norm(&inputs, features, eps, span))
 }
 
-fn reduce(call: &Call<'_>, args: &Bound<'_>) -> Built {
+fn reduce(call: &Call<'_>, args: &Bound<'_>, kind: ReduceKind) -> Built {
     let what = args.entry.name;
-    let kind = match what {
-        "sum" => ReduceKind::Sum,
-        "mean" => ReduceKind::Mean,
-        _ => ReduceKind::Amax,
-    };
     let x = args.tensor(call, "input")?;
     let dims = args.dims(call, "dim")?;
     let keepdim = args.bool(call, "keepdim")?;
     call.tensor_op(|ops, span| ops.reduce(kind, what, x, dims, keepdim, span))
 }
 
-fn softmax(call: &Call<'_>, args: &Bound<'_>) -> Built {
-    let log = args.entry.name == "log_softmax";
+/// `softmax`, or `log_softmax` when `log`.
+fn softmax(call: &Call<'_>, args: &Bound<'_>, log: bool) -> Built {
     let x = args.tensor(call, "input")?;
     let dims = args.dims(call, "dim")?;
     call.tensor_op(|ops, span| ops.softmax(log, x, dims, span))
@@ -812,12 +808,7 @@ fn conv_transpose(call: &Call<'_>, args: &Bound<'_>) -> Built {
     call.tensor_op(|ops, span| ops.conv_transpose(&inputs, window, output_padding, span))
 }
 
-fn pool(call: &Call<'_>, args: &Bound<'_>) -> Built {
-    let kind = if args.entry.name == "max_pool2d" {
-        PoolKind::Max
-    } else {
-        PoolKind::Avg
-    };
+fn pool(call: &Call<'_>, args: &Bound<'_>, kind: PoolKind) -> Built {
     let x = args.tensor(call, "input")?;
     let kernel = args.ints(call, "kernel_size")?;
     let stride = args.ints(call, "stride")?;
@@ -826,12 +817,7 @@ fn pool(call: &Call<'_>, args: &Bound<'_>) -> Built {
 }
 
 /// `x.reshape(shape)`, or `x.view(shape)`: `reshape` that raises where it would copy.
-fn reshape(call: &Call<'_>, args: &Bound<'_>) -> Built {
-    let kind = if args.entry.name == "view" {
-        ReshapeKind::View
-    } else {
-        ReshapeKind::Reshape
-    };
+fn reshape(call: &Call<'_>, args: &Bound<'_>, kind: ReshapeKind) -> Built {
     let target = args.sym_ints(call, "shape")?;
     let x = args.tensor(call, "input")?;
     call.tensor_op(|ops, span| ops.reshape(x, target, kind, span))
@@ -917,7 +903,10 @@ fn upsample_linear(call: &Call<'_>, args: &Bound<'_>) -> Built {
     let size = args.sym_int(call, "size")?;
     let align_corners = args.bool(call, "align_corners")?;
     let x = args.tensor(call, "input")?;
-    call.tensor_op(|ops, span| ops.upsample_linear(x, dim, size, align_corners, span))
+    call.tensor_op(|ops, span| {
+        let op = |dim| Op::UpsampleLinear { dim, align_corners };
+        ops.resize(x, dim, size, op, span)
+    })
 }
 
 /// `F.interpolate(..., mode='nearest', size=...)` along `dim` to `size` (an int or a size).
@@ -925,7 +914,7 @@ fn upsample_nearest(call: &Call<'_>, args: &Bound<'_>) -> Built {
     let dim = args.int(call, "dim")?;
     let size = args.sym_int(call, "size")?;
     let x = args.tensor(call, "input")?;
-    call.tensor_op(|ops, span| ops.upsample_nearest(x, dim, size, span))
+    call.tensor_op(|ops, span| ops.resize(x, dim, size, |dim| Op::UpsampleNearest { dim }, span))
 }
 
 fn cat(call: &Call<'_>, args: &Bound<'_>) -> Built {

@@ -1001,7 +1001,7 @@ pub fn check_embedding_ids(graph: &Graph, inputs: &[Tensor]) -> Result<(), EvalE
         if let Some(&id) = tensor
             .data
             .iter()
-            .find(|&&value| value < 0.0 || value >= rows as f32)
+            .find(|&&value| outside_table(value, rows as usize))
         {
             return Err(EvalError::IdOutOfRange {
                 node: node.name.clone(),
@@ -1011,6 +1011,11 @@ pub fn check_embedding_ids(graph: &Graph, inputs: &[Tensor]) -> Result<(), EvalE
         }
     }
     Ok(())
+}
+
+/// Whether an id (a whole number in its float32 carrier) picks no row of a `rows`-row table.
+fn outside_table(id: f32, rows: usize) -> bool {
+    id < 0.0 || id >= rows as f32
 }
 
 /// The rows of `weight` the ids pick; an id outside the table is PyTorch's IndexError.
@@ -1023,7 +1028,7 @@ fn embedding(
     let (rows, width) = (weight.shape[0], weight.shape[1]);
     let mut data = Vec::with_capacity(indices.len() * width);
     for &value in &indices.data {
-        if value < 0.0 || value >= rows as f32 {
+        if outside_table(value, rows) {
             return Err(EvalError::IdOutOfRange {
                 node: node.to_string(),
                 id: value,
