@@ -142,7 +142,9 @@ fn verify_emitted(schedule: &Schedule, wgsl: &[Wgsl]) -> Result<(), CompileError
             )));
         }
         let buffer_ok = |resource: &Resource| match resource {
-            Resource::Read(id) | Resource::Write(id) => id.index() < schedule.buffers.len(),
+            Resource::Read(id) | Resource::ReadVec4(id) | Resource::Write(id) => {
+                id.index() < schedule.buffers.len()
+            }
             Resource::Dims => true,
         };
         if !shader.resources.iter().all(buffer_ok) {

@@ -20,7 +20,7 @@
 mod body;
 mod value;
 
-use crate::lower::{BufferId, Kernel, Schedule};
+use crate::lower::{Body, BufferId, GemmStrategy, Kernel, Schedule};
 use crate::symbolic::{Bindings, Expr, Sym, SymbolNames, WGSL_HELPERS, WGSL_RATIO_HELPER};
 use std::fmt::Write;
 
@@ -87,6 +87,9 @@ impl<'a> Specialization<'a> {
 pub enum Resource {
     /// A storage buffer read by the kernel.
     Read(BufferId),
+    /// A storage buffer read by the kernel as `vec4`s: a blocked product's operand whose
+    /// reduction runs along aligned runs of 4 (`lower::Kernel::vec4_operands`).
+    ReadVec4(BufferId),
     /// The storage buffer the kernel writes.
     Write(BufferId),
     /// The `dims` uniform (dynamic mode, when the kernel uses any symbol).
@@ -123,18 +126,25 @@ fn emit_kernel(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) 
         Mode::Static => Vec::new(),
         Mode::Override | Mode::Dynamic => kernel.shape_syms(),
     };
+    let vec4 = match &kernel.body {
+        Body::Gemm(gemm) if gemm.strategy == GemmStrategy::Blocked => kernel.vec4_operands(),
+        _ => None,
+    };
     let mut resources: Vec<Resource> = kernel
         .reads()
         .into_iter()
         .filter(|&id| id != kernel.output)
-        .map(Resource::Read)
+        .map(|id| match &vec4 {
+            Some(v) if v.a == id || v.b == id => Resource::ReadVec4(id),
+            _ => Resource::Read(id),
+        })
         .collect();
     resources.push(Resource::Write(kernel.output));
     if mode == Mode::Dynamic && !symbols.is_empty() {
         resources.push(Resource::Dims);
     }
     let writer = value::Writer::new(schedule, kernel, spec);
-    let body = body::emit(&writer);
+    let body = body::emit(&writer, vec4.as_ref());
     let mut source = format!(
         "// {}: {} ({} sizes)\n",
         kernel.name,
@@ -153,6 +163,10 @@ fn emit_kernel(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) 
         let declaration = match resource {
             Resource::Read(id) => format!(
                 "var<storage, read> {}: array<f32>",
+                schedule.buffer(*id).name
+            ),
+            Resource::ReadVec4(id) => format!(
+                "var<storage, read> {}: array<vec4<f32>>",
                 schedule.buffer(*id).name
             ),
             Resource::Write(id) => format!(

@@ -252,3 +252,68 @@ fn a_product_runs_its_large_form_only_where_its_tiles_are_full_and_it_is_large()
         Some(GemmStrategy::Tiled)
     );
 }
+
+#[test]
+fn a_blocked_product_reads_vec4s_only_along_aligned_unit_strides() {
+    let blocked = |init: &str, forward: &str, x: &str| {
+        let schedule = schedule(init, forward, x);
+        let kernel = schedule.kernels[0].with_strategy(GemmStrategy::Blocked);
+        (kernel.vec4_operands(), schedule, kernel)
+    };
+    // A linear layer: x[row, kk] and weight[col, kk], both contiguous along kk.
+    let (vec4, schedule, kernel) = blocked(
+        "self.fc = nn.Linear(64, 128)",
+        "return self.fc(x)",
+        "x=8,64",
+    );
+    let vec4 = vec4.expect("a linear layer of 64 inputs reads vec4s");
+    assert_eq!(schedule.buffer(vec4.a).name, "in0");
+    assert_eq!(schedule.buffer(vec4.b).name, "p_fc_weight");
+    let (row, col) = (Expr::sym(kernel.vars[1].sym), Expr::sym(kernel.vars[2].sym));
+    assert_eq!(vec4.a_base, &Expr::int(16) * &row, "vec4 16*row of in0");
+    assert_eq!(
+        vec4.b_base,
+        &Expr::int(16) * &col,
+        "vec4 16*col of the weight"
+    );
+    let s0 = schedule.input_shapes[0][0]
+        .as_sym()
+        .expect("a dynamic batch");
+    let mut bindings = Bindings::new();
+    bindings.set(s0, 9);
+    // Four rows per thread: ceil(9 / 4) * (128 / 4) = 96 threads, 2 workgroups.
+    assert_eq!(kernel.workgroups.eval(&bindings), Some(2));
+    // 30 inputs: kk runs in steps of 1 from 30*row, not a multiple of 4.
+    let (vec4, _, kernel) = blocked(
+        "self.fc = nn.Linear(30, 128)",
+        "return self.fc(x)",
+        "x=8,30",
+    );
+    assert_eq!(vec4, None);
+    assert_eq!(
+        kernel.workgroups.eval(&bindings),
+        Some(1),
+        "8 rows per thread"
+    );
+    // x @ w with w as [k, n]: b strides by n along kk.
+    let (vec4, _, _) = blocked(
+        "self.w = nn.Parameter(torch.randn(64, 128))",
+        "return x @ self.w",
+        "x=8,64",
+    );
+    assert_eq!(vec4, None);
+    // x @ w.t(): the transpose is a view, so b is w[col, kk] again.
+    let (vec4, _, _) = blocked(
+        "self.w = nn.Parameter(torch.randn(128, 64))",
+        "return x @ self.w.t()",
+        "x=8,64",
+    );
+    assert!(vec4.is_some(), "a transposed view reads along its rows");
+    // A residual that reads the product's input again keeps scalar reads.
+    let (vec4, _, _) = blocked(
+        "self.fc = nn.Linear(64, 64)",
+        "return self.fc(x) + x",
+        "x=8,64",
+    );
+    assert_eq!(vec4, None);
+}

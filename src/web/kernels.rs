@@ -253,6 +253,11 @@ pub(super) fn wgsl_views(schedule: &Schedule, emitted: &[Wgsl]) -> Vec<WgslView>
                         access: "read",
                         name: schedule.buffer(*id).name.clone(),
                     },
+                    Resource::ReadVec4(id) => BindingView {
+                        binding,
+                        access: "read (vec4)",
+                        name: schedule.buffer(*id).name.clone(),
+                    },
                     Resource::Write(id) => BindingView {
                         binding,
                         access: "read_write",

@@ -148,7 +148,7 @@ impl Gpu {
                 .map(|(binding, resource)| wgpu::BindGroupEntry {
                     binding: binding as u32,
                     resource: match resource {
-                        Resource::Read(id) | Resource::Write(id) => {
+                        Resource::Read(id) | Resource::ReadVec4(id) | Resource::Write(id) => {
                             buffers[id.index()].as_entire_binding()
                         }
                         Resource::Dims => {

@@ -52,7 +52,8 @@ impl Gpu {
                 return Err(error);
             }
             for resource in &wgsl.resources {
-                if let Resource::Read(id) | Resource::Write(id) = resource {
+                if let Resource::Read(id) | Resource::ReadVec4(id) | Resource::Write(id) = resource
+                {
                     let bytes = (lens[id.index()] * 4) as u64;
                     let max = limits
                         .max_storage_buffer_binding_size
