@@ -152,10 +152,22 @@ struct Ran {
     run_ms: f64,
     kernel_ms: Vec<(String, f64)>,
     timing: String,
-    products: Vec<(String, GemmStrategy)>,
+    products: Vec<ProductRun>,
     host_ms: f64,
     arena_bytes: usize,
     scratch_bytes: usize,
+}
+
+/// A product kernel of a GPU call: the form it ran with at the call's sizes, and the large
+/// form that was building on another thread while it ran naive (tiers).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProductRun {
+    /// The product kernel.
+    pub kernel: String,
+    /// The form it ran with.
+    pub strategy: GemmStrategy,
+    /// The form building in the background, when this call ran the naive tier for it.
+    pub building: Option<GemmStrategy>,
 }
 
 impl Backend {
@@ -241,6 +253,31 @@ impl Backend {
         if let Some(slot) = &self.gpu {
             slot.hold().await.gpu().force_product_strategy(strategy);
         }
+    }
+
+    /// Turns tiers on or off on the GPU (`Gpu::set_tiers`: a product runs naive while its
+    /// large form builds on another thread); returns whether they were on. The benchmark
+    /// measures both ways.
+    #[cfg(feature = "gpu")]
+    pub async fn set_tiers(&self, on: bool) -> bool {
+        match &self.gpu {
+            Some(slot) => {
+                let mut held = slot.hold().await;
+                let was = held.gpu().tiers();
+                held.gpu().set_tiers(on);
+                was
+            }
+            None => false,
+        }
+    }
+
+    /// Waits until the GPU's background builds are in its pipeline cache.
+    #[cfg(feature = "gpu")]
+    pub async fn wait_for_builds(&self) -> Result<(), Error> {
+        if let Some(slot) = &self.gpu {
+            slot.hold().await.gpu().wait_for_builds()?;
+        }
+        Ok(())
     }
 
     /// Drops the GPU's cached pipelines and pooled buffers, so the next builds pay what a
@@ -342,7 +379,19 @@ impl Backend {
                     run_ms: (finished - prepared - pipeline_ms).max(0.0),
                     kernel_ms: run.kernel_ms,
                     timing,
-                    products: run.products,
+                    products: run
+                        .products
+                        .into_iter()
+                        .map(|(kernel, strategy)| ProductRun {
+                            building: run
+                                .building
+                                .iter()
+                                .find(|b| b.kernel == kernel)
+                                .map(|b| b.strategy),
+                            kernel,
+                            strategy,
+                        })
+                        .collect(),
                     host_ms: run.host_ms,
                     arena_bytes: 0,
                     scratch_bytes: 0,
@@ -428,8 +477,9 @@ pub struct Outcome {
     /// How `kernel_ms` was measured: `timestamps`, `submit_to_done`, or `off`.
     pub timing: String,
     /// On the GPU, each product kernel and the strategy it ran with at this call's sizes
-    /// (`GemmStrategy::for_sizes`); empty on the CPU backend, whose products are its own.
-    pub products: Vec<(String, GemmStrategy)>,
+    /// (`GemmStrategy::for_sizes`), and the large form building meanwhile (tiers); empty on
+    /// the CPU backend, whose products are its own.
+    pub products: Vec<ProductRun>,
     /// The host CPU's part of `run_ms`: on the GPU, finding or making the call's buffers and
     /// bind groups, writing inputs, recording and submitting (the rest is the device's work
     /// and read-back); on the CPU backend, all of it.

@@ -28,9 +28,9 @@ pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
     let products: Vec<ProductRun> = ran
         .products
         .iter()
-        .map(|(kernel, strategy)| ProductRun {
-            kernel: kernel.clone(),
-            strategy: strategy.name(),
+        .map(|product| ProductRun {
+            kernel: product.kernel.clone(),
+            strategy: product.strategy.name(),
         })
         .collect();
     set(result, "products", &to_js(&products));
@@ -57,7 +57,8 @@ pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
     }
 }
 
-/// A product kernel and the strategy it ran with (`tiled` or `naive`).
+/// A product kernel and the strategy it ran with (`tiled`, `blocked` or `naive`). The page
+/// has no tiers (`runtime::gpu::tiers`): every form it runs was built on the call's path.
 #[derive(Serialize)]
 struct ProductRun {
     kernel: String,

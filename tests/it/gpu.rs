@@ -289,10 +289,17 @@ fn a_product_runs_naive_at_small_sizes_and_in_the_adapters_large_form_at_large_o
         );
         let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
         let mut ran = Vec::new();
+        // Without tiers, a call waits for its large form (a hardware GPU has them on).
+        let tiers = gpu.tiers();
+        gpu.set_tiers(false);
         // 8 rows through 64 -> 128 -> 64 is 2^17 multiply-adds per layer; 1024 rows 2^23.
         for batch in [8, 1024, 8] {
             let inputs = inputs(&[vec![batch, 64]], batch as u64);
-            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false)).expect("runs");
+            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false));
+            let run = run.unwrap_or_else(|e| {
+                gpu.set_tiers(tiers);
+                panic!("runs: {e}")
+            });
             assert_close(
                 &format!("simplenet x={batch},64"),
                 &run.outputs,
@@ -319,6 +326,62 @@ fn a_product_runs_naive_at_small_sizes_and_in_the_adapters_large_form_at_large_o
                 format!("1024: {large} {large}"),
                 "8: naive naive".to_string()
             ]
+        );
+        gpu.set_tiers(tiers);
+    });
+}
+
+#[test]
+fn with_tiers_a_large_product_runs_naive_until_its_large_form_is_built_in_the_background() {
+    if !tailor::runtime::gpu::TIERS_AVAILABLE {
+        return;
+    }
+    with_gpu(|gpu| {
+        let compiled = compile(
+            &models::get("simplenet").source,
+            "x=8,64",
+            DynamicMode::True,
+        );
+        let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+        let tiers = gpu.tiers();
+        gpu.set_tiers(true);
+        gpu.clear_cache();
+        let large = gpu.large_products();
+        let before = gpu.stats();
+        let mut call = |gpu: &mut Gpu, batch: usize| {
+            let inputs = inputs(&[vec![batch, 64]], batch as u64);
+            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false));
+            let run = run.unwrap_or_else(|e| panic!("x={batch},64 runs: {e}"));
+            assert_close(
+                &format!("simplenet x={batch},64"),
+                &run.outputs,
+                &reference(&compiled.graph, &inputs),
+                GPU_TOLERANCE,
+            );
+            let products: Vec<&str> = run.products.iter().map(|(_, s)| s.name()).collect();
+            let building: Vec<&str> = run.building.iter().map(|b| b.strategy.name()).collect();
+            (products.join(" "), building.join(" "))
+        };
+        // The first large call runs the naive tier and starts both large forms building.
+        let first = call(gpu, 1024);
+        let building = gpu.stats().pipelines_created - before.pipelines_created;
+        gpu.wait_for_builds().expect("the large forms build");
+        let after_wait = gpu.stats();
+        // Once built, the next large call runs them; small calls stay naive throughout.
+        let tuned = call(gpu, 1024);
+        let small = call(gpu, 8);
+        let end = gpu.stats();
+        gpu.set_tiers(tiers);
+        let large = large.name();
+        assert_eq!(first, ("naive naive".into(), format!("{large} {large}")));
+        assert_eq!(building, 2, "the call built its two naive pipelines itself");
+        assert_eq!(after_wait.background_builds - before.background_builds, 2);
+        assert!(after_wait.background_ms > before.background_ms);
+        assert_eq!(tuned, (format!("{large} {large}"), String::new()));
+        assert_eq!(small, ("naive naive".into(), String::new()));
+        assert_eq!(
+            end.pipelines_created, after_wait.pipelines_created,
+            "nothing new"
         );
     });
 }

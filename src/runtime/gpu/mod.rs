@@ -3,9 +3,11 @@
 //!
 //! In: a [`Program`] (a schedule, the mode its sizes are passed in, and its WGSL) and one
 //! call's input tensors. Out: the returned tensors, read back asynchronously, and per-kernel
-//! times (timestamp queries where the adapter has them, else submit-to-done). Pipelines
-//! are cached by WGSL source and override values, buffers are pooled by size, parameters
-//! are uploaded once per program. Invariants: every failure is a [`GpuError`] value, never
+//! times (timestamp queries where the adapter has them, else submit-to-done). Each product
+//! runs the form its sizes want (naive, blocked or tiled); with tiers (`tiers.rs`) a
+//! large form still building on another thread is stood in for by the naive one.
+//! Pipelines are cached by WGSL source and override values, buffers are pooled by size,
+//! parameters are uploaded once per program. Invariants: every failure is a [`GpuError`] value, never
 //! a panic — no adapter, a lost device (recreated, and the call retried once), out of
 //! memory, and limits (buffer binding size, storage buffers per stage, workgroups per grid
 //! dimension) checked before anything is dispatched, naming the kernel; nothing blocks on
@@ -17,6 +19,7 @@ mod pipelines;
 mod pool;
 mod readback;
 mod recovery;
+mod tiers;
 
 use crate::codegen::{self, Mode, Specialization, Wgsl};
 use crate::graph::Tensor;
@@ -31,6 +34,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+pub use tiers::{TIERS_AVAILABLE, TierBuild};
 
 /// Why the GPU could not run a program.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -116,6 +120,11 @@ pub struct GpuStats {
     pub devices_recreated: usize,
     /// Bind groups created: a call's first at its size class, none on the steady path.
     pub bind_groups_created: usize,
+    /// Pipelines of products' large forms built on another thread while calls ran their
+    /// naive tier (counted in `pipelines_created` too).
+    pub background_builds: usize,
+    /// Their build time, in ms (no call waited for it).
+    pub background_ms: f64,
 }
 
 /// How per-kernel times were measured.
@@ -141,6 +150,9 @@ pub struct GpuRun {
     pub timing: Timing,
     /// Each product kernel and the strategy it ran with at this call's sizes.
     pub products: Vec<(String, GemmStrategy)>,
+    /// The products that ran their naive tier because their large form was still building
+    /// on another thread.
+    pub building: Vec<TierBuild>,
     /// The CPU's part of the call, in ms: resources found or made, inputs written, passes
     /// recorded and submitted (the rest of the call is the device's work and read-back).
     pub host_ms: f64,
@@ -221,57 +233,72 @@ impl Program {
         }
     }
 
-    /// Chooses each kernel's form for a call of these sizes: a tiled product runs as
+    /// The form each kernel wants for a call of these sizes: a tiled product runs as
     /// `GemmStrategy::for_sizes` says (`large` where its tiles pay, naive where they do not),
-    /// or as `forced` says (a form other than the lowered one emitted on first use), and its
-    /// workgroup count in `sizes` becomes that form's. Returns, per kernel, the strategy it
-    /// runs with (`None` for kernels that are not products).
+    /// or as `forced` says; `None` for kernels that are not products.
+    fn wanted_forms(
+        &self,
+        bindings: &Bindings,
+        large: GemmStrategy,
+        forced: Option<GemmStrategy>,
+    ) -> Vec<Option<GemmStrategy>> {
+        self.schedule
+            .kernels
+            .iter()
+            .map(|kernel| {
+                let lowered = match &kernel.body {
+                    Body::Gemm(gemm) => Some(gemm.strategy),
+                    _ => None,
+                };
+                match (forced, lowered) {
+                    (Some(forced), Some(GemmStrategy::Tiled)) => Some(forced),
+                    _ => kernel.strategy_at(bindings, large).or(lowered),
+                }
+            })
+            .collect()
+    }
+
+    /// Emits every form of `chosen` other than the lowered one (once per program), and sets
+    /// each kernel's workgroup count in `sizes` to its form's.
     fn choose_forms(
         &mut self,
         sizes: &mut Sizes,
-        large: GemmStrategy,
-        forced: Option<GemmStrategy>,
-    ) -> Result<Vec<Option<GemmStrategy>>, GpuError> {
-        let mut chosen = Vec::with_capacity(self.schedule.kernels.len());
+        chosen: &[Option<GemmStrategy>],
+    ) -> Result<(), GpuError> {
         for (k, kernel) in self.schedule.kernels.iter().enumerate() {
             let lowered = match &kernel.body {
                 Body::Gemm(gemm) => Some(gemm.strategy),
                 _ => None,
             };
-            let strategy = match (forced, lowered) {
-                (Some(forced), Some(GemmStrategy::Tiled)) => Some(forced),
-                _ => kernel.strategy_at(&sizes.bindings, large).or(lowered),
-            };
-            if let Some(other) = strategy
+            let Some(other) = chosen[k]
                 .filter(|&s| lowered == Some(GemmStrategy::Tiled) && s != GemmStrategy::Tiled)
-            {
-                let (schedule, mode, fixed) = (&self.schedule, self.mode, &self.static_bindings);
-                let form = self.forms[k].entry(other).or_insert_with(|| {
-                    let kernel = kernel.with_strategy(other);
-                    let fixed = fixed.clone().unwrap_or_default();
-                    let wgsl =
-                        codegen::emit_wgsl(schedule, &kernel, &Specialization::of(mode, &fixed));
-                    ProductForm {
-                        source_hash: source_hash(&wgsl),
-                        kernel,
-                        wgsl,
-                    }
-                });
-                let workgroups = &form.kernel.workgroups;
-                sizes.workgroups[k] = workgroups
-                    .eval(&sizes.bindings)
-                    .filter(|&n| n >= 0)
-                    .ok_or_else(|| RunError::Size {
-                        what: format!("{} workgroups", form.kernel.name),
-                        expr: workgroups.to_string(),
-                    })? as u64;
-            }
-            chosen.push(strategy);
+            else {
+                continue;
+            };
+            let (schedule, mode, fixed) = (&self.schedule, self.mode, &self.static_bindings);
+            let form = self.forms[k].entry(other).or_insert_with(|| {
+                let kernel = kernel.with_strategy(other);
+                let fixed = fixed.clone().unwrap_or_default();
+                let wgsl = codegen::emit_wgsl(schedule, &kernel, &Specialization::of(mode, &fixed));
+                ProductForm {
+                    source_hash: source_hash(&wgsl),
+                    kernel,
+                    wgsl,
+                }
+            });
+            let workgroups = &form.kernel.workgroups;
+            sizes.workgroups[k] = workgroups
+                .eval(&sizes.bindings)
+                .filter(|&n| n >= 0)
+                .ok_or_else(|| RunError::Size {
+                    what: format!("{} workgroups", form.kernel.name),
+                    expr: workgroups.to_string(),
+                })? as u64;
         }
-        Ok(chosen)
+        Ok(())
     }
 
-    /// Each kernel's WGSL for a call, given what [`Program::choose_forms`] chose.
+    /// Each kernel's WGSL for a call, given the forms [`Program::choose_forms`] emitted.
     fn launches(&self, chosen: &[Option<GemmStrategy>]) -> Vec<Launch<'_>> {
         chosen
             .iter()
@@ -336,6 +363,11 @@ pub struct Gpu {
     stats: GpuStats,
     /// Runs every tiled product with this strategy instead of choosing by its sizes.
     forced_strategy: Option<GemmStrategy>,
+    /// Whether a product runs naive while its large form builds on another thread.
+    tiers: bool,
+    /// Large forms building on other threads, by pipeline key.
+    #[cfg(not(target_arch = "wasm32"))]
+    building: HashMap<pipelines::PipelineKey, tiers::Building>,
     clock: Box<dyn Fn() -> f64 + Send + Sync>,
 }
 
@@ -367,6 +399,7 @@ impl Gpu {
                 || crate::runtime::is_software_adapter(&info.name),
         };
         let (device, queue, limits) = open_device(&adapter).await?;
+        let tiers = TIERS_AVAILABLE && !summary.emulated;
         let mut gpu = Gpu {
             instance,
             adapter,
@@ -383,6 +416,9 @@ impl Gpu {
             param_bytes: 0,
             stats: GpuStats::default(),
             forced_strategy: None,
+            tiers,
+            #[cfg(not(target_arch = "wasm32"))]
+            building: HashMap::new(),
             clock,
         };
         gpu.watch_device();
@@ -407,6 +443,7 @@ impl Gpu {
     /// adapter info names SwiftShader where wgpu's does not).
     pub fn mark_emulated(&mut self) {
         self.summary.emulated = true;
+        self.tiers = false;
     }
 
     /// The form large products run in on this adapter (convolutions excepted: see
@@ -464,8 +501,11 @@ impl Gpu {
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
         let mut sizes = bind(&program.schedule, &shapes, ints)?;
         check_static_sizes(program, &sizes)?;
-        let chosen =
-            program.choose_forms(&mut sizes, self.large_products(), self.forced_strategy)?;
+        let mut chosen =
+            program.wanted_forms(&sizes.bindings, self.large_products(), self.forced_strategy);
+        self.collect_builds(false)?;
+        let building = self.naive_while_building(program, &mut sizes, &mut chosen)?;
+        program.choose_forms(&mut sizes, &chosen)?;
         self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
         self.prepare(program).await?;
         let launches = program.launches(&chosen);
@@ -536,7 +576,46 @@ impl Gpu {
             kernel_ms,
             timing: mode,
             products,
+            building,
             host_ms,
         })
+    }
+
+    /// With tiers on, each product that wants a large form whose pipeline is not built yet
+    /// runs naive instead (`chosen` changed), and that form starts building on another
+    /// thread; returns those products.
+    fn naive_while_building(
+        &mut self,
+        program: &mut Program,
+        sizes: &mut Sizes,
+        chosen: &mut [Option<GemmStrategy>],
+    ) -> Result<Vec<TierBuild>, GpuError> {
+        let large = |s: &Option<GemmStrategy>| s.is_some_and(|s| s != GemmStrategy::Naive);
+        if !self.tiers || self.forced_strategy.is_some() || !chosen.iter().any(large) {
+            return Ok(Vec::new());
+        }
+        program.choose_forms(sizes, chosen)?;
+        let mut building = Vec::new();
+        let launches = program.launches(chosen);
+        for (k, launch) in launches.iter().enumerate() {
+            let Some(strategy) = chosen[k].filter(|s| *s != GemmStrategy::Naive) else {
+                continue;
+            };
+            let key = pipelines::pipeline_key(program, launch, sizes);
+            if !self.ready_or_building(&key, launch, strategy) {
+                building.push((k, strategy));
+            }
+        }
+        for &(k, _) in &building {
+            chosen[k] = Some(GemmStrategy::Naive);
+        }
+        let building = building
+            .into_iter()
+            .map(|(k, strategy)| TierBuild {
+                kernel: program.schedule.kernels[k].name.clone(),
+                strategy,
+            })
+            .collect();
+        Ok(building)
     }
 }

@@ -9,14 +9,29 @@
 //! the device `generation` they were uploaded to.
 
 use super::{Gpu, GpuError, Launch, Program, Resident, STORAGE};
-use crate::codegen::Mode;
+use crate::codegen::{Mode, Wgsl};
 use crate::lower::Role;
 use crate::runtime::Sizes;
 use crate::symbolic::Sym;
 use std::sync::Arc;
 
 /// The pipeline cache's key: a WGSL source's hash and length, and override values.
-type PipelineKey = (u64, usize, Vec<i64>);
+pub(super) type PipelineKey = (u64, usize, Vec<i64>);
+
+/// The cache key of `launch`'s pipeline at these sizes (override code: one per size
+/// binding).
+pub(super) fn pipeline_key(program: &Program, launch: &Launch<'_>, sizes: &Sizes) -> PipelineKey {
+    let overrides = match program.mode {
+        Mode::Override => launch
+            .wgsl
+            .symbols
+            .iter()
+            .map(|&s| sizes.bindings.get(s).unwrap_or_default())
+            .collect(),
+        Mode::Static | Mode::Dynamic => Vec::new(),
+    };
+    (launch.source_hash, launch.wgsl.source.len(), overrides)
+}
 
 impl Gpu {
     /// Uploads the program's parameters to the device, once per device generation.
@@ -67,18 +82,7 @@ impl Gpu {
     ) -> Result<Vec<Arc<wgpu::ComputePipeline>>, GpuError> {
         let keys: Vec<PipelineKey> = launches
             .iter()
-            .map(|launch| {
-                let overrides = match program.mode {
-                    Mode::Override => launch
-                        .wgsl
-                        .symbols
-                        .iter()
-                        .map(|&s| sizes.bindings.get(s).unwrap_or_default())
-                        .collect(),
-                    Mode::Static | Mode::Dynamic => Vec::new(),
-                };
-                (launch.source_hash, launch.wgsl.source.len(), overrides)
-            })
+            .map(|launch| pipeline_key(program, launch, sizes))
             .collect();
         let missing: Vec<usize> = (0..launches.len())
             .filter(|&k| !self.pipelines.contains_key(&keys[k]))
@@ -91,7 +95,7 @@ impl Gpu {
                 if self.pipelines.contains_key(&keys[k]) {
                     continue;
                 }
-                let pipeline = self.create_pipeline(&launches[k], &keys[k].2);
+                let pipeline = build_pipeline(&self.device, launches[k].wgsl, &keys[k].2);
                 self.pipelines.insert(keys[k].clone(), Arc::new(pipeline));
                 created.push(k);
             }
@@ -113,34 +117,34 @@ impl Gpu {
         }
         Ok(keys.iter().map(|key| self.pipelines[key].clone()).collect())
     }
+}
 
-    /// One launch's shader module and pipeline, with these override values; errors surface
-    /// in the caller's error scope.
-    fn create_pipeline(&self, launch: &Launch<'_>, overrides: &[i64]) -> wgpu::ComputePipeline {
-        let wgsl = launch.wgsl;
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&wgsl.kernel),
-                source: wgpu::ShaderSource::Wgsl(wgsl.source.as_str().into()),
-            });
-        let names: Vec<String> = wgsl.symbols.iter().map(Sym::to_string).collect();
-        let constants: Vec<(&str, f64)> = names
-            .iter()
-            .zip(overrides)
-            .map(|(name, &value)| (name.as_str(), value as f64))
-            .collect();
-        self.device
-            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(&wgsl.kernel),
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &constants,
-                    zero_initialize_workgroup_memory: false,
-                },
-                cache: None,
-            })
-    }
+/// A kernel's shader module and pipeline, with these override values; errors surface in
+/// the caller's error scope (on the caller's thread).
+pub(super) fn build_pipeline(
+    device: &wgpu::Device,
+    wgsl: &Wgsl,
+    overrides: &[i64],
+) -> wgpu::ComputePipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(&wgsl.kernel),
+        source: wgpu::ShaderSource::Wgsl(wgsl.source.as_str().into()),
+    });
+    let names: Vec<String> = wgsl.symbols.iter().map(Sym::to_string).collect();
+    let constants: Vec<(&str, f64)> = names
+        .iter()
+        .zip(overrides)
+        .map(|(name, &value)| (name.as_str(), value as f64))
+        .collect();
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(&wgsl.kernel),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    })
 }
