@@ -233,6 +233,9 @@ var<workgroup> tile_b: array<vec4<f32>, {tile_b}>;
 fn naive(w: &Writer<'_>, gemm: &Gemm) -> String {
     let mut text = prologue(w, SMALL_WORKGROUP);
     text.push_str(&define_gemm_sizes(w, gemm));
+    let ((a, b), invariants) = w.hoisting(&[w.kernel.vars[3].sym], "    ", || {
+        (w.value(&gemm.a, "0.0f"), w.value(&gemm.b, "0.0f"))
+    });
     let _ = write!(
         text,
         "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
@@ -242,13 +245,11 @@ fn naive(w: &Writer<'_>, gemm: &Gemm) -> String {
     let bat = gid / (M * N);
     let row = (gid % (M * N)) / N;
     let col = gid % N;
-    var sum = 0.0f;
+{invariants}    var sum = 0.0f;
     for (var kk = 0i; kk < K; kk++) {{
         sum += {a} * {b};
     }}
 ",
-        a = w.value(&gemm.a, "0.0f"),
-        b = w.value(&gemm.b, "0.0f"),
     );
     text.push_str(&store(w, "    ", &gemm.store, &gemm.epilogue, "sum"));
     text.push_str("}\n");
@@ -426,7 +427,10 @@ fn row_reduction(w: &Writer<'_>, rows: &Rows) -> String {
     text.push_str(&w.define("ROWS", &rows.rows));
     text.push_str(&w.define("LEN", &rows.len));
     text.push_str("    let row = wg;\n    let lane = i32(lid);\n");
-    let x = w.value(&rows.input, "0.0f");
+    let (x, invariants) = w.hoisting(&[w.kernel.vars[1].sym], "    ", || {
+        w.value(&rows.input, "0.0f")
+    });
+    text.push_str(&invariants);
     // One strided pass: `var {acc} = {init}; … {acc} = {update};` over this thread's share.
     let pass = |acc: &str, init: &str, update: &str| {
         format!(
@@ -518,11 +522,16 @@ fn pooling(w: &Writer<'_>, pool: &Pool) -> String {
         PoolKind::Max => (LOWEST, "max(acc, x)"),
         PoolKind::Avg => ("0.0f", "acc + x"),
     };
-    let inside: Vec<String> = pool
-        .inside
-        .iter()
-        .map(|b| format!("inside({}, {})", w.expr(&b.expr), w.expr(&b.limit)))
-        .collect();
+    let window = [w.kernel.vars[1].sym, w.kernel.vars[2].sym];
+    let ((inside, x), invariants) = w.hoisting(&window, "    ", || {
+        let inside: Vec<String> = pool
+            .inside
+            .iter()
+            .map(|b| format!("inside({}, {})", w.expr(&b.expr), w.expr(&b.limit)))
+            .collect();
+        (inside, w.value(&pool.value, "0.0f"))
+    });
+    text.push_str(&invariants);
     let (open, close) = if inside.is_empty() {
         (String::new(), String::new())
     } else {
@@ -543,7 +552,6 @@ fn pooling(w: &Writer<'_>, pool: &Pool) -> String {
 ",
         kh = pool.window[0],
         kw = pool.window[1],
-        x = w.value(&pool.value, "0.0f"),
         open_pad = if inside.is_empty() { "" } else { "    " },
     );
     if pool.kind == PoolKind::Avg {

@@ -61,7 +61,7 @@ impl Expr {
 }
 
 impl Atom {
-    fn mentions(&self, sym: Sym) -> bool {
+    pub(super) fn mentions(&self, sym: Sym) -> bool {
         match self.view() {
             AtomView::Sym(s) => s == sym,
             AtomView::Binary(_, a, b) => a.mentions(sym) || b.mentions(sym),

@@ -379,14 +379,28 @@ impl Expr {
     }
 
     /// A WGSL `i32` expression; plain `/` and `%` where the numerator is known non-negative
-    /// under `ranges` and the divisor is a positive constant, otherwise calls to the helpers
+    /// and the divisor positive under `ranges`, otherwise calls to the helpers
     /// in [`WGSL_HELPERS`]. Values are assumed to fit `i32`.
     pub fn to_wgsl(
         &self,
         name: &dyn Fn(Sym) -> String,
         ranges: &dyn Fn(Sym) -> ValueRange,
     ) -> String {
-        wgsl::to_wgsl(self, name, ranges)
+        wgsl::to_wgsl(self, name, ranges, None)
+    }
+
+    /// [`Expr::to_wgsl`] for code inside loops over `loop_vars`: every division, modulo,
+    /// minimum, maximum or float32 step that mentions none of them is offered to
+    /// `hoist` with its WGSL text, inner ones first, and prints as the name `hoist` returns
+    /// (a `let` the caller declares before the loop), or in place where it returns `None`.
+    pub fn to_wgsl_hoisting(
+        &self,
+        name: &dyn Fn(Sym) -> String,
+        ranges: &dyn Fn(Sym) -> ValueRange,
+        loop_vars: &[Sym],
+        hoist: &dyn Fn(&str) -> Option<String>,
+    ) -> String {
+        wgsl::to_wgsl(self, name, ranges, Some((loop_vars, hoist)))
     }
 
     /// Whether `self` and `other` are the same function of the symbols within `ranges`.

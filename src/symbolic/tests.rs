@@ -184,6 +184,8 @@ fn to_wgsl_uses_plain_division_only_when_ranges_prove_it_floors() {
         ("s0 % 4", "sizes", sizes),
         ("s0 % 4", "unbounded", unbounded),
         ("s0//s1", "sizes", sizes),
+        ("s0//s1", "unbounded", unbounded),
+        ("s0 % s1", "sizes", sizes),
         ("Min(s0, 512)*Max(1, s1)", "sizes", sizes),
         ("-(s0//2) + s1**3", "sizes", sizes),
         ("2*s0 - 7", "sizes", sizes),
@@ -202,7 +204,9 @@ fn to_wgsl_uses_plain_division_only_when_ranges_prove_it_floors() {
         (s0 - 3)//2 + 1 [sizes >= 3] => (d0 - 3i) / 2i + 1i
         s0 % 4 [sizes] => d0 % 4i
         s0 % 4 [unbounded] => floor_mod_i32(d0, 4i)
-        s0//s1 [sizes] => floor_div_i32(d0, d1)
+        s0//s1 [sizes] => d0 / d1
+        s0//s1 [unbounded] => floor_div_i32(d0, d1)
+        s0 % s1 [sizes] => d0 % d1
         Min(s0, 512)*Max(1, s1) [sizes] => min(512i, d0) * max(1i, d1)
         -(s0//2) + s1**3 [sizes] => d1 * d1 * d1 - d0 / 2i
         2*s0 - 7 [sizes] => 2i * d0 - 7i

@@ -94,15 +94,27 @@ const MAX_EXPANDED_POWER: u32 = 4;
 struct Printer<'a> {
     name: &'a dyn Fn(Sym) -> String,
     ranges: &'a dyn Fn(Sym) -> ValueRange,
+    /// The loop variables and the hook of [`Expr::to_wgsl_hoisting`].
+    hoist: Option<Hoist<'a>>,
 }
 
-/// See [`Expr::to_wgsl`].
+/// Loop variables, and what names a value that depends on none of them.
+type Hoist<'a> = (&'a [Sym], &'a dyn Fn(&str) -> Option<String>);
+
+/// See [`Expr::to_wgsl`] and [`Expr::to_wgsl_hoisting`].
 pub(super) fn to_wgsl(
     expr: &Expr,
     name: &dyn Fn(Sym) -> String,
     ranges: &dyn Fn(Sym) -> ValueRange,
+    hoist: Option<Hoist<'_>>,
 ) -> String {
-    Printer { name, ranges }.expr(expr).0
+    Printer {
+        name,
+        ranges,
+        hoist,
+    }
+    .expr(expr)
+    .0
 }
 
 fn wrap((text, prec): (String, Prec), min: Prec) -> String {
@@ -199,6 +211,22 @@ impl Printer<'_> {
     }
 
     fn atom(&self, atom: &Atom) -> (String, Prec) {
+        let printed = self.atom_in_place(atom);
+        match self.hoist {
+            Some((loop_vars, hoist))
+                if !matches!(atom, Atom::Sym(_))
+                    && !loop_vars.iter().any(|&v| atom.mentions(v)) =>
+            {
+                match hoist(&printed.0) {
+                    Some(name) => (name, Prec::Atom),
+                    None => printed,
+                }
+            }
+            _ => printed,
+        }
+    }
+
+    fn atom_in_place(&self, atom: &Atom) -> (String, Prec) {
         match atom {
             Atom::Sym(sym) => ((self.name)(*sym), Prec::Atom),
             Atom::FloorDiv(a, b) => self.division(a, b, "/", "floor_div_i32"),
@@ -218,7 +246,9 @@ impl Printer<'_> {
     }
 
     fn division(&self, a: &Expr, b: &Expr, operator: &str, helper: &str) -> (String, Prec) {
-        let positive_divisor = b.as_int().is_some_and(|c| c > 0);
+        // A size symbol's range (at least 2 for a symbol) proves a symbolic divisor positive
+        // as well as a literal one: dynamic code divides by `dims.s1` without the helper.
+        let positive_divisor = expr_bounds(b, self.ranges).lo_at_least(1);
         let numerator_non_negative = expr_bounds(a, self.ranges).lo_at_least(0);
         if positive_divisor && numerator_non_negative {
             let text = format!(
