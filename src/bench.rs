@@ -795,21 +795,14 @@ mod gpu {
             let steady = steady_ms(&mut cache, &mut executor, &config, &b16, clock, rounds).await?;
             metrics.insert(format!("steady_ms.simplenet_b16.{name}"), steady);
         }
-        backend.clear_cache().await;
-        let config = CompileConfig {
-            dynamic: DynamicMode::False,
-            ..CompileConfig::default()
-        };
-        let mut cache = crate::load(super::BIGMLP_SOURCE, None)?;
-        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
-        let call = CallShapes::new(vec![("x".into(), vec![256, 1024])]);
-        let (first, _) = timed_call(&mut cache, &mut executor, &config, &call, clock).await?;
+        let mut mlp = cold_bigmlp(backend, clock).await?;
+        let (first, _) = mlp.call(clock).await?;
         metrics.insert("first_call_ms.bigmlp".into(), first);
         let steady = steady_ms(
-            &mut cache,
-            &mut executor,
-            &config,
-            &call,
+            &mut mlp.cache,
+            &mut mlp.executor,
+            &mlp.config,
+            &mlp.call,
             clock,
             rounds.min(5),
         )
@@ -825,6 +818,41 @@ mod gpu {
         Ok(())
     }
 
+    /// A model loaded afresh, its executor and the call to time.
+    struct Cold {
+        cache: crate::CodeCache,
+        executor: Executor,
+        config: CompileConfig,
+        call: CallShapes,
+    }
+
+    impl Cold {
+        /// One timed call.
+        async fn call(&mut self, clock: &SharedClock) -> Result<(f64, executor::Outcome), Error> {
+            let Cold {
+                cache,
+                executor,
+                config,
+                call,
+            } = self;
+            timed_call(cache, executor, config, call, clock).await
+        }
+    }
+
+    /// The 256x1024->1024->1024 MLP from a cold GPU cache, `dynamic=False`.
+    async fn cold_bigmlp(backend: &Rc<Backend>, clock: &SharedClock) -> Result<Cold, Error> {
+        backend.clear_cache().await;
+        Ok(Cold {
+            cache: crate::load(super::BIGMLP_SOURCE, None)?,
+            executor: Executor::new(Rc::clone(backend), Rc::clone(clock)),
+            config: CompileConfig {
+                dynamic: DynamicMode::False,
+                ..CompileConfig::default()
+            },
+            call: CallShapes::new(vec![("x".into(), vec![256, 1024])]),
+        })
+    }
+
     /// The MLP's first call with tiers on, from a cold GPU cache: the call runs its products
     /// naive while their large forms build on another thread (`first_call_ms.bigmlp.tiered`),
     /// the time from that call's start until both large pipelines are ready
@@ -835,23 +863,16 @@ mod gpu {
         clock: &SharedClock,
         metrics: &mut BTreeMap<String, f64>,
     ) -> Result<(), Error> {
-        backend.clear_cache().await;
+        let mut mlp = cold_bigmlp(backend, clock).await?;
         let was = backend.set_tiers(true).await;
-        let config = CompileConfig {
-            dynamic: DynamicMode::False,
-            ..CompileConfig::default()
-        };
-        let mut cache = crate::load(super::BIGMLP_SOURCE, None)?;
-        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
-        let call = CallShapes::new(vec![("x".into(), vec![256, 1024])]);
         let background = |stats: Option<GpuStats>| stats.map_or(0.0, |s| s.background_ms);
         let before = background(backend.stats().await);
         let started = clock();
         let measured = async {
-            let (first, _) = timed_call(&mut cache, &mut executor, &config, &call, clock).await?;
+            let (first, _) = mlp.call(clock).await?;
             backend.wait_for_builds().await?;
             let ready = clock() - started;
-            let (tuned, _) = timed_call(&mut cache, &mut executor, &config, &call, clock).await?;
+            let (tuned, _) = mlp.call(clock).await?;
             Ok::<_, Error>((first, ready, tuned))
         }
         .await;

@@ -263,26 +263,7 @@ fn naive(w: &Writer<'_>, gemm: &Gemm) -> String {
 /// column loads that row or column again (clamped, so the loop has no branch: a guard there
 /// halved its speed on SwiftShader) and stores only what is inside.
 fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
-    let mut text = prologue(w, SMALL_WORKGROUP);
-    text.push_str(&define_gemm_sizes(w, gemm));
-    let _ = write!(
-        text,
-        "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
-    let blocks_n = (N + {n1}i) / {BLOCK_N}i;
-    let blocks = ((M + {m1}i) / {BLOCK_M}i) * blocks_n;
-    if (gid >= BATCH * blocks) {{
-        return;
-    }}
-    let bat = gid / blocks;
-    let row0 = ((gid % blocks) / blocks_n) * {BLOCK_M}i;
-    let col0 = (gid % blocks_n) * {BLOCK_N}i;
-",
-        n1 = BLOCK_N - 1,
-        m1 = BLOCK_M - 1,
-    );
-    for r in 0..BLOCK_M {
-        let _ = writeln!(text, "    var acc{r} = vec4<f32>();");
-    }
+    let (mut text, tail) = block_frame(w, gemm, BLOCK_M);
     text.push_str("    for (var kk = 0i; kk < K; kk++) {\n        var b = vec4<f32>();\n");
     let b = w.value(&gemm.b, "0.0f");
     for (c, lane) in ["x", "y", "z", "w"].iter().enumerate() {
@@ -299,11 +280,38 @@ fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
         );
     }
     text.push_str("    }\n");
-    let accs: Vec<String> = (0..BLOCK_M).map(|r| format!("acc{r}")).collect();
+    text.push_str(&tail);
+    text
+}
+
+/// What surrounds a blocked product's loop: before it, the block of `rows` by `BLOCK_N`
+/// outputs this thread owns (`row0`, `col0`) and one `vec4` accumulator per row; after
+/// it, the stores of the outputs inside the result.
+fn block_frame(w: &Writer<'_>, gemm: &Gemm, rows: i64) -> (String, String) {
+    let mut head = prologue(w, SMALL_WORKGROUP);
+    head.push_str(&define_gemm_sizes(w, gemm));
     let _ = write!(
-        text,
-        "    let acc = array<vec4<f32>, {BLOCK_M}>({});
-    for (var r = 0i; r < {BLOCK_M}i; r++) {{
+        head,
+        "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
+    let blocks_n = (N + {n1}i) / {BLOCK_N}i;
+    let blocks = ((M + {m1}i) / {rows}i) * blocks_n;
+    if (gid >= BATCH * blocks) {{
+        return;
+    }}
+    let bat = gid / blocks;
+    let row0 = ((gid % blocks) / blocks_n) * {rows}i;
+    let col0 = (gid % blocks_n) * {BLOCK_N}i;
+",
+        n1 = BLOCK_N - 1,
+        m1 = rows - 1,
+    );
+    for r in 0..rows {
+        let _ = writeln!(head, "    var acc{r} = vec4<f32>();");
+    }
+    let accs: Vec<String> = (0..rows).map(|r| format!("acc{r}")).collect();
+    let tail = format!(
+        "    let acc = array<vec4<f32>, {rows}>({});
+    for (var r = 0i; r < {rows}i; r++) {{
         let row = row0 + r;
         for (var c = 0i; c < {BLOCK_N}i; c++) {{
             let col = col0 + c;
@@ -317,7 +325,7 @@ fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
         accs.join(", "),
         store(w, "                ", &gemm.store, &gemm.epilogue, "sum"),
     );
-    text
+    (head, tail)
 }
 
 /// The blocked product over `vec4` reads: each thread owns `VEC4_BLOCK_M` rows by 4
@@ -326,28 +334,8 @@ fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
 /// past the end are clamped as in [`blocked`]; the loop body is not unrolled (SwiftShader
 /// ran an unrolled or nested loop 30–50% slower).
 fn blocked_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
-    let mut text = prologue(w, SMALL_WORKGROUP);
-    text.push_str(&define_gemm_sizes(w, gemm));
-    let _ = write!(
-        text,
-        "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
-    let blocks_n = (N + {n1}i) / {BLOCK_N}i;
-    let blocks = ((M + {m1}i) / {VEC4_BLOCK_M}i) * blocks_n;
-    if (gid >= BATCH * blocks) {{
-        return;
-    }}
-    let bat = gid / blocks;
-    let row0 = ((gid % blocks) / blocks_n) * {VEC4_BLOCK_M}i;
-    let col0 = (gid % blocks_n) * {BLOCK_N}i;
-    let K4 = K / 4i;
-",
-        n1 = BLOCK_N - 1,
-        m1 = VEC4_BLOCK_M - 1,
-    );
-    for r in 0..VEC4_BLOCK_M {
-        let _ = writeln!(text, "    var acc{r} = vec4<f32>();");
-    }
-    text.push_str("    for (var k4 = 0i; k4 < K4; k4++) {\n");
+    let (mut text, tail) = block_frame(w, gemm, VEC4_BLOCK_M);
+    text.push_str("    let K4 = K / 4i;\n    for (var k4 = 0i; k4 < K4; k4++) {\n");
     let (a, b) = (
         &w.schedule.buffer(vec4.a).name,
         &w.schedule.buffer(vec4.b).name,
@@ -367,24 +355,7 @@ fn blocked_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
         );
     }
     text.push_str("    }\n");
-    let accs: Vec<String> = (0..VEC4_BLOCK_M).map(|r| format!("acc{r}")).collect();
-    let _ = write!(
-        text,
-        "    let acc = array<vec4<f32>, {VEC4_BLOCK_M}>({});
-    for (var r = 0i; r < {VEC4_BLOCK_M}i; r++) {{
-        let row = row0 + r;
-        for (var c = 0i; c < {BLOCK_N}i; c++) {{
-            let col = col0 + c;
-            let sum = acc[r][c];
-            if (row < M && col < N) {{
-{}            }}
-        }}
-    }}
-}}
-",
-        accs.join(", "),
-        store(w, "                ", &gemm.store, &gemm.epilogue, "sum"),
-    );
+    text.push_str(&tail);
     text
 }
 

@@ -6,7 +6,7 @@
 //! Tolerance: every element within `2e-3 * max(1, |reference|)` — GPUs reassociate the
 //! reductions (tree sums), fuse multiply-adds and approximate `exp`/`tanh`.
 
-use crate::kernels::{assert_close, case_inputs, compile, inputs, reference};
+use crate::kernels::{Compiled, assert_close, case_inputs, compile, inputs, reference};
 use crate::models::{self, sizes};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -279,15 +279,25 @@ fn dynamic_code_is_one_pipeline_for_every_size() {
     });
 }
 
+/// SimpleNet compiled with `dynamic=True` at `x=8,64`, and its program with dynamic sizes.
+fn simplenet_program() -> (Compiled, Program) {
+    let compiled = compile(
+        &models::get("simplenet").source,
+        "x=8,64",
+        DynamicMode::True,
+    );
+    let program = Program::new(
+        compiled.schedule.clone(),
+        Mode::Dynamic,
+        &Default::default(),
+    );
+    (compiled, program)
+}
+
 #[test]
 fn a_product_runs_naive_at_small_sizes_and_in_the_adapters_large_form_at_large_ones() {
     with_gpu(|gpu| {
-        let compiled = compile(
-            &models::get("simplenet").source,
-            "x=8,64",
-            DynamicMode::True,
-        );
-        let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+        let (compiled, mut program) = simplenet_program();
         let mut ran = Vec::new();
         // Without tiers, a call waits for its large form (a hardware GPU has them on).
         let tiers = gpu.tiers();
@@ -337,12 +347,7 @@ fn with_tiers_a_large_product_runs_naive_until_its_large_form_is_built_in_the_ba
         return;
     }
     with_gpu(|gpu| {
-        let compiled = compile(
-            &models::get("simplenet").source,
-            "x=8,64",
-            DynamicMode::True,
-        );
-        let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+        let (compiled, mut program) = simplenet_program();
         let tiers = gpu.tiers();
         gpu.set_tiers(true);
         gpu.clear_cache();
@@ -389,12 +394,7 @@ fn with_tiers_a_large_product_runs_naive_until_its_large_form_is_built_in_the_ba
 #[test]
 fn a_steady_call_reuses_its_buffers_and_bind_groups() {
     with_gpu(|gpu| {
-        let compiled = compile(
-            &models::get("simplenet").source,
-            "x=8,64",
-            DynamicMode::True,
-        );
-        let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+        let (compiled, mut program) = simplenet_program();
         // Each call has data of its own (a seed) and is checked, so a reused input buffer
         // that was not rewritten, or a `dims` uniform left at other sizes, fails here.
         let mut call = |batch: usize, seed: u64| {
