@@ -246,10 +246,7 @@ impl Program {
             .kernels
             .iter()
             .map(|kernel| {
-                let lowered = match &kernel.body {
-                    Body::Gemm(gemm) => Some(gemm.strategy),
-                    _ => None,
-                };
+                let lowered = lowered_strategy(kernel);
                 match (forced, lowered) {
                     (Some(forced), Some(GemmStrategy::Tiled)) => Some(forced),
                     _ => kernel.strategy_at(bindings, large).or(lowered),
@@ -266,10 +263,7 @@ impl Program {
         chosen: &[Option<GemmStrategy>],
     ) -> Result<(), GpuError> {
         for (k, kernel) in self.schedule.kernels.iter().enumerate() {
-            let lowered = match &kernel.body {
-                Body::Gemm(gemm) => Some(gemm.strategy),
-                _ => None,
-            };
+            let lowered = lowered_strategy(kernel);
             let Some(other) = chosen[k]
                 .filter(|&s| lowered == Some(GemmStrategy::Tiled) && s != GemmStrategy::Tiled)
             else {
@@ -334,6 +328,14 @@ impl Program {
     /// [`GpuRun::products`] says which ran).
     pub fn wgsl(&self) -> &[Wgsl] {
         &self.wgsl
+    }
+}
+
+/// The strategy a product kernel was lowered with (`None` for other kernels).
+fn lowered_strategy(kernel: &Kernel) -> Option<GemmStrategy> {
+    match &kernel.body {
+        Body::Gemm(gemm) => Some(gemm.strategy),
+        _ => None,
     }
 }
 
