@@ -31,13 +31,14 @@ const _: () = assert!(
 const LOWEST: &str = "-3.4028234e38f";
 
 /// `main` (and what it needs at module scope) of the writer's kernel; `vec4` is where a
-/// blocked product reads its operands as `vec4`s (their bindings are declared so).
+/// blocked or naive product reads its operands as `vec4`s (their bindings are declared so).
 pub fn emit(w: &Writer<'_>, vec4: Option<&Vec4Operands>) -> String {
     match &w.kernel.body {
         Body::Map { len, value, store } => map(w, len, value, store),
         Body::Gemm(gemm) => match (gemm.strategy, vec4) {
             (GemmStrategy::Tiled, _) => tiled(w, gemm),
-            (GemmStrategy::Naive, _) => naive(w, gemm),
+            (GemmStrategy::Naive, None) => naive(w, gemm),
+            (GemmStrategy::Naive, Some(vec4)) => naive_vec4(w, gemm, vec4),
             (GemmStrategy::Blocked, None) => blocked(w, gemm),
             (GemmStrategy::Blocked, Some(vec4)) => blocked_vec4(w, gemm, vec4),
         },
@@ -231,11 +232,57 @@ var<workgroup> tile_b: array<vec4<f32>, {tile_b}>;
 
 /// One thread per output element, reading its row and column straight from memory.
 fn naive(w: &Writer<'_>, gemm: &Gemm) -> String {
-    let mut text = prologue(w, SMALL_WORKGROUP);
-    text.push_str(&define_gemm_sizes(w, gemm));
+    let mut text = naive_frame(w, gemm);
     let ((a, b), invariants) = w.hoisting(&[w.kernel.vars[3].sym], "    ", || {
         (w.value(&gemm.a, "0.0f"), w.value(&gemm.b, "0.0f"))
     });
+    let _ = write!(
+        text,
+        "{invariants}    var sum = 0.0f;
+    for (var kk = 0i; kk < K; kk++) {{
+        sum += {a} * {b};
+    }}
+",
+    );
+    text.push_str(&store(w, "    ", &gemm.store, &gemm.epilogue, "sum"));
+    text.push_str("}\n");
+    text
+}
+
+/// The naive product over `vec4` reads: one thread per output element, each step of the
+/// reduction a `vec4` of its row of `a` times one of its column of `b` (4 consecutive
+/// `kk`), summed lane-wise and the lanes added at the end. A quarter of the loop steps and
+/// loads of [`naive`]; on SwiftShader SimpleNet's two products at batch 8 took 45% less time.
+fn naive_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
+    let mut text = naive_frame(w, gemm);
+    let (a, b) = (
+        &w.schedule.buffer(vec4.a).name,
+        &w.schedule.buffer(vec4.b).name,
+    );
+    let _ = write!(
+        text,
+        "    let a0 = {};
+    let b0 = {};
+    let K4 = K / 4i;
+    var acc = vec4<f32>();
+    for (var k4 = 0i; k4 < K4; k4++) {{
+        acc += {a}[a0 + k4] * {b}[b0 + k4];
+    }}
+    let sum = (acc.x + acc.y) + (acc.z + acc.w);
+",
+        w.expr(&vec4.a_base),
+        w.expr(&vec4.b_base),
+    );
+    text.push_str(&store(w, "    ", &gemm.store, &gemm.epilogue, "sum"));
+    text.push_str("}\n");
+    text
+}
+
+/// What precedes a naive product's loop: its sizes, and the output element (`bat`, `row`,
+/// `col`) this thread computes; threads past the last element return.
+fn naive_frame(w: &Writer<'_>, gemm: &Gemm) -> String {
+    let mut text = prologue(w, SMALL_WORKGROUP);
+    text.push_str(&define_gemm_sizes(w, gemm));
     let _ = write!(
         text,
         "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
@@ -245,14 +292,8 @@ fn naive(w: &Writer<'_>, gemm: &Gemm) -> String {
     let bat = gid / (M * N);
     let row = (gid % (M * N)) / N;
     let col = gid % N;
-{invariants}    var sum = 0.0f;
-    for (var kk = 0i; kk < K; kk++) {{
-        sum += {a} * {b};
-    }}
 ",
     );
-    text.push_str(&store(w, "    ", &gemm.store, &gemm.epilogue, "sum"));
-    text.push_str("}\n");
     text
 }
 

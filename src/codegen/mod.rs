@@ -87,7 +87,7 @@ impl<'a> Specialization<'a> {
 pub enum Resource {
     /// A storage buffer read by the kernel.
     Read(BufferId),
-    /// A storage buffer read by the kernel as `vec4`s: a blocked product's operand whose
+    /// A storage buffer read by the kernel as `vec4`s: a blocked or naive product's operand whose
     /// reduction runs along aligned runs of 4 (`lower::Kernel::vec4_operands`).
     ReadVec4(BufferId),
     /// The storage buffer the kernel writes.
@@ -127,7 +127,7 @@ fn emit_kernel(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) 
         Mode::Override | Mode::Dynamic => kernel.shape_syms(),
     };
     let vec4 = match &kernel.body {
-        Body::Gemm(gemm) if gemm.strategy == GemmStrategy::Blocked => kernel.vec4_operands(),
+        Body::Gemm(gemm) if gemm.strategy != GemmStrategy::Tiled => kernel.vec4_operands(),
         _ => None,
     };
     let mut resources: Vec<Resource> = kernel

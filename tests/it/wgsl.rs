@@ -102,3 +102,26 @@ fn static_code_drops_bounds_checks_only_where_sizes_divide_the_tile() {
     assert!(!fixed[0].source.contains("col < N"));
     assert!(dynamic[0].source.contains("if (row < M && col < N)"));
 }
+
+#[test]
+fn naive_products_read_vec4s_where_the_reduction_runs_along_aligned_rows() {
+    let naive_source = |source: &str, shapes: &str| {
+        let compiled = compile(source, shapes, DynamicMode::True);
+        let kernel = compiled.schedule.kernels[0].with_strategy(GemmStrategy::Naive);
+        let wgsl = codegen::emit_wgsl(&compiled.schedule, &kernel, &Specialization::Dynamic);
+        validate(&wgsl);
+        wgsl.source
+    };
+    // SimpleNet's first layer, as a batch of 8 runs it: x[row, kk] and weight[col, kk].
+    let linear = naive_source(&models::get("simplenet").source, "x=8,64");
+    assert!(linear.contains("var<storage, read> in0: array<vec4<f32>>"));
+    assert!(linear.contains("var<storage, read> p_layers_0_weight: array<vec4<f32>>"));
+    assert!(linear.contains("acc += in0[a0 + k4] * p_layers_0_weight[b0 + k4];"));
+    // x @ w with w as [k, n] strides by n along the reduction: scalar reads.
+    let matmul = naive_source(
+        "import torch\n\ndef f(x, w):\n    return x @ w\n",
+        "x=8,64;w=64,32",
+    );
+    assert!(!matmul.contains("vec4"), "{matmul}");
+    assert!(matmul.contains("for (var kk = 0i; kk < K; kk++)"));
+}
