@@ -407,14 +407,32 @@ fn a_steady_call_reuses_its_buffers_and_bind_groups() {
                 GPU_TOLERANCE,
             );
             let stats = gpu.stats();
-            (stats.bind_groups_created, stats.bytes_held)
+            (
+                stats.bind_groups_created,
+                stats.bytes_held,
+                stats.unscoped_calls,
+            )
         };
         let first = call(8, 1);
-        assert_eq!(call(8, 2), first, "the same sizes again: nothing created");
+        // The first call creates its resources in error scopes.
+        let again = call(8, 2);
+        assert_eq!(
+            (again.0, again.1),
+            (first.0, first.1),
+            "the same sizes again: nothing created"
+        );
+        assert_eq!(again.2, first.2 + 1, "so no error scopes");
         // 7 rows fit the buffers of 8 (one size class): kept, its sizes rewritten.
-        assert_eq!(call(7, 3), first, "a batch in the same size class");
+        let seven = call(7, 3);
+        assert_eq!(
+            (seven.0, seven.1),
+            (first.0, first.1),
+            "a batch in the same size class"
+        );
+        assert_eq!(seven.2, first.2 + 2);
         let larger = call(100, 4);
         assert!(larger.0 > first.0, "a new size class binds anew");
+        assert_eq!(larger.2, first.2 + 2, "in error scopes");
         assert_eq!(call(8, 5).0, larger.0, "the first size class was kept");
         assert_eq!(call(100, 6).0, larger.0, "and so was the second");
     });

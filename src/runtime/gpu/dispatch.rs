@@ -11,11 +11,12 @@
 
 use super::limits::MAX_GRID_DIM;
 use super::pool::size_class;
+use super::readback::MAPPABLE;
 use super::{Gpu, Launch, Program, STORAGE, Timing};
 use crate::codegen::{Resource, Wgsl};
-use crate::graph::Tensor;
+use crate::graph::{Tensor, numel};
 use crate::lower::Role;
-use crate::runtime::Sizes;
+use crate::runtime::{Sizes, output_shapes};
 use std::sync::Arc;
 
 /// Calls' resources kept at most (the oldest goes first).
@@ -174,6 +175,26 @@ impl Gpu {
             pipelines: pipelines.to_vec(),
             bind_groups,
         }
+    }
+
+    /// Whether a call of `program` with these pipelines and sizes creates nothing on the
+    /// device: a kept call's buffers and bind groups serve it, and the pool holds a
+    /// read-back buffer for each output. Such a call records what the device accepted
+    /// before, on resources it holds.
+    pub(super) fn creates_nothing(
+        &self,
+        program: &Program,
+        pipelines: &[Arc<wgpu::ComputePipeline>],
+        sizes: &Sizes,
+    ) -> bool {
+        let kept = self
+            .bound
+            .iter()
+            .any(|bound| bound.serves(program, pipelines, sizes));
+        kept && output_shapes(&program.schedule, sizes).is_ok_and(|shapes| {
+            let bytes: Vec<u64> = shapes.iter().map(|s| numel(s) as u64 * 4).collect();
+            self.pool.holds(MAPPABLE, &bytes)
+        })
     }
 
     /// Keeps a call's resources for the program's next call, newest first; the oldest kept

@@ -125,6 +125,8 @@ pub struct GpuStats {
     pub background_builds: usize,
     /// Their build time, in ms (no call waited for it).
     pub background_ms: f64,
+    /// Calls that created nothing and so ran without error scopes (the steady path).
+    pub unscoped_calls: usize,
 }
 
 /// How per-kernel times were measured.
@@ -517,8 +519,18 @@ impl Gpu {
             (true, true) => Timing::Timestamps,
             (true, false) => Timing::SubmitToDone,
         };
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let rejected = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        // A call that creates nothing records only what the device accepted before: it
+        // goes without error scopes (on the web each pop is a round trip to the GPU
+        // process), and whatever the device might still raise reaches the uncaptured-error
+        // handler, checked after the read-back.
+        let repeat = mode == Timing::Off && self.creates_nothing(program, &pipelines, &sizes);
+        self.stats.unscoped_calls += usize::from(repeat);
+        let scopes = (!repeat).then(|| {
+            (
+                self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory),
+                self.device.push_error_scope(wgpu::ErrorFilter::Validation),
+            )
+        });
         let host_started = (self.clock)();
         let bound = self.bound_for(program, &launches, &pipelines, &sizes);
         self.write_inputs(program, &bound, inputs);
@@ -539,15 +551,20 @@ impl Gpu {
             let names: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
             names.join(", ")
         };
-        // Both scopes' futures are made before either is awaited (pops are LIFO).
-        let (rejected, oom) = (rejected.pop(), oom.pop());
-        let failure = match (rejected.await, oom.await) {
-            (Some(error), _) => Some(GpuError::Rejected {
-                what: format!("a call of {}", kernels()),
-                message: error.to_string(),
-            }),
-            (None, Some(_)) => Some(GpuError::OutOfMemory { kernel: kernels() }),
-            (None, None) => None,
+        let failure = match scopes {
+            Some((oom, rejected)) => {
+                // Both scopes' futures are made before either is awaited (pops are LIFO).
+                let (rejected, oom) = (rejected.pop(), oom.pop());
+                match (rejected.await, oom.await) {
+                    (Some(error), _) => Some(GpuError::Rejected {
+                        what: format!("a call of {}", kernels()),
+                        message: error.to_string(),
+                    }),
+                    (None, Some(_)) => Some(GpuError::OutOfMemory { kernel: kernels() }),
+                    (None, None) => None,
+                }
+            }
+            None => None,
         };
         if let Some(failure) = failure {
             // Resources of a call the device refused are not kept for the next one.

@@ -38,6 +38,20 @@ impl Pool {
         })
     }
 
+    /// Whether the free list holds a buffer of `usage` for every request of `sizes`, so that
+    /// acquiring them creates nothing.
+    pub(super) fn holds(&self, usage: wgpu::BufferUsages, sizes: &[u64]) -> bool {
+        let mut wanted: HashMap<u64, usize> = HashMap::new();
+        for &size in sizes {
+            *wanted.entry(size_class(size)).or_default() += 1;
+        }
+        wanted.into_iter().all(|(size, count)| {
+            self.free
+                .get(&(usage.bits(), size))
+                .is_some_and(|free| free.len() >= count)
+        })
+    }
+
     /// Hands `buffer` back for later calls.
     pub(super) fn release(&mut self, buffer: wgpu::Buffer) {
         self.free

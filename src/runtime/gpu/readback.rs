@@ -14,6 +14,10 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
+/// The usage of the buffers outputs and timestamps are copied to and mapped from.
+pub(super) const MAPPABLE: wgpu::BufferUsages =
+    wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
+
 /// A one-shot value set by a callback and awaited as a future (read-back on the web must
 /// not block, so completion is signalled, not waited for).
 struct Signal<T> {
@@ -64,7 +68,7 @@ impl Gpu {
         held: &mut Vec<wgpu::Buffer>,
     ) -> impl Future<Output = ReadBack> + use<> {
         let schedule = &program.schedule;
-        let mappable = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let mappable = MAPPABLE;
         let out_shapes = output_shapes(schedule, sizes);
         let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
         for (&id, shape) in schedule.outputs.iter().zip(out_shapes.iter().flatten()) {
