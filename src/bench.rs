@@ -669,21 +669,22 @@ mod gpu {
             timing: true,
         };
         let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
-        let mut results = Vec::new();
         let compiled = compile::compile(
             &entry.graph,
             &|s| entry.env.range(s),
             &CompileOptions::ENTRY,
         );
-        for strategy in GemmStrategy::ALL {
-            let name = strategy.name();
-            backend.force_product_strategy(Some(strategy)).await;
-            let key = KernelKey::Named(format!("matmul.{name}"));
-            let mut samples = Vec::new();
-            let mut measured = Ok(());
-            for round in 0..rounds.min(5) + 1 {
+        // Rounds go over every strategy in turn, so that a busy moment of the machine
+        // slows one sample of each rather than all of one strategy's: the ratios between
+        // strategies are what the benchmark reports.
+        let mut samples = vec![Vec::new(); GemmStrategy::ALL.len()];
+        let mut measured = Ok(());
+        'rounds: for round in 0..rounds.min(5) + 1 {
+            for (strategy, samples) in GemmStrategy::ALL.into_iter().zip(&mut samples) {
+                backend.force_product_strategy(Some(strategy)).await;
+                let key = KernelKey::Named(format!("matmul.{}", strategy.name()));
                 let outcome = match executor.start(
-                    key.clone(),
+                    key,
                     &compiled,
                     &entry.graph,
                     Mode::Static,
@@ -698,7 +699,7 @@ mod gpu {
                     Ok(outcome) => outcome,
                     Err(err) => {
                         measured = Err(err);
-                        break;
+                        break 'rounds;
                     }
                 };
                 let ms: f64 = outcome.kernel_ms.iter().map(|(_, ms)| ms).sum();
@@ -707,12 +708,15 @@ mod gpu {
                     samples.push(flops / (ms * 1e6));
                 }
             }
-            // The next benchmark chooses by sizes again, whether or not this one ran.
-            backend.force_product_strategy(None).await;
-            measured?;
-            results.push((name, median(samples)));
         }
-        Ok(results)
+        // The next benchmark chooses by sizes again, whether or not this one ran.
+        backend.force_product_strategy(None).await;
+        measured?;
+        Ok(GemmStrategy::ALL
+            .into_iter()
+            .zip(samples)
+            .map(|(strategy, samples)| (strategy.name(), median(samples)))
+            .collect())
     }
 
     /// One call through the guard cache and the executor, timed from the call to the
