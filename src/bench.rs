@@ -719,6 +719,88 @@ mod gpu {
             .collect())
     }
 
+    /// `softmax(layer_norm(x))` for `x: [4096, 1024]`, static: the row reductions' kernel
+    /// time in ms, with their threads' parts combined through workgroup memory
+    /// (`workgroup`) and, where the adapter has subgroup operations, by subgroup
+    /// (`subgroups`). Rounds alternate the two, as [`matmul_gflops`]' forms.
+    async fn rows_ms(
+        backend: &Rc<Backend>,
+        clock: &SharedClock,
+        rounds: usize,
+    ) -> Result<Vec<(&'static str, f64)>, Error> {
+        let source = "import torch\nimport torch.nn.functional as F\n\n\
+                      def f(x, w, b):\n    \
+                      return torch.softmax(F.layer_norm(x, (1024,), w, b), dim=-1)\n";
+        let shapes: [(&str, Vec<usize>); 3] = [
+            ("x", vec![4096, 1024]),
+            ("w", vec![1024]),
+            ("b", vec![1024]),
+        ];
+        let call = CallShapes::new(
+            shapes
+                .iter()
+                .map(|(name, dims)| (name.to_string(), dims.iter().map(|&d| d as i64).collect()))
+                .collect(),
+        );
+        let cache = compiled_cache(source, &call, DynamicMode::False)?;
+        let entry = &cache.entries_mru()[0];
+        let shapes = shapes.map(|(name, dims)| (name.to_string(), dims));
+        let inputs = graph::random_inputs(&shapes, 0);
+        let timed = RunOptions {
+            check: false,
+            timing: true,
+        };
+        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
+        let compiled = compile::compile(
+            &entry.graph,
+            &|s| entry.env.range(s),
+            &CompileOptions::ENTRY,
+        );
+        let was_on = backend.set_subgroups(true).await;
+        let ways: &[(&'static str, bool)] = if was_on {
+            &[("workgroup", false), ("subgroups", true)]
+        } else {
+            &[("workgroup", false)]
+        };
+        let mut samples = vec![Vec::new(); ways.len()];
+        let mut measured = Ok(());
+        'rounds: for round in 0..rounds.min(5) + 1 {
+            for (&(_, subgroups), samples) in ways.iter().zip(&mut samples) {
+                backend.set_subgroups(subgroups).await;
+                let outcome = match executor.start(
+                    KernelKey::Named("rows".into()),
+                    &compiled,
+                    &entry.graph,
+                    Mode::Static,
+                    &call,
+                    inputs.clone(),
+                    timed,
+                ) {
+                    Ok(job) => executor.execute(job).await,
+                    Err(err) => Err(err),
+                };
+                match outcome {
+                    // The first run builds the pipelines; only later runs are timed.
+                    Ok(outcome) if round > 0 => {
+                        samples.push(outcome.kernel_ms.iter().map(|(_, ms)| ms).sum());
+                    }
+                    Ok(_) => {}
+                    Err(err) => {
+                        measured = Err(err);
+                        break 'rounds;
+                    }
+                }
+            }
+        }
+        backend.set_subgroups(was_on).await;
+        measured?;
+        Ok(ways
+            .iter()
+            .zip(samples)
+            .map(|(&(name, _), samples)| (name, median(samples)))
+            .collect())
+    }
+
     /// One call through the guard cache and the executor, timed from the call to the
     /// outputs read back (a compile, when the cache compiles, included).
     async fn timed_call(
@@ -912,6 +994,9 @@ mod gpu {
         calls(backend, clock, rounds, metrics).await?;
         for (name, gflops) in matmul_gflops(backend, clock, rounds).await? {
             metrics.insert(format!("matmul_gflops.{name}"), gflops);
+        }
+        for (name, ms) in rows_ms(backend, clock, rounds).await? {
+            metrics.insert(format!("rows_ms.layernorm_softmax.{name}"), ms);
         }
         for (name, dynamic) in [
             ("static", DynamicMode::False),

@@ -31,8 +31,9 @@ const _: () = assert!(
 const LOWEST: &str = "-3.4028234e38f";
 
 /// `main` (and what it needs at module scope) of the writer's kernel; `vec4` is where a
-/// blocked or naive product reads its operands as `vec4`s (their bindings are declared so).
-pub fn emit(w: &Writer<'_>, vec4: Option<&Vec4Operands>) -> String {
+/// blocked or naive product reads its operands as `vec4`s (their bindings are declared so);
+/// with `subgroups`, a row reduction combines its threads' parts with subgroup operations.
+pub fn emit(w: &Writer<'_>, vec4: Option<&Vec4Operands>, subgroups: bool) -> String {
     match &w.kernel.body {
         Body::Map { len, value, store } => map(w, len, value, store),
         Body::Gemm(gemm) => match (gemm.strategy, vec4) {
@@ -42,28 +43,48 @@ pub fn emit(w: &Writer<'_>, vec4: Option<&Vec4Operands>) -> String {
             (GemmStrategy::Blocked, None) => blocked(w, gemm),
             (GemmStrategy::Blocked, Some(vec4)) => blocked_vec4(w, gemm, vec4),
         },
-        Body::Rows(rows) => row_reduction(w, rows),
+        Body::Rows(rows) => row_reduction(w, rows, subgroups),
         Body::Pool(pool) => pooling(w, pool),
     }
 }
 
-/// `@compute` attributes and the signature of `main`.
-fn header(threads: u32) -> String {
+/// `@compute` attributes and the signature of `main`; with `subgroups`, the subgroup
+/// builtins too, kept in the module's private variables for the reduction helpers.
+fn header(threads: u32, subgroups: bool) -> String {
+    let (builtins, keep) = if subgroups {
+        (
+            "    @builtin(subgroup_invocation_id) subgroup_lane: u32,
+    @builtin(subgroup_id) subgroup: u32,
+    @builtin(num_subgroups) subgroups: u32,
+",
+            "    sg_lane = subgroup_lane;
+    sg_id = subgroup;
+    sg_count = subgroups;
+",
+        )
+    } else {
+        ("", "")
+    };
     format!(
         "@compute @workgroup_size({threads})
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
-) {{
-"
+{builtins}) {{
+{keep}"
     )
 }
 
 /// Sizes, the linear workgroup id, and the early return of workgroups past the end
 /// (dropped when static sizes make the grid exact).
 fn prologue(w: &Writer<'_>, threads: u32) -> String {
-    let mut text = header(threads);
+    prologue_with(w, threads, false)
+}
+
+/// [`prologue`], with the subgroup builtins where `subgroups`.
+fn prologue_with(w: &Writer<'_>, threads: u32, subgroups: bool) -> String {
+    let mut text = header(threads, subgroups);
     text.push_str(&w.size_lets());
     text.push_str(&w.define("WORKGROUPS", &w.kernel.workgroups));
     text.push_str("    let wg = i32(wid.x + wid.y * nwg.x);\n");
@@ -433,10 +454,54 @@ fn workgroup_{name}(v: f32, lane: i32) -> f32 {{
     text
 }
 
-/// One workgroup per row; strided passes over the row, combined by `workgroup_sum/max`.
-fn row_reduction(w: &Writer<'_>, rows: &Rows) -> String {
-    let mut text = reduce_helpers();
-    text.push_str(&prologue(w, SMALL_WORKGROUP));
+/// The workgroup's sum and maximum through subgroup operations: each subgroup combines its
+/// lanes at once (`subgroupAdd`, `subgroupMax`) and leaves one part in workgroup memory,
+/// which every thread then adds up: two barriers against the tree's eight.
+fn subgroup_reduce_helpers() -> String {
+    let mut text = format!(
+        "var<workgroup> partial: array<f32, {SMALL_WORKGROUP}>;
+var<private> sg_lane: u32;
+var<private> sg_id: u32;
+var<private> sg_count: u32;
+"
+    );
+    for (name, subgroup_op, init, combine) in [
+        ("sum", "subgroupAdd", "0.0f", "total + partial[i]"),
+        ("max", "subgroupMax", LOWEST, "max(total, partial[i])"),
+    ] {
+        let _ = write!(
+            text,
+            "
+// The workgroup's {name} of each thread's `v`, returned to every thread.
+fn workgroup_{name}(v: f32, lane: i32) -> f32 {{
+    let part = {subgroup_op}(v);
+    if (sg_lane == 0u) {{
+        partial[sg_id] = part;
+    }}
+    workgroupBarrier();
+    var total = {init};
+    for (var i = 0u; i < sg_count; i++) {{
+        total = {combine};
+    }}
+    workgroupBarrier();
+    return total;
+}}
+"
+        );
+    }
+    text.push('\n');
+    text
+}
+
+/// One workgroup per row; strided passes over the row, combined by `workgroup_sum/max`
+/// (with `subgroups`, [`subgroup_reduce_helpers`]' forms of them).
+fn row_reduction(w: &Writer<'_>, rows: &Rows, subgroups: bool) -> String {
+    let mut text = if subgroups {
+        subgroup_reduce_helpers()
+    } else {
+        reduce_helpers()
+    };
+    text.push_str(&prologue_with(w, SMALL_WORKGROUP, subgroups));
     text.push_str(&w.define("ROWS", &rows.rows));
     text.push_str(&w.define("LEN", &rows.len));
     text.push_str("    let row = wg;\n    let lane = i32(lid);\n");

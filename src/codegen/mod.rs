@@ -117,10 +117,28 @@ pub struct Wgsl {
 /// Kernels always name symbols by their numbers (`dims.s0`, `override s0`), whatever names a
 /// trace shows: the host binds override constants by these names.
 pub fn emit_wgsl(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) -> Wgsl {
-    SymbolNames::tailor().show(|| emit_kernel(schedule, kernel, spec))
+    SymbolNames::tailor().show(|| emit_kernel(schedule, kernel, spec, false))
 }
 
-fn emit_kernel(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) -> Wgsl {
+/// The WGSL of `kernel` for an adapter with subgroup operations (wgpu's `SUBGROUP`
+/// feature), where they change it: a row reduction combines its threads' parts by
+/// subgroup. `None` for every other kernel. The browser's WebGPU has subgroups, but wgpu's
+/// web backend does not map them, so only native devices run these.
+pub fn emit_wgsl_with_subgroups(
+    schedule: &Schedule,
+    kernel: &Kernel,
+    spec: &Specialization<'_>,
+) -> Option<Wgsl> {
+    matches!(kernel.body, Body::Rows(_))
+        .then(|| SymbolNames::tailor().show(|| emit_kernel(schedule, kernel, spec, true)))
+}
+
+fn emit_kernel(
+    schedule: &Schedule,
+    kernel: &Kernel,
+    spec: &Specialization<'_>,
+    subgroups: bool,
+) -> Wgsl {
     let mode = spec.mode();
     let symbols = match mode {
         Mode::Static => Vec::new(),
@@ -144,7 +162,7 @@ fn emit_kernel(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>) 
         resources.push(Resource::Dims);
     }
     let writer = value::Writer::new(schedule, kernel, spec);
-    let body = body::emit(&writer, vec4.as_ref());
+    let body = body::emit(&writer, vec4.as_ref(), subgroups);
     let mut source = format!(
         "// {}: {} ({} sizes)\n",
         kernel.name,

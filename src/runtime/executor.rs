@@ -271,6 +271,21 @@ impl Backend {
         }
     }
 
+    /// Turns the subgroup forms of row reductions on or off on the GPU
+    /// (`Gpu::set_subgroups`); returns whether they are on now (never where the adapter has
+    /// no subgroups). The benchmark measures both ways.
+    #[cfg(feature = "gpu")]
+    pub async fn set_subgroups(&self, on: bool) -> bool {
+        match &self.gpu {
+            Some(slot) => {
+                let mut held = slot.hold().await;
+                held.gpu().set_subgroups(on);
+                held.gpu().subgroups()
+            }
+            None => false,
+        }
+    }
+
     /// Waits until the GPU's background builds are in its pipeline cache.
     #[cfg(feature = "gpu")]
     pub async fn wait_for_builds(&self) -> Result<(), Error> {

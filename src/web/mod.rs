@@ -148,7 +148,8 @@ impl Tailor {
         to_js(&self.webgpu)
     }
 
-    /// `{ name, backend, timestamps }` of the wgpu adapter calls run on, or `null` on the CPU.
+    /// `{ name, backend, timestamps, emulated, subgroups }` of the wgpu adapter calls run on, or
+    /// `null` on the CPU.
     #[wasm_bindgen(getter)]
     pub fn adapter(&self) -> JsValue {
         #[cfg(feature = "gpu")]

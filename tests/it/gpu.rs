@@ -1,6 +1,8 @@
 //! The same programs on the GPU: wgpu on the native adapter (lavapipe on CI, any GPU
 //! elsewhere) against the graph reference and the CPU backend, for every model and size in
-//! `models.rs`, with sizes passed all three ways. Without an adapter each test prints a note and passes;
+//! `models.rs`, with sizes passed all three ways (row reductions in their subgroup form
+//! where the adapter has subgroups, as lavapipe does; their portable form is checked too).
+//! Without an adapter each test prints a note and passes;
 //! CI installs lavapipe (`mesa-vulkan-drivers`), so there they run.
 //!
 //! Tolerance: every element within `2e-3 * max(1, |reference|)` — GPUs reassociate the
@@ -276,6 +278,60 @@ fn dynamic_code_is_one_pipeline_for_every_size() {
         }
         let created = gpu.stats().pipelines_created - before;
         assert!(created <= 2, "{created} pipelines for one dynamic program");
+    });
+}
+
+#[test]
+fn row_reductions_run_by_subgroup_where_the_adapter_has_them() {
+    with_gpu(|gpu| {
+        if !gpu.adapter().subgroups {
+            println!("note: {} has no subgroups; skipped", gpu.adapter().name);
+            return;
+        }
+        assert!(gpu.subgroups(), "on by default where the adapter has them");
+        let model = models::get("layer_norm_softmax");
+        let case = model.cases[0];
+        let compiled = compile(&model.source, &model.spec(case), DynamicMode::True);
+        let rows = compiled
+            .schedule
+            .kernels
+            .iter()
+            .filter(|k| matches!(k.body, tailor::lower::Body::Rows(_)))
+            .count();
+        assert!(
+            rows >= 3,
+            "layer norm, softmax and the sums are row reductions"
+        );
+        let inputs = case_inputs(&compiled.graph, case, 0);
+        let expected = reference(&compiled.graph, &inputs);
+        let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+        // From a cold pipeline cache, so the counts below are this program's alone.
+        gpu.clear_cache();
+        let mut run = |gpu: &mut Gpu, subgroups: bool| {
+            gpu.set_subgroups(subgroups);
+            let before = gpu.stats().pipelines_created;
+            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false));
+            let run = run.unwrap_or_else(|e| panic!("subgroups {subgroups}: {e}"));
+            assert_close(
+                &format!("layer_norm_softmax {case}, subgroups {subgroups}"),
+                &run.outputs,
+                &expected,
+                GPU_TOLERANCE,
+            );
+            gpu.stats().pipelines_created - before
+        };
+        let all = run(gpu, true);
+        assert_eq!(
+            run(gpu, false),
+            rows,
+            "each row reduction's portable form is another pipeline"
+        );
+        assert_eq!(
+            run(gpu, true),
+            0,
+            "the subgroup forms were the first call's"
+        );
+        assert!(all >= rows);
     });
 }
 

@@ -1,6 +1,7 @@
 //! Every emitted WGSL string is parsed and validated by naga (no GPU needed): all kernels of
 //! every model in `models.rs`, at every size it is checked at, in all three modes, tiled and
-//! naive products included. SimpleNet's kernels are also kept as golden files in
+//! naive products included, and row reductions' subgroup forms (validated with naga's
+//! subgroup capability). SimpleNet's kernels are also kept as golden files in
 //! `tests/data/wgsl/` (update with `UPDATE_EXPECT=1`), validated again like every string.
 
 use crate::kernels::compile;
@@ -14,6 +15,17 @@ use tailor::runtime;
 /// Parses and validates `wgsl` with naga; panics with naga's report and the source.
 #[track_caller]
 pub fn validate(wgsl: &Wgsl) {
+    validate_with(wgsl, naga::valid::Capabilities::default());
+}
+
+/// [`validate`], for a device with subgroup operations in compute shaders.
+#[track_caller]
+fn validate_with_subgroups(wgsl: &Wgsl) {
+    validate_with(wgsl, naga::valid::Capabilities::SUBGROUP);
+}
+
+#[track_caller]
+fn validate_with(wgsl: &Wgsl, capabilities: naga::valid::Capabilities) {
     let module = naga::front::wgsl::parse_str(&wgsl.source).unwrap_or_else(|e| {
         panic!(
             "{} does not parse:\n{}\n{}",
@@ -22,19 +34,18 @@ pub fn validate(wgsl: &Wgsl) {
             wgsl.source
         )
     });
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default(),
-    )
-    .validate(&module)
-    .unwrap_or_else(|e| {
-        panic!(
-            "{} does not validate:\n{}\n{}",
-            wgsl.kernel,
-            e.emit_to_string(&wgsl.source),
-            wgsl.source
-        )
-    });
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
+        .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+        .subgroup_operations(naga::valid::SubgroupOperationSet::all())
+        .validate(&module)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{} does not validate:\n{}\n{}",
+                wgsl.kernel,
+                e.emit_to_string(&wgsl.source),
+                wgsl.source
+            )
+        });
 }
 
 #[test]
@@ -53,6 +64,11 @@ fn every_kernel_validates_in_all_three_modes() {
                 for kernel in &schedule.kernels {
                     validate(&codegen::emit_wgsl(schedule, kernel, &spec));
                     validated += 1;
+                    if let Some(wgsl) = codegen::emit_wgsl_with_subgroups(schedule, kernel, &spec) {
+                        assert!(wgsl.source.contains("subgroupAdd"), "{}", wgsl.source);
+                        validate_with_subgroups(&wgsl);
+                        validated += 1;
+                    }
                     if matches!(kernel.body, Body::Gemm(_)) {
                         for strategy in [GemmStrategy::Blocked, GemmStrategy::Naive] {
                             let other = kernel.with_strategy(strategy);

@@ -102,6 +102,9 @@ pub struct AdapterSummary {
     /// Whether it is a CPU emulation of a GPU (SwiftShader, llvmpipe/lavapipe, WARP): its
     /// pipelines are compiled for the CPU, and large products run blocked, not tiled.
     pub emulated: bool,
+    /// Whether it has subgroup operations (wgpu's `SUBGROUP`; never on wgpu's web backend,
+    /// which does not map the browser's `subgroups`).
+    pub subgroups: bool,
 }
 
 /// Counters of what the runtime holds and has done.
@@ -173,6 +176,9 @@ pub struct Program {
     /// Each tiled product kernel's other forms (blocked, naive), each emitted when a call
     /// first runs it.
     forms: Vec<BTreeMap<GemmStrategy, ProductForm>>,
+    /// Each kernel's WGSL with subgroup operations and its hash, where they change it (row
+    /// reductions), emitted when a device with subgroups first runs the program.
+    subgroup_forms: Option<Vec<Option<(Wgsl, u64)>>>,
     /// Parameter buffers, for device `generation`.
     resident: Option<Resident>,
 }
@@ -226,6 +232,7 @@ impl Program {
             forms: (0..schedule.kernels.len())
                 .map(|_| BTreeMap::new())
                 .collect(),
+            subgroup_forms: None,
             schedule,
             mode,
             wgsl,
@@ -294,25 +301,54 @@ impl Program {
         Ok(())
     }
 
-    /// Each kernel's WGSL for a call, given the forms [`Program::choose_forms`] emitted.
-    fn launches(&self, chosen: &[Option<GemmStrategy>]) -> Vec<Launch<'_>> {
+    /// Emits the kernels' subgroup forms ([`codegen::emit_wgsl_with_subgroups`]), once.
+    fn emit_subgroup_forms(&mut self) {
+        if self.subgroup_forms.is_some() {
+            return;
+        }
+        let fixed = self.static_bindings.clone().unwrap_or_default();
+        let spec = Specialization::of(self.mode, &fixed);
+        let forms = self
+            .schedule
+            .kernels
+            .iter()
+            .map(|kernel| {
+                codegen::emit_wgsl_with_subgroups(&self.schedule, kernel, &spec).map(|wgsl| {
+                    let hash = source_hash(&wgsl);
+                    (wgsl, hash)
+                })
+            })
+            .collect();
+        self.subgroup_forms = Some(forms);
+    }
+
+    /// Each kernel's WGSL for a call, given the forms [`Program::choose_forms`] emitted,
+    /// and with `subgroups` the subgroup forms [`Program::emit_subgroup_forms`] emitted.
+    fn launches(&self, chosen: &[Option<GemmStrategy>], subgroups: bool) -> Vec<Launch<'_>> {
+        let subgroup_forms = self.subgroup_forms.as_ref().filter(|_| subgroups);
         chosen
             .iter()
             .enumerate()
-            .map(
-                |(k, &strategy)| match strategy.and_then(|s| self.forms[k].get(&s)) {
-                    Some(form) => Launch {
+            .map(|(k, &strategy)| {
+                let subgroup_form = subgroup_forms.and_then(|forms| forms[k].as_ref());
+                match (strategy.and_then(|s| self.forms[k].get(&s)), subgroup_form) {
+                    (Some(form), _) => Launch {
                         wgsl: &form.wgsl,
                         source_hash: form.source_hash,
                         strategy,
                     },
-                    None => Launch {
+                    (None, Some((wgsl, source_hash))) => Launch {
+                        wgsl,
+                        source_hash: *source_hash,
+                        strategy,
+                    },
+                    (None, None) => Launch {
                         wgsl: &self.wgsl[k],
                         source_hash: self.source_hashes[k],
                         strategy,
                     },
-                },
-            )
+                }
+            })
             .collect()
     }
 
@@ -369,6 +405,8 @@ pub struct Gpu {
     forced_strategy: Option<GemmStrategy>,
     /// Whether a product runs naive while its large form builds on another thread.
     tiers: bool,
+    /// Whether row reductions run their subgroup forms (only where the adapter has them).
+    subgroups: bool,
     /// Large forms building on other threads, by pipeline key.
     #[cfg(not(target_arch = "wasm32"))]
     building: HashMap<pipelines::PipelineKey, tiers::Building>,
@@ -401,9 +439,11 @@ impl Gpu {
             timestamps,
             emulated: info.device_type == wgpu::DeviceType::Cpu
                 || crate::runtime::is_software_adapter(&info.name),
+            subgroups: adapter.features().contains(wgpu::Features::SUBGROUP),
         };
         let (device, queue, limits) = open_device(&adapter).await?;
         let tiers = TIERS_AVAILABLE && !summary.emulated;
+        let subgroups = summary.subgroups;
         let mut gpu = Gpu {
             instance,
             adapter,
@@ -421,6 +461,7 @@ impl Gpu {
             stats: GpuStats::default(),
             forced_strategy: None,
             tiers,
+            subgroups,
             #[cfg(not(target_arch = "wasm32"))]
             building: HashMap::new(),
             clock,
@@ -448,6 +489,17 @@ impl Gpu {
     pub fn mark_emulated(&mut self) {
         self.summary.emulated = true;
         self.tiers = false;
+    }
+
+    /// Turns the subgroup forms of row reductions on or off (on by default where the
+    /// adapter has subgroups; never on where it has none). The benchmark measures both.
+    pub fn set_subgroups(&mut self, on: bool) {
+        self.subgroups = on && self.summary.subgroups;
+    }
+
+    /// Whether row reductions run their subgroup forms.
+    pub fn subgroups(&self) -> bool {
+        self.subgroups
     }
 
     /// The form large products run in on this adapter (convolutions excepted: see
@@ -512,7 +564,10 @@ impl Gpu {
         program.choose_forms(&mut sizes, &chosen)?;
         self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
         self.prepare(program).await?;
-        let launches = program.launches(&chosen);
+        if self.subgroups {
+            program.emit_subgroup_forms();
+        }
+        let launches = program.launches(&chosen, self.subgroups);
         let pipelines = self.pipelines_for(program, &launches, &sizes).await?;
         let mode = match (timing, self.summary.timestamps) {
             (false, _) => Timing::Off,
@@ -615,7 +670,7 @@ impl Gpu {
         }
         program.choose_forms(sizes, chosen)?;
         let mut building = Vec::new();
-        let launches = program.launches(chosen);
+        let launches = program.launches(chosen, self.subgroups);
         for (k, launch) in launches.iter().enumerate() {
             let Some(strategy) = chosen[k].filter(|s| *s != GemmStrategy::Naive) else {
                 continue;

@@ -69,11 +69,13 @@ impl Gpu {
     }
 }
 
-/// Opens a device with the adapter's own limits and timestamp queries when offered.
+/// Opens a device with the adapter's own limits, and timestamp queries and subgroup
+/// operations where offered.
 pub(super) async fn open_device(
     adapter: &wgpu::Adapter,
 ) -> Result<(wgpu::Device, wgpu::Queue, wgpu::Limits), GpuError> {
-    let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+    let features =
+        adapter.features() & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP);
     let limits = adapter.limits();
     let (device, queue) = adapter
         .request_device(&wgpu::DeviceDescriptor {
