@@ -642,6 +642,102 @@ mod gpu {
             .collect())
     }
 
+    /// A function compiled as a static entry, whose kernels are run and timed alone
+    /// (`tailor bench`'s kernel figures), call after call.
+    struct KernelTimer {
+        cache: crate::CodeCache,
+        compiled: compile::Compiled,
+        call: CallShapes,
+        inputs: Vec<graph::Tensor>,
+        executor: Executor,
+    }
+
+    impl KernelTimer {
+        /// `source`'s function compiled for these input shapes, its inputs seeded random.
+        fn new(
+            backend: &Rc<Backend>,
+            clock: &SharedClock,
+            source: &str,
+            shapes: &[(&str, Vec<usize>)],
+        ) -> Result<KernelTimer, Error> {
+            let call = CallShapes::new(
+                shapes
+                    .iter()
+                    .map(|(name, dims)| {
+                        (name.to_string(), dims.iter().map(|&d| d as i64).collect())
+                    })
+                    .collect(),
+            );
+            let cache = compiled_cache(source, &call, DynamicMode::False)?;
+            let entry = &cache.entries_mru()[0];
+            let compiled = compile::compile(
+                &entry.graph,
+                &|s| entry.env.range(s),
+                &CompileOptions::ENTRY,
+            );
+            let named: Vec<(String, Vec<usize>)> = shapes
+                .iter()
+                .map(|(name, dims)| (name.to_string(), dims.clone()))
+                .collect();
+            Ok(KernelTimer {
+                compiled,
+                call,
+                inputs: graph::random_inputs(&named, 0),
+                executor: Executor::new(Rc::clone(backend), Rc::clone(clock)),
+                cache,
+            })
+        }
+
+        /// One run of the kernels kept under `key`: their measured times added up, in ms
+        /// (the first run of a key builds its pipelines too).
+        async fn kernel_ms(&mut self, key: &str) -> Result<f64, Error> {
+            let timed = RunOptions {
+                check: false,
+                timing: true,
+            };
+            let entry = &self.cache.entries_mru()[0];
+            let job = self.executor.start(
+                KernelKey::Named(key.into()),
+                &self.compiled,
+                &entry.graph,
+                Mode::Static,
+                &self.call,
+                self.inputs.clone(),
+                timed,
+            )?;
+            let outcome = self.executor.execute(job).await?;
+            Ok(outcome.kernel_ms.iter().map(|(_, ms)| ms).sum())
+        }
+
+        /// The median kernel time of each of `ways` (`set` makes the backend run it):
+        /// rounds go over every way in turn, so that a busy moment of the machine slows one
+        /// sample of each rather than all of one way's (the ratios between ways are what
+        /// the benchmark reports); the first round, which builds the pipelines, is not
+        /// timed.
+        async fn alternating<W: Copy>(
+            &mut self,
+            ways: &[(&'static str, W)],
+            rounds: usize,
+            set: impl AsyncFn(W),
+        ) -> Result<Vec<(&'static str, f64)>, Error> {
+            let mut samples = vec![Vec::new(); ways.len()];
+            for round in 0..rounds.min(5) + 1 {
+                for (&(name, way), samples) in ways.iter().zip(&mut samples) {
+                    set(way).await;
+                    let ms = self.kernel_ms(name).await?;
+                    if round > 0 {
+                        samples.push(ms);
+                    }
+                }
+            }
+            Ok(ways
+                .iter()
+                .zip(samples)
+                .map(|(&(name, _), samples)| (name, median(samples)))
+                .collect())
+        }
+    }
+
     /// `a @ b` for `a: [256, 1024]`, `b: [1024, 1024]`, static, with each product strategy:
     /// GFLOP/s of the kernel alone (its measured time).
     async fn matmul_gflops(
@@ -650,79 +746,24 @@ mod gpu {
         rounds: usize,
     ) -> Result<Vec<(&'static str, f64)>, Error> {
         let source = "import torch\n\ndef f(a, b):\n    return a @ b\n";
-        let call = CallShapes::new(vec![
-            ("a".into(), vec![256, 1024]),
-            ("b".into(), vec![1024, 1024]),
-        ]);
-        let cache = compiled_cache(source, &call, DynamicMode::False)?;
-        let entry = &cache.entries_mru()[0];
-        let inputs = graph::random_inputs(
-            &[
-                ("a".into(), vec![256, 1024]),
-                ("b".into(), vec![1024, 1024]),
-            ],
-            0,
-        );
+        let shapes = [("a", vec![256, 1024]), ("b", vec![1024, 1024])];
+        let mut timer = KernelTimer::new(backend, clock, source, &shapes)?;
         let flops = 2.0 * 256.0 * 1024.0 * 1024.0;
-        let timed = RunOptions {
-            check: false,
-            timing: true,
-        };
-        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
-        let compiled = compile::compile(
-            &entry.graph,
-            &|s| entry.env.range(s),
-            &CompileOptions::ENTRY,
-        );
-        // Rounds go over every strategy in turn, so that a busy moment of the machine
-        // slows one sample of each rather than all of one strategy's: the ratios between
-        // strategies are what the benchmark reports.
-        let mut samples = vec![Vec::new(); GemmStrategy::ALL.len()];
-        let mut measured = Ok(());
-        'rounds: for round in 0..rounds.min(5) + 1 {
-            for (strategy, samples) in GemmStrategy::ALL.into_iter().zip(&mut samples) {
-                backend.force_product_strategy(Some(strategy)).await;
-                let key = KernelKey::Named(format!("matmul.{}", strategy.name()));
-                let outcome = match executor.start(
-                    key,
-                    &compiled,
-                    &entry.graph,
-                    Mode::Static,
-                    &call,
-                    inputs.clone(),
-                    timed,
-                ) {
-                    Ok(job) => executor.execute(job).await,
-                    Err(err) => Err(err),
-                };
-                let outcome = match outcome {
-                    Ok(outcome) => outcome,
-                    Err(err) => {
-                        measured = Err(err);
-                        break 'rounds;
-                    }
-                };
-                let ms: f64 = outcome.kernel_ms.iter().map(|(_, ms)| ms).sum();
-                // The first run builds the pipelines; only later runs are timed.
-                if round > 0 {
-                    samples.push(flops / (ms * 1e6));
-                }
-            }
-        }
+        let ways = GemmStrategy::ALL.map(|strategy| (strategy.name(), strategy));
+        let force = async |strategy| backend.force_product_strategy(Some(strategy)).await;
+        let ms = timer.alternating(&ways, rounds, force).await;
         // The next benchmark chooses by sizes again, whether or not this one ran.
         backend.force_product_strategy(None).await;
-        measured?;
-        Ok(GemmStrategy::ALL
+        Ok(ms?
             .into_iter()
-            .zip(samples)
-            .map(|(strategy, samples)| (strategy.name(), median(samples)))
+            .map(|(name, ms)| (name, flops / (ms * 1e6)))
             .collect())
     }
 
     /// `softmax(layer_norm(x))` for `x: [4096, 1024]`, static: the row reductions' kernel
     /// time in ms, with their threads' parts combined through workgroup memory
     /// (`workgroup`) and, where the adapter has subgroup operations, by subgroup
-    /// (`subgroups`). Rounds alternate the two, as [`matmul_gflops`]' forms.
+    /// (`subgroups`).
     async fn rows_ms(
         backend: &Rc<Backend>,
         clock: &SharedClock,
@@ -731,74 +772,25 @@ mod gpu {
         let source = "import torch\nimport torch.nn.functional as F\n\n\
                       def f(x, w, b):\n    \
                       return torch.softmax(F.layer_norm(x, (1024,), w, b), dim=-1)\n";
-        let shapes: [(&str, Vec<usize>); 3] = [
+        let shapes = [
             ("x", vec![4096, 1024]),
             ("w", vec![1024]),
             ("b", vec![1024]),
         ];
-        let call = CallShapes::new(
-            shapes
-                .iter()
-                .map(|(name, dims)| (name.to_string(), dims.iter().map(|&d| d as i64).collect()))
-                .collect(),
-        );
-        let cache = compiled_cache(source, &call, DynamicMode::False)?;
-        let entry = &cache.entries_mru()[0];
-        let shapes = shapes.map(|(name, dims)| (name.to_string(), dims));
-        let inputs = graph::random_inputs(&shapes, 0);
-        let timed = RunOptions {
-            check: false,
-            timing: true,
-        };
-        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
-        let compiled = compile::compile(
-            &entry.graph,
-            &|s| entry.env.range(s),
-            &CompileOptions::ENTRY,
-        );
-        let was_on = backend.set_subgroups(true).await;
-        let ways: &[(&'static str, bool)] = if was_on {
+        let mut timer = KernelTimer::new(backend, clock, source, &shapes)?;
+        let available = backend.set_subgroups(true).await;
+        let ways: &[(&'static str, bool)] = if available {
             &[("workgroup", false), ("subgroups", true)]
         } else {
             &[("workgroup", false)]
         };
-        let mut samples = vec![Vec::new(); ways.len()];
-        let mut measured = Ok(());
-        'rounds: for round in 0..rounds.min(5) + 1 {
-            for (&(_, subgroups), samples) in ways.iter().zip(&mut samples) {
-                backend.set_subgroups(subgroups).await;
-                let outcome = match executor.start(
-                    KernelKey::Named("rows".into()),
-                    &compiled,
-                    &entry.graph,
-                    Mode::Static,
-                    &call,
-                    inputs.clone(),
-                    timed,
-                ) {
-                    Ok(job) => executor.execute(job).await,
-                    Err(err) => Err(err),
-                };
-                match outcome {
-                    // The first run builds the pipelines; only later runs are timed.
-                    Ok(outcome) if round > 0 => {
-                        samples.push(outcome.kernel_ms.iter().map(|(_, ms)| ms).sum());
-                    }
-                    Ok(_) => {}
-                    Err(err) => {
-                        measured = Err(err);
-                        break 'rounds;
-                    }
-                }
-            }
-        }
-        backend.set_subgroups(was_on).await;
-        measured?;
-        Ok(ways
-            .iter()
-            .zip(samples)
-            .map(|(&(name, _), samples)| (name, median(samples)))
-            .collect())
+        let set = async |on| {
+            backend.set_subgroups(on).await;
+        };
+        let ms = timer.alternating(ways, rounds, set).await;
+        // Back to the default: subgroups wherever the adapter has them.
+        backend.set_subgroups(true).await;
+        ms
     }
 
     /// One call through the guard cache and the executor, timed from the call to the

@@ -1,5 +1,6 @@
 //! The WGSL `main` of each kernel body: map, tiled, blocked or naive matrix product, row
-//! reduction, pooling.
+//! reduction (its threads combined through workgroup memory, or by subgroup where the
+//! device has subgroup operations), pooling.
 //!
 //! In: a `Writer` for one kernel. Out: module-scope workgroup arrays, helper functions that
 //! touch them, and `fn main`. Invariants: every `workgroupBarrier` sits in control flow

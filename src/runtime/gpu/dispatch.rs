@@ -97,11 +97,7 @@ impl Gpu {
         pipelines: &[Arc<wgpu::ComputePipeline>],
         sizes: &Sizes,
     ) -> Bound {
-        let kept = self
-            .bound
-            .iter()
-            .position(|bound| bound.serves(program, pipelines, sizes));
-        if let Some(position) = kept {
+        if let Some(position) = self.kept_call(program, pipelines, sizes) {
             let mut bound = self.bound.remove(position);
             for (launch, uniform) in launches.iter().zip(&mut bound.uniforms) {
                 if let Some((buffer, written)) = uniform {
@@ -177,6 +173,19 @@ impl Gpu {
         }
     }
 
+    /// Where in the kept calls is one whose resources serve a call of `program` with these
+    /// pipelines and sizes.
+    fn kept_call(
+        &self,
+        program: &Program,
+        pipelines: &[Arc<wgpu::ComputePipeline>],
+        sizes: &Sizes,
+    ) -> Option<usize> {
+        self.bound
+            .iter()
+            .position(|bound| bound.serves(program, pipelines, sizes))
+    }
+
     /// Whether a call of `program` with these pipelines and sizes creates nothing on the
     /// device: a kept call's buffers and bind groups serve it, and the pool holds a
     /// read-back buffer for each output. Such a call records what the device accepted
@@ -187,10 +196,7 @@ impl Gpu {
         pipelines: &[Arc<wgpu::ComputePipeline>],
         sizes: &Sizes,
     ) -> bool {
-        let kept = self
-            .bound
-            .iter()
-            .any(|bound| bound.serves(program, pipelines, sizes));
+        let kept = self.kept_call(program, pipelines, sizes).is_some();
         kept && output_shapes(&program.schedule, sizes).is_ok_and(|shapes| {
             let bytes: Vec<u64> = shapes.iter().map(|s| numel(s) as u64 * 4).collect();
             self.pool.holds(MAPPABLE, &bytes)
