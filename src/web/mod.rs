@@ -171,8 +171,9 @@ impl Tailor {
         })
     }
 
-    /// `{ pipelinesCreated, pipelineMs, pipelinesCached, bytesHeld, devicesRecreated }` of the
-    /// GPU runtime, or `null` on the CPU: what the page's comparisons count as built.
+    /// `{ pipelinesCreated, pipelineMs, pipelinesCached, bytesHeld, devicesRecreated,
+    /// bindGroupsCreated, backgroundBuilds, backgroundMs, unscopedCalls }` of the GPU runtime
+    /// (`GpuStats`), or `null` on the CPU: what the page's comparisons count as built.
     #[wasm_bindgen(js_name = gpuStats)]
     pub fn gpu_stats(&self) -> js_sys::Promise {
         let backend = Rc::clone(&self.backend);
