@@ -87,8 +87,8 @@ impl<'a> Specialization<'a> {
 pub enum Resource {
     /// A storage buffer read by the kernel.
     Read(BufferId),
-    /// A storage buffer read by the kernel as `vec4`s: a blocked or naive product's operand whose
-    /// reduction runs along aligned runs of 4 (`lower::Kernel::vec4_operands`).
+    /// A storage buffer read by the kernel as `vec4`s: a blocked or naive product's operand
+    /// whose reduction runs along aligned runs of 4 (`lower::Kernel::vec4_operands`).
     ReadVec4(BufferId),
     /// The storage buffer the kernel writes.
     Write(BufferId),

@@ -68,12 +68,11 @@ impl Gpu {
         held: &mut Vec<wgpu::Buffer>,
     ) -> impl Future<Output = ReadBack> + use<> {
         let schedule = &program.schedule;
-        let mappable = MAPPABLE;
         let out_shapes = output_shapes(schedule, sizes);
         let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
         for (&id, shape) in schedule.outputs.iter().zip(out_shapes.iter().flatten()) {
             let bytes = numel(shape).saturating_mul(4) as u64;
-            let target = self.pool.acquire(&self.device, mappable, bytes);
+            let target = self.pool.acquire(&self.device, MAPPABLE, bytes);
             if bytes > 0 {
                 encoder.copy_buffer_to_buffer(&buffers[id.index()], 0, &target, 0, bytes);
             }
@@ -84,7 +83,7 @@ impl Gpu {
             let bytes = u64::from(n_queries) * 8;
             let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
             let resolve = self.pool.acquire(&self.device, usage, bytes);
-            let target = self.pool.acquire(&self.device, mappable, bytes);
+            let target = self.pool.acquire(&self.device, MAPPABLE, bytes);
             encoder.resolve_query_set(query_set, 0..n_queries, &resolve, 0);
             encoder.copy_buffer_to_buffer(&resolve, 0, &target, 0, bytes);
             held.push(resolve);
