@@ -455,7 +455,7 @@ mod gpu {
     use crate::graph;
     use crate::lower::GemmStrategy;
     use crate::runtime::executor::{self, Backend, Executor, KernelKey, RunOptions};
-    use crate::runtime::gpu::{GpuStats, TIERS_AVAILABLE};
+    use crate::runtime::gpu::GpuStats;
     use crate::{CallMarks, CallShapes, SIMPLENET_SOURCE};
     use std::collections::BTreeMap;
     use std::rc::Rc;
@@ -890,9 +890,7 @@ mod gpu {
             "gpu_gflops.bigmlp".into(),
             super::bigmlp_flops(256.0) / (steady * 1e6),
         );
-        if TIERS_AVAILABLE {
-            tiered_first_call(backend, clock, metrics).await?;
-        }
+        tiered_first_call(backend, clock, metrics).await?;
         Ok(())
     }
 

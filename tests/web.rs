@@ -22,9 +22,15 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 const TOLERANCE: f32 = 2e-3;
 
-/// Compiles `source` with `dynamic=True` for `shapes`, runs it on WebGPU in `mode` and
-/// checks the result against the reference.
-async fn check(gpu: &mut Gpu, source: &str, shapes: &[(&str, Vec<usize>)], mode: Mode) {
+/// A model's entry compiled with `dynamic=True` for its first call's shapes, and its
+/// schedule.
+struct Compiled {
+    graph: graph::Graph,
+    schedule: lower::Schedule,
+}
+
+/// Compiles `source` with `dynamic=True` for `shapes`.
+fn compile(source: &str, shapes: &[(&str, Vec<usize>)]) -> Compiled {
     let mut cache = tailor::load(source, None).expect("the model loads");
     let call = CallShapes::new(
         shapes
@@ -42,20 +48,37 @@ async fn check(gpu: &mut Gpu, source: &str, shapes: &[(&str, Vec<usize>)], mode:
         .expect("compiles");
     let entry = cache.entry(id).expect("the entry exists");
     let schedule = lower::lower(&entry.graph, &|s| entry.env.range(s)).expect("lowers");
+    Compiled {
+        graph: entry.graph.clone(),
+        schedule,
+    }
+}
+
+/// Random inputs of these shapes (`seed` picks them), and the CPU reference's outputs.
+fn inputs_and_reference(
+    compiled: &Compiled,
+    shapes: &[(&str, Vec<usize>)],
+    seed: u64,
+) -> (Vec<Tensor>, Bindings, Vec<Tensor>) {
     let named: Vec<(String, Vec<usize>)> = shapes
         .iter()
         .map(|(n, s)| (n.to_string(), s.clone()))
         .collect();
-    let inputs = graph::random_inputs(&named, 1);
-    let bindings: Bindings = tailor::runtime::bind(
-        &schedule,
-        &inputs.iter().map(|t| t.shape.clone()).collect::<Vec<_>>(),
-        &[],
-    )
-    .expect("binds")
-    .bindings;
-    let expected = graph::eval(&entry.graph, &bindings, &inputs).expect("the reference runs");
-    let mut program = Program::new(schedule, mode, &bindings);
+    let inputs = graph::random_inputs(&named, seed);
+    let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
+    let bindings = tailor::runtime::bind(&compiled.schedule, &shapes, &[])
+        .expect("binds")
+        .bindings;
+    let expected = graph::eval(&compiled.graph, &bindings, &inputs).expect("the reference runs");
+    (inputs, bindings, expected)
+}
+
+/// Compiles `source` with `dynamic=True` for `shapes`, runs it on WebGPU in `mode` and
+/// checks the result against the reference.
+async fn check(gpu: &mut Gpu, source: &str, shapes: &[(&str, Vec<usize>)], mode: Mode) {
+    let compiled = compile(source, shapes);
+    let (inputs, bindings, expected) = inputs_and_reference(&compiled, shapes, 1);
+    let mut program = Program::new(compiled.schedule, mode, &bindings);
     let run = gpu
         .run(&mut program, &inputs, &[], false)
         .await
@@ -139,4 +162,53 @@ async fn presets_with_dynamic_sizes() {
         Mode::Static,
     )
     .await;
+}
+
+/// Tiers in the browser: a product whose sizes want its large form runs naive while the
+/// browser builds that form with `createComputePipelineAsync`; once built, the next call
+/// runs it. Both tiers are checked against the reference.
+#[wasm_bindgen_test]
+async fn with_tiers_a_large_product_runs_naive_while_the_browser_builds_its_large_form() {
+    let mut gpu = gpu().await;
+    gpu.set_tiers(true);
+    let large = gpu.large_products().name();
+    let compiled = compile(preset("simplenet"), &[("x", vec![8, 64])]);
+    let mut program = Program::new(
+        compiled.schedule.clone(),
+        Mode::Dynamic,
+        &Bindings::default(),
+    );
+    let mut call = async |gpu: &mut Gpu, rows: usize| {
+        let shapes = [("x", vec![rows, 64])];
+        let (inputs, _, expected) = inputs_and_reference(&compiled, &shapes, rows as u64);
+        let run = gpu
+            .run(&mut program, &inputs, &[], false)
+            .await
+            .expect("runs on WebGPU");
+        assert_close(&run.outputs, &expected);
+        let products: Vec<&str> = run.products.iter().map(|(_, s)| s.name()).collect();
+        let building: Vec<&str> = run.building.iter().map(|b| b.strategy.name()).collect();
+        (products.join(" "), building.join(" "))
+    };
+    let before = gpu.stats();
+    let first = call(&mut gpu, 1024).await;
+    assert_eq!(first, ("naive naive".into(), format!("{large} {large}")));
+    gpu.wait_for_builds()
+        .await
+        .expect("the browser builds the large forms");
+    let built = gpu.stats();
+    assert_eq!(built.background_builds - before.background_builds, 2);
+    assert!(built.background_ms > before.background_ms);
+    let tuned = call(&mut gpu, 1024).await;
+    assert_eq!(tuned, (format!("{large} {large}"), String::new()));
+    assert_eq!(
+        gpu.stats().pipelines_created,
+        built.pipelines_created,
+        "nothing new to build"
+    );
+    console_log!(
+        "tiers: {} background builds, {:.0} ms",
+        built.background_builds - before.background_builds,
+        built.background_ms - before.background_ms
+    );
 }

@@ -159,7 +159,7 @@ struct Ran {
 }
 
 /// A product kernel of a GPU call: the form it ran with at the call's sizes, and the large
-/// form that was building on another thread while it ran naive (tiers).
+/// form that was building off the call's path while it ran naive (tiers).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProductRun {
     /// The product kernel.
@@ -256,7 +256,7 @@ impl Backend {
     }
 
     /// Turns tiers on or off on the GPU (`Gpu::set_tiers`: a product runs naive while its
-    /// large form builds on another thread); returns whether they were on. The benchmark
+    /// large form builds off the call's path); returns whether they were on. The benchmark
     /// measures both ways.
     #[cfg(feature = "gpu")]
     pub async fn set_tiers(&self, on: bool) -> bool {
@@ -290,7 +290,7 @@ impl Backend {
     #[cfg(feature = "gpu")]
     pub async fn wait_for_builds(&self) -> Result<(), Error> {
         if let Some(slot) = &self.gpu {
-            slot.hold().await.gpu().wait_for_builds()?;
+            slot.hold().await.gpu().wait_for_builds().await?;
         }
         Ok(())
     }

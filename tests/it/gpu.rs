@@ -399,9 +399,6 @@ fn a_product_runs_naive_at_small_sizes_and_in_the_adapters_large_form_at_large_o
 
 #[test]
 fn with_tiers_a_large_product_runs_naive_until_its_large_form_is_built_in_the_background() {
-    if !tailor::runtime::gpu::TIERS_AVAILABLE {
-        return;
-    }
     with_gpu(|gpu| {
         let (compiled, mut program) = simplenet_program();
         let tiers = gpu.tiers();
@@ -426,7 +423,7 @@ fn with_tiers_a_large_product_runs_naive_until_its_large_form_is_built_in_the_ba
         // The first large call runs the naive tier and starts both large forms building.
         let first = call(gpu, 1024);
         let building = gpu.stats().pipelines_created - before.pipelines_created;
-        gpu.wait_for_builds().expect("the large forms build");
+        pollster::block_on(gpu.wait_for_builds()).expect("the large forms build");
         let after_wait = gpu.stats();
         // Once built, the next large call runs them; small calls stay naive throughout.
         let tuned = call(gpu, 1024);

@@ -10,9 +10,10 @@
 //! workgroups per dimension (nor `MAX_GRID_DIM`): a larger grid is split over x and y.
 
 use super::limits::MAX_GRID_DIM;
+use super::objects::{BindGroup, Pipeline, QuerySet, Recorder, bind_group, query_set};
 use super::pool::size_class;
 use super::readback::MAPPABLE;
-use super::{Gpu, Launch, Program, STORAGE, Timing};
+use super::{Gpu, GpuError, Launch, Program, STORAGE, Timing};
 use crate::codegen::{Resource, Wgsl};
 use crate::graph::{Tensor, numel};
 use crate::lower::Role;
@@ -36,20 +37,15 @@ pub(super) struct Bound {
     /// Each kernel's `dims` uniform and the values last written to it.
     uniforms: Vec<Option<(wgpu::Buffer, Vec<i32>)>>,
     /// The pipelines the bind groups were made for (their layouts are the pipelines' own).
-    pipelines: Vec<Arc<wgpu::ComputePipeline>>,
+    pipelines: Vec<Arc<Pipeline>>,
     /// Each kernel's bind group.
-    pub(super) bind_groups: Vec<wgpu::BindGroup>,
+    pub(super) bind_groups: Vec<BindGroup>,
 }
 
 impl Bound {
     /// Whether this call's resources serve a call of `program` with these pipelines and
     /// sizes: the same pipelines, and every pooled buffer of the size class it needs.
-    fn serves(
-        &self,
-        program: &Program,
-        pipelines: &[Arc<wgpu::ComputePipeline>],
-        sizes: &Sizes,
-    ) -> bool {
+    fn serves(&self, program: &Program, pipelines: &[Arc<Pipeline>], sizes: &Sizes) -> bool {
         self.program == program.id
             && self.pipelines.len() == pipelines.len()
             && self
@@ -94,9 +90,9 @@ impl Gpu {
         &mut self,
         program: &Program,
         launches: &[Launch<'_>],
-        pipelines: &[Arc<wgpu::ComputePipeline>],
+        pipelines: &[Arc<Pipeline>],
         sizes: &Sizes,
-    ) -> Bound {
+    ) -> Result<Bound, GpuError> {
         if let Some(position) = self.kept_call(program, pipelines, sizes) {
             let mut bound = self.bound.remove(position);
             for (launch, uniform) in launches.iter().zip(&mut bound.uniforms) {
@@ -109,7 +105,7 @@ impl Gpu {
                     }
                 }
             }
-            return bound;
+            return Ok(bound);
         }
         let resident = program.resident.as_ref().expect("prepared");
         let mut buffers = Vec::with_capacity(program.schedule.buffers.len());
@@ -124,53 +120,52 @@ impl Gpu {
                 pooled.push(true);
             }
         }
-        let mut uniforms = Vec::with_capacity(launches.len());
-        let mut bind_groups = Vec::with_capacity(launches.len());
-        for (launch, pipeline) in launches.iter().zip(pipelines) {
-            let wgsl = launch.wgsl;
-            let uniform = wgsl.resources.contains(&Resource::Dims).then(|| {
-                let values = dims_values(wgsl, sizes);
-                let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
-                let buffer = self
-                    .pool
-                    .acquire(&self.device, usage, (values.len() * 4) as u64);
-                self.queue
-                    .write_buffer(&buffer, 0, bytemuck::cast_slice(&values));
-                (buffer, values)
-            });
-            let entries: Vec<wgpu::BindGroupEntry<'_>> = wgsl
-                .resources
-                .iter()
-                .enumerate()
-                .map(|(binding, resource)| wgpu::BindGroupEntry {
-                    binding: binding as u32,
-                    resource: match resource {
-                        Resource::Read(id) | Resource::ReadVec4(id) | Resource::Write(id) => {
-                            buffers[id.index()].as_entire_binding()
-                        }
-                        Resource::Dims => {
-                            let (buffer, _) = uniform.as_ref().expect("made above");
-                            buffer.as_entire_binding()
-                        }
-                    },
+        let uniforms = launches
+            .iter()
+            .map(|launch| {
+                let wgsl = launch.wgsl;
+                wgsl.resources.contains(&Resource::Dims).then(|| {
+                    let values = dims_values(wgsl, sizes);
+                    let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+                    let buffer = self
+                        .pool
+                        .acquire(&self.device, usage, (values.len() * 4) as u64);
+                    self.queue
+                        .write_buffer(&buffer, 0, bytemuck::cast_slice(&values));
+                    (buffer, values)
                 })
-                .collect();
-            bind_groups.push(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(&wgsl.kernel),
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            }));
-            self.stats.bind_groups_created += 1;
-            uniforms.push(uniform);
-        }
-        Bound {
+            })
+            .collect();
+        let mut bound = Bound {
             program: program.id,
             buffers,
             pooled,
             uniforms,
             pipelines: pipelines.to_vec(),
-            bind_groups,
+            bind_groups: Vec::with_capacity(launches.len()),
+        };
+        for (k, (launch, pipeline)) in launches.iter().zip(pipelines).enumerate() {
+            let wgsl = launch.wgsl;
+            let bound_buffers: Vec<&wgpu::Buffer> = wgsl
+                .resources
+                .iter()
+                .map(|resource| match resource {
+                    Resource::Read(id) | Resource::ReadVec4(id) | Resource::Write(id) => {
+                        &bound.buffers[id.index()]
+                    }
+                    Resource::Dims => &bound.uniforms[k].as_ref().expect("made above").0,
+                })
+                .collect();
+            match bind_group(&self.device, pipeline, &wgsl.kernel, &bound_buffers) {
+                Ok(group) => bound.bind_groups.push(group),
+                Err(error) => {
+                    self.release_bound(bound);
+                    return Err(error);
+                }
+            }
+            self.stats.bind_groups_created += 1;
         }
+        Ok(bound)
     }
 
     /// Where in the kept calls is one whose resources serve a call of `program` with these
@@ -178,7 +173,7 @@ impl Gpu {
     fn kept_call(
         &self,
         program: &Program,
-        pipelines: &[Arc<wgpu::ComputePipeline>],
+        pipelines: &[Arc<Pipeline>],
         sizes: &Sizes,
     ) -> Option<usize> {
         self.bound
@@ -193,7 +188,7 @@ impl Gpu {
     pub(super) fn creates_nothing(
         &self,
         program: &Program,
-        pipelines: &[Arc<wgpu::ComputePipeline>],
+        pipelines: &[Arc<Pipeline>],
         sizes: &Sizes,
     ) -> bool {
         let kept = self.kept_call(program, pipelines, sizes).is_some();
@@ -245,52 +240,40 @@ impl Gpu {
         &mut self,
         program: &Program,
         sizes: &Sizes,
-        pipelines: &[Arc<wgpu::ComputePipeline>],
-        bind_groups: &[wgpu::BindGroup],
+        pipelines: &[Arc<Pipeline>],
+        bind_groups: &[BindGroup],
         mode: Timing,
-    ) -> (
-        wgpu::CommandEncoder,
-        Option<wgpu::QuerySet>,
-        Vec<(String, f64)>,
-    ) {
+    ) -> Result<(Recorder, Option<QuerySet>, Vec<(String, f64)>), GpuError> {
         let per_dim = u64::from(self.limits.max_compute_workgroups_per_dimension).min(MAX_GRID_DIM);
         let n_kernels = program.wgsl.len() as u32;
-        let queries = (mode == Timing::Timestamps && n_kernels > 0).then(|| {
-            self.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("kernel times"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2 * n_kernels,
-            })
-        });
+        let queries = match mode == Timing::Timestamps && n_kernels > 0 {
+            true => Some(query_set(&self.device, 2 * n_kernels)?),
+            false => None,
+        };
         let mut kernel_ms = Vec::new();
-        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let mut recorder = Recorder::new(&self.device);
         for (k, wgsl) in program.wgsl.iter().enumerate() {
             let workgroups = sizes.workgroups[k];
             if workgroups > 0 {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(&wgsl.kernel),
-                    timestamp_writes: queries.as_ref().map(|query_set| {
-                        wgpu::ComputePassTimestampWrites {
-                            query_set,
-                            beginning_of_pass_write_index: Some(2 * k as u32),
-                            end_of_pass_write_index: Some(2 * k as u32 + 1),
-                        }
-                    }),
-                });
-                pass.set_pipeline(&pipelines[k]);
-                pass.set_bind_group(0, &bind_groups[k], &[]);
                 let x = workgroups.min(per_dim);
-                pass.dispatch_workgroups(x as u32, workgroups.div_ceil(x) as u32, 1);
+                let grid = (x as u32, workgroups.div_ceil(x) as u32);
+                let timestamps = queries.as_ref().map(|q| (q, 2 * k as u32));
+                recorder.pass(
+                    &wgsl.kernel,
+                    &pipelines[k],
+                    &bind_groups[k],
+                    grid,
+                    timestamps,
+                );
             }
             if mode == Timing::SubmitToDone {
                 let started = (self.clock)();
-                let next = self.device.create_command_encoder(&Default::default());
-                self.queue
-                    .submit([std::mem::replace(&mut encoder, next).finish()]);
+                let next = Recorder::new(&self.device);
+                std::mem::replace(&mut recorder, next).submit(&self.queue)?;
                 self.wait_idle().await;
                 kernel_ms.push((wgsl.kernel.clone(), (self.clock)() - started));
             }
         }
-        (encoder, queries, kernel_ms)
+        Ok((recorder, queries, kernel_ms))
     }
 }

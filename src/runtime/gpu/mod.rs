@@ -5,7 +5,8 @@
 //! call's input tensors. Out: the returned tensors, read back asynchronously, and per-kernel
 //! times (timestamp queries where the adapter has them, else submit-to-done). Each product
 //! runs the form its sizes want (naive, blocked or tiled); with tiers (`tiers.rs`) a
-//! large form still building on another thread is stood in for by the naive one.
+//! large form still building off the call's path (on another thread natively, by the
+//! browser's `createComputePipelineAsync` in the page) is stood in for by the naive one.
 //! Pipelines are cached by WGSL source and override values, buffers are pooled by size,
 //! parameters are uploaded once per program. Invariants: every failure is a [`GpuError`] value, never
 //! a panic — no adapter, a lost device (recreated, and the call retried once), out of
@@ -13,8 +14,11 @@
 //! dimension) checked before anything is dispatched, naming the kernel; nothing blocks on
 //! the web: read-back is a future, and native callers drive it with `device.poll`.
 
+#[cfg(target_arch = "wasm32")]
+mod browser;
 mod dispatch;
 mod limits;
+mod objects;
 mod pipelines;
 mod pool;
 mod readback;
@@ -34,7 +38,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-pub use tiers::{TIERS_AVAILABLE, TierBuild};
+pub use tiers::TierBuild;
 
 /// Why the GPU could not run a program.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -123,7 +127,7 @@ pub struct GpuStats {
     pub devices_recreated: usize,
     /// Bind groups created: a call's first at its size class, none on the steady path.
     pub bind_groups_created: usize,
-    /// Pipelines of products' large forms built on another thread while calls ran their
+    /// Pipelines of products' large forms built off the calls' path while calls ran their
     /// naive tier (counted in `pipelines_created` too).
     pub background_builds: usize,
     /// Their build time, in ms (no call waited for it).
@@ -156,7 +160,7 @@ pub struct GpuRun {
     /// Each product kernel and the strategy it ran with at this call's sizes.
     pub products: Vec<(String, GemmStrategy)>,
     /// The products that ran their naive tier because their large form was still building
-    /// on another thread.
+    /// off the call's path.
     pub building: Vec<TierBuild>,
     /// The CPU's part of the call, in ms: resources found or made, inputs written, passes
     /// recorded and submitted (the rest of the call is the device's work and read-back).
@@ -395,7 +399,7 @@ pub struct Gpu {
     lost: Arc<AtomicBool>,
     uncaptured: Arc<Mutex<Option<String>>>,
     generation: u64,
-    pipelines: HashMap<(u64, usize, Vec<i64>), Arc<wgpu::ComputePipeline>>,
+    pipelines: HashMap<(u64, usize, Vec<i64>), Arc<objects::Pipeline>>,
     /// Recent calls' buffers and bind groups, newest first, for their programs' next calls.
     bound: Vec<Bound>,
     pool: Pool,
@@ -403,12 +407,11 @@ pub struct Gpu {
     stats: GpuStats,
     /// Runs every tiled product with this strategy instead of choosing by its sizes.
     forced_strategy: Option<GemmStrategy>,
-    /// Whether a product runs naive while its large form builds on another thread.
+    /// Whether a product runs naive while its large form builds off the call's path.
     tiers: bool,
     /// Whether row reductions run their subgroup forms (only where the adapter has them).
     subgroups: bool,
-    /// Large forms building on other threads, by pipeline key.
-    #[cfg(not(target_arch = "wasm32"))]
+    /// Large forms building off the calls' path, by pipeline key.
     building: HashMap<pipelines::PipelineKey, tiers::Building>,
     clock: Box<dyn Fn() -> f64 + Send + Sync>,
 }
@@ -442,7 +445,7 @@ impl Gpu {
             subgroups: adapter.features().contains(wgpu::Features::SUBGROUP),
         };
         let (device, queue, limits) = open_device(&adapter).await?;
-        let tiers = TIERS_AVAILABLE && !summary.emulated;
+        let tiers = !summary.emulated;
         let subgroups = summary.subgroups;
         let mut gpu = Gpu {
             instance,
@@ -462,7 +465,6 @@ impl Gpu {
             forced_strategy: None,
             tiers,
             subgroups,
-            #[cfg(not(target_arch = "wasm32"))]
             building: HashMap::new(),
             clock,
         };
@@ -559,7 +561,7 @@ impl Gpu {
         check_static_sizes(program, &sizes)?;
         let mut chosen =
             program.wanted_forms(&sizes.bindings, self.large_products(), self.forced_strategy);
-        self.collect_builds(false)?;
+        self.collect_builds(false).await?;
         let building = self.naive_while_building(program, &mut sizes, &mut chosen)?;
         program.choose_forms(&mut sizes, &chosen)?;
         self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
@@ -587,20 +589,12 @@ impl Gpu {
             )
         });
         let host_started = (self.clock)();
-        let bound = self.bound_for(program, &launches, &pipelines, &sizes);
-        self.write_inputs(program, &bound, inputs);
-        let (encoder, queries, mut kernel_ms) = self
-            .encode(program, &sizes, &pipelines, &bound.bind_groups, mode)
-            .await;
         let mut held = Vec::new();
-        let read = self.read_back(
-            encoder,
-            program,
-            &sizes,
-            &bound.buffers,
-            queries.as_ref(),
-            &mut held,
-        );
+        let recorded = self
+            .record_call(
+                program, &launches, &pipelines, &sizes, inputs, mode, &mut held,
+            )
+            .await;
         let host_ms = (self.clock)() - host_started;
         let kernels = || {
             let names: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
@@ -620,6 +614,16 @@ impl Gpu {
                 }
             }
             None => None,
+        };
+        let (bound, read, mut kernel_ms) = match recorded {
+            Ok(recorded) => recorded,
+            Err(error) => {
+                // Nothing was submitted: the read-back buffers were never mapped.
+                for buffer in held {
+                    self.pool.release(buffer);
+                }
+                return Err(error);
+            }
         };
         if let Some(failure) = failure {
             // Resources of a call the device refused are not kept for the next one.
@@ -655,6 +659,53 @@ impl Gpu {
         })
     }
 
+    /// The host's part of a call: its resources found or made, inputs written, passes
+    /// recorded, outputs copied for read-back and the recording submitted. Returns the
+    /// call's resources, the read-back's future and submit-to-done kernel times; on an
+    /// error its resources are already released.
+    #[expect(clippy::too_many_arguments, reason = "a call is all of these")]
+    async fn record_call(
+        &mut self,
+        program: &Program,
+        launches: &[Launch<'_>],
+        pipelines: &[Arc<objects::Pipeline>],
+        sizes: &Sizes,
+        inputs: &[Tensor],
+        mode: Timing,
+        held: &mut Vec<wgpu::Buffer>,
+    ) -> Result<
+        (
+            Bound,
+            impl std::future::Future<Output = readback::ReadBack> + use<>,
+            Vec<(String, f64)>,
+        ),
+        GpuError,
+    > {
+        let bound = self.bound_for(program, launches, pipelines, sizes)?;
+        self.write_inputs(program, &bound, inputs);
+        let recorded = self
+            .encode(program, sizes, pipelines, &bound.bind_groups, mode)
+            .await
+            .and_then(|(recorder, queries, kernel_ms)| {
+                let read = self.read_back(
+                    recorder,
+                    program,
+                    sizes,
+                    &bound.buffers,
+                    queries.as_ref(),
+                    held,
+                )?;
+                Ok((read, kernel_ms))
+            });
+        match recorded {
+            Ok((read, kernel_ms)) => Ok((bound, read, kernel_ms)),
+            Err(error) => {
+                self.release_bound(bound);
+                Err(error)
+            }
+        }
+    }
+
     /// With tiers on, each product that wants a large form whose pipeline is not built yet
     /// runs naive instead (`chosen` changed), and that form starts building on another
     /// thread; returns those products.
@@ -676,7 +727,7 @@ impl Gpu {
                 continue;
             };
             let key = pipelines::pipeline_key(program, launch, sizes);
-            if !self.ready_or_building(&key, launch, strategy) {
+            if !self.ready_or_building(&key, launch, strategy)? {
                 building.push((k, strategy));
             }
         }

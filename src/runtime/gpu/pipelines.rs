@@ -8,11 +8,11 @@
 //! their builds overlap where the browser allows; a program's parameters are reused only on
 //! the device `generation` they were uploaded to.
 
+use super::objects::{Pipeline, build_pipeline};
 use super::{Gpu, GpuError, Launch, Program, Resident, STORAGE};
-use crate::codegen::{Mode, Wgsl};
+use crate::codegen::Mode;
 use crate::lower::Role;
 use crate::runtime::Sizes;
-use crate::symbolic::Sym;
 use std::sync::Arc;
 
 /// The pipeline cache's key: a WGSL source's hash and length, and override values.
@@ -79,7 +79,7 @@ impl Gpu {
         program: &Program,
         launches: &[Launch<'_>],
         sizes: &Sizes,
-    ) -> Result<Vec<Arc<wgpu::ComputePipeline>>, GpuError> {
+    ) -> Result<Vec<Arc<Pipeline>>, GpuError> {
         let keys: Vec<PipelineKey> = launches
             .iter()
             .map(|launch| pipeline_key(program, launch, sizes))
@@ -91,15 +91,30 @@ impl Gpu {
             let started = (self.clock)();
             let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
             let mut created = Vec::new();
+            let mut thrown = None;
             for &k in &missing {
                 if self.pipelines.contains_key(&keys[k]) {
                     continue;
                 }
-                let pipeline = build_pipeline(&self.device, launches[k].wgsl, &keys[k].2);
-                self.pipelines.insert(keys[k].clone(), Arc::new(pipeline));
-                created.push(k);
+                match build_pipeline(&self.device, launches[k].wgsl, &keys[k].2) {
+                    Ok(pipeline) => {
+                        self.pipelines.insert(keys[k].clone(), Arc::new(pipeline));
+                        created.push(k);
+                    }
+                    Err(error) => {
+                        thrown = Some(error);
+                        break;
+                    }
+                }
             }
-            if let Some(error) = scope.pop().await {
+            let popped = scope.pop().await;
+            if let Some(error) = thrown {
+                for &k in &created {
+                    self.pipelines.remove(&keys[k]);
+                }
+                return Err(error);
+            }
+            if let Some(error) = popped {
                 let kernels: Vec<&str> = created
                     .iter()
                     .map(|&k| launches[k].wgsl.kernel.as_str())
@@ -117,34 +132,4 @@ impl Gpu {
         }
         Ok(keys.iter().map(|key| self.pipelines[key].clone()).collect())
     }
-}
-
-/// A kernel's shader module and pipeline, with these override values; errors surface in
-/// the caller's error scope (on the caller's thread).
-pub(super) fn build_pipeline(
-    device: &wgpu::Device,
-    wgsl: &Wgsl,
-    overrides: &[i64],
-) -> wgpu::ComputePipeline {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(&wgsl.kernel),
-        source: wgpu::ShaderSource::Wgsl(wgsl.source.as_str().into()),
-    });
-    let names: Vec<String> = wgsl.symbols.iter().map(Sym::to_string).collect();
-    let constants: Vec<(&str, f64)> = names
-        .iter()
-        .zip(overrides)
-        .map(|(name, &value)| (name.as_str(), value as f64))
-        .collect();
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(&wgsl.kernel),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &constants,
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    })
 }

@@ -1,11 +1,12 @@
 //! Getting a call's results off the GPU without blocking: outputs and timestamps copied to
 //! mappable buffers, mapped, and read as a future.
 //!
-//! In: a call's recorded command encoder, its device buffers and timestamp queries. Out: a
+//! In: a call's recorded commands, its device buffers and timestamp queries. Out: a
 //! future of the output tensors and per-kernel times. Invariant: nothing here blocks on the
 //! web — completion is a callback setting a `Signal`, awaited; natively `device.poll` runs
 //! the callbacks before the future is first polled.
 
+use super::objects::{QuerySet, Recorder};
 use super::{Gpu, GpuError, Program};
 use crate::graph::{Tensor, numel};
 use crate::runtime::{Sizes, output_shapes};
@@ -55,18 +56,18 @@ impl<T> Future for Signal<T> {
 }
 
 impl Gpu {
-    /// Copies the outputs (and resolved timestamps) to mappable buffers, submits, and
-    /// returns a future of the tensors and kernel times. Natively the mapping completes
+    /// Copies the outputs (and resolved timestamps) to mappable buffers, submits the call's
+    /// recording, and returns a future of the tensors and kernel times. Natively the mapping completes
     /// here, by polling; on the web the browser completes it and the future waits.
     pub(super) fn read_back(
         &mut self,
-        mut encoder: wgpu::CommandEncoder,
+        mut recorder: Recorder,
         program: &Program,
         sizes: &Sizes,
         buffers: &[wgpu::Buffer],
-        queries: Option<&wgpu::QuerySet>,
+        queries: Option<&QuerySet>,
         held: &mut Vec<wgpu::Buffer>,
-    ) -> impl Future<Output = ReadBack> + use<> {
+    ) -> Result<impl Future<Output = ReadBack> + use<>, GpuError> {
         let schedule = &program.schedule;
         let out_shapes = output_shapes(schedule, sizes);
         let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
@@ -74,7 +75,7 @@ impl Gpu {
             let bytes = numel(shape).saturating_mul(4) as u64;
             let target = self.pool.acquire(&self.device, MAPPABLE, bytes);
             if bytes > 0 {
-                encoder.copy_buffer_to_buffer(&buffers[id.index()], 0, &target, 0, bytes);
+                recorder.copy(&buffers[id.index()], &target, bytes);
             }
             targets.push((target, bytes));
         }
@@ -84,12 +85,14 @@ impl Gpu {
             let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
             let resolve = self.pool.acquire(&self.device, usage, bytes);
             let target = self.pool.acquire(&self.device, MAPPABLE, bytes);
-            encoder.resolve_query_set(query_set, 0..n_queries, &resolve, 0);
-            encoder.copy_buffer_to_buffer(&resolve, 0, &target, 0, bytes);
+            recorder.resolve(query_set, n_queries, &resolve);
+            recorder.copy(&resolve, &target, bytes);
             held.push(resolve);
             targets.push((target, bytes));
         }
-        self.queue.submit([encoder.finish()]);
+        let submitted = recorder.submit(&self.queue);
+        held.extend(targets.iter().map(|(target, _)| target.clone()));
+        submitted?;
         let mut signals = Vec::with_capacity(targets.len());
         for (target, bytes) in &targets {
             let (signal, set) = Signal::new();
@@ -101,11 +104,10 @@ impl Gpu {
             signals.push(signal);
         }
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
-        held.extend(targets.iter().map(|(target, _)| target.clone()));
         let names: Vec<String> = schedule.kernels.iter().map(|k| k.name.clone()).collect();
         let period_ns = f64::from(self.queue.get_timestamp_period());
         let timed = queries.is_some();
-        async move {
+        Ok(async move {
             for signal in signals {
                 signal
                     .await
@@ -128,7 +130,7 @@ impl Gpu {
                 }
             }
             Ok((outputs, times))
-        }
+        })
     }
 
     /// Waits until the queue is idle (natively by polling, on the web by a callback).
@@ -141,7 +143,7 @@ impl Gpu {
 }
 
 /// The tensors and per-kernel times of a call, once read back.
-type ReadBack = Result<(Vec<Tensor>, Vec<(String, f64)>), GpuError>;
+pub(super) type ReadBack = Result<(Vec<Tensor>, Vec<(String, f64)>), GpuError>;
 
 /// A mapped buffer's first `bytes` as values, copied out once; unmaps it afterwards.
 fn read_mapped<T: bytemuck::Pod>(target: &wgpu::Buffer, bytes: u64) -> Result<Vec<T>, GpuError> {

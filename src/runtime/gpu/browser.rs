@@ -1,0 +1,276 @@
+//! The page's compute objects as the browser's own WebGPU objects: pipelines (built
+//! synchronously on a call's path, or with `createComputePipelineAsync` for tiers), bind
+//! groups, timestamp query sets, and one submission recorded by one call into JavaScript.
+//!
+//! In: wgpu's device and queue and buffers, whose browser objects wgpu hands out
+//! (`as_webgpu`); a kernel's WGSL and override values. Out: the browser's objects, and a
+//! call's commands submitted on wgpu's queue. Invariants: every object is made on wgpu's
+//! device, so wgpu's error scopes and uncaptured-error handler see its errors; commands are
+//! recorded in the order the [`Recorder`] was given them; a JavaScript exception comes
+//! back as a [`GpuError::Rejected`] naming what was being made, never as a trap.
+
+use super::GpuError;
+use super::objects::constants;
+use crate::codegen::Wgsl;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(inline_js = r#"
+function descriptor(device, label, code, constants) {
+  const module = device.createShaderModule({ label, code });
+  return { label, layout: "auto", compute: { module, entryPoint: "main", constants } };
+}
+export function tailorPipeline(device, label, code, constants) {
+  return device.createComputePipeline(descriptor(device, label, code, constants));
+}
+export async function tailorPipelineAsync(device, label, code, constants) {
+  const started = performance.now();
+  const pipeline = await device.createComputePipelineAsync(descriptor(device, label, code, constants));
+  return [pipeline, performance.now() - started];
+}
+export function tailorBindGroup(device, pipeline, buffers) {
+  const entries = buffers.map((buffer, binding) => ({ binding, resource: { buffer } }));
+  return device.createBindGroup({ label: pipeline.label, layout: pipeline.getBindGroupLayout(0), entries });
+}
+export function tailorQuerySet(device, count) {
+  return device.createQuerySet({ label: "kernel times", type: "timestamp", count });
+}
+export function tailorSubmit(device, queue, numbers, objects) {
+  const encoder = device.createCommandEncoder();
+  let n = 0, o = 0;
+  while (n < numbers.length) {
+    const command = numbers[n++];
+    if (command === 0) {
+      const [x, y, index] = [numbers[n++], numbers[n++], numbers[n++]];
+      const pipeline = objects[o++], bindGroup = objects[o++];
+      const pass = encoder.beginComputePass(index < 0 ? { label: pipeline.label } : {
+        label: pipeline.label,
+        timestampWrites: { querySet: objects[o++], beginningOfPassWriteIndex: index, endOfPassWriteIndex: index + 1 },
+      });
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      pass.dispatchWorkgroups(x, y);
+      pass.end();
+    } else if (command === 1) {
+      encoder.copyBufferToBuffer(objects[o++], 0, objects[o++], 0, numbers[n++]);
+    } else {
+      encoder.resolveQuerySet(objects[o++], 0, numbers[n++], objects[o++], 0);
+    }
+  }
+  queue.submit([encoder.finish()]);
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = tailorPipeline)]
+    fn js_pipeline(
+        device: &JsValue,
+        label: &str,
+        code: &str,
+        constants: &JsValue,
+    ) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(catch, js_name = tailorPipelineAsync)]
+    fn js_pipeline_async(
+        device: &JsValue,
+        label: &str,
+        code: &str,
+        constants: &JsValue,
+    ) -> Result<js_sys::Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_name = tailorBindGroup)]
+    fn js_bind_group(
+        device: &JsValue,
+        pipeline: &JsValue,
+        buffers: Vec<JsValue>,
+    ) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(catch, js_name = tailorQuerySet)]
+    fn js_query_set(device: &JsValue, count: u32) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(catch, js_name = tailorSubmit)]
+    fn js_submit(
+        device: &JsValue,
+        queue: &JsValue,
+        numbers: &[f64],
+        objects: Vec<JsValue>,
+    ) -> Result<(), JsValue>;
+}
+
+/// A `GPUComputePipeline`.
+pub(in crate::runtime::gpu) struct Pipeline(JsValue);
+
+/// A `GPUBindGroup`.
+pub(in crate::runtime::gpu) struct BindGroup(JsValue);
+
+/// A `GPUQuerySet` of timestamps.
+pub(in crate::runtime::gpu) struct QuerySet(JsValue);
+
+/// wgpu's device as the browser's `GPUDevice`.
+fn raw_device(device: &wgpu::Device) -> JsValue {
+    JsValue::from(device.as_webgpu().expect(ONLY_WEBGPU).clone())
+}
+
+/// wgpu's buffer as the browser's `GPUBuffer`.
+fn raw_buffer(buffer: &wgpu::Buffer) -> JsValue {
+    JsValue::from(buffer.as_webgpu().expect(ONLY_WEBGPU).clone())
+}
+
+/// Why `as_webgpu` always answers here.
+const ONLY_WEBGPU: &str = "WebGPU is wgpu's only backend on wasm32";
+
+/// A JavaScript exception as the error of making `what`.
+fn rejected(what: String, error: &JsValue) -> GpuError {
+    let message = js_sys::Reflect::get(error, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| error.as_string())
+        .unwrap_or_else(|| format!("{error:?}"));
+    GpuError::Rejected { what, message }
+}
+
+/// The override constants as a JavaScript object, name to value.
+fn constants_object(wgsl: &Wgsl, overrides: &[i64]) -> JsValue {
+    let object = js_sys::Object::new();
+    for (name, value) in constants(wgsl, overrides) {
+        // Setting a property on a fresh plain object cannot fail.
+        let _ = js_sys::Reflect::set(&object, &name.into(), &value.into());
+    }
+    object.into()
+}
+
+/// A kernel's shader module and pipeline with these override values, made on the call's
+/// path; validation errors surface in the caller's error scope.
+pub(in crate::runtime::gpu) fn build_pipeline(
+    device: &wgpu::Device,
+    wgsl: &Wgsl,
+    overrides: &[i64],
+) -> Result<Pipeline, GpuError> {
+    let constants = constants_object(wgsl, overrides);
+    js_pipeline(&raw_device(device), &wgsl.kernel, &wgsl.source, &constants)
+        .map(Pipeline)
+        .map_err(|e| rejected(format!("the shader of {}", wgsl.kernel), &e))
+}
+
+/// A kernel's pipeline built by the browser off the call's path: a promise of the
+/// pipeline and its build time in ms, rejected with the browser's `GPUPipelineError`.
+pub(in crate::runtime::gpu) fn build_pipeline_async(
+    device: &wgpu::Device,
+    wgsl: &Wgsl,
+    overrides: &[i64],
+) -> Result<js_sys::Promise, GpuError> {
+    let constants = constants_object(wgsl, overrides);
+    js_pipeline_async(&raw_device(device), &wgsl.kernel, &wgsl.source, &constants)
+        .map_err(|e| rejected(format!("the shader of {}", wgsl.kernel), &e))
+}
+
+/// The pipeline and build time a settled [`build_pipeline_async`] promise gave, or the
+/// browser's message.
+pub(in crate::runtime::gpu) async fn built(
+    promise: js_sys::Promise,
+) -> Result<(Pipeline, f64), String> {
+    match wasm_bindgen_futures::JsFuture::from(promise).await {
+        Ok(pair) => {
+            let pair = js_sys::Array::from(&pair);
+            Ok((Pipeline(pair.get(0)), pair.get(1).as_f64().unwrap_or(0.0)))
+        }
+        Err(error) => match rejected(String::new(), &error) {
+            GpuError::Rejected { message, .. } => Err(message),
+            other => Err(other.to_string()),
+        },
+    }
+}
+
+/// A bind group of `pipeline`'s layout with `buffers` bound whole at bindings 0, 1, ….
+pub(in crate::runtime::gpu) fn bind_group(
+    device: &wgpu::Device,
+    pipeline: &Pipeline,
+    label: &str,
+    buffers: &[&wgpu::Buffer],
+) -> Result<BindGroup, GpuError> {
+    let buffers = buffers.iter().map(|b| raw_buffer(b)).collect();
+    js_bind_group(&raw_device(device), &pipeline.0, buffers)
+        .map(BindGroup)
+        .map_err(|e| rejected(format!("the bind group of {label}"), &e))
+}
+
+/// A set of `count` timestamp queries.
+pub(in crate::runtime::gpu) fn query_set(
+    device: &wgpu::Device,
+    count: u32,
+) -> Result<QuerySet, GpuError> {
+    js_query_set(&raw_device(device), count)
+        .map(QuerySet)
+        .map_err(|e| rejected("the kernels' timestamp queries".into(), &e))
+}
+
+/// One submission's commands, kept as numbers and objects and recorded into one command
+/// encoder by one call into JavaScript when submitted.
+pub(in crate::runtime::gpu) struct Recorder {
+    device: JsValue,
+    /// Each command's tag (0 pass, 1 copy, 2 resolve) and numbers.
+    numbers: Vec<f64>,
+    /// Each command's objects, in the order the commands take them.
+    objects: Vec<JsValue>,
+}
+
+impl Recorder {
+    /// An empty recording.
+    pub(in crate::runtime::gpu) fn new(device: &wgpu::Device) -> Recorder {
+        Recorder {
+            device: raw_device(device),
+            numbers: Vec::new(),
+            objects: Vec::new(),
+        }
+    }
+
+    /// One compute pass (named by its pipeline's label): `pipeline` with `bind_group`, a
+    /// grid of `x` by `y` workgroups, and, when given, timestamps written at query `index`
+    /// (begin) and `index + 1` (end).
+    pub(in crate::runtime::gpu) fn pass(
+        &mut self,
+        _label: &str,
+        pipeline: &Pipeline,
+        bind_group: &BindGroup,
+        (x, y): (u32, u32),
+        timestamps: Option<(&QuerySet, u32)>,
+    ) {
+        let index = timestamps.map_or(-1.0, |(_, index)| f64::from(index));
+        self.numbers
+            .extend([0.0, f64::from(x), f64::from(y), index]);
+        self.objects.push(pipeline.0.clone());
+        self.objects.push(bind_group.0.clone());
+        if let Some((query_set, _)) = timestamps {
+            self.objects.push(query_set.0.clone());
+        }
+    }
+
+    /// Copies the first `bytes` of `from` to `to`.
+    pub(in crate::runtime::gpu) fn copy(
+        &mut self,
+        from: &wgpu::Buffer,
+        to: &wgpu::Buffer,
+        bytes: u64,
+    ) {
+        self.numbers.extend([1.0, bytes as f64]);
+        self.objects.push(raw_buffer(from));
+        self.objects.push(raw_buffer(to));
+    }
+
+    /// Resolves the first `count` queries of `query_set` into `into`.
+    pub(in crate::runtime::gpu) fn resolve(
+        &mut self,
+        query_set: &QuerySet,
+        count: u32,
+        into: &wgpu::Buffer,
+    ) {
+        self.numbers.extend([2.0, f64::from(count)]);
+        self.objects.push(query_set.0.clone());
+        self.objects.push(raw_buffer(into));
+    }
+
+    /// Records everything into one command encoder and submits it to `queue`.
+    pub(in crate::runtime::gpu) fn submit(self, queue: &wgpu::Queue) -> Result<(), GpuError> {
+        let queue = JsValue::from(queue.as_webgpu().expect(ONLY_WEBGPU).clone());
+        js_submit(&self.device, &queue, &self.numbers, self.objects)
+            .map_err(|e| rejected("a call's commands".into(), &e))
+    }
+}
