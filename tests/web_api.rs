@@ -12,7 +12,7 @@ use js_sys::{Array, Reflect};
 use tailor::web::{Model, Tailor};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -320,6 +320,67 @@ async fn checked_calls_match_the_reference_on_either_device() {
             assert!(max_abs_err(&result) < 1e-3, "batch {batch} on {device}");
         }
     }
+}
+
+/// Each product of a result as `kernel strategy` or `kernel strategy (building form)`.
+fn products(result: &JsValue) -> Vec<String> {
+    Array::from(&get(result, "products"))
+        .iter()
+        .map(|product| {
+            let kernel = string(&product, "kernel");
+            let strategy = string(&product, "strategy");
+            match get(&product, "building").as_string() {
+                Some(form) => format!("{kernel} {strategy} (building {form})"),
+                None => format!("{kernel} {strategy}"),
+            }
+        })
+        .collect()
+}
+
+/// The page's tiers through the JS API: with `setTiers(true)`, a large call's products run
+/// naive and name the form the browser is building; after `waitForBuilds()` the next call
+/// runs that form. Both calls match the reference.
+#[wasm_bindgen_test]
+async fn with_tiers_a_call_names_the_forms_the_browser_is_building() {
+    let tailor = Tailor::create(object(&[("device", "auto".into())]))
+        .await
+        .expect("created");
+    if tailor.device() != "webgpu" {
+        console_log!("no WebGPU here: tiers are a GPU matter; skipped");
+        return;
+    }
+    let was = JsFuture::from(tailor.set_tiers(true)).await.expect("set");
+    assert!(was.as_bool().is_some(), "resolves to whether tiers were on");
+    let model = tailor
+        .compile(tailor::SIMPLENET_SOURCE, options("true"))
+        .expect("SimpleNet compiles");
+    let checked = || object(&[("check", true.into())]);
+    let first = JsFuture::from(model.call("x=1024,64".into(), checked()))
+        .await
+        .expect("the first call runs");
+    assert!(max_abs_err(&first) < 1e-3);
+    let first = products(&first);
+    assert_eq!(first.len(), 2, "{first:?}");
+    for product in &first {
+        assert!(product.contains(" naive (building "), "{product}");
+    }
+    JsFuture::from(tailor.wait_for_builds())
+        .await
+        .expect("the browser builds the large forms");
+    let tuned = JsFuture::from(model.call("x=1024,64".into(), checked()))
+        .await
+        .expect("the next call runs");
+    assert!(max_abs_err(&tuned) < 1e-3);
+    let tuned = products(&tuned);
+    for (before, after) in first.iter().zip(&tuned) {
+        let (kernel, built) = before
+            .split_once(" naive (building ")
+            .expect("checked above");
+        assert_eq!(after, &format!("{kernel} {}", built.trim_end_matches(')')));
+    }
+    JsFuture::from(tailor.set_tiers(was.as_bool().unwrap_or(false)))
+        .await
+        .expect("set back");
 }
 
 #[wasm_bindgen_test]

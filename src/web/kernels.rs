@@ -19,7 +19,8 @@ pub(super) fn parse_mode(name: &str) -> Option<Mode> {
 }
 
 /// Sets what a run adds to a result object: `outputs`, `device`, `products` (on the GPU:
-/// each product kernel and the strategy it ran with at the call's sizes), `maxAbsErr` (when
+/// each product kernel, the strategy it ran with at the call's sizes and the large form
+/// building meanwhile, with tiers), `maxAbsErr` (when
 /// checked against the CPU reference) and `kernelMs` / `timing` (when per-kernel times were
 /// measured).
 pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
@@ -31,6 +32,7 @@ pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
         .map(|product| ProductRun {
             kernel: product.kernel.clone(),
             strategy: product.strategy.name(),
+            building: product.building.map(|form| form.name()),
         })
         .collect();
     set(result, "products", &to_js(&products));
@@ -57,12 +59,14 @@ pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
     }
 }
 
-/// A product kernel and the strategy it ran with (`tiled`, `blocked` or `naive`). The page
-/// has no tiers (`runtime::gpu::tiers`): every form it runs was built on the call's path.
+/// A product kernel and the strategy it ran with (`tiled`, `blocked` or `naive`), and with
+/// tiers (`runtime::gpu::tiers`) the large form the browser was building meanwhile, when
+/// the call ran the naive tier for it (`null` otherwise).
 #[derive(Serialize)]
 struct ProductRun {
     kernel: String,
     strategy: &'static str,
+    building: Option<&'static str>,
 }
 
 /// One kernel's measured time.

@@ -171,6 +171,41 @@ impl Tailor {
         })
     }
 
+    /// Turns tiers on or off: a product whose large form is not built yet runs naive while
+    /// the browser builds that form (`createComputePipelineAsync`), and the first call after
+    /// it is ready runs it. On by default on a hardware GPU, off on an emulation. Resolves to
+    /// whether they were on; `false` on the CPU.
+    #[wasm_bindgen(js_name = setTiers)]
+    pub fn set_tiers(&self, on: bool) -> js_sys::Promise {
+        let backend = Rc::clone(&self.backend);
+        wasm_bindgen_futures::future_to_promise(async move {
+            #[cfg(feature = "gpu")]
+            return Ok(JsValue::from(backend.set_tiers(on).await));
+            #[cfg(not(feature = "gpu"))]
+            {
+                let _ = (backend, on);
+                Ok(JsValue::FALSE)
+            }
+        })
+    }
+
+    /// Resolves once every large form the browser is building in the background is in the
+    /// pipeline cache (the benchmark's "tiers ready"); rejects with a `TailorError` naming
+    /// the kernel whose build the browser refused.
+    #[wasm_bindgen(js_name = waitForBuilds)]
+    pub fn wait_for_builds(&self) -> js_sys::Promise {
+        let backend = Rc::clone(&self.backend);
+        wasm_bindgen_futures::future_to_promise(async move {
+            #[cfg(feature = "gpu")]
+            backend
+                .wait_for_builds()
+                .await
+                .map_err(|e| convert::from_error(&e))?;
+            let _ = backend;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// `{ pipelinesCreated, pipelineMs, pipelinesCached, bytesHeld, devicesRecreated,
     /// bindGroupsCreated, backgroundBuilds, backgroundMs, unscopedCalls }` of the GPU runtime
     /// (`GpuStats`), or `null` on the CPU: what the page's comparisons count as built.

@@ -221,9 +221,35 @@ async function gpuFigures(ctx, alive, mlp, progress) {
     const first = await timedCall(model, mlp.shapes);
     const steady = await steadyMs(model, mlp.shapes, GPU_MLP_STEADY);
     progress();
-    return { simplenet, mlp: { first: first.ms, steady, gflops: mlp.flops / (steady * 1e6), products: first.result.products } };
+    const tiered = await tieredFirstCall(ctx, mlp);
+    return { simplenet, mlp: { first: first.ms, steady, gflops: mlp.flops / (steady * 1e6), products: first.result.products }, tiered };
   } finally {
     model.free();
+  }
+}
+
+/**
+ * The MLP's first call with tiers on, from a cold kernel cache (what `tailor bench` reports
+ * as `first_call_ms.bigmlp.tiered`, `tier_ready_ms.bigmlp`, `background_build_ms.bigmlp`
+ * and `tuned_call_ms.bigmlp`): the call runs its products naive while the browser builds
+ * their large forms, then the time until those are ready, then the next call, in them.
+ */
+async function tieredFirstCall(ctx, mlp) {
+  const background = async () => (await ctx.tailor.gpuStats())?.backgroundMs ?? 0;
+  const was = await ctx.tailor.setTiers(true);
+  await ctx.tailor.clearKernelCache();
+  const model = ctx.tailor.compile(mlp.source, { dynamic: "false" });
+  try {
+    const before = await background();
+    const started = performance.now();
+    const first = await timedCall(model, mlp.shapes);
+    await ctx.tailor.waitForBuilds();
+    const ready = performance.now() - started;
+    const tuned = await timedCall(model, mlp.shapes);
+    return { first: first.ms, products: first.result.products, ready, background: (await background()) - before, tuned: tuned.ms, tunedProducts: tuned.result.products };
+  } finally {
+    model.free();
+    await ctx.tailor.setTiers(was);
   }
 }
 
@@ -232,7 +258,8 @@ const figure = (metric, value, text) => h("td", { dataset: { metric, value: Stri
 
 /** `k0_linear_relu: naive, k1_linear_1: blocked`, each form marked for tests. */
 const productList = (products) => products.length
-  ? h("span", { class: "products" }, ...products.flatMap((p, i) => [i ? ", " : "", h("code", {}, p.kernel), ": ", h("span", { class: "product-form", dataset: { strategy: p.strategy } }, p.strategy)]))
+  ? h("span", { class: "products" }, ...products.flatMap((p, i) => [i ? ", " : "", h("code", {}, p.kernel), ": ", h("span", { class: "product-form", dataset: { strategy: p.strategy } }, p.strategy),
+    ...(p.building ? [h("span", { class: "tier-building", dataset: { building: p.building } }, t("run.building", p.building))] : [])]))
   : h("span", { class: "hint" }, t("bench.fig.noProducts"));
 
 function cpuTable(rows) {
@@ -291,6 +318,15 @@ function gpuTable(gpu, adapter) {
   rows.push(h("tr", { dataset: { figure: "mlp.gflops" } },
     h("th", { scope: "row" }, t("bench.fig.mlpSteady", formatMs(gpu.mlp.steady))),
     figure("gflops", gpu.mlp.gflops, `${gpu.mlp.gflops.toFixed(2)} GFLOP/s`), adapterCell(), h("td", {})));
+  rows.push(h("tr", { dataset: { figure: "mlp.tiered" } },
+    h("th", { scope: "row" }, t("bench.fig.mlpTiered")),
+    figure("first-ms", gpu.tiered.first, formatMs(gpu.tiered.first)), adapterCell(), h("td", {}, productList(gpu.tiered.products))));
+  rows.push(h("tr", { dataset: { figure: "mlp.tier-ready" } },
+    h("th", { scope: "row" }, t("bench.fig.tierReady", formatMs(gpu.tiered.background))),
+    figure("ready-ms", gpu.tiered.ready, formatMs(gpu.tiered.ready)), adapterCell(), h("td", {})));
+  rows.push(h("tr", { dataset: { figure: "mlp.tuned" } },
+    h("th", { scope: "row" }, t("bench.fig.mlpTuned")),
+    figure("tuned-ms", gpu.tiered.tuned, formatMs(gpu.tiered.tuned)), adapterCell(), h("td", {}, productList(gpu.tiered.tunedProducts))));
   return [
     h("div", { class: "table-scroll" }, h("table", { class: "compare bench-gpu", dataset: { testid: "bench-gpu" } },
       h("thead", {}, h("tr", {}, ...head.map((key) => h("th", { scope: "col" }, t(key))))),

@@ -229,6 +229,11 @@ export function renderRun(ctx, container, onDone) {
   });
   // On the GPU each product kernel runs as `tiled`, `blocked` or `naive`, chosen per call.
   const forms = new Map((result.products ?? []).map((p) => [p.kernel, p.strategy]));
+  // With tiers, a product ran naive while the browser built its large form.
+  const building = new Map((result.products ?? []).filter((p) => p.building).map((p) => [p.kernel, p.building]));
+  const tier = (kernel) => building.has(kernel)
+    ? [h("span", { class: "tier-building", dataset: { building: building.get(kernel) } }, t("run.building", building.get(kernel)))]
+    : [];
   const form = (kernel) => forms.has(kernel)
     ? [" ", h("span", { class: "product-form", dataset: { strategy: forms.get(kernel) } }, `(${forms.get(kernel)})`)]
     : [];
@@ -240,7 +245,7 @@ export function renderRun(ctx, container, onDone) {
   const products = forms.size
     ? h("p", { class: "run-products", dataset: { testid: "run-products" } }, t("run.products"), " ",
       ...[...forms].flatMap(([kernel, strategy], i) => [i ? ", " : "", h("code", {}, kernel), " ",
-        h("span", { class: "product-form", dataset: { strategy } }, strategy)]))
+        h("span", { class: "product-form", dataset: { strategy } }, strategy), ...tier(kernel)]))
     : null;
   fill(container,
     where,
