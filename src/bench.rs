@@ -608,7 +608,8 @@ mod gpu {
     }
 
     /// Steady-state calls of SimpleNet's dynamic entry (compiled at batch 8) in each WGSL
-    /// mode, µs; rounds interleave the modes, so a change in machine load hits all three.
+    /// mode the device runs (immediate code only where it has immediates), µs; rounds
+    /// interleave the modes, so a change in machine load hits every mode.
     async fn steady_us(
         backend: &Rc<Backend>,
         clock: &SharedClock,
@@ -619,9 +620,14 @@ mod gpu {
         let entry = &cache.entries_mru()[0];
         let inputs = executor::call_inputs(&call, Vec::new(), 0)?;
         let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
-        let mut samples = vec![Vec::with_capacity(rounds); Mode::ALL.len()];
+        let immediates = backend.adapter().is_some_and(|adapter| adapter.immediates);
+        let modes: Vec<Mode> = Mode::ALL
+            .into_iter()
+            .filter(|&mode| mode != Mode::Immediate || immediates)
+            .collect();
+        let mut samples = vec![Vec::with_capacity(rounds); modes.len()];
         for round in 0..rounds + 3 {
-            for (&mode, samples) in Mode::ALL.iter().zip(&mut samples) {
+            for (&mode, samples) in modes.iter().zip(&mut samples) {
                 let start = clock();
                 let job = executor.start_entry(
                     entry,
@@ -636,7 +642,7 @@ mod gpu {
                 }
             }
         }
-        Ok(Mode::ALL
+        Ok(modes
             .into_iter()
             .zip(samples.into_iter().map(median))
             .collect())

@@ -71,7 +71,7 @@ pub struct Compiled {
     schedule: Result<Schedule, CompileError>,
     /// WGSL per mode, emitted once when first asked for (index: `Mode as usize`); static code
     /// is cached only for a schedule without symbols, where it needs no sizes.
-    emitted: [OnceLock<Vec<Wgsl>>; 3],
+    emitted: [OnceLock<Vec<Wgsl>>; Mode::ALL.len()],
 }
 
 /// Compiles `graph` for every binding of its symbols inside `ranges`: lower, check the

@@ -116,7 +116,7 @@ fn preset(name: &str) -> &'static str {
 }
 
 #[wasm_bindgen_test]
-async fn simplenet_in_all_three_modes() {
+async fn simplenet_in_all_four_modes() {
     let mut gpu = gpu().await;
     for mode in Mode::ALL {
         for batch in [1, 7, 64] {

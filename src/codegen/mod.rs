@@ -1,8 +1,8 @@
-//! Codegen: one lowered `Kernel` to WGSL source, with sizes passed one of three ways.
+//! Codegen: one lowered `Kernel` to WGSL source, with sizes passed one of four ways.
 //!
 //! In: a schedule, one of its kernels and a [`Specialization`]. Out: a [`Wgsl`] — the
 //! source, its resource bindings, and which symbols the host must supply (as override
-//! constants or in the `dims` uniform). The three ways to pass sizes:
+//! constants, in the `dims` uniform or as immediates). The four ways to pass sizes:
 //!
 //! - **static**: every size is a number baked into the source (`const M: i32 = 8i;`), the
 //!   index formulas are folded to constants, and bounds checks disappear where the sizes
@@ -10,7 +10,10 @@
 //! - **override**: sizes are WGSL `override` constants (`override s0: i32;`) — one module,
 //!   specialised by the driver at pipeline creation, so one pipeline per shape;
 //! - **dynamic**: every shape symbol the kernel uses is a field of one uniform struct
-//!   (`dims.s0`) — one pipeline serves every shape; the host computes the dispatch size.
+//!   (`dims.s0`) — one pipeline serves every shape; the host computes the dispatch size;
+//! - **immediate**: the same struct as WGSL immediates (`var<immediate> dims: Dims;`), set by
+//!   the host with each dispatch (`setImmediates`) — one pipeline for every shape, and no
+//!   uniform buffer to write or bind; it needs a device with immediates.
 //!
 //! Invariant: if `lower` returned `Ok`, emission cannot fail, and the text is valid WGSL
 //! (every string is checked with naga in the tests). Identifiers are stable: buffers by
@@ -34,11 +37,14 @@ pub enum Mode {
     Override,
     /// Sizes in a uniform buffer, read at run time.
     Dynamic,
+    /// Sizes as WGSL immediates (`var<immediate>`), set per dispatch by the host: no
+    /// buffer, no binding (where the device has immediates).
+    Immediate,
 }
 
 impl Mode {
-    /// All three, in the order the page compares them.
-    pub const ALL: [Mode; 3] = [Mode::Static, Mode::Override, Mode::Dynamic];
+    /// All four, in the order the page compares them.
+    pub const ALL: [Mode; 4] = [Mode::Static, Mode::Override, Mode::Dynamic, Mode::Immediate];
 
     /// `static`, `override` or `dynamic`.
     pub fn name(self) -> &'static str {
@@ -46,6 +52,7 @@ impl Mode {
             Mode::Static => "static",
             Mode::Override => "override",
             Mode::Dynamic => "dynamic",
+            Mode::Immediate => "immediate",
         }
     }
 }
@@ -59,6 +66,8 @@ pub enum Specialization<'a> {
     Override,
     /// Read sizes from the `dims` uniform.
     Dynamic,
+    /// Read sizes from the `dims` immediates.
+    Immediate,
 }
 
 impl<'a> Specialization<'a> {
@@ -69,6 +78,7 @@ impl<'a> Specialization<'a> {
             Mode::Static => Specialization::Static(bindings),
             Mode::Override => Specialization::Override,
             Mode::Dynamic => Specialization::Dynamic,
+            Mode::Immediate => Specialization::Immediate,
         }
     }
 
@@ -78,6 +88,7 @@ impl<'a> Specialization<'a> {
             Specialization::Static(_) => Mode::Static,
             Specialization::Override => Mode::Override,
             Specialization::Dynamic => Mode::Dynamic,
+            Specialization::Immediate => Mode::Immediate,
         }
     }
 }
@@ -142,7 +153,7 @@ fn emit_kernel(
     let mode = spec.mode();
     let symbols = match mode {
         Mode::Static => Vec::new(),
-        Mode::Override | Mode::Dynamic => kernel.shape_syms(),
+        Mode::Override | Mode::Dynamic | Mode::Immediate => kernel.shape_syms(),
     };
     let vec4 = match &kernel.body {
         Body::Gemm(gemm) if gemm.strategy != GemmStrategy::Tiled => kernel.vec4_operands(),
@@ -169,7 +180,7 @@ fn emit_kernel(
         kernel.node_names.join(" + "),
         mode.name()
     );
-    if mode == Mode::Dynamic && !symbols.is_empty() {
+    if matches!(mode, Mode::Dynamic | Mode::Immediate) && !symbols.is_empty() {
         source.push_str("\nstruct Dims {\n");
         for sym in &symbols {
             let _ = writeln!(source, "    {sym}: i32,");
@@ -194,6 +205,9 @@ fn emit_kernel(
             Resource::Dims => "var<uniform> dims: Dims".to_string(),
         };
         let _ = writeln!(source, "@group(0) @binding({binding}) {declaration};");
+    }
+    if mode == Mode::Immediate && !symbols.is_empty() {
+        source.push_str("var<immediate> dims: Dims;\n");
     }
     if mode == Mode::Override {
         source.push('\n');

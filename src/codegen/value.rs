@@ -83,7 +83,7 @@ impl<'a> Writer<'a> {
     pub fn static_int(&self, expr: &Expr) -> Option<i64> {
         match self.mode {
             Mode::Static => static_value(expr, &self.values),
-            Mode::Override | Mode::Dynamic => None,
+            Mode::Override | Mode::Dynamic | Mode::Immediate => None,
         }
     }
 
@@ -100,11 +100,11 @@ impl<'a> Writer<'a> {
                 }
                 folded.simplify_in(&ranges)
             }
-            Mode::Override | Mode::Dynamic => expr.clone(),
+            Mode::Override | Mode::Dynamic | Mode::Immediate => expr.clone(),
         };
         let name = |sym: Sym| match self.kernel.local_name(sym) {
             Some(local) => local,
-            None if self.mode == Mode::Dynamic => format!("dims.{sym}"),
+            None if matches!(self.mode, Mode::Dynamic | Mode::Immediate) => format!("dims.{sym}"),
             None => sym.to_string(),
         };
         let loop_vars = self.hoisted.borrow().as_ref().map(|h| h.loop_vars.clone());
@@ -150,7 +150,9 @@ impl<'a> Writer<'a> {
                     .push((name.to_string(), self.expr(expr)));
                 String::new()
             }
-            Mode::Override | Mode::Dynamic => format!("    let {name} = {};\n", self.expr(expr)),
+            Mode::Override | Mode::Dynamic | Mode::Immediate => {
+                format!("    let {name} = {};\n", self.expr(expr))
+            }
         }
     }
 

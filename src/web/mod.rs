@@ -148,7 +148,7 @@ impl Tailor {
         to_js(&self.webgpu)
     }
 
-    /// `{ name, backend, timestamps, emulated, subgroups }` of the wgpu adapter calls run on, or
+    /// `{ name, backend, timestamps, emulated, subgroups, immediates }` of the wgpu adapter calls run on, or
     /// `null` on the CPU.
     #[wasm_bindgen(getter)]
     pub fn adapter(&self) -> JsValue {

@@ -1,5 +1,5 @@
 // End-to-end tests of the GPU half of the page: the fusion and WGSL stages from the real
-// schedule (each of the three emission modes), the run stage on WebGPU (SwiftShader in the
+// schedule (each of the four emission modes), the run stage on WebGPU (SwiftShader in the
 // test Chromium) checked against the CPU reference, the page staying responsive while
 // pipelines compile, the benchmark view, and all of it again with WebGPU hidden (the CPU
 // CPU backend). Screenshots go to test-results/.
@@ -88,6 +88,7 @@ test("the WGSL stage re-emits every kernel in each mode", async () => {
     static: [/const M: i32 = 8i;/, /dims\./],
     override: [/override s0: i32;/, /dims\./],
     dynamic: [/var<uniform> dims: Dims/, /override s0/],
+    immediate: [/var<immediate> dims: Dims;/, /var<uniform>/],
   };
   for (const [mode, [present, absent]] of Object.entries(expected)) {
     await page.getByTestId(`wgsl-mode-${mode}`).check();
@@ -229,7 +230,8 @@ test("the benchmark runs the material's demo and fills its charts", { timeout: B
   await page.waitForFunction(() => Number(document.getElementById("bench").dataset.runs ?? 0) > 0, null, { timeout: BENCH_TIMEOUT_MS });
   assert.equal(await page.locator('[data-testid="bench-chart"] .bench-bar').count(), 2, "static and dynamic");
   const bars = await page.locator('[data-testid="bench-specialisations"] .bench-group rect').count();
-  assert.equal(bars, webgpu ? 4 * 3 : 4, "a bar per shape and specialisation");
+  const immediates = await page.evaluate(() => window.tailorPage.tailor.adapter?.immediates ?? false);
+  assert.equal(bars, webgpu ? 4 * (immediates ? 4 : 3) : 4, "a bar per shape and specialisation");
   const rows = await page.locator("#bench-totals tbody tr").evaluateAll((trs) =>
     trs.map((tr) => Array.from(tr.children, (td) => td.textContent)));
   assert.deepEqual(rows.map((r) => r[1]), ["4", "1"], "compiles: 4 static entries, 1 dynamic");

@@ -1,27 +1,36 @@
 //! Every emitted WGSL string is parsed and validated by naga (no GPU needed): all kernels of
-//! every model in `models.rs`, at every size it is checked at, in all three modes, tiled and
+//! every model in `models.rs`, at every size it is checked at, in all four modes, tiled and
 //! naive products included, and row reductions' subgroup forms (validated with naga's
-//! subgroup capability). SimpleNet's kernels are also kept as golden files in
+//! subgroup capability, and immediate code with its immediates capability). SimpleNet's kernels are also kept as golden files in
 //! `tests/data/wgsl/` (update with `UPDATE_EXPECT=1`), validated again like every string.
 
 use crate::kernels::compile;
 use crate::models::{self, sizes};
 use expect_test::expect_file;
 use tailor::cache::DynamicMode;
-use tailor::codegen::{self, Specialization, Wgsl};
+use tailor::codegen::{self, Mode, Specialization, Wgsl};
 use tailor::lower::{Body, GemmStrategy};
 use tailor::runtime;
 
-/// Parses and validates `wgsl` with naga; panics with naga's report and the source.
+/// Parses and validates `wgsl` with naga (immediate code for a device with immediates);
+/// panics with naga's report and the source.
 #[track_caller]
 pub fn validate(wgsl: &Wgsl) {
-    validate_with(wgsl, naga::valid::Capabilities::default());
+    let capabilities = match wgsl.mode {
+        Mode::Immediate => naga::valid::Capabilities::IMMEDIATES,
+        _ => naga::valid::Capabilities::default(),
+    };
+    validate_with(wgsl, capabilities);
 }
 
 /// [`validate`], for a device with subgroup operations in compute shaders.
 #[track_caller]
 fn validate_with_subgroups(wgsl: &Wgsl) {
-    validate_with(wgsl, naga::valid::Capabilities::SUBGROUP);
+    let immediates = match wgsl.mode {
+        Mode::Immediate => naga::valid::Capabilities::IMMEDIATES,
+        _ => naga::valid::Capabilities::default(),
+    };
+    validate_with(wgsl, naga::valid::Capabilities::SUBGROUP | immediates);
 }
 
 #[track_caller]
@@ -49,7 +58,7 @@ fn validate_with(wgsl: &Wgsl, capabilities: naga::valid::Capabilities) {
 }
 
 #[test]
-fn every_kernel_validates_in_all_three_modes() {
+fn every_kernel_validates_in_all_four_modes() {
     let mut validated = 0;
     for model in models::all() {
         for case in model.cases {
@@ -60,6 +69,7 @@ fn every_kernel_validates_in_all_three_modes() {
                 Specialization::Static(&bound.bindings),
                 Specialization::Override,
                 Specialization::Dynamic,
+                Specialization::Immediate,
             ] {
                 for kernel in &schedule.kernels {
                     validate(&codegen::emit_wgsl(schedule, kernel, &spec));
@@ -108,6 +118,26 @@ fn simplenet_kernels_match_their_golden_files() {
     expect_file!["../data/wgsl/simplenet_k1.override.wgsl"].assert_eq(&overridden[1].source);
     expect_file!["../data/wgsl/simplenet_k0.dynamic.wgsl"].assert_eq(&dynamic[0].source);
     expect_file!["../data/wgsl/simplenet_k1.dynamic.wgsl"].assert_eq(&dynamic[1].source);
+}
+
+#[test]
+fn immediate_code_reads_the_dynamic_struct_from_immediates_and_binds_no_uniform() {
+    let source = models::get("simplenet").source;
+    let compiled = compile(&source, "x=8,64", DynamicMode::True);
+    let immediate = codegen::emit_schedule(&compiled.schedule, &Specialization::Immediate);
+    let dynamic = codegen::emit_schedule(&compiled.schedule, &Specialization::Dynamic);
+    for (wgsl, uniform) in immediate.iter().zip(&dynamic) {
+        validate(wgsl);
+        assert!(
+            wgsl.source.contains("var<immediate> dims: Dims;"),
+            "{}",
+            wgsl.source
+        );
+        assert!(!wgsl.resources.contains(&codegen::Resource::Dims));
+        assert_eq!(wgsl.resources.len() + 1, uniform.resources.len());
+        assert_eq!(wgsl.symbols, uniform.symbols);
+    }
+    expect_file!["../data/wgsl/simplenet_k0.immediate.wgsl"].assert_eq(&immediate[0].source);
 }
 
 #[test]

@@ -87,7 +87,10 @@ async function specialisations(ctx, alive, progress) {
   await ctx.tailor.clearKernelCache();
   const model = ctx.tailor.compile(ctx.presets[0].source, { dynamic: "true" });
   const compilation = model.trace("x=8,64");
-  const modes = ctx.tailor.device === "gpu" ? MODES : ["dynamic"];
+  // Immediates where the device has them (WGSL's immediate_address_space and setImmediates).
+  const modes = ctx.tailor.device === "gpu"
+    ? MODES.filter((mode) => mode !== "immediate" || ctx.tailor.adapter?.immediates)
+    : ["dynamic"];
   try {
     const rows = [];
     for (const batch of SHAPES) {
@@ -552,7 +555,8 @@ export function setupBench(ctx) {
           results.push(result);
         }
         let done = 0;
-        const total = SHAPES.length * (ctx.tailor.device === "gpu" ? MODES.length : 1);
+        const gpuModes = MODES.filter((mode) => mode !== "immediate" || ctx.tailor.adapter?.immediates);
+        const total = SHAPES.length * (ctx.tailor.device === "gpu" ? gpuModes.length : 1);
         say(() => t("bench.runningSpec", done, total));
         const spec = await specialisations(ctx, alive, () => {
           done += 1;

@@ -8,7 +8,7 @@ import { copyBar } from "./copy.js";
 import { fill, formatMs, h } from "./dom.js";
 import { both, errorText, t } from "./i18n.js";
 
-export const MODES = ["static", "override", "dynamic"];
+export const MODES = ["static", "override", "dynamic", "immediate"];
 
 // WGSL tokens worth a colour; everything else stays plain text.
 const TOKEN = new RegExp(

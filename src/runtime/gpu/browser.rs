@@ -12,6 +12,8 @@
 use super::GpuError;
 use super::objects::constants;
 use crate::codegen::Wgsl;
+use std::cell::Cell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = r#"
@@ -31,6 +33,12 @@ export function tailorBindGroup(device, pipeline, buffers) {
   const entries = buffers.map((buffer, binding) => ({ binding, resource: { buffer } }));
   return device.createBindGroup({ label: pipeline.label, layout: pipeline.getBindGroupLayout(0), entries });
 }
+export function tailorImmediateSize(device) {
+  const wgsl = globalThis.navigator?.gpu?.wgslLanguageFeatures;
+  const pass = globalThis.GPUComputePassEncoder?.prototype;
+  const usable = wgsl?.has("immediate_address_space") && typeof pass?.setImmediates === "function";
+  return usable ? (device.limits.maxImmediateSize ?? 0) : 0;
+}
 export function tailorQuerySet(device, count) {
   return device.createQuerySet({ label: "kernel times", type: "timestamp", count });
 }
@@ -40,7 +48,9 @@ export function tailorSubmit(device, queue, numbers, objects) {
   while (n < numbers.length) {
     const command = numbers[n++];
     if (command === 0) {
-      const [x, y, index] = [numbers[n++], numbers[n++], numbers[n++]];
+      const [x, y, index, count] = [numbers[n++], numbers[n++], numbers[n++], numbers[n++]];
+      const immediates = count > 0 ? Int32Array.from(numbers.subarray(n, n + count)) : null;
+      n += count;
       const pipeline = objects[o++], bindGroup = objects[o++];
       const pass = encoder.beginComputePass(index < 0 ? { label: pipeline.label } : {
         label: pipeline.label,
@@ -48,6 +58,7 @@ export function tailorSubmit(device, queue, numbers, objects) {
       });
       pass.setPipeline(pipeline);
       pass.setBindGroup(0, bindGroup);
+      if (immediates) pass.setImmediates(0, immediates);
       pass.dispatchWorkgroups(x, y);
       pass.end();
     } else if (command === 1) {
@@ -82,6 +93,9 @@ extern "C" {
         pipeline: &JsValue,
         buffers: Vec<JsValue>,
     ) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(js_name = tailorImmediateSize)]
+    fn js_immediate_size(device: &JsValue) -> u32;
 
     #[wasm_bindgen(catch, js_name = tailorQuerySet)]
     fn js_query_set(device: &JsValue, count: u32) -> Result<JsValue, JsValue>;
@@ -162,6 +176,18 @@ pub(in crate::runtime::gpu) fn build_pipeline_async(
         .map_err(|e| rejected(format!("the shader of {}", wgsl.kernel), &e))
 }
 
+/// A flag set once `promise` settles (resolved or rejected), for a caller that must not
+/// wait for it.
+pub(in crate::runtime::gpu) fn settled(promise: &js_sys::Promise) -> Rc<Cell<bool>> {
+    let settled = Rc::new(Cell::new(false));
+    let (watched, flag) = (promise.clone(), settled.clone());
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = wasm_bindgen_futures::JsFuture::from(watched).await;
+        flag.set(true);
+    });
+    settled
+}
+
 /// The pipeline and build time a settled [`build_pipeline_async`] promise gave, or the
 /// browser's message.
 pub(in crate::runtime::gpu) async fn built(
@@ -192,6 +218,13 @@ pub(in crate::runtime::gpu) fn bind_group(
         .map_err(|e| rejected(format!("the bind group of {label}"), &e))
 }
 
+/// The bytes of immediates the browser's device takes per dispatch: its
+/// `maxImmediateSize` where the browser has WGSL's `immediate_address_space` and
+/// `setImmediates`, else 0 (wgpu 30's web backend reports 0 whatever the browser has).
+pub(in crate::runtime::gpu) fn immediate_size(device: &wgpu::Device) -> u32 {
+    js_immediate_size(&raw_device(device))
+}
+
 /// A set of `count` timestamp queries.
 pub(in crate::runtime::gpu) fn query_set(
     device: &wgpu::Device,
@@ -206,7 +239,8 @@ pub(in crate::runtime::gpu) fn query_set(
 /// encoder by one call into JavaScript when submitted.
 pub(in crate::runtime::gpu) struct Recorder {
     device: JsValue,
-    /// Each command's tag (0 pass, 1 copy, 2 resolve) and numbers.
+    /// Each command's tag (0 pass, 1 copy, 2 resolve) and numbers (a pass's immediates
+    /// after their count).
     numbers: Vec<f64>,
     /// Each command's objects, in the order the commands take them.
     objects: Vec<JsValue>,
@@ -222,20 +256,24 @@ impl Recorder {
         }
     }
 
-    /// One compute pass (named by its pipeline's label): `pipeline` with `bind_group`, a
-    /// grid of `x` by `y` workgroups, and, when given, timestamps written at query `index`
-    /// (begin) and `index + 1` (end).
+    /// One compute pass (named by its pipeline's label): `pipeline` with `bind_group` and
+    /// `immediates` (none when empty), a grid of `x` by `y` workgroups, and, when given,
+    /// timestamps written at query `index` (begin) and `index + 1` (end).
     pub(in crate::runtime::gpu) fn pass(
         &mut self,
         _label: &str,
         pipeline: &Pipeline,
         bind_group: &BindGroup,
+        immediates: &[i32],
         (x, y): (u32, u32),
         timestamps: Option<(&QuerySet, u32)>,
     ) {
         let index = timestamps.map_or(-1.0, |(_, index)| f64::from(index));
+        let count = immediates.len() as f64;
         self.numbers
-            .extend([0.0, f64::from(x), f64::from(y), index]);
+            .extend([0.0, f64::from(x), f64::from(y), index, count]);
+        self.numbers
+            .extend(immediates.iter().map(|&value| f64::from(value)));
         self.objects.push(pipeline.0.clone());
         self.objects.push(bind_group.0.clone());
         if let Some((query_set, _)) = timestamps {

@@ -14,7 +14,7 @@ use super::objects::{BindGroup, Pipeline, QuerySet, Recorder, bind_group, query_
 use super::pool::size_class;
 use super::readback::MAPPABLE;
 use super::{Gpu, GpuError, Launch, Program, STORAGE, Timing};
-use crate::codegen::{Resource, Wgsl};
+use crate::codegen::{Mode, Resource, Wgsl};
 use crate::graph::{Tensor, numel};
 use crate::lower::Role;
 use crate::runtime::{Sizes, output_shapes};
@@ -72,13 +72,17 @@ impl Bound {
     }
 }
 
-/// A kernel's `dims` uniform: its symbols' values as i32, padded to 16 bytes.
-fn dims_values(wgsl: &Wgsl, sizes: &Sizes) -> Vec<i32> {
-    let mut values: Vec<i32> = wgsl
-        .symbols
+/// A kernel's `dims` immediates: its symbols' values as i32.
+fn immediate_values(wgsl: &Wgsl, sizes: &Sizes) -> Vec<i32> {
+    wgsl.symbols
         .iter()
         .map(|&s| sizes.bindings.get(s).unwrap_or_default() as i32)
-        .collect();
+        .collect()
+}
+
+/// A kernel's `dims` uniform: its symbols' values as i32, padded to 16 bytes.
+fn dims_values(wgsl: &Wgsl, sizes: &Sizes) -> Vec<i32> {
+    let mut values = immediate_values(wgsl, sizes);
     values.resize(values.len().div_ceil(4) * 4, 0);
     values
 }
@@ -239,6 +243,7 @@ impl Gpu {
     pub(super) async fn encode(
         &mut self,
         program: &Program,
+        launches: &[Launch<'_>],
         sizes: &Sizes,
         pipelines: &[Arc<Pipeline>],
         bind_groups: &[BindGroup],
@@ -252,16 +257,23 @@ impl Gpu {
         };
         let mut kernel_ms = Vec::new();
         let mut recorder = Recorder::new(&self.device);
-        for (k, wgsl) in program.wgsl.iter().enumerate() {
+        for (k, launch) in launches.iter().enumerate() {
+            let wgsl = launch.wgsl;
             let workgroups = sizes.workgroups[k];
             if workgroups > 0 {
                 let x = workgroups.min(per_dim);
                 let grid = (x as u32, workgroups.div_ceil(x) as u32);
                 let timestamps = queries.as_ref().map(|q| (q, 2 * k as u32));
+                let immediates = match wgsl.mode {
+                    Mode::Immediate => immediate_values(wgsl, sizes),
+                    _ => Vec::new(),
+                };
+                let (pipeline, bind_group) = (&pipelines[k], &bind_groups[k]);
                 recorder.pass(
                     &wgsl.kernel,
-                    &pipelines[k],
-                    &bind_groups[k],
+                    pipeline,
+                    bind_group,
+                    &immediates,
                     grid,
                     timestamps,
                 );

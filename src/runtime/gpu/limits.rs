@@ -6,7 +6,7 @@
 //! so a refused call leaves the device untouched.
 
 use super::{Gpu, GpuError, Program};
-use crate::codegen::Resource;
+use crate::codegen::{Mode, Resource};
 use crate::runtime::Sizes;
 
 /// Largest workgroup count per grid dimension the runtime ever uses (WebGPU's default).
@@ -36,7 +36,16 @@ impl Gpu {
                 .iter()
                 .filter(|r| !matches!(r, Resource::Dims))
                 .count() as u64;
+            let immediates = match program.mode {
+                Mode::Immediate => 4 * wgsl.symbols.len() as u64,
+                _ => 0,
+            };
             let checks = [
+                limit(
+                    "maxImmediateSize",
+                    immediates,
+                    u64::from(limits.max_immediate_size),
+                ),
                 limit(
                     "maxStorageBuffersPerShaderStage",
                     storage,

@@ -109,6 +109,10 @@ pub struct AdapterSummary {
     /// Whether it has subgroup operations (wgpu's `SUBGROUP`; never on wgpu's web backend,
     /// which does not map the browser's `subgroups`).
     pub subgroups: bool,
+    /// Whether its device takes immediates, so immediate code runs (wgpu's `IMMEDIATES`
+    /// natively; in the page the browser's `immediate_address_space` and `setImmediates`,
+    /// which wgpu 30's web backend does not map but the browser objects use).
+    pub immediates: bool,
 }
 
 /// Counters of what the runtime holds and has done.
@@ -443,8 +447,13 @@ impl Gpu {
             emulated: info.device_type == wgpu::DeviceType::Cpu
                 || crate::runtime::is_software_adapter(&info.name),
             subgroups: adapter.features().contains(wgpu::Features::SUBGROUP),
+            immediates: false,
         };
         let (device, queue, limits) = open_device(&adapter).await?;
+        let summary = AdapterSummary {
+            immediates: limits.max_immediate_size > 0,
+            ..summary
+        };
         let tiers = !summary.emulated;
         let subgroups = summary.subgroups;
         let mut gpu = Gpu {
@@ -684,7 +693,14 @@ impl Gpu {
         let bound = self.bound_for(program, launches, pipelines, sizes)?;
         self.write_inputs(program, &bound, inputs);
         let recorded = self
-            .encode(program, sizes, pipelines, &bound.bind_groups, mode)
+            .encode(
+                program,
+                launches,
+                sizes,
+                pipelines,
+                &bound.bind_groups,
+                mode,
+            )
             .await
             .and_then(|(recorder, queries, kernel_ms)| {
                 let read = self.read_back(

@@ -122,13 +122,15 @@ impl Recorder {
         }
     }
 
-    /// One compute pass named `label`: `pipeline` with `bind_group`, a grid of `x` by `y` workgroups,
-    /// and, when given, timestamps written at query `index` (begin) and `index + 1` (end).
+    /// One compute pass named `label`: `pipeline` with `bind_group` and `immediates` (none
+    /// when empty), a grid of `x` by `y` workgroups, and, when given, timestamps written at
+    /// query `index` (begin) and `index + 1` (end).
     pub(super) fn pass(
         &mut self,
         label: &str,
         pipeline: &Pipeline,
         bind_group: &BindGroup,
+        immediates: &[i32],
         (x, y): (u32, u32),
         timestamps: Option<(&QuerySet, u32)>,
     ) {
@@ -146,6 +148,9 @@ impl Recorder {
             });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind_group, &[]);
+        if !immediates.is_empty() {
+            pass.set_immediates(0, bytemuck::cast_slice(immediates));
+        }
         pass.dispatch_workgroups(x, y, 1);
     }
 

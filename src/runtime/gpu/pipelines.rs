@@ -28,7 +28,7 @@ pub(super) fn pipeline_key(program: &Program, launch: &Launch<'_>, sizes: &Sizes
             .iter()
             .map(|&s| sizes.bindings.get(s).unwrap_or_default())
             .collect(),
-        Mode::Static | Mode::Dynamic => Vec::new(),
+        Mode::Static | Mode::Dynamic | Mode::Immediate => Vec::new(),
     };
     (launch.source_hash, launch.wgsl.source.len(), overrides)
 }

@@ -69,13 +69,13 @@ impl Gpu {
     }
 }
 
-/// Opens a device with the adapter's own limits, and timestamp queries and subgroup
-/// operations where offered.
+/// Opens a device with the adapter's own limits, and timestamp queries, subgroup
+/// operations and immediates where offered.
 pub(super) async fn open_device(
     adapter: &wgpu::Adapter,
 ) -> Result<(wgpu::Device, wgpu::Queue, wgpu::Limits), GpuError> {
-    let features =
-        adapter.features() & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP);
+    let features = adapter.features()
+        & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP | wgpu::Features::IMMEDIATES);
     let limits = adapter.limits();
     let (device, queue) = adapter
         .request_device(&wgpu::DeviceDescriptor {
@@ -86,5 +86,18 @@ pub(super) async fn open_device(
         })
         .await
         .map_err(|e| GpuError::Device(e.to_string()))?;
+    // Immediates as the device takes them: natively only with wgpu's feature; on the web
+    // the browser's, which wgpu 30's web backend does not map.
+    #[cfg(not(target_arch = "wasm32"))]
+    let max_immediate_size = match features.contains(wgpu::Features::IMMEDIATES) {
+        true => limits.max_immediate_size,
+        false => 0,
+    };
+    #[cfg(target_arch = "wasm32")]
+    let max_immediate_size = super::browser::immediate_size(&device);
+    let limits = wgpu::Limits {
+        max_immediate_size,
+        ..limits
+    };
     Ok((device, queue, limits))
 }

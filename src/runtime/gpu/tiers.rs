@@ -87,12 +87,7 @@ impl Job {
         overrides: &[i64],
     ) -> Result<Job, GpuError> {
         let promise = super::browser::build_pipeline_async(device, launch.wgsl, overrides)?;
-        let settled = std::rc::Rc::new(std::cell::Cell::new(false));
-        let (watched, flag) = (promise.clone(), settled.clone());
-        wasm_bindgen_futures::spawn_local(async move {
-            let _ = wasm_bindgen_futures::JsFuture::from(watched).await;
-            flag.set(true);
-        });
+        let settled = super::browser::settled(&promise);
         Ok(Job { promise, settled })
     }
 
