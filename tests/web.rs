@@ -212,3 +212,35 @@ async fn with_tiers_a_large_product_runs_naive_while_the_browser_builds_its_larg
         built.background_ms - before.background_ms
     );
 }
+
+/// A shader the browser refuses is a `GpuError::Rejected` naming its kernel, and the device
+/// goes on serving the next call (its error scopes were all popped).
+#[wasm_bindgen_test]
+async fn a_refused_shader_is_an_error_naming_its_kernel_and_the_next_call_runs() {
+    let mut gpu = gpu().await;
+    let shapes = [("x", vec![8, 64])];
+    let compiled = compile(preset("simplenet"), &shapes);
+    let (inputs, bindings, expected) = inputs_and_reference(&compiled, &shapes, 3);
+    let mut broken = tailor::codegen::emit_schedule(
+        &compiled.schedule,
+        &tailor::codegen::Specialization::Dynamic,
+    );
+    broken[0].source.push_str("\nfn main() {}\n");
+    let mut refused = Program::from_wgsl(compiled.schedule.clone(), Mode::Dynamic, broken, None);
+    // The broken source is the products' lowered (tiled) form: run that form.
+    gpu.force_product_strategy(Some(tailor::lower::GemmStrategy::Tiled));
+    let ran = gpu.run(&mut refused, &inputs, &[], false).await;
+    gpu.force_product_strategy(None);
+    match ran {
+        Err(tailor::runtime::gpu::GpuError::Rejected { what, message }) => {
+            assert!(what.contains("k0_linear_relu"), "{what}: {message}");
+        }
+        other => panic!("a redefined main is refused: {other:?}"),
+    }
+    let mut program = Program::new(compiled.schedule, Mode::Dynamic, &bindings);
+    let run = gpu
+        .run(&mut program, &inputs, &[], false)
+        .await
+        .expect("the next call runs");
+    assert_close(&run.outputs, &expected);
+}
