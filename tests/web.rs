@@ -244,3 +244,31 @@ async fn a_refused_shader_is_an_error_naming_its_kernel_and_the_next_call_runs()
         .expect("the next call runs");
     assert_close(&run.outputs, &expected);
 }
+
+/// Per-kernel times through the browser's objects: timestamp queries where the adapter has
+/// them (written by each pass, resolved and read back with the outputs), else each kernel
+/// submitted alone and waited for; one finite time per kernel either way.
+#[wasm_bindgen_test]
+async fn kernel_times_come_from_timestamps_where_the_adapter_has_them() {
+    let mut gpu = gpu().await;
+    let shapes = [("x", vec![8, 64])];
+    let compiled = compile(preset("simplenet"), &shapes);
+    let (inputs, bindings, expected) = inputs_and_reference(&compiled, &shapes, 4);
+    let kernels = compiled.schedule.kernels.len();
+    let mut program = Program::new(compiled.schedule, Mode::Dynamic, &bindings);
+    let run = gpu
+        .run(&mut program, &inputs, &[], true)
+        .await
+        .expect("runs on WebGPU");
+    assert_close(&run.outputs, &expected);
+    let expected_timing = match gpu.adapter().timestamps {
+        true => tailor::runtime::gpu::Timing::Timestamps,
+        false => tailor::runtime::gpu::Timing::SubmitToDone,
+    };
+    assert_eq!(run.timing, expected_timing);
+    assert_eq!(run.kernel_ms.len(), kernels, "{:?}", run.kernel_ms);
+    for (kernel, ms) in &run.kernel_ms {
+        assert!(ms.is_finite() && *ms >= 0.0, "{kernel}: {ms} ms");
+    }
+    console_log!("kernel times ({:?}): {:?}", run.timing, run.kernel_ms);
+}
