@@ -272,3 +272,36 @@ async fn kernel_times_come_from_timestamps_where_the_adapter_has_them() {
     }
     console_log!("kernel times ({:?}): {:?}", run.timing, run.kernel_ms);
 }
+
+/// Subgroups in the browser: where the adapter has them the device is asked for them (wgpu
+/// 30's web backend does not map the feature), and row reductions run their subgroup form;
+/// both forms match the reference, and the workgroup form is a pipeline of its own.
+#[wasm_bindgen_test]
+async fn row_reductions_run_by_subgroup_where_the_browser_has_them() {
+    let mut gpu = gpu().await;
+    console_log!("subgroups: {}", gpu.adapter().subgroups);
+    if !gpu.adapter().subgroups {
+        return;
+    }
+    assert!(gpu.subgroups(), "on by default where the adapter has them");
+    let shapes = [("x", vec![2, 7, 64])];
+    let compiled = compile(preset("bert_block"), &shapes);
+    let (inputs, bindings, expected) = inputs_and_reference(&compiled, &shapes, 5);
+    let mut created = Vec::new();
+    for on in [true, false] {
+        gpu.set_subgroups(on);
+        let before = gpu.stats().pipelines_created;
+        let mut program = Program::new(compiled.schedule.clone(), Mode::Dynamic, &bindings);
+        let run = gpu
+            .run(&mut program, &inputs, &[], false)
+            .await
+            .unwrap_or_else(|e| panic!("subgroups {on}: {e}"));
+        assert_close(&run.outputs, &expected);
+        created.push(gpu.stats().pipelines_created - before);
+    }
+    gpu.set_subgroups(true);
+    assert!(
+        created[1] > 0,
+        "the workgroup forms are other pipelines: {created:?}"
+    );
+}

@@ -383,6 +383,30 @@ async fn with_tiers_a_call_names_the_forms_the_browser_is_building() {
         .expect("set back");
 }
 
+/// `setSubgroups` resolves to whether row reductions run by subgroup now: what was asked
+/// where the device has subgroups (`adapter.subgroups`), never otherwise; and the values
+/// match the reference either way.
+#[wasm_bindgen_test]
+async fn subgroups_switch_where_the_device_has_them() {
+    let tailor = Tailor::create(object(&[("device", "auto".into())]))
+        .await
+        .expect("created");
+    let has = get(&tailor.adapter(), "subgroups")
+        .as_bool()
+        .unwrap_or(false);
+    let model = tailor
+        .compile(tailor::SIMPLENET_SOURCE, options("true"))
+        .expect("SimpleNet compiles");
+    for on in [false, true] {
+        let now = JsFuture::from(tailor.set_subgroups(on)).await.expect("set");
+        assert_eq!(now.as_bool(), Some(on && has), "asked {on}, has {has}");
+        let result = JsFuture::from(model.call("x=8,64".into(), object(&[("check", true.into())])))
+            .await
+            .expect("the call runs");
+        assert!(max_abs_err(&result) < 1e-3);
+    }
+}
+
 #[wasm_bindgen_test]
 async fn a_compilation_shows_its_kernels_and_runs_every_mode() {
     let model = simplenet("true").await;

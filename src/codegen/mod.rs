@@ -133,8 +133,9 @@ pub fn emit_wgsl(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>
 
 /// The WGSL of `kernel` for an adapter with subgroup operations (wgpu's `SUBGROUP`
 /// feature), where they change it: a row reduction combines its threads' parts by
-/// subgroup. `None` for every other kernel. The browser's WebGPU has subgroups, but wgpu's
-/// web backend does not map them, so only native devices run these.
+/// subgroup. `None` for every other kernel. No `enable subgroups;` line: naga has not
+/// implemented the directive (and takes the functions without it); the page's runtime adds
+/// it for the browser, whose WGSL wants it.
 pub fn emit_wgsl_with_subgroups(
     schedule: &Schedule,
     kernel: &Kernel,

@@ -189,6 +189,23 @@ impl Tailor {
         })
     }
 
+    /// Turns the subgroup forms of row reductions on or off (on by default where the
+    /// device has the browser's subgroup operations). Resolves to whether they are on now:
+    /// never where the device has none, and `false` on the CPU.
+    #[wasm_bindgen(js_name = setSubgroups)]
+    pub fn set_subgroups(&self, on: bool) -> js_sys::Promise {
+        let backend = Rc::clone(&self.backend);
+        wasm_bindgen_futures::future_to_promise(async move {
+            #[cfg(feature = "gpu")]
+            return Ok(JsValue::from(backend.set_subgroups(on).await));
+            #[cfg(not(feature = "gpu"))]
+            {
+                let _ = (backend, on);
+                Ok(JsValue::FALSE)
+            }
+        })
+    }
+
     /// Resolves once every large form the browser is building in the background is in the
     /// pipeline cache (the benchmark's "tiers ready"); rejects with a `TailorError` naming
     /// the kernel whose build the browser refused.

@@ -39,6 +39,20 @@ export function tailorImmediateSize(device) {
   const usable = wgsl?.has("immediate_address_space") && typeof pass?.setImmediates === "function";
   return usable ? (device.limits.maxImmediateSize ?? 0) : 0;
 }
+export function tailorAskForSubgroups() {
+  const adapter = globalThis.GPUAdapter?.prototype;
+  const requestDevice = adapter?.requestDevice;
+  if (!requestDevice) return () => {};
+  adapter.requestDevice = function (descriptor = {}) {
+    const wanted = this.features.has("subgroups") ? ["subgroups"] : [];
+    const requiredFeatures = [...(descriptor.requiredFeatures ?? []), ...wanted];
+    return requestDevice.call(this, { ...descriptor, requiredFeatures });
+  };
+  return () => { adapter.requestDevice = requestDevice; };
+}
+export function tailorHasSubgroups(device) {
+  return device.features.has("subgroups");
+}
 export function tailorQuerySet(device, count) {
   return device.createQuerySet({ label: "kernel times", type: "timestamp", count });
 }
@@ -96,6 +110,12 @@ extern "C" {
 
     #[wasm_bindgen(js_name = tailorImmediateSize)]
     fn js_immediate_size(device: &JsValue) -> u32;
+
+    #[wasm_bindgen(js_name = tailorAskForSubgroups)]
+    fn js_ask_for_subgroups() -> js_sys::Function;
+
+    #[wasm_bindgen(js_name = tailorHasSubgroups)]
+    fn js_has_subgroups(device: &JsValue) -> bool;
 
     #[wasm_bindgen(catch, js_name = tailorQuerySet)]
     fn js_query_set(device: &JsValue, count: u32) -> Result<JsValue, JsValue>;
@@ -223,6 +243,29 @@ pub(in crate::runtime::gpu) fn bind_group(
 /// `setImmediates`, else 0 (wgpu 30's web backend reports 0 whatever the browser has).
 pub(in crate::runtime::gpu) fn immediate_size(device: &wgpu::Device) -> u32 {
     js_immediate_size(&raw_device(device))
+}
+
+/// Makes the device requests started until `restore` runs ask for the browser's
+/// `subgroups` feature where the adapter has it: wgpu 30's web backend does not map that
+/// feature, so it cannot ask for it itself. The request starts when wgpu's
+/// `request_device` is called, so the caller restores right after that call.
+pub(in crate::runtime::gpu) fn ask_for_subgroups() -> SubgroupRequest {
+    SubgroupRequest(js_ask_for_subgroups())
+}
+
+/// The browser's device requests asking for `subgroups`, until dropped.
+pub(in crate::runtime::gpu) struct SubgroupRequest(js_sys::Function);
+
+impl Drop for SubgroupRequest {
+    fn drop(&mut self) {
+        // Restoring the browser's own method cannot fail.
+        let _ = self.0.call0(&JsValue::UNDEFINED);
+    }
+}
+
+/// Whether wgpu's device has the browser's subgroup operations.
+pub(in crate::runtime::gpu) fn has_subgroups(device: &wgpu::Device) -> bool {
+    js_has_subgroups(&raw_device(device))
 }
 
 /// A set of `count` timestamp queries.

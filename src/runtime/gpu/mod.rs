@@ -106,8 +106,9 @@ pub struct AdapterSummary {
     /// Whether it is a CPU emulation of a GPU (SwiftShader, llvmpipe/lavapipe, WARP): its
     /// pipelines are compiled for the CPU, and large products run blocked, not tiled.
     pub emulated: bool,
-    /// Whether it has subgroup operations (wgpu's `SUBGROUP`; never on wgpu's web backend,
-    /// which does not map the browser's `subgroups`).
+    /// Whether it has subgroup operations (wgpu's `SUBGROUP` natively; in the page the
+    /// browser's `subgroups`, which wgpu 30's web backend does not map, so the device request
+    /// asks for it around wgpu: `browser.rs`).
     pub subgroups: bool,
     /// Whether its device takes immediates, so immediate code runs (wgpu's `IMMEDIATES`
     /// natively; in the page the browser's `immediate_address_space` and `setImmediates`,
@@ -322,6 +323,13 @@ impl Program {
             .iter()
             .map(|kernel| {
                 codegen::emit_wgsl_with_subgroups(&self.schedule, kernel, &spec).map(|wgsl| {
+                    // The browser's WGSL wants the extension enabled; naga (natively) has
+                    // not implemented the directive and takes the functions without it.
+                    #[cfg(target_arch = "wasm32")]
+                    let wgsl = Wgsl {
+                        source: format!("enable subgroups;\n{}", wgsl.source),
+                        ..wgsl
+                    };
                     let hash = source_hash(&wgsl);
                     (wgsl, hash)
                 })
@@ -450,6 +458,11 @@ impl Gpu {
             immediates: false,
         };
         let (device, queue, limits) = open_device(&adapter).await?;
+        #[cfg(target_arch = "wasm32")]
+        let summary = AdapterSummary {
+            subgroups: browser::has_subgroups(&device),
+            ..summary
+        };
         let summary = AdapterSummary {
             immediates: limits.max_immediate_size > 0,
             ..summary

@@ -70,20 +70,25 @@ impl Gpu {
 }
 
 /// Opens a device with the adapter's own limits, and timestamp queries, subgroup
-/// operations and immediates where offered.
+/// operations and immediates where offered (in the page, the browser's subgroups and
+/// immediates, which wgpu 30's web backend does not map: `browser.rs`).
 pub(super) async fn open_device(
     adapter: &wgpu::Adapter,
 ) -> Result<(wgpu::Device, wgpu::Queue, wgpu::Limits), GpuError> {
     let features = adapter.features()
         & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP | wgpu::Features::IMMEDIATES);
     let limits = adapter.limits();
-    let (device, queue) = adapter
-        .request_device(&wgpu::DeviceDescriptor {
-            label: Some("tailor"),
-            required_features: features,
-            required_limits: limits.clone(),
-            ..Default::default()
-        })
+    #[cfg(target_arch = "wasm32")]
+    let subgroups = super::browser::ask_for_subgroups();
+    let requested = adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("tailor"),
+        required_features: features,
+        required_limits: limits.clone(),
+        ..Default::default()
+    });
+    #[cfg(target_arch = "wasm32")]
+    drop(subgroups);
+    let (device, queue) = requested
         .await
         .map_err(|e| GpuError::Device(e.to_string()))?;
     // Immediates as the device takes them: natively only with wgpu's feature; on the web
