@@ -151,14 +151,21 @@ fn raw_buffer(buffer: &wgpu::Buffer) -> JsValue {
 /// Why `as_webgpu` always answers here.
 const ONLY_WEBGPU: &str = "WebGPU is wgpu's only backend on wasm32";
 
-/// A JavaScript exception as the error of making `what`.
-fn rejected(what: String, error: &JsValue) -> GpuError {
-    let message = js_sys::Reflect::get(error, &"message".into())
+/// A JavaScript exception's or rejection's message.
+fn message(error: &JsValue) -> String {
+    js_sys::Reflect::get(error, &"message".into())
         .ok()
         .and_then(|m| m.as_string())
         .or_else(|| error.as_string())
-        .unwrap_or_else(|| format!("{error:?}"));
-    GpuError::Rejected { what, message }
+        .unwrap_or_else(|| format!("{error:?}"))
+}
+
+/// A JavaScript exception as the error of making `what`.
+fn rejected(what: String, error: &JsValue) -> GpuError {
+    GpuError::Rejected {
+        what,
+        message: message(error),
+    }
 }
 
 /// The override constants as a JavaScript object, name to value.
@@ -218,10 +225,7 @@ pub(in crate::runtime::gpu) async fn built(
             let pair = js_sys::Array::from(&pair);
             Ok((Pipeline(pair.get(0)), pair.get(1).as_f64().unwrap_or(0.0)))
         }
-        Err(error) => match rejected(String::new(), &error) {
-            GpuError::Rejected { message, .. } => Err(message),
-            other => Err(other.to_string()),
-        },
+        Err(error) => Err(message(&error)),
     }
 }
 

@@ -448,27 +448,22 @@ impl Gpu {
             .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
         let info = adapter.get_info();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let (device, queue, limits) = open_device(&adapter).await?;
+        // What the device was opened with: in the page, the browser's subgroups.
+        #[cfg(not(target_arch = "wasm32"))]
+        let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
+        #[cfg(target_arch = "wasm32")]
+        let subgroups = browser::has_subgroups(&device);
         let summary = AdapterSummary {
             name: info.name.clone(),
             backend: info.backend.to_string().to_lowercase(),
             timestamps,
             emulated: info.device_type == wgpu::DeviceType::Cpu
                 || crate::runtime::is_software_adapter(&info.name),
-            subgroups: adapter.features().contains(wgpu::Features::SUBGROUP),
-            immediates: false,
-        };
-        let (device, queue, limits) = open_device(&adapter).await?;
-        #[cfg(target_arch = "wasm32")]
-        let summary = AdapterSummary {
-            subgroups: browser::has_subgroups(&device),
-            ..summary
-        };
-        let summary = AdapterSummary {
+            subgroups,
             immediates: limits.max_immediate_size > 0,
-            ..summary
         };
         let tiers = !summary.emulated;
-        let subgroups = summary.subgroups;
         let mut gpu = Gpu {
             instance,
             adapter,
@@ -736,8 +731,8 @@ impl Gpu {
     }
 
     /// With tiers on, each product that wants a large form whose pipeline is not built yet
-    /// runs naive instead (`chosen` changed), and that form starts building on another
-    /// thread; returns those products.
+    /// runs naive instead (`chosen` changed), and that form starts building off the call's
+    /// path; returns those products.
     fn naive_while_building(
         &mut self,
         program: &mut Program,
