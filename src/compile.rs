@@ -69,6 +69,8 @@ pub enum CompileError {
 #[derive(Clone, Debug)]
 pub struct Compiled {
     schedule: Result<Schedule, CompileError>,
+    /// `codegen::entry_mode` of the schedule, decided once: every call asks for it.
+    entry_mode: Mode,
     /// WGSL per mode, emitted once when first asked for (index: `Mode as usize`); static code
     /// is cached only for a schedule without symbols, where it needs no sizes.
     emitted: [OnceLock<Vec<Wgsl>>; Mode::ALL.len()],
@@ -82,12 +84,14 @@ pub fn compile(
     options: &CompileOptions,
 ) -> Compiled {
     let schedule = lower_pass(graph, ranges, options);
+    let entry_mode = schedule.as_ref().map_or(Mode::Static, codegen::entry_mode);
     let mut compiled = Compiled {
         schedule,
+        entry_mode,
         emitted: Default::default(),
     };
     if let Ok(schedule) = &compiled.schedule {
-        let mode = codegen::entry_mode(schedule);
+        let mode = entry_mode;
         let wgsl = codegen::emit_schedule(schedule, &Specialization::of(mode, &Bindings::new()));
         if let Err(err) = verify_emitted(schedule, &wgsl) {
             compiled.schedule = Err(err);
@@ -172,7 +176,7 @@ impl Compiled {
     /// The mode the kernels run in by default: static for a schedule without shape symbols,
     /// dynamic otherwise (`codegen::entry_mode`).
     pub fn mode(&self) -> Result<Mode, &CompileError> {
-        self.schedule().map(codegen::entry_mode)
+        self.schedule().map(|_| self.entry_mode)
     }
 
     /// Every kernel's WGSL in `mode`. Override and dynamic code, and static code of a
@@ -180,7 +184,7 @@ impl Compiled {
     /// schedule bakes in `bindings` and is emitted afresh.
     pub fn wgsl(&self, mode: Mode, bindings: &Bindings) -> Result<Cow<'_, [Wgsl]>, CompileError> {
         let schedule = self.schedule.as_ref().map_err(Clone::clone)?;
-        let keeps = mode != Mode::Static || schedule.shape_syms().is_empty();
+        let keeps = mode != Mode::Static || self.entry_mode == Mode::Static;
         if !keeps {
             return Ok(Cow::Owned(codegen::emit_schedule(
                 schedule,

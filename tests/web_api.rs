@@ -291,6 +291,46 @@ async fn symbol_names_choose_pytorchs_or_tailors() {
     );
 }
 
+/// Calls started together, without waiting, each resolve to their own result, in order;
+/// a call still running on the GPU when the model is reset rejects, and the reset cache
+/// starts again at call 0. (`call` submits a GPU call's kernels before it returns, and the
+/// later calls wait for the device the earlier one holds.)
+#[wasm_bindgen_test]
+async fn calls_started_together_resolve_in_order_and_a_reset_rejects_a_running_call() {
+    let tailor = Tailor::create(JsValue::UNDEFINED).await.expect("created");
+    let model = tailor
+        .compile(tailor::SIMPLENET_SOURCE, options("true"))
+        .expect("SimpleNet compiles");
+    let batches = [8, 16, 8, 3];
+    let started: Vec<js_sys::Promise> = batches
+        .iter()
+        .map(|batch| model.call(format!("x={batch},64").into(), JsValue::UNDEFINED))
+        .collect();
+    for (index, (promise, batch)) in started.into_iter().zip(batches).enumerate() {
+        let result = JsFuture::from(promise).await.expect("the call runs");
+        assert_eq!(get(&result, "index").as_f64(), Some(index as f64));
+        assert_eq!(string(&result, "shapes"), format!("x={batch},64"));
+        let outputs = Array::from(&get(&result, "outputs"));
+        let data: js_sys::Float32Array = get(&outputs.get(0), "data").dyn_into().expect("data");
+        assert_eq!(data.length() as usize, batch * 64, "call {index}");
+        assert!(
+            get(&get(&result, "ms"), "run")
+                .as_f64()
+                .is_some_and(|ms| ms >= 0.0)
+        );
+    }
+    let running = model.call("x=8,64".into(), JsValue::UNDEFINED);
+    model.reset().expect("reset");
+    let ran = JsFuture::from(running).await;
+    if tailor.device() == "gpu" {
+        let error = ran.expect_err("a call the reset overtook rejects");
+        assert!(string(&error, "message").contains("reset"), "{error:?}");
+    }
+    let after = call(&model, "x=8,64").await.expect("the call runs");
+    assert_eq!(get(&after, "index").as_f64(), Some(0.0));
+    assert_eq!(string(&after, "action"), "compile");
+}
+
 fn max_abs_err(result: &JsValue) -> f64 {
     get(result, "maxAbsErr")
         .as_f64()

@@ -644,11 +644,8 @@ impl Executor {
             (call.clone(), inputs)
         };
         let call = &call;
-        let symbolic_static = mode == Mode::Static
-            && entry
-                .compiled
-                .schedule()
-                .is_ok_and(|s| !s.shape_syms().is_empty());
+        let symbolic_static =
+            mode == Mode::Static && entry.compiled.mode().is_ok_and(|m| m != Mode::Static);
         let key = KernelKey::Entry {
             frame: entry.frame,
             id: entry.id,

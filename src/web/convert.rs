@@ -296,20 +296,30 @@ pub(super) fn call_inputs(
         ));
     }
     let known = Object::keys(inputs.unchecked_ref::<Object>());
-    for key in known.iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !names.contains(&key) {
-            return Err(bad_argument(format!(
-                "inputs: unknown input '{key}' (the model's inputs are: {})",
-                names.join(", ")
-            )));
+    // An unknown key is reported before a missing input. The keys' names are read only
+    // when one can be unknown: when an input is missing, or when there are more keys than
+    // inputs (each input found takes one key).
+    let no_unknown_key = || {
+        for key in known.iter() {
+            let key = key.as_string().unwrap_or_default();
+            if !names.contains(&key) {
+                return Err(bad_argument(format!(
+                    "inputs: unknown input '{key}' (the model's inputs are: {})",
+                    names.join(", ")
+                )));
+            }
         }
+        Ok(())
+    };
+    if known.length() as usize != names.len() {
+        no_unknown_key()?;
     }
     let mut shapes = Vec::with_capacity(names.len());
     let mut data = Vec::with_capacity(names.len());
     for name in names {
         let tensor = Reflect::get(inputs, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
         if tensor.is_undefined() || tensor.is_null() {
+            no_unknown_key()?;
             return Err(bad_argument(format!("inputs: missing input '{name}'")));
         }
         if let Some(b) = tensor.as_bool() {
@@ -338,7 +348,7 @@ pub(super) fn call_inputs(
             continue;
         }
         let shape_value = Reflect::get(&tensor, &"shape".into()).unwrap_or(JsValue::UNDEFINED);
-        let shape: Vec<i64> = serde_wasm_bindgen::from_value(shape_value).map_err(|_| {
+        let shape = integers(&shape_value).ok_or_else(|| {
             bad_argument(format!(
                 "inputs.{name}.shape: expected a list of non-negative integers"
             ))
@@ -369,6 +379,20 @@ pub(super) fn call_inputs(
         data.push(values);
     }
     Ok((CallShapes::with_args(shapes), data))
+}
+
+/// An array of whole numbers an i64 holds, read element by element (a call's shapes are
+/// short, and serde's generic path costs more than they do).
+fn integers(value: &JsValue) -> Option<Vec<i64>> {
+    let array = value.dyn_ref::<Array>()?;
+    array
+        .iter()
+        .map(|item| {
+            let number = item.as_f64()?;
+            let whole = number.fract() == 0.0 && number.abs() <= 2f64.powi(63);
+            whole.then_some(number as i64)
+        })
+        .collect()
 }
 
 /// Tensors as `[{ shape, data: Float32Array }]`.

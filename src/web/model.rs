@@ -8,20 +8,24 @@
 //! each phase; the entries with their guards. Invariants: every wrapper of one model sees
 //! the same entries and the same recompile limit, as in PyTorch (pytorch-semantics.md §12),
 //! and a failed call adds no entry; an entry is compiled once and the executor keeps its
-//! kernels; the guards and the compile happen before `call` returns, only the run is awaited.
+//! kernels; the guards and the compile happen before `call` returns, and on the GPU the
+//! kernels are submitted before it returns too (only their read-back is awaited, while the
+//! call's record is built).
 
 use super::breaks;
 use super::compilation::Compilation;
 use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
 use super::kernels;
 use super::view::{self, CallTimes};
-use crate::cache::{CallMarks, CodeCache, CompileConfig};
+use crate::cache::{CallEvent, CallMarks, CodeCache, CompileConfig};
 use crate::runtime::executor::{self, Backend, Executor, Job, Outcome, RunOptions};
 use crate::spec;
 use crate::symbolic::SymbolNaming;
 use js_sys::Promise;
 use std::cell::RefCell;
+use std::pin::pin;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 use wasm_bindgen::prelude::*;
 
 /// The state every wrapper of one model shares.
@@ -60,6 +64,8 @@ pub struct Model {
 struct Pending {
     index: usize,
     generation: u64,
+    /// What the cache recorded of the call.
+    event: CallEvent,
     /// The function's run, then those of the resume functions after its graph breaks.
     jobs: Vec<Job>,
 }
@@ -171,6 +177,7 @@ impl Model {
         Ok(Pending {
             index,
             generation: shared.generation,
+            event,
             jobs,
         })
     }
@@ -189,8 +196,9 @@ fn load_with(
     Ok(cache)
 }
 
-/// Runs a started call's kernels, gives them back to the executor, records the times and
-/// resolves to the call's result object.
+/// Runs a started call's kernels, records the times and resolves to the call's result
+/// object. The record is built while the device runs the kernels: the first poll submits
+/// them (`Model::call` makes it before returning) and pends on their read-back.
 async fn finish_call(
     shared: Rc<RefCell<Shared>>,
     backend: Rc<Backend>,
@@ -199,11 +207,46 @@ async fn finish_call(
     let Pending {
         index,
         generation,
+        event,
         jobs,
     } = pending;
+    let mut running = pin!(run_jobs(&shared, &backend, generation, jobs));
+    let first = std::future::poll_fn(|cx| Poll::Ready(running.as_mut().poll(cx))).await;
+    let result = to_js(&view::call_view(index, &event, CallTimes::default()));
+    let ran = match first {
+        Poll::Ready(ran) => ran,
+        Poll::Pending => running.await,
+    }?;
+    let times = CallTimes {
+        build: ran.build_ms,
+        run: ran.run_ms,
+        host: ran.host_ms,
+    };
+    let mut shared = shared.borrow_mut();
+    if shared.generation != generation {
+        return Err(js_error(
+            "call",
+            "the model was reset while this call ran",
+            None,
+        ));
+    }
+    shared.times[index] = times;
+    set(&result, "ms", &to_js(&view::TimingView::of(&event, times)));
+    kernels::set_run_fields(&result, backend.name(), &ran);
+    Ok(result)
+}
+
+/// Runs a call's jobs in order and gives each one's kernels back to the executor (unless
+/// the model was reset meanwhile).
+async fn run_jobs(
+    shared: &RefCell<Shared>,
+    backend: &Backend,
+    generation: u64,
+    jobs: Vec<Job>,
+) -> Result<Outcome, JsValue> {
     let mut ran: Option<Outcome> = None;
     for job in jobs {
-        let finished = Executor::run(&backend, &super::now_ms, job).await;
+        let finished = Executor::run(backend, &super::now_ms, job).await;
         let mut kept = shared.borrow_mut();
         let outcome = if kept.generation == generation {
             kept.executor.keep(finished)
@@ -216,27 +259,7 @@ async fn finish_call(
             None => outcome,
         });
     }
-    let ran = ran.ok_or_else(|| js_error("call", "the call had nothing to run", None))?;
-    let mut shared = shared.borrow_mut();
-    let current = shared.generation == generation;
-    let times = CallTimes {
-        build: ran.build_ms,
-        run: ran.run_ms,
-        host: ran.host_ms,
-    };
-    if current {
-        shared.times[index] = times;
-    }
-    let event = shared
-        .cache
-        .events
-        .get(index)
-        .filter(|_| current)
-        .cloned()
-        .ok_or_else(|| js_error("call", "the model was reset while this call ran", None))?;
-    let result = to_js(&view::call_view(index, &event, times));
-    kernels::set_run_fields(&result, backend.name(), &ran);
-    Ok(result)
+    ran.ok_or_else(|| js_error("call", "the call had nothing to run", None))
 }
 
 #[wasm_bindgen]
@@ -251,11 +274,24 @@ impl Model {
     /// compile.
     pub fn call(&self, inputs: JsValue, options: JsValue) -> Promise {
         match self.start_call(&inputs, &options) {
-            Ok(pending) => wasm_bindgen_futures::future_to_promise(finish_call(
-                Rc::clone(&self.shared),
-                Rc::clone(&self.backend),
-                pending,
-            )),
+            Ok(pending) => {
+                let mut finishing = Box::pin(finish_call(
+                    Rc::clone(&self.shared),
+                    Rc::clone(&self.backend),
+                    pending,
+                ));
+                // Polled here rather than a microtask later, so that the kernels are
+                // submitted before `call` returns. The promise's task polls it again with
+                // its own waker, which replaces this one everywhere the call waits.
+                match finishing
+                    .as_mut()
+                    .poll(&mut Context::from_waker(Waker::noop()))
+                {
+                    Poll::Ready(Ok(result)) => Promise::resolve(&result),
+                    Poll::Ready(Err(error)) => Promise::reject(&error),
+                    Poll::Pending => wasm_bindgen_futures::future_to_promise(finishing),
+                }
+            }
             Err(error) => Promise::reject(&error),
         }
     }

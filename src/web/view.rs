@@ -423,7 +423,6 @@ pub(super) struct CallView {
 }
 
 pub(super) fn call_view(index: usize, event: &CallEvent, times: CallTimes) -> CallView {
-    let compiled = event.action == crate::cache::Action::Compile;
     let shapes = crate::guard::CallShapes::with_args(event.shapes.clone()).to_spec();
     CallView {
         index,
@@ -437,13 +436,22 @@ pub(super) fn call_view(index: usize, event: &CallEvent, times: CallTimes) -> Ca
         span: span_view(event.error_span),
         warning: event.warning.clone(),
         breaks: breaks::resume_call_views(event),
-        ms: TimingView {
+        ms: TimingView::of(event, times),
+    }
+}
+
+impl TimingView {
+    /// A call's phases: the guards and compile as the cache recorded them, the kernels' build
+    /// and run as the executor measured them.
+    pub(super) fn of(event: &CallEvent, times: CallTimes) -> TimingView {
+        let compiled = event.action == crate::cache::Action::Compile;
+        TimingView {
             guard: event.guard_ms,
             compile: event.compile_ms + if compiled { times.build } else { 0.0 },
             run: times.run + if compiled { 0.0 } else { times.build },
             build: times.build,
             host: times.host,
-        },
+        }
     }
 }
 
