@@ -40,8 +40,15 @@ const MIME_TYPES = {
   ".ico": "image/x-icon",
 };
 
-/** Serves `root` on 127.0.0.1 at a port the OS picks; resolves to `{ url, close }`. */
-export async function serveStatic(root) {
+/**
+ * Serves `root` on 127.0.0.1 at a port the OS picks; resolves to `{ url, close }`. With
+ * `isolated`, the page is cross-origin isolated (COOP and COEP), which gives it 5 µs timers
+ * instead of 100 µs ones (the benchmarks that time parts of a call).
+ */
+export async function serveStatic(root, { isolated = false } = {}) {
+  const isolation = isolated
+    ? { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" }
+    : {};
   const server = createServer(async (request, response) => {
     try {
       const pathname = decodeURIComponent(new URL(request.url, "http://localhost").pathname);
@@ -53,7 +60,7 @@ export async function serveStatic(root) {
       }
       const body = await readFile(file);
       const type = MIME_TYPES[extname(file)] ?? "application/octet-stream";
-      response.writeHead(200, { "content-type": type, "cache-control": "no-store" });
+      response.writeHead(200, { "content-type": type, "cache-control": "no-store", ...isolation });
       response.end(body);
     } catch {
       response.writeHead(404, { "content-type": "text/plain" }).end("not found");
