@@ -6,9 +6,10 @@
 // `before` (the call to its submit), `submit`, `device` (the submit to the mapped output)
 // and `after` (the mapped output to the call's end). Then, with the naive WGSL alone, the
 // page's thread is kept busy for 0.1, 0.3 and 1 ms before the submit, or between the submit
-// and waiting for the output: `cost` is what that adds to a call. Prints one JSON object
-// of medians. Not a test file: it reports, never asserts a time. Headless Chromium's
-// WebGPU here is SwiftShader, a CPU emulation: compare the two measured in one run.
+// and waiting for the output: `cost_ms` is what that adds to its call (`busy_base_ms`, the
+// call without it, through the same patched submit). Prints one JSON object of medians.
+// Not a test file: it reports, never asserts a time. Headless Chromium's WebGPU here is
+// SwiftShader, a CPU emulation: compare the two measured in one run.
 //
 //   trunk build --release && node tests/e2e/bench-steady.mjs   # TAILOR_BENCH_ROUNDS=N
 
@@ -115,7 +116,7 @@ async function measure(rounds) {
     rounds,
     steady_ms: steady,
     ratio: +(steady.tailor.total / steady.naive_wgsl.total).toFixed(3),
-    naive_wgsl_ms: base,
+    busy_base_ms: base,
     cost_ms: cost,
   };
 }

@@ -1,11 +1,11 @@
 // Hand-written naive WGSL for a stack of linear layers (x @ W + b, then ReLU but for the
 // last): one thread per output, the floor any WebGPU code reaches. A classic script the
-// benchmarks (`bench-peers.mjs`, `bench-steady.mjs`) add to their page; it defines
-// `naiveWgslMlp(device, { batch, widths }, filled)`, which resolves nothing and returns
-// `{ call(input), output() }`: `call` writes the input, runs every layer in one submit,
-// reads the last layer's output back and resolves when it is mapped and copied;
-// `output` is that copy. Pipelines are made on the first call; bind groups on every call,
-// as naive code does.
+// benchmarks (`bench-peers.mjs`, `bench-steady.mjs`) add to their page. It defines
+// `naiveWgslMlp(device, { batch, widths }, filled)`, which makes the layers' buffers (their
+// weights from `filled(n)`) and returns `{ call(input), output() }`: `call` writes the
+// input, runs every layer in one submit, reads the last layer's output back and resolves
+// once it is copied out; `output` is that copy. Pipelines are made on the first call and
+// bind groups on every call, as naive code does.
 globalThis.naiveWgslMlp = (device, { batch, widths }, filled) => {
   const shader = (relu) => `
     @group(0) @binding(0) var<storage, read> x: array<f32>;
