@@ -9,8 +9,8 @@
 //! the same entries and the same recompile limit, as in PyTorch (pytorch-semantics.md §12),
 //! and a failed call adds no entry; an entry is compiled once and the executor keeps its
 //! kernels; the guards and the compile happen before `call` returns, and on the GPU the
-//! kernels are submitted before it returns too (only their read-back is awaited, while the
-//! call's record is built).
+//! kernels are submitted then too unless an earlier call still holds the device (only
+//! their read-back is awaited, while the call's record is built).
 
 use super::breaks;
 use super::compilation::Compilation;
