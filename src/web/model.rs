@@ -198,7 +198,8 @@ fn load_with(
 
 /// Runs a started call's kernels, records the times and resolves to the call's result
 /// object. The record is built while the device runs the kernels: the first poll submits
-/// them (`Model::call` makes it before returning) and pends on their read-back.
+/// them where the device is free (`Model::call` makes it before returning) and pends on
+/// their read-back.
 async fn finish_call(
     shared: Rc<RefCell<Shared>>,
     backend: Rc<Backend>,
@@ -281,8 +282,9 @@ impl Model {
                     pending,
                 ));
                 // Polled here rather than a microtask later, so that the kernels are
-                // submitted before `call` returns. The promise's task polls it again with
-                // its own waker, which replaces this one everywhere the call waits.
+                // submitted before `call` returns (unless an earlier call holds the
+                // device). The promise's task polls it again with its own waker, which
+                // replaces this one everywhere the call waits.
                 match finishing
                     .as_mut()
                     .poll(&mut Context::from_waker(Waker::noop()))
