@@ -91,12 +91,12 @@ pub fn compile(
         emitted: Default::default(),
     };
     if let Ok(schedule) = &compiled.schedule {
-        let mode = entry_mode;
-        let wgsl = codegen::emit_schedule(schedule, &Specialization::of(mode, &Bindings::new()));
+        let wgsl =
+            codegen::emit_schedule(schedule, &Specialization::of(entry_mode, &Bindings::new()));
         if let Err(err) = verify_emitted(schedule, &wgsl) {
             compiled.schedule = Err(err);
         } else {
-            let _ = compiled.emitted[mode as usize].set(wgsl);
+            let _ = compiled.emitted[entry_mode as usize].set(wgsl);
         }
     }
     compiled

@@ -381,16 +381,17 @@ pub(super) fn call_inputs(
     Ok((CallShapes::with_args(shapes), data))
 }
 
-/// An array of whole numbers an i64 holds, read element by element (a call's shapes are
-/// short, and serde's generic path costs more than they do).
+/// An array of safe integers (`Number.isSafeInteger`, what serde took as an i64 here),
+/// read element by element: a call's shapes are short, and serde's generic path costs
+/// more than they do.
 fn integers(value: &JsValue) -> Option<Vec<i64>> {
     let array = value.dyn_ref::<Array>()?;
     array
         .iter()
         .map(|item| {
             let number = item.as_f64()?;
-            let whole = number.fract() == 0.0 && number.abs() <= 2f64.powi(63);
-            whole.then_some(number as i64)
+            let safe = number.fract() == 0.0 && number.abs() < 2f64.powi(53);
+            safe.then_some(number as i64)
         })
         .collect()
 }
