@@ -331,6 +331,78 @@ async fn calls_started_together_resolve_in_order_and_a_reset_rejects_a_running_c
     assert_eq!(string(&after, "action"), "compile");
 }
 
+/// The value of a JS expression.
+fn js(expression: &str) -> JsValue {
+    js_sys::eval(&format!("({expression})")).expect("a JS expression")
+}
+
+#[wasm_bindgen_test]
+async fn object_inputs_are_read_and_a_bad_one_is_named() {
+    let model = simplenet("true").await;
+    let input = js("{ x: { shape: [8, 64], data: new Float32Array(512).fill(0.5) } }");
+    let mut results = Vec::new();
+    for _ in 0..2 {
+        let result = JsFuture::from(model.call(input.clone(), JsValue::UNDEFINED)).await;
+        results.push(result.expect("the call runs"));
+    }
+    let data = |result: &JsValue| {
+        let outputs = Array::from(&get(result, "outputs"));
+        js_sys::Float32Array::from(get(&outputs.get(0), "data")).to_vec()
+    };
+    assert_eq!(data(&results[0]).len(), 8 * 64);
+    assert_eq!(data(&results[0]), data(&results[1]));
+    assert_eq!(string(&results[1], "shapes"), "x=8,64");
+    // A call's `ms` is the record `events` keeps of it.
+    let events = Array::from(&model.events());
+    let json = |value: &JsValue| js_sys::JSON::stringify(value).expect("JSON").as_string();
+    assert_eq!(
+        json(&get(&results[1], "ms")),
+        json(&get(&events.get(1), "ms"))
+    );
+    // Calls that ran the same forms share one frozen list of them.
+    let products = get(&results[1], "products");
+    assert!(js_sys::Object::is_frozen(
+        products.unchecked_ref::<js_sys::Object>()
+    ));
+    assert!(js_sys::Object::is(&get(&results[0], "products"), &products));
+    let not_integers = "inputs.x.shape: expected a list of non-negative integers";
+    for (inputs, expected) in [
+        (
+            "{ y: { shape: [8, 64] } }",
+            "inputs: unknown input 'y' (the model's inputs are: x)",
+        ),
+        ("{ x: { shape: [8, 64] }, y: 1 }", "unknown input 'y'"),
+        ("{}", "inputs: missing input 'x'"),
+        ("{ x: null }", "inputs: missing input 'x'"),
+        ("{ x: 'abc' }", not_integers),
+        ("{ x: { shape: [8, 64.5] } }", not_integers),
+        ("{ x: { shape: [8, 2 ** 53] } }", not_integers),
+        ("{ x: { shape: '8,64' } }", not_integers),
+        (
+            "{ x: { shape: [8, -64] } }",
+            "inputs.x.shape: sizes must be non-negative",
+        ),
+        (
+            "{ x: { shape: [8, 64], data: [1, 2] } }",
+            "inputs.x.data: expected a Float32Array",
+        ),
+        (
+            "{ x: { shape: [8, 64], data: new Float32Array(3) } }",
+            "inputs.x.data: 3 values for shape [8, 64] (expected 512)",
+        ),
+        (
+            "{ x: 2 ** 53 }",
+            "inputs.x: 9007199254740992 is not an int JavaScript holds exactly",
+        ),
+    ] {
+        let called = JsFuture::from(model.call(js(inputs), JsValue::UNDEFINED)).await;
+        let error = called.expect_err(inputs);
+        assert_eq!(string(&error, "kind"), "argument", "{inputs}");
+        let message = string(&error, "message");
+        assert!(message.contains(expected), "{inputs}: {message}");
+    }
+}
+
 fn max_abs_err(result: &JsValue) -> f64 {
     get(result, "maxAbsErr")
         .as_f64()

@@ -19,6 +19,58 @@ use serde::Serialize;
 use serde_json::Value as Json;
 use wasm_bindgen::prelude::*;
 
+// What a call's result gets after its run, each made in one call into JavaScript rather
+// than field by field (a call into JavaScript and a key string per field): a steady call's
+// whole cost is host work of this size (README, "steady").
+#[wasm_bindgen(inline_js = r#"
+export function tailorTensor(list, shape, data) {
+  list ??= [];
+  list.push({ shape: Array.from(shape), data: data.slice() });
+  return list;
+}
+export function tailorProduct(list, kernel, strategy, building) {
+  list ??= [];
+  list.push(Object.freeze({ kernel, strategy, building: building || null }));
+  return list;
+}
+export function tailorTimes(guard, compile, run, build, host) {
+  return { guard, compile, run, build, host };
+}
+export function tailorRunFields(result, outputs, device, products) {
+  result.outputs = outputs;
+  result.device = device;
+  result.products = products;
+}
+"#)]
+extern "C" {
+    /// Appends `{ shape, data }` (copies of both) to `list`, a new array when undefined.
+    #[wasm_bindgen(js_name = tailorTensor)]
+    fn js_tensor(list: &JsValue, shape: &[f64], data: &[f32]) -> JsValue;
+
+    /// Appends a frozen `{ kernel, strategy, building }` (`null` for an empty `building`)
+    /// to `list`, a new array when undefined.
+    #[wasm_bindgen(js_name = tailorProduct)]
+    pub(super) fn js_product(
+        list: &JsValue,
+        kernel: &str,
+        strategy: &str,
+        building: &str,
+    ) -> JsValue;
+
+    /// `{ guard, compile, run, build, host }`: what serde makes of a `view::TimingView`.
+    #[wasm_bindgen(js_name = tailorTimes)]
+    pub(super) fn js_times(guard: f64, compile: f64, run: f64, build: f64, host: f64) -> JsValue;
+
+    /// Sets a result's `outputs`, `device` and `products`.
+    #[wasm_bindgen(js_name = tailorRunFields)]
+    pub(super) fn js_run_fields(
+        result: &JsValue,
+        outputs: &JsValue,
+        device: &str,
+        products: &JsValue,
+    );
+}
+
 /// Serialises a view for JS: maps become plain objects, `None` becomes `null`.
 pub(super) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
@@ -64,7 +116,14 @@ pub(super) fn js_error(kind: &str, message: &str, span: Option<Span>) -> JsValue
 
 /// Sets `object[key] = value`; setting a property on a fresh object or error cannot fail.
 pub(super) fn set(object: &JsValue, key: &str, value: &JsValue) {
-    Reflect::set(object, &JsValue::from_str(key), value).expect("target is a plain object");
+    Reflect::set(object, &interned(key), value).expect("target is a plain object");
+}
+
+/// A string every call sends (a key, an input's or a kernel's name, a strategy's), as a JS
+/// string made once: later calls look it up instead of decoding it again. Only for strings
+/// from a small set, which the cache keeps for the page's life.
+pub(super) fn interned(text: &str) -> JsValue {
+    JsValue::from_str(wasm_bindgen::intern(text))
 }
 
 /// The error's `kind`: which stage rejected the input.
@@ -317,7 +376,7 @@ pub(super) fn call_inputs(
     let mut shapes = Vec::with_capacity(names.len());
     let mut data = Vec::with_capacity(names.len());
     for name in names {
-        let tensor = Reflect::get(inputs, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+        let tensor = Reflect::get(inputs, &interned(name)).unwrap_or(JsValue::UNDEFINED);
         if tensor.is_undefined() || tensor.is_null() {
             no_unknown_key()?;
             return Err(bad_argument(format!("inputs: missing input '{name}'")));
@@ -331,23 +390,24 @@ pub(super) fn call_inputs(
             // float (`{ f: { float: 2 } }` passes a whole float).
             if number.fract() != 0.0 || !number.is_finite() {
                 shapes.push((name.clone(), ArgValue::Float(number)));
-            } else if number.abs() > 2f64.powi(53) {
-                return Err(bad_argument(format!(
-                    "inputs.{name}: {number} is not an int JavaScript holds exactly"
-                )));
             } else {
-                shapes.push((name.clone(), ArgValue::Int(number as i64)));
+                let int = safe_integer(number).ok_or_else(|| {
+                    bad_argument(format!(
+                        "inputs.{name}: {number} is not an int JavaScript holds exactly"
+                    ))
+                })?;
+                shapes.push((name.clone(), ArgValue::Int(int)));
             }
             continue;
         }
-        if let Some(number) = Reflect::get(&tensor, &"float".into())
+        if let Some(number) = Reflect::get(&tensor, &interned("float"))
             .ok()
             .and_then(|f| f.as_f64())
         {
             shapes.push((name.clone(), ArgValue::Float(number)));
             continue;
         }
-        let shape_value = Reflect::get(&tensor, &"shape".into()).unwrap_or(JsValue::UNDEFINED);
+        let shape_value = Reflect::get(&tensor, &interned("shape")).unwrap_or(JsValue::UNDEFINED);
         let shape = integers(&shape_value).ok_or_else(|| {
             bad_argument(format!(
                 "inputs.{name}.shape: expected a list of non-negative integers"
@@ -358,7 +418,7 @@ pub(super) fn call_inputs(
                 "inputs.{name}.shape: sizes must be non-negative"
             )));
         }
-        let values = Reflect::get(&tensor, &"data".into()).unwrap_or(JsValue::UNDEFINED);
+        let values = Reflect::get(&tensor, &interned("data")).unwrap_or(JsValue::UNDEFINED);
         let values = if values.is_undefined() || values.is_null() {
             None
         } else {
@@ -388,27 +448,26 @@ fn integers(value: &JsValue) -> Option<Vec<i64>> {
     let array = value.dyn_ref::<Array>()?;
     array
         .iter()
-        .map(|item| {
-            let number = item.as_f64()?;
-            let safe = number.fract() == 0.0 && number.abs() < 2f64.powi(53);
-            safe.then_some(number as i64)
-        })
+        .map(|item| safe_integer(item.as_f64()?))
         .collect()
+}
+
+/// `number` as an i64 when it is a safe integer (`Number.isSafeInteger`): a whole number
+/// below 2^53 in size, which JavaScript holds exactly along with its neighbours. An int
+/// argument and a shape's sizes take the same numbers.
+fn safe_integer(number: f64) -> Option<i64> {
+    (number.fract() == 0.0 && number.abs() < 2f64.powi(53)).then_some(number as i64)
 }
 
 /// Tensors as `[{ shape, data: Float32Array }]`.
 pub(super) fn tensors_to_js(tensors: &[Tensor]) -> JsValue {
-    let list = Array::new();
-    for tensor in tensors {
-        let object = Object::new();
-        let shape: Array = tensor
-            .shape
-            .iter()
-            .map(|&d| JsValue::from(d as f64))
-            .collect();
-        set(&object, "shape", &shape);
-        set(&object, "data", &Float32Array::from(tensor.data.as_slice()));
-        list.push(&object);
+    if tensors.is_empty() {
+        return Array::new().into();
     }
-    list.into()
+    let mut list = JsValue::UNDEFINED;
+    for tensor in tensors {
+        let shape: Vec<f64> = tensor.shape.iter().map(|&d| d as f64).collect();
+        list = js_tensor(&list, &shape, &tensor.data);
+    }
+    list
 }

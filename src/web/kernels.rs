@@ -5,12 +5,13 @@
 //! page. Invariant: every text here is the compiler's own (`Schedule`'s `Display`, the
 //! emitted WGSL); the page never re-derives a kernel, a size or a binding.
 
-use super::convert::{set, tensors_to_js, to_js};
+use super::convert::{js_product, js_run_fields, set, tensors_to_js, to_js};
 use crate::codegen::{self, Mode, Resource, Wgsl};
 use crate::lower::{self, Body, Role, Schedule};
-use crate::runtime::executor::Outcome;
+use crate::runtime::executor::{Outcome, ProductRun};
 use crate::symbolic::Sym;
 use serde::Serialize;
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
 /// The mode named `name` (`static`, `override`, `dynamic`).
@@ -20,22 +21,14 @@ pub(super) fn parse_mode(name: &str) -> Option<Mode> {
 
 /// Sets what a run adds to a result object: `outputs`, `device`, `products` (on the GPU:
 /// each product kernel, the strategy it ran with at the call's sizes and the large form
-/// building meanwhile, with tiers), `maxAbsErr` (when
-/// checked against the CPU reference) and `kernelMs` / `timing` (when per-kernel times were
-/// measured).
+/// building meanwhile, with tiers; a frozen array, which the next run that ran the same
+/// forms shares), `maxAbsErr` (when checked against the CPU reference) and `kernelMs` /
+/// `timing` (when per-kernel times were measured).
 pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
-    set(result, "outputs", &tensors_to_js(&ran.outputs));
-    set(result, "device", &JsValue::from_str(device));
-    let products: Vec<ProductRun> = ran
-        .products
-        .iter()
-        .map(|product| ProductRun {
-            kernel: product.kernel.clone(),
-            strategy: product.strategy.name(),
-            building: product.building.map(|form| form.name()),
-        })
-        .collect();
-    set(result, "products", &to_js(&products));
+    let products = products_to_js(&ran.products);
+    let device = wasm_bindgen::intern(device);
+    let outputs = tensors_to_js(&ran.outputs);
+    js_run_fields(result, &outputs, device, &products);
     if let Some(err) = ran.max_abs_err {
         // JSON has no infinity: a shape mismatch or a NaN reads as `null`.
         let err = if err.is_finite() {
@@ -59,14 +52,40 @@ pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
     }
 }
 
-/// A product kernel and the strategy it ran with (`tiled`, `blocked` or `naive`), and with
-/// tiers (`runtime::gpu::tiers`) the large form the browser was building meanwhile, when
-/// the call ran the naive tier for it (`null` otherwise).
-#[derive(Serialize)]
-struct ProductRun {
-    kernel: String,
-    strategy: &'static str,
-    building: Option<&'static str>,
+thread_local! {
+    /// The last run's products and the frozen array made of them. A steady call runs the
+    /// same forms every time: sharing the array spares each call building it again after
+    /// its read-back, where host work adds to the call's time.
+    static LAST_PRODUCTS: RefCell<Option<(Vec<ProductRun>, JsValue)>> = const { RefCell::new(None) };
+}
+
+/// `products` as a frozen array of frozen `{ kernel, strategy, building }`.
+fn products_to_js(products: &[ProductRun]) -> JsValue {
+    LAST_PRODUCTS.with_borrow_mut(|last| {
+        if let Some((ran, array)) = last.as_ref()
+            && ran.as_slice() == products
+        {
+            return array.clone();
+        }
+        let mut array = JsValue::UNDEFINED;
+        for product in products {
+            // Strings from a small set, sent every call: interned (`convert::interned`).
+            let building = product.building.map_or("", |form| form.name());
+            array = js_product(
+                &array,
+                wasm_bindgen::intern(&product.kernel),
+                wasm_bindgen::intern(product.strategy.name()),
+                wasm_bindgen::intern(building),
+            );
+        }
+        let array: JsValue = match array.is_undefined() {
+            true => js_sys::Array::new().into(),
+            false => array,
+        };
+        let array: JsValue = js_sys::Object::freeze(array.unchecked_ref::<js_sys::Object>()).into();
+        *last = Some((products.to_vec(), JsValue::clone(&array)));
+        array
+    })
 }
 
 /// One kernel's measured time.

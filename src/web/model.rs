@@ -232,7 +232,7 @@ async fn finish_call(
         ));
     }
     shared.times[index] = times;
-    set(&result, "ms", &to_js(&view::TimingView::of(&event, times)));
+    set(&result, "ms", &view::TimingView::of(&event, times).to_js());
     kernels::set_run_fields(&result, backend.name(), &ran);
     Ok(result)
 }

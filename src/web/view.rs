@@ -453,6 +453,12 @@ impl TimingView {
             host: times.host,
         }
     }
+
+    /// The same object serde makes of it, made in one call into JavaScript: what a call's
+    /// result gets once its kernels ran.
+    pub(super) fn to_js(&self) -> wasm_bindgen::JsValue {
+        super::convert::js_times(self.guard, self.compile, self.run, self.build, self.host)
+    }
 }
 
 /// A graph node for drawing.

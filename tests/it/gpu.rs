@@ -288,6 +288,70 @@ fn dynamic_code_is_one_pipeline_for_every_size() {
     });
 }
 
+/// One call of `program` at batch `batch` (SimpleNet's `x` is `batch × 64`), checked against
+/// `compiled`'s reference when it runs; returns the forms its products ran.
+fn call_forms(
+    gpu: &mut Gpu,
+    program: &mut Program,
+    compiled: &Compiled,
+    batch: usize,
+) -> Result<Vec<GemmStrategy>, GpuError> {
+    let inputs = inputs(&[vec![batch, 64]], batch as u64);
+    let run = pollster::block_on(gpu.run(program, &inputs, &[], false))?;
+    assert_close(
+        &format!("simplenet at batch {batch}"),
+        &run.outputs,
+        &reference(&compiled.graph, &inputs),
+        GPU_TOLERANCE,
+    );
+    Ok(run.products.iter().map(|&(_, form)| form).collect())
+}
+
+#[test]
+fn a_programs_kept_plan_serves_only_calls_that_decide_the_same() {
+    with_gpu(|gpu| {
+        let compiled = compile(
+            &models::get("simplenet").source,
+            "x=8,64",
+            DynamicMode::True,
+        );
+        let mut program = Program::new(
+            compiled.schedule.clone(),
+            Mode::Dynamic,
+            &Default::default(),
+        );
+        let chosen = call_forms(gpu, &mut program, &compiled, 8).expect("runs");
+        assert_eq!(
+            call_forms(gpu, &mut program, &compiled, 8).expect("runs"),
+            chosen
+        );
+        // A setting changes what the same sizes decide: the kept plan no longer serves.
+        gpu.force_product_strategy(Some(GemmStrategy::Tiled));
+        let tiled = call_forms(gpu, &mut program, &compiled, 8);
+        gpu.force_product_strategy(None);
+        assert_eq!(
+            tiled.expect("runs"),
+            vec![GemmStrategy::Tiled; chosen.len()]
+        );
+        assert_eq!(
+            call_forms(gpu, &mut program, &compiled, 8).expect("runs"),
+            chosen
+        );
+        // Other sizes bind again.
+        call_forms(gpu, &mut program, &compiled, 100).expect("runs");
+        // Lowered limits are checked again, though the sizes are the plan's.
+        let limit = gpu.limits_mut().max_storage_buffer_binding_size;
+        gpu.limits_mut().max_storage_buffer_binding_size = 1024;
+        let refused = call_forms(gpu, &mut program, &compiled, 100);
+        gpu.limits_mut().max_storage_buffer_binding_size = limit;
+        assert!(
+            matches!(refused, Err(GpuError::Limit { .. })),
+            "a 1 KiB binding refuses batch 100: {refused:?}"
+        );
+        call_forms(gpu, &mut program, &compiled, 100).expect("runs within the limits again");
+    });
+}
+
 #[test]
 fn row_reductions_run_by_subgroup_where_the_adapter_has_them() {
     with_gpu(|gpu| {

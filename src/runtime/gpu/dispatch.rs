@@ -88,16 +88,18 @@ fn dims_values(wgsl: &Wgsl, sizes: &Sizes) -> Vec<i32> {
 }
 
 impl Gpu {
-    /// The resources of a call of `program`: a kept call's that serve it (its changed
-    /// `dims` uniforms rewritten), else new ones from the pool with new bind groups.
+    /// The resources of a call of `program`: the kept call's at `kept` (what
+    /// [`Gpu::kept_call`] found; its changed `dims` uniforms rewritten), else new ones from
+    /// the pool with new bind groups.
     pub(super) fn bound_for(
         &mut self,
         program: &Program,
         launches: &[Launch<'_>],
         pipelines: &[Arc<Pipeline>],
         sizes: &Sizes,
+        kept: Option<usize>,
     ) -> Result<Bound, GpuError> {
-        if let Some(position) = self.kept_call(program, pipelines, sizes) {
+        if let Some(position) = kept {
             let mut bound = self.bound.remove(position);
             for (launch, uniform) in launches.iter().zip(&mut bound.uniforms) {
                 if let Some((buffer, written)) = uniform {
@@ -174,7 +176,7 @@ impl Gpu {
 
     /// Where in the kept calls is one whose resources serve a call of `program` with these
     /// pipelines and sizes.
-    fn kept_call(
+    pub(super) fn kept_call(
         &self,
         program: &Program,
         pipelines: &[Arc<Pipeline>],
@@ -185,18 +187,12 @@ impl Gpu {
             .position(|bound| bound.serves(program, pipelines, sizes))
     }
 
-    /// Whether a call of `program` with these pipelines and sizes creates nothing on the
-    /// device: a kept call's buffers and bind groups serve it, and the pool holds a
-    /// read-back buffer for each output. Such a call records what the device accepted
-    /// before, on resources it holds.
-    pub(super) fn creates_nothing(
-        &self,
-        program: &Program,
-        pipelines: &[Arc<Pipeline>],
-        sizes: &Sizes,
-    ) -> bool {
-        let kept = self.kept_call(program, pipelines, sizes).is_some();
-        kept && output_shapes(&program.schedule, sizes).is_ok_and(|shapes| {
+    /// Whether the pool holds a read-back buffer for each output of a call of `program` at
+    /// these sizes. A call whose kept resources serve it ([`Gpu::kept_call`]) and whose
+    /// read-backs are pooled creates nothing on the device: it records what the device
+    /// accepted before, on resources it holds.
+    pub(super) fn reads_pooled(&self, program: &Program, sizes: &Sizes) -> bool {
+        output_shapes(&program.schedule, sizes).is_ok_and(|shapes| {
             let bytes: Vec<u64> = shapes.iter().map(|s| numel(s) as u64 * 4).collect();
             self.pool.holds(MAPPABLE, &bytes)
         })

@@ -8,11 +8,13 @@
 //! large form still building off the call's path (on another thread natively, by the
 //! browser's `createComputePipelineAsync` in the page) is stood in for by the naive one.
 //! Pipelines are cached by WGSL source and override values, buffers are pooled by size,
-//! parameters are uploaded once per program. Invariants: every failure is a [`GpuError`] value, never
-//! a panic — no adapter, a lost device (recreated, and the call retried once), out of
-//! memory, and limits (buffer binding size, storage buffers per stage, workgroups per grid
-//! dimension) checked before anything is dispatched, naming the kernel; nothing blocks on
-//! the web: read-back is a future, and native callers drive it with `device.poll`.
+//! parameters are uploaded once per program, and a program keeps what its last call
+//! decided ([`CallPlan`]) for the next call at the same sizes. Invariants: every failure is
+//! a [`GpuError`] value, never a panic — no adapter, a lost device (recreated, and the call
+//! retried once), out of memory, and limits (buffer binding size, storage buffers per
+//! stage, workgroups per grid dimension) checked before anything is dispatched, naming the
+//! kernel; nothing blocks on the web: read-back is a future, and native callers drive it
+//! with `device.poll`; a kept plan serves only calls that would decide the same.
 
 #[cfg(target_arch = "wasm32")]
 mod browser;
@@ -190,6 +192,41 @@ pub struct Program {
     subgroup_forms: Option<Vec<Option<(Wgsl, u64)>>>,
     /// Parameter buffers, for device `generation`.
     resident: Option<Resident>,
+    /// What its last call decided, for the next call at the same sizes.
+    plan: Option<CallPlan>,
+}
+
+/// What a call of a program decided at its input sizes: the sizes bound, each product's
+/// form and each kernel's pipeline. The program keeps it for its next call: at the same
+/// input shapes and int arguments, and with the runtime's decisions unchanged (the same
+/// device, subgroups, forced strategy, tiers and limits: [`Gpu::decisions`]), that call
+/// decides the same, so it skips binding, the checks and the pipeline lookup. A call that
+/// ran a naive tier while a large form built keeps none: its next call takes the large form
+/// once built.
+struct CallPlan {
+    shapes: Vec<Vec<usize>>,
+    ints: Vec<i64>,
+    /// The [`Gpu::decisions`] it was made under.
+    decisions: u64,
+    sizes: Sizes,
+    chosen: Vec<Option<GemmStrategy>>,
+    pipelines: Vec<Arc<objects::Pipeline>>,
+    building: Vec<TierBuild>,
+}
+
+impl CallPlan {
+    /// Whether a call with these inputs, under these decisions, decides as this one did.
+    fn serves(&self, inputs: &[Tensor], ints: &[i64], decisions: u64) -> bool {
+        self.decisions == decisions
+            && self.building.is_empty()
+            && self.ints == ints
+            && self.shapes.len() == inputs.len()
+            && self
+                .shapes
+                .iter()
+                .zip(inputs)
+                .all(|(shape, t)| *shape == t.shape)
+    }
 }
 
 /// A tiled product kernel in another strategy (blocked or naive): no workgroup memory, so
@@ -248,6 +285,7 @@ impl Program {
             source_hashes,
             static_bindings,
             resident: None,
+            plan: None,
         }
     }
 
@@ -425,6 +463,9 @@ pub struct Gpu {
     subgroups: bool,
     /// Large forms building off the calls' path, by pipeline key.
     building: HashMap<pipelines::PipelineKey, tiers::Building>,
+    /// Bumped whenever what a call decides can change for the same sizes (a new device, a
+    /// setting, the limits): the programs' [`CallPlan`]s made before no longer serve.
+    decisions: u64,
     clock: Box<dyn Fn() -> f64 + Send + Sync>,
 }
 
@@ -483,6 +524,7 @@ impl Gpu {
             tiers,
             subgroups,
             building: HashMap::new(),
+            decisions: 0,
             clock,
         };
         gpu.watch_device();
@@ -508,12 +550,14 @@ impl Gpu {
     pub fn mark_emulated(&mut self) {
         self.summary.emulated = true;
         self.tiers = false;
+        self.decisions += 1;
     }
 
     /// Turns the subgroup forms of row reductions on or off (on by default where the
     /// adapter has subgroups; never on where it has none). The benchmark measures both.
     pub fn set_subgroups(&mut self, on: bool) {
         self.subgroups = on && self.summary.subgroups;
+        self.decisions += 1;
     }
 
     /// Whether row reductions run their subgroup forms.
@@ -540,10 +584,12 @@ impl Gpu {
     /// (`GemmStrategy::for_sizes`, with [`Gpu::large_products`]).
     pub fn force_product_strategy(&mut self, strategy: Option<GemmStrategy>) {
         self.forced_strategy = strategy;
+        self.decisions += 1;
     }
 
     /// The limits calls are checked against; lowering them simulates a smaller device.
     pub fn limits_mut(&mut self) -> &mut wgpu::Limits {
+        self.decisions += 1;
         &mut self.limits
     }
 
@@ -573,21 +619,12 @@ impl Gpu {
         timing: bool,
     ) -> Result<GpuRun, GpuError> {
         self.recover().await?;
-        let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
-        let mut sizes = bind(&program.schedule, &shapes, ints)?;
-        check_static_sizes(program, &sizes)?;
-        let mut chosen =
-            program.wanted_forms(&sizes.bindings, self.large_products(), self.forced_strategy);
-        self.collect_builds(false).await?;
-        let building = self.naive_while_building(program, &mut sizes, &mut chosen)?;
-        program.choose_forms(&mut sizes, &chosen)?;
-        self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
-        self.prepare(program).await?;
-        if self.subgroups {
-            program.emit_subgroup_forms();
-        }
-        let launches = program.launches(&chosen, self.subgroups);
-        let pipelines = self.pipelines_for(program, &launches, &sizes).await?;
+        let plan = match program.plan.take() {
+            Some(plan) if plan.serves(inputs, ints, self.decisions) => plan,
+            _ => self.plan_call(program, inputs, ints).await?,
+        };
+        let (sizes, pipelines) = (&plan.sizes, &plan.pipelines);
+        let launches = program.launches(&plan.chosen, self.subgroups);
         let mode = match (timing, self.summary.timestamps) {
             (false, _) => Timing::Off,
             (true, true) => Timing::Timestamps,
@@ -597,7 +634,8 @@ impl Gpu {
         // goes without error scopes (on the web each pop is a round trip to the GPU
         // process), and whatever the device might still raise reaches the uncaptured-error
         // handler, checked after the read-back.
-        let repeat = mode == Timing::Off && self.creates_nothing(program, &pipelines, &sizes);
+        let kept = self.kept_call(program, pipelines, sizes);
+        let repeat = mode == Timing::Off && kept.is_some() && self.reads_pooled(program, sizes);
         self.stats.unscoped_calls += usize::from(repeat);
         let scopes = (!repeat).then(|| {
             (
@@ -609,7 +647,7 @@ impl Gpu {
         let mut held = Vec::new();
         let recorded = self
             .record_call(
-                program, &launches, &pipelines, &sizes, inputs, mode, &mut held,
+                program, &launches, pipelines, sizes, kept, inputs, mode, &mut held,
             )
             .await;
         let host_ms = (self.clock)() - host_started;
@@ -666,6 +704,8 @@ impl Gpu {
             .zip(&launches)
             .filter_map(|(kernel, launch)| Some((kernel.name.clone(), launch.strategy?)))
             .collect();
+        let building = plan.building.clone();
+        program.plan = Some(plan);
         Ok(GpuRun {
             outputs,
             kernel_ms,
@@ -673,6 +713,43 @@ impl Gpu {
             products,
             building,
             host_ms,
+        })
+    }
+
+    /// What a call of `program` with these inputs runs: its sizes bound and checked, each
+    /// product's form (with tiers, naive while its large form builds), the parameters
+    /// uploaded and each kernel's pipeline, made where missing.
+    async fn plan_call(
+        &mut self,
+        program: &mut Program,
+        inputs: &[Tensor],
+        ints: &[i64],
+    ) -> Result<CallPlan, GpuError> {
+        // Taken first: a device recreated while planning makes the plan stale at once.
+        let decisions = self.decisions;
+        let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
+        let mut sizes = bind(&program.schedule, &shapes, ints)?;
+        check_static_sizes(program, &sizes)?;
+        let mut chosen =
+            program.wanted_forms(&sizes.bindings, self.large_products(), self.forced_strategy);
+        self.collect_builds(false).await?;
+        let building = self.naive_while_building(program, &mut sizes, &mut chosen)?;
+        program.choose_forms(&mut sizes, &chosen)?;
+        self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
+        self.prepare(program).await?;
+        if self.subgroups {
+            program.emit_subgroup_forms();
+        }
+        let launches = program.launches(&chosen, self.subgroups);
+        let pipelines = self.pipelines_for(program, &launches, &sizes).await?;
+        Ok(CallPlan {
+            shapes,
+            ints: ints.to_vec(),
+            decisions,
+            sizes,
+            chosen,
+            pipelines,
+            building,
         })
     }
 
@@ -687,6 +764,7 @@ impl Gpu {
         launches: &[Launch<'_>],
         pipelines: &[Arc<objects::Pipeline>],
         sizes: &Sizes,
+        kept: Option<usize>,
         inputs: &[Tensor],
         mode: Timing,
         held: &mut Vec<wgpu::Buffer>,
@@ -698,7 +776,7 @@ impl Gpu {
         ),
         GpuError,
     > {
-        let bound = self.bound_for(program, launches, pipelines, sizes)?;
+        let bound = self.bound_for(program, launches, pipelines, sizes, kept)?;
         self.write_inputs(program, &bound, inputs);
         let recorded = self
             .encode(

@@ -19,6 +19,7 @@ impl Gpu {
         self.pool = Pool::default();
         self.param_bytes = 0;
         self.generation += 1;
+        self.decisions += 1;
     }
 
     /// Destroys the device, as a driver reset would; the next call recreates it. For tests
@@ -59,6 +60,7 @@ impl Gpu {
         (self.device, self.queue, self.limits) = opened;
         self.lost.store(false, Ordering::SeqCst);
         self.generation += 1;
+        self.decisions += 1;
         self.pipelines.clear();
         self.bound.clear();
         self.pool = Pool::default();

@@ -116,6 +116,7 @@ impl Gpu {
     /// slower than its blocked pipeline is to build).
     pub fn set_tiers(&mut self, on: bool) {
         self.tiers = on;
+        self.decisions += 1;
     }
 
     /// Whether calls run the naive tier while a large form builds.
