@@ -114,8 +114,9 @@ pub(super) fn js_error(kind: &str, message: &str, span: Option<Span>) -> JsValue
     error.into()
 }
 
-/// Sets `object[key] = value`; setting a property on a fresh object or error cannot fail.
-pub(super) fn set(object: &JsValue, key: &str, value: &JsValue) {
+/// Sets `object[key] = value`; setting a property on a fresh object or error cannot fail. The
+/// key is one of the API's own (`'static`), so interning it keeps the cache small.
+pub(super) fn set(object: &JsValue, key: &'static str, value: &JsValue) {
     Reflect::set(object, &interned(key), value).expect("target is a plain object");
 }
 
