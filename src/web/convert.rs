@@ -29,9 +29,7 @@ export function tailorTensor(list, shape, data) {
   return list;
 }
 export function tailorProduct(list, kernel, strategy, building) {
-  list ??= [];
   list.push(Object.freeze({ kernel, strategy, building: building || null }));
-  return list;
 }
 export function tailorTimes(guard, compile, run, build, host) {
   return { guard, compile, run, build, host };
@@ -48,14 +46,9 @@ extern "C" {
     fn js_tensor(list: &JsValue, shape: &[f64], data: &[f32]) -> JsValue;
 
     /// Appends a frozen `{ kernel, strategy, building }` (`null` for an empty `building`)
-    /// to `list`, a new array when undefined.
+    /// to `list`.
     #[wasm_bindgen(js_name = tailorProduct)]
-    pub(super) fn js_product(
-        list: &JsValue,
-        kernel: &str,
-        strategy: &str,
-        building: &str,
-    ) -> JsValue;
+    pub(super) fn js_product(list: &Array, kernel: &str, strategy: &str, building: &str);
 
     /// `{ guard, compile, run, build, host }`: what serde makes of a `view::TimingView`.
     #[wasm_bindgen(js_name = tailorTimes)]

@@ -67,21 +67,17 @@ fn products_to_js(products: &[ProductRun]) -> JsValue {
         {
             return array.clone();
         }
-        let mut array = JsValue::UNDEFINED;
+        let array = js_sys::Array::new();
         for product in products {
             // Strings from a small set, sent every call: interned (`convert::interned`).
             let building = product.building.map_or("", |form| form.name());
-            array = js_product(
+            js_product(
                 &array,
                 wasm_bindgen::intern(&product.kernel),
                 wasm_bindgen::intern(product.strategy.name()),
                 wasm_bindgen::intern(building),
             );
         }
-        let array: JsValue = match array.is_undefined() {
-            true => js_sys::Array::new().into(),
-            false => array,
-        };
         let array: JsValue = js_sys::Object::freeze(array.unchecked_ref::<js_sys::Object>()).into();
         *last = Some((products.to_vec(), JsValue::clone(&array)));
         array
