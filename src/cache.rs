@@ -313,6 +313,10 @@ enum ArgState {
 /// A clock in milliseconds; injected because the compiler itself does no IO.
 pub type Clock<'a> = &'a dyn Fn() -> f64;
 
+/// A call's values, made when asked: only a call whose graph ends at a graph break runs on
+/// them, and the others should not copy their inputs to make them.
+pub type CallValues<'a> = &'a dyn Fn() -> Vec<CallArg>;
+
 /// The cache of one code: the compiled function's own (frame 0), or the code that resumes
 /// after one of its graph breaks (a resume function, which Dynamo caches on its own).
 struct Frame {
@@ -511,14 +515,15 @@ impl CodeCache {
 
     /// [`CodeCache::call`] with the call's values: where the function's graph ends at a
     /// graph break, Python runs on to the return with them (`frontend::probe`), and each
-    /// break leads to a call of its resume function's own cache.
+    /// break leads to a call of its resume function's own cache. The values are made only
+    /// there.
     pub fn call_values(
         &mut self,
         wrapper: usize,
         config: &CompileConfig,
         call: &CallShapes,
         marks: &CallMarks,
-        values: Option<&[CallArg]>,
+        values: Option<CallValues<'_>>,
         clock: Clock<'_>,
     ) -> &CallEvent {
         self.last_points.clear();
@@ -546,7 +551,7 @@ impl CodeCache {
                 }
                 None => {
                     let values = match values {
-                        Some(values) => values.to_vec(),
+                        Some(values) => values(),
                         None => random_values(call),
                     };
                     self.call_resumes(&mut event, wrapper, config, &values, clock);

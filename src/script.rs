@@ -272,7 +272,14 @@ impl ScriptHost for SharedHost {
         let clock = host.options.clock.clone();
         let event = code
             .cache
-            .call_values(index, &config, &call, &marks, Some(&args), &|| clock())
+            .call_values(
+                index,
+                &config,
+                &call,
+                &marks,
+                Some(&|| args.clone()),
+                &|| clock(),
+            )
             .clone();
         for frame in event.frames() {
             code.frame_ids.entry(frame.frame).or_insert_with(|| {

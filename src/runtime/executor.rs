@@ -105,7 +105,9 @@ impl Held<'_> {
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         *self.slot.gpu.borrow_mut() = self.gpu.take();
-        for waker in self.slot.waiting.borrow_mut().drain(..) {
+        // Taken out before waking: a woken run may look at the list at once.
+        let waiting = std::mem::take(&mut *self.slot.waiting.borrow_mut());
+        for waker in waiting {
             waker.wake();
         }
     }

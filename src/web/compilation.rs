@@ -222,7 +222,7 @@ async fn finish_run(
             .as_ref()
             .map(|tensors| tensors.iter().map(|t| t.shape.clone()).collect()),
     });
-    kernels::set_run_fields(&result, backend.name(), &ran);
+    kernels::set_run_fields(&result, None, backend.name(), &ran);
     Ok(result)
 }
 

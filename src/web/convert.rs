@@ -25,7 +25,9 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(inline_js = r#"
 export function tailorTensor(list, shape, data) {
   list ??= [];
-  list.push({ shape: Array.from(shape), data: data.slice() });
+  const dims = new Array(shape.length);
+  for (let i = 0; i < shape.length; i++) dims[i] = shape[i];
+  list.push({ shape: dims, data: data.slice() });
   return list;
 }
 export function tailorProduct(list, kernel, strategy, building) {
@@ -34,7 +36,8 @@ export function tailorProduct(list, kernel, strategy, building) {
 export function tailorTimes(guard, compile, run, build, host) {
   return { guard, compile, run, build, host };
 }
-export function tailorRunFields(result, outputs, device, products) {
+export function tailorRunFields(result, ms, outputs, device, products) {
+  if (ms !== undefined) result.ms = ms;
   result.outputs = outputs;
   result.device = device;
   result.products = products;
@@ -54,10 +57,11 @@ extern "C" {
     #[wasm_bindgen(js_name = tailorTimes)]
     pub(super) fn js_times(guard: f64, compile: f64, run: f64, build: f64, host: f64) -> JsValue;
 
-    /// Sets a result's `outputs`, `device` and `products`.
+    /// Sets a result's `ms` (when given), `outputs`, `device` and `products`.
     #[wasm_bindgen(js_name = tailorRunFields)]
     pub(super) fn js_run_fields(
         result: &JsValue,
+        ms: Option<&JsValue>,
         outputs: &JsValue,
         device: &str,
         products: &JsValue,

@@ -19,16 +19,16 @@ pub(super) fn parse_mode(name: &str) -> Option<Mode> {
     Mode::ALL.into_iter().find(|mode| mode.name() == name)
 }
 
-/// Sets what a run adds to a result object: `outputs`, `device`, `products` (on the GPU:
-/// each product kernel, the strategy it ran with at the call's sizes and the large form
-/// building meanwhile, with tiers; a frozen array, which the next run that ran the same
-/// forms shares), `maxAbsErr` (when checked against the CPU reference) and `kernelMs` /
-/// `timing` (when per-kernel times were measured).
-pub(super) fn set_run_fields(result: &JsValue, device: &str, ran: &Outcome) {
+/// Sets what a run adds to a result object: `ms` (the call's times, when given), `outputs`,
+/// `device`, `products` (on the GPU: each product kernel, the strategy it ran with at the
+/// call's sizes and the large form building meanwhile, with tiers; a frozen array, which
+/// the next run that ran the same forms shares), `maxAbsErr` (when checked against the CPU
+/// reference) and `kernelMs` / `timing` (when per-kernel times were measured).
+pub(super) fn set_run_fields(result: &JsValue, ms: Option<&JsValue>, device: &str, ran: &Outcome) {
     let products = products_to_js(&ran.products);
     let device = wasm_bindgen::intern(device);
     let outputs = tensors_to_js(&ran.outputs);
-    js_run_fields(result, &outputs, device, &products);
+    js_run_fields(result, ms, &outputs, device, &products);
     if let Some(err) = ran.max_abs_err {
         // JSON has no infinity: a shape mismatch or a NaN reads as `null`.
         let err = if err.is_finite() {

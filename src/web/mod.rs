@@ -13,6 +13,7 @@ mod breaks;
 mod compilation;
 mod convert;
 mod device;
+mod driven;
 mod kernels;
 mod model;
 mod presets;

@@ -15,6 +15,7 @@
 use super::breaks;
 use super::compilation::Compilation;
 use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
+use super::driven;
 use super::kernels;
 use super::view::{self, CallTimes};
 use crate::cache::{CallEvent, CallMarks, CodeCache, CompileConfig};
@@ -25,7 +26,7 @@ use js_sys::Promise;
 use std::cell::RefCell;
 use std::pin::pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
+use std::task::Poll;
 use wasm_bindgen::prelude::*;
 
 /// The state every wrapper of one model shares.
@@ -143,7 +144,7 @@ impl Model {
         let index = shared.cache.events.len();
         let inputs = executor::call_inputs(&call, data, index as u64)
             .map_err(|err| from_error(&err.into()))?;
-        let arguments = executor::call_values(&call, &inputs);
+        let arguments = || executor::call_values(&call, &inputs);
         let event = shared
             .cache
             .call_values(
@@ -232,8 +233,8 @@ async fn finish_call(
         ));
     }
     shared.times[index] = times;
-    set(&result, "ms", &view::TimingView::of(&event, times).to_js());
-    kernels::set_run_fields(&result, backend.name(), &ran);
+    let ms = view::TimingView::of(&event, times).to_js();
+    kernels::set_run_fields(&result, Some(&ms), backend.name(), &ran);
     Ok(result)
 }
 
@@ -275,25 +276,13 @@ impl Model {
     /// compile.
     pub fn call(&self, inputs: JsValue, options: JsValue) -> Promise {
         match self.start_call(&inputs, &options) {
-            Ok(pending) => {
-                let mut finishing = Box::pin(finish_call(
-                    Rc::clone(&self.shared),
-                    Rc::clone(&self.backend),
-                    pending,
-                ));
-                // Polled here rather than a microtask later, so that the kernels are
-                // submitted before `call` returns (unless an earlier call holds the
-                // device). The promise's task polls it again with its own waker, which
-                // replaces this one everywhere the call waits.
-                match finishing
-                    .as_mut()
-                    .poll(&mut Context::from_waker(Waker::noop()))
-                {
-                    Poll::Ready(Ok(result)) => Promise::resolve(&result),
-                    Poll::Ready(Err(error)) => Promise::reject(&error),
-                    Poll::Pending => wasm_bindgen_futures::future_to_promise(finishing),
-                }
-            }
+            // Polled at once, so that the kernels are submitted before `call` returns
+            // (unless an earlier call holds the device), and again by the output's mapping.
+            Ok(pending) => driven::promise(finish_call(
+                Rc::clone(&self.shared),
+                Rc::clone(&self.backend),
+                pending,
+            )),
             Err(error) => Promise::reject(&error),
         }
     }

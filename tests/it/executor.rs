@@ -15,7 +15,7 @@ use tailor::compile::{self, CompileOptions};
 use tailor::guard::ArgValue;
 use tailor::runtime::executor::{self, Backend, Device, Executor, Outcome, RunOptions};
 use tailor::symbolic::Bindings;
-use tailor::{CallShapes, Error, SIMPLENET_SOURCE};
+use tailor::{CallShapes, Error, SIMPLENET_SOURCE, spec};
 
 fn batch(b: i64) -> CallShapes {
     CallShapes::new(vec![("x".into(), vec![b, 64])])
@@ -339,5 +339,36 @@ fn an_embedding_id_outside_its_table_is_an_index_error_before_the_kernels() {
                 backend.name()
             );
         }
+    }
+}
+
+/// A call's values (copies of its inputs) are made only where Python runs on through a
+/// graph break: SimpleNet's calls never make them, a call of a function that breaks makes
+/// them once.
+#[test]
+fn a_calls_values_are_made_only_for_a_graph_break() {
+    let breaking = "import torch\n\ndef f(x):\n    h = x.relu()\n    if h.sum() > 1.0:\n        h = h * 2\n    return h + 1\n";
+    for (source, shapes, made) in [(SIMPLENET_SOURCE, "x=8,64", 0), (breaking, "x=4,4", 1)] {
+        let mut cache = tailor::load(source, None).expect("loads");
+        let call = spec::parse_shapes(shapes, &cache.entry_point().inputs).expect("shapes");
+        let inputs = executor::call_inputs(&call, vec![None], 0).expect("inputs");
+        let asked = std::cell::Cell::new(0);
+        let values = || {
+            asked.set(asked.get() + 1);
+            executor::call_values(&call, &inputs)
+        };
+        for _ in 0..2 {
+            let config = config(DynamicMode::True, 8);
+            let event = cache.call_values(
+                0,
+                &config,
+                &call,
+                &CallMarks::default(),
+                Some(&values),
+                &|| 0.0,
+            );
+            assert_eq!(event.error, None, "{shapes}");
+        }
+        assert_eq!(asked.get(), 2 * made, "{shapes}");
     }
 }

@@ -99,7 +99,7 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
     let mut results = Vec::new();
     for (index, (_, call, values)) in calls.into_iter().enumerate() {
         let inputs = executor::call_inputs(&call, values, index as u64)?;
-        let arguments = executor::call_values(&call, &inputs);
+        let arguments = || executor::call_values(&call, &inputs);
         let event = cache
             .call_values(0, &model.config, &call, &marks, Some(&arguments), &clock)
             .clone();

@@ -83,6 +83,14 @@ export function tailorSubmit(device, queue, numbers, objects) {
   }
   queue.submit([encoder.finish()]);
 }
+export function tailorMapRead(buffers, bytes) {
+  const mapped = buffers.map((buffer, i) => bytes[i] > 0 ? buffer.mapAsync(GPUMapMode.READ, 0, bytes[i]) : null);
+  return mapped.length === 1 && mapped[0] ? mapped[0] : Promise.all(mapped);
+}
+export function tailorReadMapped(buffer, into) {
+  into.set(new Uint8Array(buffer.getMappedRange(0, into.length)));
+  buffer.unmap();
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(catch, js_name = tailorPipeline)]
@@ -127,6 +135,12 @@ extern "C" {
         numbers: &[f64],
         objects: Vec<JsValue>,
     ) -> Result<(), JsValue>;
+
+    #[wasm_bindgen(catch, js_name = tailorMapRead)]
+    fn js_map_read(buffers: Vec<JsValue>, bytes: &[f64]) -> Result<js_sys::Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_name = tailorReadMapped)]
+    fn js_read_mapped(buffer: &JsValue, into: &mut [u8]) -> Result<(), JsValue>;
 }
 
 /// A `GPUComputePipeline`.
@@ -358,4 +372,36 @@ impl Recorder {
         js_submit(&self.device, &queue, &self.numbers, self.objects)
             .map_err(|e| rejected("a call's commands".into(), &e))
     }
+}
+
+/// Maps the first `bytes` of each buffer (none of an empty one) for reading: a future that
+/// ends once all are mapped. The browser's objects are mapped directly, not through wgpu,
+/// so that [`read_mapped`] reads each with one call into JavaScript (wgpu's mapped range
+/// copies through a buffer of its own); wgpu's record of the mappings stays empty, and
+/// every mapping of a read-back buffer goes through here.
+pub(in crate::runtime::gpu) fn map_read(
+    targets: &[(wgpu::Buffer, u64)],
+) -> impl std::future::Future<Output = Result<(), GpuError>> + use<> {
+    let buffers = targets
+        .iter()
+        .map(|(buffer, _)| raw_buffer(buffer))
+        .collect();
+    let bytes: Vec<f64> = targets.iter().map(|&(_, bytes)| bytes as f64).collect();
+    let mapping = js_map_read(buffers, &bytes);
+    async move {
+        let promise = mapping.map_err(|e| GpuError::ReadBack(message(&e)))?;
+        wasm_bindgen_futures::JsFuture::from(promise)
+            .await
+            .map(drop)
+            .map_err(|e| GpuError::ReadBack(message(&e)))
+    }
+}
+
+/// Copies the first `into.len()` bytes of a buffer [`map_read`] mapped into `into`, and
+/// unmaps it.
+pub(in crate::runtime::gpu) fn read_mapped(
+    buffer: &wgpu::Buffer,
+    into: &mut [u8],
+) -> Result<(), GpuError> {
+    js_read_mapped(&raw_buffer(buffer), into).map_err(|e| GpuError::ReadBack(message(&e)))
 }

@@ -3,8 +3,9 @@
 //!
 //! In: a call's recorded commands, its device buffers and timestamp queries. Out: a
 //! future of the output tensors and per-kernel times. Invariant: nothing here blocks on the
-//! web — completion is a callback setting a `Signal`, awaited; natively `device.poll` runs
-//! the callbacks before the future is first polled.
+//! web — completion is the browser's promise, awaited, and each buffer is read with one
+//! call into JavaScript (`browser.rs`); natively wgpu's callbacks set `Signal`s, run by
+//! `device.poll` before the future is first polled.
 
 use super::objects::{QuerySet, Recorder};
 use super::{Gpu, GpuError, Program};
@@ -30,9 +31,14 @@ impl<T> Signal<T> {
         let state = Arc::new(Mutex::new((None, None::<Waker>)));
         let setter_state = state.clone();
         let set = move |value: T| {
-            let mut guard = setter_state.lock().expect("signal lock");
-            guard.0 = Some(value);
-            if let Some(waker) = guard.1.take() {
+            let waker = {
+                let mut guard = setter_state.lock().expect("signal lock");
+                guard.0 = Some(value);
+                guard.1.take()
+            };
+            // Woken with the lock released: a waker may poll the future at once (the
+            // page's calls do), and its poll takes the lock.
+            if let Some(waker) = waker {
                 waker.wake();
             }
         };
@@ -93,26 +99,13 @@ impl Gpu {
         let submitted = recorder.submit(&self.queue);
         held.extend(targets.iter().map(|(target, _)| target.clone()));
         submitted?;
-        let mut signals = Vec::with_capacity(targets.len());
-        for (target, bytes) in &targets {
-            let (signal, set) = Signal::new();
-            if *bytes > 0 {
-                target.slice(..*bytes).map_async(wgpu::MapMode::Read, set);
-            } else {
-                set(Ok(()));
-            }
-            signals.push(signal);
-        }
+        let mapped = map_targets(&targets);
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
         let names: Vec<String> = schedule.kernels.iter().map(|k| k.name.clone()).collect();
         let period_ns = f64::from(self.queue.get_timestamp_period());
         let timed = queries.is_some();
         Ok(async move {
-            for signal in signals {
-                signal
-                    .await
-                    .map_err(|e| GpuError::ReadBack(e.to_string()))?;
-            }
+            mapped.await?;
             let mut mapped = targets.iter();
             let mut outputs = Vec::new();
             for shape in out_shapes? {
@@ -145,7 +138,38 @@ impl Gpu {
 /// The tensors and per-kernel times of a call, once read back.
 pub(super) type ReadBack = Result<(Vec<Tensor>, Vec<(String, f64)>), GpuError>;
 
+/// Maps the first bytes of each target for reading (none of an empty one): a future that
+/// ends once all are mapped, natively once `device.poll` has run wgpu's callbacks.
+#[cfg(not(target_arch = "wasm32"))]
+fn map_targets(
+    targets: &[(wgpu::Buffer, u64)],
+) -> impl Future<Output = Result<(), GpuError>> + use<> {
+    let mut signals = Vec::with_capacity(targets.len());
+    for (target, bytes) in targets {
+        let (signal, set) = Signal::new();
+        if *bytes > 0 {
+            target.slice(..*bytes).map_async(wgpu::MapMode::Read, set);
+        } else {
+            set(Ok(()));
+        }
+        signals.push(signal);
+    }
+    async move {
+        for signal in signals {
+            signal
+                .await
+                .map_err(|e| GpuError::ReadBack(e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+/// In the page the browser's buffers are mapped and read directly (`browser.rs`).
+#[cfg(target_arch = "wasm32")]
+use super::browser::map_read as map_targets;
+
 /// A mapped buffer's first `bytes` as values, copied out once; unmaps it afterwards.
+#[cfg(not(target_arch = "wasm32"))]
 fn read_mapped<T: bytemuck::Pod>(target: &wgpu::Buffer, bytes: u64) -> Result<Vec<T>, GpuError> {
     if bytes == 0 {
         return Ok(Vec::new());
@@ -157,5 +181,16 @@ fn read_mapped<T: bytemuck::Pod>(target: &wgpu::Buffer, bytes: u64) -> Result<Ve
     let data = bytemuck::pod_collect_to_vec(&view);
     drop(view);
     target.unmap();
+    Ok(data)
+}
+
+/// A mapped buffer's first `bytes` as values, copied by the browser straight into them;
+/// unmaps it afterwards.
+#[cfg(target_arch = "wasm32")]
+fn read_mapped<T: bytemuck::Pod>(target: &wgpu::Buffer, bytes: u64) -> Result<Vec<T>, GpuError> {
+    let mut data = vec![T::zeroed(); bytes as usize / size_of::<T>()];
+    if bytes > 0 {
+        super::browser::read_mapped(target, bytemuck::cast_slice_mut(&mut data))?;
+    }
     Ok(data)
 }
