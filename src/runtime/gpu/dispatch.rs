@@ -15,9 +15,9 @@ use super::pool::size_class;
 use super::readback::MAPPABLE;
 use super::{Gpu, GpuError, Launch, Program, STORAGE, Timing};
 use crate::codegen::{Mode, Resource, Wgsl};
-use crate::graph::{Tensor, numel};
+use crate::graph::Tensor;
 use crate::lower::Role;
-use crate::runtime::{Sizes, output_shapes};
+use crate::runtime::Sizes;
 use std::sync::Arc;
 
 /// Calls' resources kept at most (the oldest goes first).
@@ -187,15 +187,12 @@ impl Gpu {
             .position(|bound| bound.serves(program, pipelines, sizes))
     }
 
-    /// Whether the pool holds a read-back buffer for each output of a call of `program` at
-    /// these sizes. A call whose kept resources serve it ([`Gpu::kept_call`]) and whose
+    /// Whether the pool holds a read-back buffer for each of a call's outputs (their
+    /// bytes). A call whose kept resources serve it ([`Gpu::kept_call`]) and whose
     /// read-backs are pooled creates nothing on the device: it records what the device
     /// accepted before, on resources it holds.
-    pub(super) fn reads_pooled(&self, program: &Program, sizes: &Sizes) -> bool {
-        output_shapes(&program.schedule, sizes).is_ok_and(|shapes| {
-            let bytes: Vec<u64> = shapes.iter().map(|s| numel(s) as u64 * 4).collect();
-            self.pool.holds(MAPPABLE, &bytes)
-        })
+    pub(super) fn reads_pooled(&self, output_bytes: &[u64]) -> bool {
+        self.pool.holds(MAPPABLE, output_bytes)
     }
 
     /// Keeps a call's resources for the program's next call, newest first; the oldest kept

@@ -28,9 +28,9 @@ mod recovery;
 mod tiers;
 
 use crate::codegen::{self, Mode, Specialization, Wgsl};
-use crate::graph::Tensor;
+use crate::graph::{Tensor, numel};
 use crate::lower::{Body, GemmStrategy, Kernel, Schedule};
-use crate::runtime::{RunError, Sizes, bind};
+use crate::runtime::{RunError, Sizes, bind, output_shapes};
 use crate::symbolic::Bindings;
 use dispatch::Bound;
 use limits::check_static_sizes;
@@ -196,8 +196,8 @@ pub struct Program {
     plan: Option<CallPlan>,
 }
 
-/// What a call of a program decided at its input sizes: the sizes bound, each product's
-/// form and each kernel's pipeline. The program keeps it for its next call: at the same
+/// What a call of a program decided at its input sizes: the sizes bound, the output shapes,
+/// each product's form and each kernel's pipeline. The program keeps it for its next call: at the same
 /// input shapes and int arguments, and with the runtime's decisions unchanged (the same
 /// device, subgroups, forced strategy, tiers and limits: [`Gpu::decisions`]), that call
 /// decides the same, so it skips binding, the checks and the pipeline lookup. A call that
@@ -209,6 +209,9 @@ struct CallPlan {
     /// The [`Gpu::decisions`] it was made under.
     decisions: u64,
     sizes: Sizes,
+    /// The output tensors' shapes at these sizes, and each one's bytes.
+    outputs: Vec<Vec<usize>>,
+    output_bytes: Vec<u64>,
     chosen: Vec<Option<GemmStrategy>>,
     pipelines: Vec<Arc<objects::Pipeline>>,
     building: Vec<TierBuild>,
@@ -635,7 +638,7 @@ impl Gpu {
         // process), and whatever the device might still raise reaches the uncaptured-error
         // handler, checked after the read-back.
         let kept = self.kept_call(program, pipelines, sizes);
-        let repeat = mode == Timing::Off && kept.is_some() && self.reads_pooled(program, sizes);
+        let repeat = mode == Timing::Off && kept.is_some() && self.reads_pooled(&plan.output_bytes);
         self.stats.unscoped_calls += usize::from(repeat);
         let scopes = (!repeat).then(|| {
             (
@@ -646,9 +649,7 @@ impl Gpu {
         let host_started = (self.clock)();
         let mut held = Vec::new();
         let recorded = self
-            .record_call(
-                program, &launches, pipelines, sizes, kept, inputs, mode, &mut held,
-            )
+            .record_call(program, &launches, &plan, kept, inputs, mode, &mut held)
             .await;
         let host_ms = (self.clock)() - host_started;
         let kernels = || {
@@ -730,6 +731,11 @@ impl Gpu {
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
         let mut sizes = bind(&program.schedule, &shapes, ints)?;
         check_static_sizes(program, &sizes)?;
+        let outputs = output_shapes(&program.schedule, &sizes)?;
+        let output_bytes = outputs
+            .iter()
+            .map(|s| (numel(s) as u64).saturating_mul(4))
+            .collect();
         let mut chosen =
             program.wanted_forms(&sizes.bindings, self.large_products(), self.forced_strategy);
         self.collect_builds(false).await?;
@@ -747,6 +753,8 @@ impl Gpu {
             ints: ints.to_vec(),
             decisions,
             sizes,
+            outputs,
+            output_bytes,
             chosen,
             pipelines,
             building,
@@ -762,8 +770,7 @@ impl Gpu {
         &mut self,
         program: &Program,
         launches: &[Launch<'_>],
-        pipelines: &[Arc<objects::Pipeline>],
-        sizes: &Sizes,
+        plan: &CallPlan,
         kept: Option<usize>,
         inputs: &[Tensor],
         mode: Timing,
@@ -776,6 +783,7 @@ impl Gpu {
         ),
         GpuError,
     > {
+        let (sizes, pipelines) = (&plan.sizes, &plan.pipelines);
         let bound = self.bound_for(program, launches, pipelines, sizes, kept)?;
         self.write_inputs(program, &bound, inputs);
         let recorded = self
@@ -792,7 +800,7 @@ impl Gpu {
                 let read = self.read_back(
                     recorder,
                     program,
-                    sizes,
+                    plan,
                     &bound.buffers,
                     queries.as_ref(),
                     held,

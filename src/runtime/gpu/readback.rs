@@ -8,9 +8,8 @@
 //! `device.poll` before the future is first polled.
 
 use super::objects::{QuerySet, Recorder};
-use super::{Gpu, GpuError, Program};
-use crate::graph::{Tensor, numel};
-use crate::runtime::{Sizes, output_shapes};
+use super::{CallPlan, Gpu, GpuError, Program};
+use crate::graph::Tensor;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -69,16 +68,14 @@ impl Gpu {
         &mut self,
         mut recorder: Recorder,
         program: &Program,
-        sizes: &Sizes,
+        plan: &CallPlan,
         buffers: &[wgpu::Buffer],
         queries: Option<&QuerySet>,
         held: &mut Vec<wgpu::Buffer>,
     ) -> Result<impl Future<Output = ReadBack> + use<>, GpuError> {
         let schedule = &program.schedule;
-        let out_shapes = output_shapes(schedule, sizes);
         let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
-        for (&id, shape) in schedule.outputs.iter().zip(out_shapes.iter().flatten()) {
-            let bytes = numel(shape).saturating_mul(4) as u64;
+        for (&id, &bytes) in schedule.outputs.iter().zip(&plan.output_bytes) {
             let target = self.pool.acquire(&self.device, MAPPABLE, bytes);
             if bytes > 0 {
                 recorder.copy(&buffers[id.index()], &target, bytes);
@@ -104,11 +101,12 @@ impl Gpu {
         let names: Vec<String> = schedule.kernels.iter().map(|k| k.name.clone()).collect();
         let period_ns = f64::from(self.queue.get_timestamp_period());
         let timed = queries.is_some();
+        let out_shapes = plan.outputs.clone();
         Ok(async move {
             mapped.await?;
             let mut mapped = targets.iter();
             let mut outputs = Vec::new();
-            for shape in out_shapes? {
+            for shape in out_shapes {
                 let (target, bytes) = mapped.next().expect("one per output");
                 let data = read_mapped(target, *bytes)?;
                 outputs.push(Tensor { shape, data });
