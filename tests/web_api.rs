@@ -424,12 +424,24 @@ async fn checked_calls_match_the_reference_on_either_device() {
         for batch in [8, 3, 64] {
             let result = JsFuture::from(model.call(
                 format!("x={batch},64").into(),
-                object(&[("check", true.into())]),
+                object(&[("check", true.into()), ("timing", true.into())]),
             ))
             .await
             .expect("the call runs");
             assert_eq!(get(&result, "device").as_string(), Some(tailor.device()));
             assert!(max_abs_err(&result) < 1e-3, "batch {batch} on {device}");
+            // Kernels are timed on the GPU only (the CPU backend's products are its own).
+            let timing = get(&result, "timing").as_string();
+            if tailor.device() == "gpu" {
+                let how = timing.expect("timed");
+                assert!(
+                    ["timestamps", "submit_to_done"].contains(&how.as_str()),
+                    "{how}"
+                );
+                assert_eq!(Array::from(&get(&result, "kernelMs")).length(), 2);
+            } else {
+                assert_eq!(timing, None);
+            }
         }
     }
 }

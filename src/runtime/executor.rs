@@ -153,7 +153,7 @@ struct Ran {
     build_ms: f64,
     run_ms: f64,
     kernel_ms: Vec<(String, f64)>,
-    timing: String,
+    timing: &'static str,
     products: Vec<ProductRun>,
     host_ms: f64,
     arena_bytes: usize,
@@ -355,7 +355,7 @@ impl Backend {
                     build_ms: 0.0,
                     run_ms,
                     kernel_ms: Vec::new(),
-                    timing: "off".into(),
+                    timing: "off",
                     products: Vec::new(),
                     host_ms: run_ms,
                     arena_bytes: program.arena_elems() * size_of::<f32>(),
@@ -386,16 +386,12 @@ impl Backend {
                 let run = gpu.run(program, inputs, ints, timing).await?;
                 let finished = clock();
                 let pipeline_ms = gpu.stats().pipeline_ms - pipelines_before;
-                let timing = serde_json::to_value(run.timing)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
                 Ok(Ran {
                     outputs: run.outputs,
                     build_ms: prepare_ms + pipeline_ms,
                     run_ms: (finished - prepared - pipeline_ms).max(0.0),
                     kernel_ms: run.kernel_ms,
-                    timing,
+                    timing: run.timing.name(),
                     products: run
                         .products
                         .into_iter()
@@ -492,7 +488,7 @@ pub struct Outcome {
     /// Each kernel's time, when asked for and measured.
     pub kernel_ms: Vec<(String, f64)>,
     /// How `kernel_ms` was measured: `timestamps`, `submit_to_done`, or `off`.
-    pub timing: String,
+    pub timing: &'static str,
     /// On the GPU, each product kernel and the strategy it ran with at this call's sizes
     /// (`GemmStrategy::for_sizes`), and the large form building meanwhile (tiers); empty on
     /// the CPU backend, whose products are its own.

@@ -48,7 +48,7 @@ pub(super) fn set_run_fields(result: &JsValue, ms: Option<&JsValue>, device: &st
             })
             .collect();
         set(result, "kernelMs", &to_js(&times));
-        set(result, "timing", &JsValue::from_str(&ran.timing));
+        set(result, "timing", &JsValue::from_str(ran.timing));
     }
 }
 

@@ -144,8 +144,7 @@ pub struct GpuStats {
 }
 
 /// How per-kernel times were measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timing {
     /// Not measured.
     Off,
@@ -153,6 +152,17 @@ pub enum Timing {
     Timestamps,
     /// Each kernel submitted alone and waited for (includes submission overhead).
     SubmitToDone,
+}
+
+impl Timing {
+    /// Its name in a run's report: `off`, `timestamps` or `submit_to_done`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Off => "off",
+            Timing::Timestamps => "timestamps",
+            Timing::SubmitToDone => "submit_to_done",
+        }
+    }
 }
 
 /// The result of one call.
