@@ -10,6 +10,7 @@
 //! a run in flight owns what it uses, so freeing the compilation never breaks it.
 
 use super::convert::{self, call_inputs, from_error, js_error, to_js};
+use super::driven;
 use super::kernels;
 use super::view;
 use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
@@ -328,7 +329,7 @@ impl Compilation {
     /// ms: { run, build, reference }, referenceShapes, maxAbsErr, kernelMs?, timing? }`.
     pub fn run(&self, options: JsValue) -> Promise {
         match self.start_run(&options) {
-            Ok(pending) => wasm_bindgen_futures::future_to_promise(finish_run(
+            Ok(pending) => driven::promise(finish_run(
                 Rc::clone(&self.backend),
                 Rc::clone(&self.executor),
                 pending,

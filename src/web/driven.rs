@@ -1,19 +1,22 @@
 //! A call's future as a JavaScript promise, polled by the waker it hands out.
 //!
-//! In: the future of a call's result (`Model::call`'s). Out: a promise that settles with
-//! it. wasm-bindgen-futures' `future_to_promise` polls a woken future on its own queue, a
-//! microtask after the wake, through its task and queue objects; here a wake from a
-//! JavaScript callback (the call's output mapped) polls the future at once, on that
-//! callback's stack, and settles the promise from there: a steady call's read-back goes on
-//! without the queue's hop (issue 11's "after the mapping"). The first poll runs inside
-//! [`promise`], so the call's kernels are submitted before it returns.
+//! In: every future of the page that holds the GPU (`Model::call`'s and
+//! `Compilation::run`'s runs of kernels, and the `Tailor` methods that change or read the
+//! GPU runtime). Out: a promise that settles with it. wasm-bindgen-futures'
+//! `future_to_promise` polls a woken future on its own queue, a microtask after the wake,
+//! through its task and queue objects; here a wake from a JavaScript callback (the call's
+//! output mapped) polls the future at once, on that callback's stack, and settles the
+//! promise from there: a steady call's read-back goes on without the queue's hop (issue
+//! 11's "after the mapping"). The first poll runs inside [`promise`], so a call's kernels
+//! are submitted before it returns.
 //!
 //! Invariants: a future is never polled inside another poll of a driven future (a wake
 //! from inside one, such as a run handing the GPU to the calls waiting for it, comes from
 //! code in the middle of changing its state): such a wake is deferred to a microtask.
-//! Whoever wakes holds no lock or borrow a poll may take (`Signal`, `Held`). A wake of a future while it is being polled makes that poll run again, so
-//! no wake is lost. Wakers hold only the task's number (`Wake` needs `Send + Sync`, the
-//! crate has no `unsafe`): a wake after the task settled finds nothing and does nothing.
+//! Whoever wakes holds no lock or borrow a poll may take (`Signal`, `Held`). A wake of a
+//! future while it is being polled makes that poll run again, so no wake is lost. Wakers
+//! hold only the task's number (`Wake` needs `Send + Sync`, and the crate has no `unsafe`):
+//! a wake after the task settled finds nothing and does nothing.
 
 use js_sys::{Function, Promise};
 use std::cell::{Cell, RefCell};

@@ -166,7 +166,7 @@ impl Tailor {
     #[wasm_bindgen(js_name = clearKernelCache)]
     pub fn clear_kernel_cache(&self) -> js_sys::Promise {
         let backend = Rc::clone(&self.backend);
-        wasm_bindgen_futures::future_to_promise(async move {
+        driven::promise(async move {
             backend.clear_cache().await;
             Ok(JsValue::UNDEFINED)
         })
@@ -179,7 +179,7 @@ impl Tailor {
     #[wasm_bindgen(js_name = setTiers)]
     pub fn set_tiers(&self, on: bool) -> js_sys::Promise {
         let backend = Rc::clone(&self.backend);
-        wasm_bindgen_futures::future_to_promise(async move {
+        driven::promise(async move {
             #[cfg(feature = "gpu")]
             return Ok(JsValue::from(backend.set_tiers(on).await));
             #[cfg(not(feature = "gpu"))]
@@ -196,7 +196,7 @@ impl Tailor {
     #[wasm_bindgen(js_name = setSubgroups)]
     pub fn set_subgroups(&self, on: bool) -> js_sys::Promise {
         let backend = Rc::clone(&self.backend);
-        wasm_bindgen_futures::future_to_promise(async move {
+        driven::promise(async move {
             #[cfg(feature = "gpu")]
             return Ok(JsValue::from(backend.set_subgroups(on).await));
             #[cfg(not(feature = "gpu"))]
@@ -213,7 +213,7 @@ impl Tailor {
     #[wasm_bindgen(js_name = waitForBuilds)]
     pub fn wait_for_builds(&self) -> js_sys::Promise {
         let backend = Rc::clone(&self.backend);
-        wasm_bindgen_futures::future_to_promise(async move {
+        driven::promise(async move {
             #[cfg(feature = "gpu")]
             backend
                 .wait_for_builds()
@@ -230,7 +230,7 @@ impl Tailor {
     #[wasm_bindgen(js_name = gpuStats)]
     pub fn gpu_stats(&self) -> js_sys::Promise {
         let backend = Rc::clone(&self.backend);
-        wasm_bindgen_futures::future_to_promise(async move {
+        driven::promise(async move {
             #[cfg(feature = "gpu")]
             if let Some(stats) = backend.stats().await {
                 return Ok(to_js(&stats));

@@ -206,13 +206,13 @@ pub struct Program {
     plan: Option<CallPlan>,
 }
 
-/// What a call of a program decided at its input sizes: the sizes bound, the output shapes,
-/// each product's form and each kernel's pipeline. The program keeps it for its next call: at the same
-/// input shapes and int arguments, and with the runtime's decisions unchanged (the same
-/// device, subgroups, forced strategy, tiers and limits: [`Gpu::decisions`]), that call
-/// decides the same, so it skips binding, the checks and the pipeline lookup. A call that
-/// ran a naive tier while a large form built keeps none: its next call takes the large form
-/// once built.
+/// What a call of a program decided at its input sizes: the sizes bound, the output
+/// shapes, each product's form and each kernel's pipeline. The program keeps it for its
+/// next call: at the same input shapes and int arguments, and with the runtime's decisions
+/// unchanged (the same device, subgroups, forced strategy, tiers and limits:
+/// [`Gpu::decisions`]), that call decides the same, so it skips binding, the checks, the
+/// output shapes and the pipeline lookup. A call that ran a naive tier while a large form
+/// built keeps none: its next call takes the large form once built.
 struct CallPlan {
     shapes: Vec<Vec<usize>>,
     ints: Vec<i64>,
