@@ -84,8 +84,7 @@ export function tailorSubmit(device, queue, numbers, objects) {
   queue.submit([encoder.finish()]);
 }
 export function tailorMapRead(buffers, bytes) {
-  const mapped = buffers.map((buffer, i) => bytes[i] > 0 ? buffer.mapAsync(GPUMapMode.READ, 0, bytes[i]) : null);
-  return mapped.length === 1 && mapped[0] ? mapped[0] : Promise.all(mapped);
+  return Promise.all(buffers.map((buffer, i) => bytes[i] > 0 ? buffer.mapAsync(GPUMapMode.READ, 0, bytes[i]) : null));
 }
 export function tailorReadMapped(buffer, into) {
   into.set(new Uint8Array(buffer.getMappedRange(0, into.length)));

@@ -98,9 +98,11 @@ impl Gpu {
         submitted?;
         let mapped = map_targets(&targets);
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
-        let names: Vec<String> = schedule.kernels.iter().map(|k| k.name.clone()).collect();
-        let period_ns = f64::from(self.queue.get_timestamp_period());
-        let timed = queries.is_some();
+        // The kernels' names and the tick's length, only for a timed call.
+        let timestamps = queries.is_some().then(|| {
+            let names: Vec<String> = schedule.kernels.iter().map(|k| k.name.clone()).collect();
+            (names, f64::from(self.queue.get_timestamp_period()))
+        });
         let out_shapes = plan.outputs.clone();
         Ok(async move {
             mapped.await?;
@@ -112,7 +114,7 @@ impl Gpu {
                 outputs.push(Tensor { shape, data });
             }
             let mut times = Vec::new();
-            if timed {
+            if let Some((names, period_ns)) = timestamps {
                 let (target, bytes) = mapped.next().expect("the timestamps");
                 let ticks: Vec<u64> = read_mapped(target, *bytes)?;
                 for (k, name) in names.into_iter().enumerate() {
