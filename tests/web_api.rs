@@ -531,6 +531,60 @@ async fn subgroups_switch_where_the_device_has_them() {
     }
 }
 
+/// Read-back nudges are on by default and `setNudges` resolves to whether they were on.
+/// With them on, an emulated GPU's call long enough to span a few milliseconds (SimpleNet
+/// at 1024 rows) nudges the browser while its output is mapped (`gpuStats().nudgesSent`);
+/// with them off it sends none; the values match the reference either way. On the CPU
+/// there is nothing to nudge.
+#[wasm_bindgen_test]
+async fn nudges_switch_and_are_counted_where_a_read_back_waits() {
+    let tailor = Tailor::create(object(&[("device", "auto".into())]))
+        .await
+        .expect("created");
+    let model = tailor
+        .compile(tailor::SIMPLENET_SOURCE, options("true"))
+        .expect("SimpleNet compiles");
+    let on_gpu = tailor.device() == "gpu";
+    let emulated = on_gpu && get(&tailor.adapter(), "emulated").as_bool() == Some(true);
+    let sent = async || {
+        let stats = JsFuture::from(tailor.gpu_stats()).await.expect("stats");
+        (!stats.is_null()).then(|| get(&stats, "nudgesSent").as_f64().expect("a count"))
+    };
+    let mut was = Vec::new();
+    let mut nudges = Vec::new();
+    for on in [true, false, true] {
+        was.push(
+            JsFuture::from(tailor.set_nudges(on))
+                .await
+                .expect("set")
+                .as_bool(),
+        );
+        let before = sent().await;
+        let result =
+            JsFuture::from(model.call("x=1024,64".into(), object(&[("check", true.into())])))
+                .await
+                .expect("the call runs");
+        assert!(max_abs_err(&result) < 1e-3, "nudges {on}");
+        nudges.push(
+            sent()
+                .await
+                .zip(before)
+                .map(|(after, before)| after - before),
+        );
+    }
+    if !on_gpu {
+        assert_eq!(was, [Some(false); 3]);
+        assert_eq!(nudges, [None; 3], "no GPU stats on the CPU");
+        return;
+    }
+    assert_eq!(was, [Some(true), Some(true), Some(false)], "on by default");
+    assert_eq!(nudges[1], Some(0.0), "none while off");
+    if emulated {
+        assert!(nudges[0] > Some(0.0) && nudges[2] > Some(0.0), "{nudges:?}");
+    }
+    console_log!("nudges per 1024-row call (on, off, on): {nudges:?}");
+}
+
 #[wasm_bindgen_test]
 async fn a_compilation_shows_its_kernels_and_runs_every_mode() {
     let model = simplenet("true").await;

@@ -273,6 +273,17 @@ impl Backend {
         }
     }
 
+    /// Turns the page's read-back nudges on or off on the GPU (`Gpu::set_nudges`: an empty
+    /// command list every 1 ms while a mapping is pending); returns whether they were on.
+    /// The steady benchmark measures both ways.
+    #[cfg(feature = "gpu")]
+    pub async fn set_nudges(&self, on: bool) -> bool {
+        match &self.gpu {
+            Some(slot) => slot.hold().await.gpu().set_nudges(on),
+            None => false,
+        }
+    }
+
     /// Turns the subgroup forms of row reductions on or off on the GPU
     /// (`Gpu::set_subgroups`); returns whether they are on now (never where the adapter has
     /// no subgroups). The benchmark measures both ways.

@@ -190,6 +190,24 @@ impl Tailor {
         })
     }
 
+    /// Turns read-back nudges on or off (on by default): while a call's output is being
+    /// mapped, an empty command list is submitted every 1 ms, because the browser's GPU
+    /// process otherwise notices finished work only on its own timer (about every 2 ms,
+    /// measured in headless Chromium). Resolves to whether they were on; `false` on the CPU.
+    #[wasm_bindgen(js_name = setNudges)]
+    pub fn set_nudges(&self, on: bool) -> js_sys::Promise {
+        let backend = Rc::clone(&self.backend);
+        driven::promise(async move {
+            #[cfg(feature = "gpu")]
+            return Ok(JsValue::from(backend.set_nudges(on).await));
+            #[cfg(not(feature = "gpu"))]
+            {
+                let _ = (backend, on);
+                Ok(JsValue::FALSE)
+            }
+        })
+    }
+
     /// Turns the subgroup forms of row reductions on or off (on by default where the
     /// device has the browser's subgroup operations). Resolves to whether they are on now:
     /// never where the device has none, and `false` on the CPU.
@@ -225,8 +243,9 @@ impl Tailor {
     }
 
     /// `{ pipelinesCreated, pipelineMs, pipelinesCached, bytesHeld, devicesRecreated,
-    /// bindGroupsCreated, backgroundBuilds, backgroundMs, unscopedCalls }` of the GPU runtime
-    /// (`GpuStats`), or `null` on the CPU: what the page's comparisons count as built.
+    /// bindGroupsCreated, backgroundBuilds, backgroundMs, unscopedCalls, nudgesSent }` of the
+    /// GPU runtime (`GpuStats`), or `null` on the CPU: what the page's comparisons count as
+    /// built.
     #[wasm_bindgen(js_name = gpuStats)]
     pub fn gpu_stats(&self) -> js_sys::Promise {
         let backend = Rc::clone(&self.backend);

@@ -1,7 +1,9 @@
 // Steady SimpleNet b8 in the page against the hand-written naive WGSL (`naive-wgsl.js`),
 // and where a call's host work costs. A cross-origin-isolated page (5 µs timers); Tailor
 // (WebGPU, `dynamic=True`) and the naive WGSL called in turn, call by call, so a busy
-// moment of the machine slows one sample of each. `GPUQueue.submit` and
+// moment of the machine slows one sample of each, each both with read-back nudges (an empty
+// submit every 1 ms while the output is mapped: Tailor's default, `Tailor.setNudges`)
+// and without. `GPUQueue.submit` (of a non-empty list) and
 // `GPUBuffer.mapAsync` are timed from inside the page, which splits each call into
 // `before` (the call to its submit), `submit`, `device` (the submit to the mapped output)
 // and `after` (the mapped output to the call's end). Then, with the naive WGSL alone, the
@@ -24,6 +26,7 @@ async function measure(rounds) {
   const marks = {};
   const submit = GPUQueue.prototype.submit;
   GPUQueue.prototype.submit = function (...args) {
+    if (args[0].length === 0) return submit.apply(this, args);
     marks.submitted = performance.now();
     const result = submit.apply(this, args);
     marks.submitEnded = performance.now();
@@ -50,14 +53,31 @@ async function measure(rounds) {
   const adapter = await navigator.gpu.requestAdapter();
   const device = await adapter.requestDevice();
   const naive = naiveWgslMlp(device, mlp, filled);
-  const runtimes = { tailor: () => model.call({ x }), naive_wgsl: () => naive.call(input) };
+  const nudgeMs = 1;
+  const runtimes = {
+    tailor: async () => {
+      await model.call({ x });
+    },
+    tailor_no_nudges: async () => {
+      await tailor.setNudges(false);
+      const started = performance.now();
+      await model.call({ x });
+      const ended = performance.now();
+      await tailor.setNudges(true);
+      return [started, ended];
+    },
+    naive_wgsl: () => naive.call(input),
+    naive_wgsl_nudged: () => naive.call(input, nudgeMs),
+  };
 
   const parts = Object.fromEntries(Object.keys(runtimes).map((name) => [name, []]));
   for (let round = -20; round < rounds; round++) {
     for (const [name, call] of Object.entries(runtimes)) {
-      const started = performance.now();
-      await call();
-      const ended = performance.now();
+      let started = performance.now();
+      const times = await call();
+      let ended = performance.now();
+      // A call that switches a setting first times itself.
+      if (Array.isArray(times)) [started, ended] = times;
       if (round < 0) continue;
       parts[name].push({
         before: marks.submitted - started,
@@ -116,6 +136,8 @@ async function measure(rounds) {
     rounds,
     steady_ms: steady,
     ratio: +(steady.tailor.total / steady.naive_wgsl.total).toFixed(3),
+    ratio_without_nudges: +(steady.tailor_no_nudges.total / steady.naive_wgsl.total).toFixed(3),
+    ratio_both_nudged: +(steady.tailor.total / steady.naive_wgsl_nudged.total).toFixed(3),
     busy_base_ms: base,
     cost_ms: cost,
   };

@@ -11,9 +11,12 @@
 
 use super::GpuError;
 use super::objects::constants;
+use super::readback::Nudges;
 use crate::codegen::Wgsl;
 use std::cell::Cell;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = r#"
@@ -83,8 +86,23 @@ export function tailorSubmit(device, queue, numbers, objects) {
   }
   queue.submit([encoder.finish()]);
 }
-export function tailorMapRead(buffers, bytes) {
-  return Promise.all(buffers.map((buffer, i) => bytes[i] > 0 ? buffer.mapAsync(GPUMapMode.READ, 0, bytes[i]) : null));
+export function tailorMapRead(buffers, bytes, queue, nudgeMs) {
+  const mapped = Promise.all(buffers.map((buffer, i) => bytes[i] > 0 ? buffer.mapAsync(GPUMapMode.READ, 0, bytes[i]) : null));
+  if (!(nudgeMs > 0)) return mapped.then(() => 0);
+  let sent = 0;
+  const nudge = () => {
+    queue.submit([]);
+    sent += 1;
+    timer = setTimeout(nudge, nudgeMs);
+  };
+  let timer = setTimeout(nudge, nudgeMs);
+  return mapped.then(() => {
+    clearTimeout(timer);
+    return sent;
+  }, (error) => {
+    clearTimeout(timer);
+    throw error;
+  });
 }
 export function tailorReadMapped(buffer, into) {
   into.set(new Uint8Array(buffer.getMappedRange(0, into.length)));
@@ -136,7 +154,12 @@ extern "C" {
     ) -> Result<(), JsValue>;
 
     #[wasm_bindgen(catch, js_name = tailorMapRead)]
-    fn js_map_read(buffers: Vec<JsValue>, bytes: &[f64]) -> Result<js_sys::Promise, JsValue>;
+    fn js_map_read(
+        buffers: Vec<JsValue>,
+        bytes: &[f64],
+        queue: &JsValue,
+        nudge_ms: f64,
+    ) -> Result<js_sys::Promise, JsValue>;
 
     #[wasm_bindgen(catch, js_name = tailorReadMapped)]
     fn js_read_mapped(buffer: &JsValue, into: &mut [u8]) -> Result<(), JsValue>;
@@ -377,22 +400,29 @@ impl Recorder {
 /// ends once all are mapped. The browser's objects are mapped directly, not through wgpu,
 /// so that [`read_mapped`] reads each with one call into JavaScript (wgpu's mapped range
 /// copies through a buffer of its own); wgpu's record of the mappings stays empty, and
-/// every mapping of a read-back buffer goes through here.
+/// every mapping of a read-back buffer goes through here. While the mappings are pending,
+/// an empty command list is submitted to `queue` as `nudges` says, and the nudges sent are
+/// added to its count.
 pub(in crate::runtime::gpu) fn map_read(
     targets: &[(wgpu::Buffer, u64)],
+    queue: &wgpu::Queue,
+    nudges: &Nudges,
 ) -> impl std::future::Future<Output = Result<(), GpuError>> + use<> {
     let buffers = targets
         .iter()
         .map(|(buffer, _)| raw_buffer(buffer))
         .collect();
     let bytes: Vec<f64> = targets.iter().map(|&(_, bytes)| bytes as f64).collect();
-    let mapping = js_map_read(buffers, &bytes);
+    let queue = JsValue::from(queue.as_webgpu().expect(ONLY_WEBGPU).clone());
+    let mapping = js_map_read(buffers, &bytes, &queue, nudges.every_ms.unwrap_or(0.0));
+    let sent = Arc::clone(&nudges.sent);
     async move {
         let promise = mapping.map_err(|e| GpuError::ReadBack(message(&e)))?;
-        wasm_bindgen_futures::JsFuture::from(promise)
+        let nudged = wasm_bindgen_futures::JsFuture::from(promise)
             .await
-            .map(drop)
-            .map_err(|e| GpuError::ReadBack(message(&e)))
+            .map_err(|e| GpuError::ReadBack(message(&e)))?;
+        sent.fetch_add(nudged.as_f64().unwrap_or(0.0) as u64, Ordering::Relaxed);
+        Ok(())
     }
 }
 

@@ -35,6 +35,7 @@ use crate::symbolic::Bindings;
 use dispatch::Bound;
 use limits::check_static_sizes;
 use pool::Pool;
+use readback::{NUDGE_EVERY_MS, Nudges};
 use recovery::open_device;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -141,6 +142,9 @@ pub struct GpuStats {
     pub background_ms: f64,
     /// Calls that created nothing and so ran without error scopes (the steady path).
     pub unscoped_calls: usize,
+    /// Empty command lists the page's read-backs submitted while waiting for their mappings
+    /// (`readback::Nudges`; none natively).
+    pub nudges_sent: u64,
 }
 
 /// How per-kernel times were measured.
@@ -476,6 +480,8 @@ pub struct Gpu {
     subgroups: bool,
     /// Large forms building off the calls' path, by pipeline key.
     building: HashMap<pipelines::PipelineKey, tiers::Building>,
+    /// How the page's read-backs nudge the browser while their mappings are pending.
+    nudges: Nudges,
     /// Bumped whenever what a call decides can change for the same sizes (a new device, a
     /// setting, the limits): the programs' [`CallPlan`]s made before no longer serve.
     decisions: u64,
@@ -537,6 +543,10 @@ impl Gpu {
             tiers,
             subgroups,
             building: HashMap::new(),
+            nudges: Nudges {
+                every_ms: Some(NUDGE_EVERY_MS),
+                sent: Arc::new(AtomicU64::new(0)),
+            },
             decisions: 0,
             clock,
         };
@@ -554,6 +564,7 @@ impl Gpu {
         GpuStats {
             pipelines_cached: self.pipelines.len(),
             bytes_held: self.pool.bytes + self.param_bytes,
+            nudges_sent: self.nudges.sent.load(Ordering::Relaxed),
             ..self.stats
         }
     }

@@ -12,12 +12,35 @@ use super::{CallPlan, Gpu, GpuError, Program};
 use crate::graph::Tensor;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 /// The usage of the buffers outputs and timestamps are copied to and mapped from.
 pub(super) const MAPPABLE: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
+
+/// How often a pending read-back in the page nudges the browser, in ms ([`Nudges`]): the
+/// shortest timer there is, since `setTimeout` takes whole milliseconds.
+pub(super) const NUDGE_EVERY_MS: f64 = 1.0;
+
+/// Nudges of a pending read-back in the page: an empty command list submitted every
+/// `every_ms` until its mapping resolves. Measured in headless Chromium (SwiftShader), the
+/// browser's GPU process notices that submitted work has finished when it handles a
+/// command from the page, or else on its own timer, about 2 ms after the last command: a
+/// steady SimpleNet b8 call's output was mapped 2.4 ms after its submit without nudges and
+/// 1.35 ms after with them, and a timer that submits nothing did not help. Nudging sooner
+/// than every 1 ms (a chain of `setTimeout(0)`) made it later, 3.0 ms: a nudge before the
+/// kernels are done only re-arms that timer. The browser spaces a chain of timers at least
+/// 4 ms apart after the fifth, so a long call is nudged less often. Natively nothing is
+/// nudged: `device.poll` waits for the mapping.
+#[derive(Clone, Debug)]
+pub(super) struct Nudges {
+    /// The time between nudges; `None` never nudges.
+    pub every_ms: Option<f64>,
+    /// Nudges sent so far by every read-back of the device.
+    pub sent: Arc<AtomicU64>,
+}
 
 /// A one-shot value set by a callback and awaited as a future (read-back on the web must
 /// not block, so completion is signalled, not waited for).
@@ -96,7 +119,7 @@ impl Gpu {
         let submitted = recorder.submit(&self.queue);
         held.extend(targets.iter().map(|(target, _)| target.clone()));
         submitted?;
-        let mapped = map_targets(&targets);
+        let mapped = map_targets(&targets, &self.queue, &self.nudges);
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
         // The kernels' names and the tick's length, only for a timed call.
         let timestamps = queries.is_some().then(|| {
@@ -126,6 +149,14 @@ impl Gpu {
         })
     }
 
+    /// Turns the page's read-back nudges ([`Nudges`]) on or off (on by default); returns
+    /// whether they were on. The steady benchmark measures both ways.
+    pub fn set_nudges(&mut self, on: bool) -> bool {
+        let was = self.nudges.every_ms.is_some();
+        self.nudges.every_ms = on.then_some(NUDGE_EVERY_MS);
+        was
+    }
+
     /// Waits until the queue is idle (natively by polling, on the web by a callback).
     pub(super) async fn wait_idle(&self) {
         let (signal, set) = Signal::new();
@@ -139,10 +170,13 @@ impl Gpu {
 pub(super) type ReadBack = Result<(Vec<Tensor>, Vec<(String, f64)>), GpuError>;
 
 /// Maps the first bytes of each target for reading (none of an empty one): a future that
-/// ends once all are mapped, natively once `device.poll` has run wgpu's callbacks.
+/// ends once all are mapped, natively once `device.poll` has run wgpu's callbacks (so
+/// there is nothing to nudge).
 #[cfg(not(target_arch = "wasm32"))]
 fn map_targets(
     targets: &[(wgpu::Buffer, u64)],
+    _queue: &wgpu::Queue,
+    _nudges: &Nudges,
 ) -> impl Future<Output = Result<(), GpuError>> + use<> {
     let mut signals = Vec::with_capacity(targets.len());
     for (target, bytes) in targets {
