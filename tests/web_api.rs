@@ -532,10 +532,11 @@ async fn subgroups_switch_where_the_device_has_them() {
 }
 
 /// Read-back nudges are on by default and `setNudges` resolves to whether they were on.
-/// With them on, an emulated GPU's call long enough to span a few milliseconds (SimpleNet
-/// at 1024 rows) nudges the browser while its output is mapped (`gpuStats().nudgesSent`);
-/// with them off it sends none; the values match the reference either way. On the CPU
-/// there is nothing to nudge.
+/// With them on, an emulated GPU's call that takes several milliseconds (SimpleNet at 1024
+/// rows) nudges the browser while its output is mapped (`gpuStats().nudgesSent`): twice
+/// for the first call at that size, which creates its buffers, once for a steady call (at
+/// most that often on a hardware GPU, whose calls end sooner); with them off none does;
+/// the values match the reference either way. On the CPU there is nothing to nudge.
 #[wasm_bindgen_test]
 async fn nudges_switch_and_are_counted_where_a_read_back_waits() {
     let tailor = Tailor::create(object(&[("device", "auto".into())]))
@@ -552,7 +553,8 @@ async fn nudges_switch_and_are_counted_where_a_read_back_waits() {
     };
     let mut was = Vec::new();
     let mut nudges = Vec::new();
-    for on in [true, false, true] {
+    // The first call at 1024 rows creates its buffers; the later ones are steady.
+    for on in [true, true, false, true] {
         was.push(
             JsFuture::from(tailor.set_nudges(on))
                 .await
@@ -573,16 +575,24 @@ async fn nudges_switch_and_are_counted_where_a_read_back_waits() {
         );
     }
     if !on_gpu {
-        assert_eq!(was, [Some(false); 3]);
-        assert_eq!(nudges, [None; 3], "no GPU stats on the CPU");
+        assert_eq!(was, [Some(false); 4]);
+        assert_eq!(nudges, [None; 4], "no GPU stats on the CPU");
         return;
     }
-    assert_eq!(was, [Some(true), Some(true), Some(false)], "on by default");
-    assert_eq!(nudges[1], Some(0.0), "none while off");
-    if emulated {
-        assert!(nudges[0] > Some(0.0) && nudges[2] > Some(0.0), "{nudges:?}");
+    assert_eq!(
+        was,
+        [Some(true), Some(true), Some(true), Some(false)],
+        "on by default"
+    );
+    assert_eq!(nudges[2], Some(0.0), "none while off");
+    let most = [2.0, 1.0, 0.0, 1.0];
+    for (sent, most) in nudges.iter().zip(most) {
+        let sent = sent.expect("counted");
+        match emulated {
+            true => assert_eq!(sent, most, "{nudges:?}"),
+            false => assert!(sent <= most, "{nudges:?}"),
+        }
     }
-    console_log!("nudges per 1024-row call (on, off, on): {nudges:?}");
 }
 
 #[wasm_bindgen_test]

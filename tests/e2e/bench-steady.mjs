@@ -1,9 +1,9 @@
 // Steady SimpleNet b8 in the page against the hand-written naive WGSL (`naive-wgsl.js`),
 // and where a call's host work costs. A cross-origin-isolated page (5 µs timers); Tailor
 // (WebGPU, `dynamic=True`) and the naive WGSL called in turn, call by call, so a busy
-// moment of the machine slows one sample of each, each both with read-back nudges (an empty
-// submit every 1 ms while the output is mapped: Tailor's default, `Tailor.setNudges`)
-// and without. `GPUQueue.submit` (of a non-empty list) and
+// moment of the machine slows one sample of each, each both with a read-back nudge (an
+// empty submit where the output is not mapped 1 ms after the submit: Tailor's default,
+// `Tailor.setNudges`) and without. `GPUQueue.submit` (of a non-empty list) and
 // `GPUBuffer.mapAsync` are timed from inside the page, which splits each call into
 // `before` (the call to its submit), `submit`, `device` (the submit to the mapped output)
 // and `after` (the mapped output to the call's end). Then, with the naive WGSL alone, the
@@ -53,31 +53,23 @@ async function measure(rounds) {
   const adapter = await navigator.gpu.requestAdapter();
   const device = await adapter.requestDevice();
   const naive = naiveWgslMlp(device, mlp, filled);
-  const nudgeMs = 1;
+  const nudgeAfterMs = 1;
+  // Each way's setting, awaited before its call is timed (Tailor's nudges are its own), and
+  // its call.
   const runtimes = {
-    tailor: async () => {
-      await model.call({ x });
-    },
-    tailor_no_nudges: async () => {
-      await tailor.setNudges(false);
-      const started = performance.now();
-      await model.call({ x });
-      const ended = performance.now();
-      await tailor.setNudges(true);
-      return [started, ended];
-    },
-    naive_wgsl: () => naive.call(input),
-    naive_wgsl_nudged: () => naive.call(input, nudgeMs),
+    tailor: [() => tailor.setNudges(true), () => model.call({ x })],
+    tailor_no_nudges: [() => tailor.setNudges(false), () => model.call({ x })],
+    naive_wgsl: [() => tailor.setNudges(true), () => naive.call(input)],
+    naive_wgsl_nudged: [() => tailor.setNudges(true), () => naive.call(input, nudgeAfterMs)],
   };
 
   const parts = Object.fromEntries(Object.keys(runtimes).map((name) => [name, []]));
   for (let round = -20; round < rounds; round++) {
-    for (const [name, call] of Object.entries(runtimes)) {
-      let started = performance.now();
-      const times = await call();
-      let ended = performance.now();
-      // A call that switches a setting first times itself.
-      if (Array.isArray(times)) [started, ended] = times;
+    for (const [name, [set, call]] of Object.entries(runtimes)) {
+      await set();
+      const started = performance.now();
+      await call();
+      const ended = performance.now();
       if (round < 0) continue;
       parts[name].push({
         before: marks.submitted - started,

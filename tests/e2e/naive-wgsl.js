@@ -2,12 +2,13 @@
 // last): one thread per output, the floor any WebGPU code reaches. A classic script the
 // benchmarks (`bench-peers.mjs`, `bench-steady.mjs`) add to their page. It defines
 // `naiveWgslMlp(device, { batch, widths }, filled)`, which makes the layers' buffers (their
-// weights from `filled(n)`) and returns `{ call(input, nudgeMs), output() }`: `call` writes
-// the input, runs every layer in one submit, reads the last layer's output back and
+// weights from `filled(n)`) and returns `{ call(input, nudgeAfterMs), output() }`: `call`
+// writes the input, runs every layer in one submit, reads the last layer's output back and
 // resolves once it is copied out; `output` is that copy. Pipelines are made on the first
-// call and bind groups on every call, as naive code does. With `nudgeMs`, an empty command
-// list is submitted every `nudgeMs` while the read-back is mapped, as Tailor's page does
-// by default (`Tailor.setNudges`), so that the benchmark can compare the two both ways.
+// call and bind groups on every call, as naive code does. With `nudgeAfterMs`, where the
+// read-back is not mapped that long after the submit, an empty command list is submitted,
+// as Tailor's page does by default (`Tailor.setNudges`), so that the benchmark can compare
+// the two both ways.
 globalThis.naiveWgslMlp = (device, { batch, widths }, filled) => {
   const shader = (relu) => `
     @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -43,7 +44,7 @@ globalThis.naiveWgslMlp = (device, { batch, widths }, filled) => {
   const read = device.createBuffer({ size: batch * last.n * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   let pipelines = null;
   let y = null;
-  const call = async (input, nudgeMs = 0) => {
+  const call = async (input, nudgeAfterMs = 0) => {
     pipelines ??= [false, true].map((relu) =>
       device.createComputePipeline({ layout: "auto", compute: { module: device.createShaderModule({ code: shader(relu) }), entryPoint: "main" } }),
     );
@@ -64,12 +65,7 @@ globalThis.naiveWgslMlp = (device, { batch, widths }, filled) => {
     });
     encoder.copyBufferToBuffer(last.y, 0, read, 0, batch * last.n * 4);
     device.queue.submit([encoder.finish()]);
-    let nudge = 0;
-    const nudged = () => {
-      device.queue.submit([]);
-      nudge = setTimeout(nudged, nudgeMs);
-    };
-    if (nudgeMs > 0) nudge = setTimeout(nudged, nudgeMs);
+    const nudge = nudgeAfterMs > 0 ? setTimeout(() => device.queue.submit([]), nudgeAfterMs) : 0;
     await read.mapAsync(GPUMapMode.READ).finally(() => clearTimeout(nudge));
     y = new Float32Array(read.getMappedRange().slice(0));
     read.unmap();

@@ -86,16 +86,16 @@ export function tailorSubmit(device, queue, numbers, objects) {
   }
   queue.submit([encoder.finish()]);
 }
-export function tailorMapRead(buffers, bytes, queue, nudgeMs) {
+export function tailorMapRead(buffers, bytes, queue, nudgeEveryMs, nudges) {
   const mapped = Promise.all(buffers.map((buffer, i) => bytes[i] > 0 ? buffer.mapAsync(GPUMapMode.READ, 0, bytes[i]) : null));
-  if (!(nudgeMs > 0)) return mapped.then(() => 0);
+  if (nudges === 0) return mapped.then(() => 0);
   let sent = 0;
   const nudge = () => {
     queue.submit([]);
     sent += 1;
-    timer = setTimeout(nudge, nudgeMs);
+    if (sent < nudges) timer = setTimeout(nudge, nudgeEveryMs);
   };
-  let timer = setTimeout(nudge, nudgeMs);
+  let timer = setTimeout(nudge, nudgeEveryMs);
   return mapped.then(() => {
     clearTimeout(timer);
     return sent;
@@ -158,7 +158,8 @@ extern "C" {
         buffers: Vec<JsValue>,
         bytes: &[f64],
         queue: &JsValue,
-        nudge_ms: f64,
+        nudge_every_ms: f64,
+        nudges: u32,
     ) -> Result<js_sys::Promise, JsValue>;
 
     #[wasm_bindgen(catch, js_name = tailorReadMapped)]
@@ -396,13 +397,18 @@ impl Recorder {
     }
 }
 
+/// The time between a pending read-back's nudges, and before the first, in ms
+/// (`readback::Nudges`): the shortest timer there is, since `setTimeout` takes whole
+/// milliseconds.
+const NUDGE_EVERY_MS: f64 = 1.0;
+
 /// Maps the first `bytes` of each buffer (none of an empty one) for reading: a future that
 /// ends once all are mapped. The browser's objects are mapped directly, not through wgpu,
 /// so that [`read_mapped`] reads each with one call into JavaScript (wgpu's mapped range
 /// copies through a buffer of its own); wgpu's record of the mappings stays empty, and
 /// every mapping of a read-back buffer goes through here. While the mappings are pending,
-/// an empty command list is submitted to `queue` as `nudges` says, and the nudges sent are
-/// added to its count.
+/// an empty command list is submitted to `queue` every [`NUDGE_EVERY_MS`], `nudges.count`
+/// times at most, and counted in `nudges.sent`.
 pub(in crate::runtime::gpu) fn map_read(
     targets: &[(wgpu::Buffer, u64)],
     queue: &wgpu::Queue,
@@ -414,7 +420,7 @@ pub(in crate::runtime::gpu) fn map_read(
         .collect();
     let bytes: Vec<f64> = targets.iter().map(|&(_, bytes)| bytes as f64).collect();
     let queue = JsValue::from(queue.as_webgpu().expect(ONLY_WEBGPU).clone());
-    let mapping = js_map_read(buffers, &bytes, &queue, nudges.every_ms.unwrap_or(0.0));
+    let mapping = js_map_read(buffers, &bytes, &queue, NUDGE_EVERY_MS, nudges.count);
     let sent = Arc::clone(&nudges.sent);
     async move {
         let promise = mapping.map_err(|e| GpuError::ReadBack(message(&e)))?;

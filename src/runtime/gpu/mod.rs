@@ -35,7 +35,6 @@ use crate::symbolic::Bindings;
 use dispatch::Bound;
 use limits::check_static_sizes;
 use pool::Pool;
-use readback::{NUDGE_EVERY_MS, Nudges};
 use recovery::open_device;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -480,8 +479,11 @@ pub struct Gpu {
     subgroups: bool,
     /// Large forms building off the calls' path, by pipeline key.
     building: HashMap<pipelines::PipelineKey, tiers::Building>,
-    /// How the page's read-backs nudge the browser while their mappings are pending.
-    nudges: Nudges,
+    /// Whether the page's read-backs nudge the browser while their mappings are pending
+    /// (`readback::Nudges`).
+    nudges_on: bool,
+    /// The nudges they sent.
+    nudges_sent: Arc<AtomicU64>,
     /// Bumped whenever what a call decides can change for the same sizes (a new device, a
     /// setting, the limits): the programs' [`CallPlan`]s made before no longer serve.
     decisions: u64,
@@ -543,10 +545,8 @@ impl Gpu {
             tiers,
             subgroups,
             building: HashMap::new(),
-            nudges: Nudges {
-                every_ms: Some(NUDGE_EVERY_MS),
-                sent: Arc::new(AtomicU64::new(0)),
-            },
+            nudges_on: true,
+            nudges_sent: Arc::new(AtomicU64::new(0)),
             decisions: 0,
             clock,
         };
@@ -564,7 +564,7 @@ impl Gpu {
         GpuStats {
             pipelines_cached: self.pipelines.len(),
             bytes_held: self.pool.bytes + self.param_bytes,
-            nudges_sent: self.nudges.sent.load(Ordering::Relaxed),
+            nudges_sent: self.nudges_sent.load(Ordering::Relaxed),
             ..self.stats
         }
     }
@@ -669,8 +669,11 @@ impl Gpu {
         });
         let host_started = (self.clock)();
         let mut held = Vec::new();
+        // Such a call's read-back is nudged once, another's twice (`readback::Nudges`).
         let recorded = self
-            .record_call(program, &launches, &plan, kept, inputs, mode, &mut held)
+            .record_call(
+                program, &launches, &plan, kept, inputs, mode, &mut held, repeat,
+            )
             .await;
         let host_ms = (self.clock)() - host_started;
         let kernels = || {
@@ -783,9 +786,9 @@ impl Gpu {
     }
 
     /// The host's part of a call: its resources found or made, inputs written, passes
-    /// recorded, outputs copied for read-back and the recording submitted. Returns the
-    /// call's resources, the read-back's future and submit-to-done kernel times; on an
-    /// error its resources are already released.
+    /// recorded, outputs copied for read-back and the recording submitted (its read-back
+    /// nudged as a `steady` call's or not). Returns the call's resources, the read-back's future and
+    /// submit-to-done kernel times; on an error its resources are already released.
     #[expect(clippy::too_many_arguments, reason = "a call is all of these")]
     async fn record_call(
         &mut self,
@@ -796,6 +799,7 @@ impl Gpu {
         inputs: &[Tensor],
         mode: Timing,
         held: &mut Vec<wgpu::Buffer>,
+        steady: bool,
     ) -> Result<
         (
             Bound,
@@ -825,6 +829,7 @@ impl Gpu {
                     &bound.buffers,
                     queries.as_ref(),
                     held,
+                    steady,
                 )?;
                 Ok((read, kernel_ms))
             });

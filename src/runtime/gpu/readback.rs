@@ -20,24 +20,34 @@ use std::task::{Context, Poll, Waker};
 pub(super) const MAPPABLE: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
 
-/// How often a pending read-back in the page nudges the browser, in ms ([`Nudges`]): the
-/// shortest timer there is, since `setTimeout` takes whole milliseconds.
-pub(super) const NUDGE_EVERY_MS: f64 = 1.0;
+/// Nudges of a steady call's read-back.
+pub(super) const STEADY_NUDGES: u32 = 1;
 
-/// Nudges of a pending read-back in the page: an empty command list submitted every
-/// `every_ms` until its mapping resolves. Measured in headless Chromium (SwiftShader), the
-/// browser's GPU process notices that submitted work has finished when it handles a
-/// command from the page, or else on its own timer, about 2 ms after the last command: a
-/// steady SimpleNet b8 call's output was mapped 2.4 ms after its submit without nudges and
-/// 1.35 ms after with them, and a timer that submits nothing did not help. Nudging sooner
-/// than every 1 ms (a chain of `setTimeout(0)`) made it later, 3.0 ms: a nudge before the
-/// kernels are done only re-arms that timer. The browser spaces a chain of timers at least
-/// 4 ms apart after the fifth, so a long call is nudged less often. Natively nothing is
-/// nudged: `device.poll` waits for the mapping.
-#[derive(Clone, Debug)]
+/// Nudges of the read-back of a call that created buffers or bind groups.
+pub(super) const CREATING_NUDGES: u32 = 2;
+
+/// The nudges of a pending read-back in the page: while a call's outputs are not mapped,
+/// an empty command list is submitted every 1 ms (`browser::NUDGE_EVERY_MS`), `count` times
+/// at most.
+/// Measured in headless Chromium (SwiftShader), the browser's GPU process notices that
+/// submitted work has finished when it handles a command from the page, or else on its own
+/// timer, about 2 ms after the last command: a steady SimpleNet b8 call's output was mapped
+/// 2.4 ms after its submit without a nudge and 1.35 ms after with one, and a timer that
+/// submits nothing did not help. A nudge before the kernels are done re-arms that timer, so
+/// a steady call is nudged once: against none, steady calls of 5 to 430 ms took
+/// 0.93–1.00× as long with one nudge, 0.98–1.20× with two or three, and 1.03–1.06× with a
+/// nudge every 1 ms until the mapping. The first call at a new batch size (new buffers and
+/// bind groups) keeps the device longer: its output (SimpleNet b16) was mapped 3.2–3.4 ms
+/// after the submit with no nudge, 3.6–3.7 ms with one, and 2.6–2.7 ms with one every 1 ms,
+/// so such a call is nudged twice. Natively nothing is nudged: `device.poll` waits for the
+/// mapping.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    expect(dead_code, reason = "natively `device.poll` waits: nothing is nudged")
+)]
 pub(super) struct Nudges {
-    /// The time between nudges; `None` never nudges.
-    pub every_ms: Option<f64>,
+    /// How many nudges at most (0: none).
+    pub count: u32,
     /// Nudges sent so far by every read-back of the device.
     pub sent: Arc<AtomicU64>,
 }
@@ -85,8 +95,10 @@ impl<T> Future for Signal<T> {
 
 impl Gpu {
     /// Copies the outputs (and resolved timestamps) to mappable buffers, submits the call's
-    /// recording, and returns a future of the tensors and kernel times. Natively the mapping completes
-    /// here, by polling; on the web the browser completes it and the future waits.
+    /// recording, and returns a future of the tensors and kernel times. Natively the mapping
+    /// completes here, by polling; on the web the browser completes it and the future waits,
+    /// nudged where the nudges are on, fewer times where `steady` (the call created nothing).
+    #[expect(clippy::too_many_arguments, reason = "a read-back is all of these")]
     pub(super) fn read_back(
         &mut self,
         mut recorder: Recorder,
@@ -95,6 +107,7 @@ impl Gpu {
         buffers: &[wgpu::Buffer],
         queries: Option<&QuerySet>,
         held: &mut Vec<wgpu::Buffer>,
+        steady: bool,
     ) -> Result<impl Future<Output = ReadBack> + use<>, GpuError> {
         let schedule = &program.schedule;
         let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
@@ -119,7 +132,16 @@ impl Gpu {
         let submitted = recorder.submit(&self.queue);
         held.extend(targets.iter().map(|(target, _)| target.clone()));
         submitted?;
-        let mapped = map_targets(&targets, &self.queue, &self.nudges);
+        let count = match (self.nudges_on, steady) {
+            (false, _) => 0,
+            (true, true) => STEADY_NUDGES,
+            (true, false) => CREATING_NUDGES,
+        };
+        let nudges = Nudges {
+            count,
+            sent: Arc::clone(&self.nudges_sent),
+        };
+        let mapped = map_targets(&targets, &self.queue, &nudges);
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
         // The kernels' names and the tick's length, only for a timed call.
         let timestamps = queries.is_some().then(|| {
@@ -152,9 +174,7 @@ impl Gpu {
     /// Turns the page's read-back nudges ([`Nudges`]) on or off (on by default); returns
     /// whether they were on. The steady benchmark measures both ways.
     pub fn set_nudges(&mut self, on: bool) -> bool {
-        let was = self.nudges.every_ms.is_some();
-        self.nudges.every_ms = on.then_some(NUDGE_EVERY_MS);
-        was
+        std::mem::replace(&mut self.nudges_on, on)
     }
 
     /// Waits until the queue is idle (natively by polling, on the web by a callback).
