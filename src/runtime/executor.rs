@@ -274,8 +274,9 @@ impl Backend {
     }
 
     /// Turns the page's read-back nudges on or off on the GPU (`Gpu::set_nudges`: an empty
-    /// command list 1 ms after a steady call's submit, where the mapping is still pending);
-    /// returns whether they were on. The steady benchmark measures both ways.
+    /// command list 1 ms after a call's submit where the mapping is still pending, twice for
+    /// a call that created buffers); returns whether they were on. The steady benchmark
+    /// measures both ways.
     #[cfg(feature = "gpu")]
     pub async fn set_nudges(&self, on: bool) -> bool {
         match &self.gpu {

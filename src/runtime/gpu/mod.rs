@@ -669,7 +669,8 @@ impl Gpu {
         });
         let host_started = (self.clock)();
         let mut held = Vec::new();
-        // Such a call's read-back is nudged once, another's twice (`readback::Nudges`).
+        // The read-back of a call that creates nothing is nudged once, another's twice
+        // (`readback::Nudges`).
         let recorded = self
             .record_call(
                 program, &launches, &plan, kept, inputs, mode, &mut held, repeat,
@@ -787,8 +788,9 @@ impl Gpu {
 
     /// The host's part of a call: its resources found or made, inputs written, passes
     /// recorded, outputs copied for read-back and the recording submitted (its read-back
-    /// nudged as a `steady` call's or not). Returns the call's resources, the read-back's future and
-    /// submit-to-done kernel times; on an error its resources are already released.
+    /// nudged as a `steady` call's, one that creates nothing, or not). Returns the call's
+    /// resources, the read-back's future and submit-to-done kernel times; on an error its
+    /// resources are already released.
     #[expect(clippy::too_many_arguments, reason = "a call is all of these")]
     async fn record_call(
         &mut self,

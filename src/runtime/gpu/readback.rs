@@ -28,8 +28,7 @@ pub(super) const CREATING_NUDGES: u32 = 2;
 
 /// The nudges of a pending read-back in the page: while a call's outputs are not mapped,
 /// an empty command list is submitted every 1 ms (`browser::NUDGE_EVERY_MS`), `count` times
-/// at most.
-/// Measured in headless Chromium (SwiftShader), the browser's GPU process notices that
+/// at most. Measured in headless Chromium (SwiftShader), the browser's GPU process notices that
 /// submitted work has finished when it handles a command from the page, or else on its own
 /// timer, about 2 ms after the last command: a steady SimpleNet b8 call's output was mapped
 /// 2.4 ms after its submit without a nudge and 1.35 ms after with one, and a timer that
