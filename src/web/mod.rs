@@ -190,11 +190,12 @@ impl Tailor {
         })
     }
 
-    /// Turns read-back nudges on or off (on by default): where a call's output is not mapped
-    /// 1 ms after its submit, an empty command list is submitted (for a call that created
-    /// buffers or bind groups, again 1 ms later), because the browser's GPU process
-    /// otherwise notices finished work only on its own timer (about 2 ms, measured in
-    /// headless Chromium). Resolves to whether they were on; `false` on the CPU.
+    /// Turns read-back nudges on or off (on by default): while a call's output is not
+    /// mapped, an empty command list is submitted every 1 ms, 8 times at most (none where
+    /// the same-shaped call before waited longer than 6 ms), because the browser's GPU
+    /// process otherwise notices finished work only on its own timer (2 ms after the last
+    /// command, then every 1 ms, measured in headless Chromium). Resolves to whether they
+    /// were on; `false` on the CPU.
     #[wasm_bindgen(js_name = setNudges)]
     pub fn set_nudges(&self, on: bool) -> js_sys::Promise {
         let backend = Rc::clone(&self.backend);

@@ -546,7 +546,7 @@ fn a_steady_call_reuses_its_buffers_and_bind_groups() {
             "the same sizes again: nothing created"
         );
         assert_eq!(again.2, first.2 + 1, "so no error scopes");
-        // 7 rows fit the buffers of 8 (one size class): kept, its sizes rewritten.
+        // 7 rows fit the buffers of 8 (one size class, 64 KiB): kept, its sizes rewritten.
         let seven = call(7, 3);
         assert_eq!(
             (seven.0, seven.1),
@@ -554,7 +554,7 @@ fn a_steady_call_reuses_its_buffers_and_bind_groups() {
             "a batch in the same size class"
         );
         assert_eq!(seven.2, first.2 + 2);
-        let larger = call(100, 4);
+        let larger = call(1000, 4);
         assert!(larger.0 > first.0, "a new size class binds anew");
         assert_eq!(larger.2, first.2 + 2, "in error scopes");
         assert_eq!(call(8, 5).0, larger.0, "the first size class was kept");

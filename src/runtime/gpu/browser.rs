@@ -93,14 +93,14 @@ export function tailorMapRead(buffers, bytes, queue, nudgeEveryMs, nudges) {
   const nudge = () => {
     queue.submit([]);
     sent += 1;
-    if (sent < nudges) timer = setTimeout(nudge, nudgeEveryMs);
   };
-  let timer = setTimeout(nudge, nudgeEveryMs);
+  const timers = Array.from({ length: nudges }, (_, i) => setTimeout(nudge, (i + 1) * nudgeEveryMs));
+  const stop = () => timers.forEach(clearTimeout);
   return mapped.then(() => {
-    clearTimeout(timer);
+    stop();
     return sent;
   }, (error) => {
-    clearTimeout(timer);
+    stop();
     throw error;
   });
 }
@@ -399,7 +399,8 @@ impl Recorder {
 
 /// The time between a pending read-back's nudges, and before the first, in ms
 /// (`readback::Nudges`): the shortest timer there is, since `setTimeout` takes whole
-/// milliseconds.
+/// milliseconds. All of a read-back's timers are set at once: a timer set by a timer is
+/// clamped to 4 ms after five levels of nesting.
 const NUDGE_EVERY_MS: f64 = 1.0;
 
 /// Maps the first `bytes` of each buffer (none of an empty one) for reading: a future that

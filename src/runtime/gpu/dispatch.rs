@@ -59,7 +59,7 @@ impl Bound {
                 .zip(&self.pooled)
                 .zip(&sizes.buffer_lens)
                 .all(|((buffer, &pooled), &len)| {
-                    !pooled || buffer.size() == size_class((len * 4) as u64)
+                    !pooled || buffer.size() == size_class(STORAGE, (len * 4) as u64)
                 })
     }
 

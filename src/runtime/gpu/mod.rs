@@ -228,6 +228,9 @@ struct CallPlan {
     chosen: Vec<Option<GemmStrategy>>,
     pipelines: Vec<Arc<objects::Pipeline>>,
     building: Vec<TierBuild>,
+    /// How long the last call's read-back waited for the device, from the submit, in ms
+    /// (none before the first): it decides the next one's nudges (`readback::Nudges`).
+    last_wait_ms: Option<f64>,
 }
 
 impl CallPlan {
@@ -643,7 +646,7 @@ impl Gpu {
         timing: bool,
     ) -> Result<GpuRun, GpuError> {
         self.recover().await?;
-        let plan = match program.plan.take() {
+        let mut plan = match program.plan.take() {
             Some(plan) if plan.serves(inputs, ints, self.decisions) => plan,
             _ => self.plan_call(program, inputs, ints).await?,
         };
@@ -667,16 +670,16 @@ impl Gpu {
                 self.device.push_error_scope(wgpu::ErrorFilter::Validation),
             )
         });
+        let nudges = self.nudges_for(plan.last_wait_ms);
         let host_started = (self.clock)();
         let mut held = Vec::new();
-        // The read-back of a call that creates nothing is nudged once, another's twice
-        // (`readback::Nudges`).
         let recorded = self
             .record_call(
-                program, &launches, &plan, kept, inputs, mode, &mut held, repeat,
+                program, &launches, &plan, kept, inputs, mode, &mut held, nudges,
             )
             .await;
-        let host_ms = (self.clock)() - host_started;
+        let submitted = (self.clock)();
+        let host_ms = submitted - host_started;
         let kernels = || {
             let names: Vec<&str> = program.wgsl.iter().map(|w| w.kernel.as_str()).collect();
             names.join(", ")
@@ -713,6 +716,7 @@ impl Gpu {
         }
         self.keep_bound(bound);
         let (outputs, timestamps) = read.await?;
+        plan.last_wait_ms = Some((self.clock)() - submitted);
         kernel_ms.extend(timestamps);
         for buffer in held {
             self.pool.release(buffer);
@@ -783,12 +787,13 @@ impl Gpu {
             chosen,
             pipelines,
             building,
+            last_wait_ms: None,
         })
     }
 
     /// The host's part of a call: its resources found or made, inputs written, passes
     /// recorded, outputs copied for read-back and the recording submitted (its read-back
-    /// nudged as a `steady` call's, one that creates nothing, or not). Returns the call's
+    /// nudged `nudges` times at most). Returns the call's
     /// resources, the read-back's future and submit-to-done kernel times; on an error its
     /// resources are already released.
     #[expect(clippy::too_many_arguments, reason = "a call is all of these")]
@@ -801,7 +806,7 @@ impl Gpu {
         inputs: &[Tensor],
         mode: Timing,
         held: &mut Vec<wgpu::Buffer>,
-        steady: bool,
+        nudges: u32,
     ) -> Result<
         (
             Bound,
@@ -831,7 +836,7 @@ impl Gpu {
                     &bound.buffers,
                     queries.as_ref(),
                     held,
-                    steady,
+                    nudges,
                 )?;
                 Ok((read, kernel_ms))
             });

@@ -20,26 +20,27 @@ use std::task::{Context, Poll, Waker};
 pub(super) const MAPPABLE: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
 
-/// Nudges of a steady call's read-back.
-pub(super) const STEADY_NUDGES: u32 = 1;
+/// The most nudges of one read-back (`Nudges`).
+pub(super) const MAX_NUDGES: u32 = 8;
 
-/// Nudges of the read-back of a call that created buffers or bind groups.
-pub(super) const CREATING_NUDGES: u32 = 2;
+/// A call whose plan's last read-back waited longer than this, in ms, is not nudged
+/// (`Nudges`).
+pub(super) const LONG_WAIT_MS: f64 = 4.0;
 
 /// The nudges of a pending read-back in the page: while a call's outputs are not mapped,
 /// an empty command list is submitted every 1 ms (`browser::NUDGE_EVERY_MS`), `count` times
-/// at most. Measured in headless Chromium (SwiftShader), the browser's GPU process notices that
-/// submitted work has finished when it handles a command from the page, or else on its own
-/// timer, about 2 ms after the last command: a steady SimpleNet b8 call's output was mapped
-/// 2.4 ms after its submit without a nudge and 1.35 ms after with one, and a timer that
-/// submits nothing did not help. A nudge before the kernels are done re-arms that timer, so
-/// a steady call is nudged once: against none, steady calls of 5 to 430 ms took
-/// 0.93–1.00× as long with one nudge, 0.98–1.20× with two or three, and 1.03–1.06× with a
-/// nudge every 1 ms until the mapping. The first call at a new batch size (new buffers and
-/// bind groups) keeps the device longer: its output (SimpleNet b16) was mapped 3.2–3.4 ms
-/// after the submit with no nudge, 3.6–3.7 ms with one, and 2.6–2.7 ms with one every 1 ms,
-/// so such a call is nudged twice. Natively nothing is nudged: `device.poll` waits for the
-/// mapping.
+/// at most. Measured in headless Chromium (SwiftShader), the browser's GPU process notices
+/// that submitted work has finished when it handles a command from the page, or else on its
+/// own timer: about 2 ms after the last command from the page, then every 1 ms while work is
+/// pending. A nudge is such a command, so it notices work finished before it, and it moves
+/// the timer to 2 ms after itself. One nudge at 1 ms therefore helps a call done by then
+/// (steady SimpleNet b8: 2.6 ms without, 1.5 ms with) and costs one that ends between 1 and
+/// 2 ms a whole millisecond (b24: 1.41× as long as without). Nudging every 1 ms until the
+/// mapping leaves no such gap while it lasts, and the last nudge opens one between it and
+/// the timer: 8 at most, since each costs the GPU process a little (at 14.6 ms, b256, 16
+/// nudges made a call 1.085× as long, 4 nudges 0.99×). A call whose same-shaped call last
+/// waited longer than [`LONG_WAIT_MS`] is not nudged: past 2 ms the timer polls every 1 ms,
+/// as nudges would. Natively nothing is nudged: `device.poll` waits for the mapping.
 #[cfg_attr(
     not(target_arch = "wasm32"),
     expect(dead_code, reason = "natively `device.poll` waits: nothing is nudged")
@@ -96,7 +97,7 @@ impl Gpu {
     /// Copies the outputs (and resolved timestamps) to mappable buffers, submits the call's
     /// recording, and returns a future of the tensors and kernel times. Natively the mapping
     /// completes here, by polling; on the web the browser completes it and the future waits,
-    /// nudged where the nudges are on, fewer times where `steady` (the call created nothing).
+    /// nudged `nudges` times at most.
     #[expect(clippy::too_many_arguments, reason = "a read-back is all of these")]
     pub(super) fn read_back(
         &mut self,
@@ -106,7 +107,7 @@ impl Gpu {
         buffers: &[wgpu::Buffer],
         queries: Option<&QuerySet>,
         held: &mut Vec<wgpu::Buffer>,
-        steady: bool,
+        nudges: u32,
     ) -> Result<impl Future<Output = ReadBack> + use<>, GpuError> {
         let schedule = &program.schedule;
         let mut targets: Vec<(wgpu::Buffer, u64)> = Vec::new();
@@ -131,13 +132,8 @@ impl Gpu {
         let submitted = recorder.submit(&self.queue);
         held.extend(targets.iter().map(|(target, _)| target.clone()));
         submitted?;
-        let count = match (self.nudges_on, steady) {
-            (false, _) => 0,
-            (true, true) => STEADY_NUDGES,
-            (true, false) => CREATING_NUDGES,
-        };
         let nudges = Nudges {
-            count,
+            count: nudges,
             sent: Arc::clone(&self.nudges_sent),
         };
         let mapped = map_targets(&targets, &self.queue, &nudges);
@@ -174,6 +170,16 @@ impl Gpu {
     /// whether they were on. The steady benchmark measures both ways.
     pub fn set_nudges(&mut self, on: bool) -> bool {
         std::mem::replace(&mut self.nudges_on, on)
+    }
+
+    /// How many times the read-back of a call is nudged at most, given how long its plan's
+    /// last read-back waited (none for a new plan).
+    pub(super) fn nudges_for(&self, last_wait_ms: Option<f64>) -> u32 {
+        match last_wait_ms {
+            _ if !self.nudges_on => 0,
+            Some(waited) if waited > LONG_WAIT_MS => 0,
+            _ => MAX_NUDGES,
+        }
     }
 
     /// Waits until the queue is idle (natively by polling, on the web by a callback).
