@@ -13,7 +13,7 @@ use super::value::Writer;
 use crate::graph::PoolKind;
 use crate::lower::{
     BLOCK_M, BLOCK_N, Body, Gemm, GemmStrategy, MAP_WORKGROUP, Pool, RowOp, Rows, SMALL_WORKGROUP,
-    TILE_K, TILE_M, TILE_N, VEC4_BLOCK_M, Value, Vec4Operands,
+    TILE_K, TILE_M, TILE_N, VEC4_BLOCK_M, VEC4_BLOCK_N, Value, Vec4Operands,
 };
 use crate::symbolic::Expr;
 use std::fmt::Write;
@@ -327,7 +327,7 @@ fn naive_frame(w: &Writer<'_>, gemm: &Gemm) -> String {
 /// column loads that row or column again (clamped, so the loop has no branch: a guard there
 /// halved its speed on SwiftShader) and stores only what is inside.
 fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
-    let (mut text, tail) = block_frame(w, gemm, BLOCK_M);
+    let (mut text, tail) = block_frame(w, gemm, BLOCK_M, BLOCK_N);
     text.push_str("    for (var kk = 0i; kk < K; kk++) {\n        var b = vec4<f32>();\n");
     let b = w.value(&gemm.b, "0.0f");
     for (c, lane) in ["x", "y", "z", "w"].iter().enumerate() {
@@ -348,38 +348,41 @@ fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
     text
 }
 
-/// What surrounds a blocked product's loop: before it, the block of `rows` by `BLOCK_N`
-/// outputs this thread owns (`row0`, `col0`) and one `vec4` accumulator per row; after
-/// it, the stores of the outputs inside the result.
-fn block_frame(w: &Writer<'_>, gemm: &Gemm, rows: i64) -> (String, String) {
+/// What surrounds a blocked product's loop: before it, the block of `rows` by `cols`
+/// outputs this thread owns (`row0`, `col0`) and `cols / 4` `vec4` accumulators per row,
+/// `acc{r * cols / 4 + j}` holding columns `4j..4j+3` of row `r`; after it, the stores of
+/// the outputs inside the result (one loop over an array of the accumulators: stores
+/// unrolled per output made SwiftShader's pipeline build 2–5× as long).
+fn block_frame(w: &Writer<'_>, gemm: &Gemm, rows: i64, cols: i64) -> (String, String) {
     let mut head = prologue(w, SMALL_WORKGROUP);
     head.push_str(&define_gemm_sizes(w, gemm));
     let _ = write!(
         head,
         "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
-    let blocks_n = (N + {n1}i) / {BLOCK_N}i;
+    let blocks_n = (N + {n1}i) / {cols}i;
     let blocks = ((M + {m1}i) / {rows}i) * blocks_n;
     if (gid >= BATCH * blocks) {{
         return;
     }}
     let bat = gid / blocks;
     let row0 = ((gid % blocks) / blocks_n) * {rows}i;
-    let col0 = (gid % blocks_n) * {BLOCK_N}i;
+    let col0 = (gid % blocks_n) * {cols}i;
 ",
-        n1 = BLOCK_N - 1,
+        n1 = cols - 1,
         m1 = rows - 1,
     );
-    for r in 0..rows {
-        let _ = writeln!(head, "    var acc{r} = vec4<f32>();");
+    let per_row = cols / 4;
+    let accs: Vec<String> = (0..rows * per_row).map(|i| format!("acc{i}")).collect();
+    for acc in &accs {
+        let _ = writeln!(head, "    var {acc} = vec4<f32>();");
     }
-    let accs: Vec<String> = (0..rows).map(|r| format!("acc{r}")).collect();
     let tail = format!(
-        "    let acc = array<vec4<f32>, {rows}>({});
+        "    let acc = array<vec4<f32>, {count}>({});
     for (var r = 0i; r < {rows}i; r++) {{
         let row = row0 + r;
-        for (var c = 0i; c < {BLOCK_N}i; c++) {{
+        for (var c = 0i; c < {cols}i; c++) {{
             let col = col0 + c;
-            let sum = acc[r][c];
+            let sum = acc[r * {per_row}i + c / 4i][c % 4i];
             if (row < M && col < N) {{
 {}            }}
         }}
@@ -388,35 +391,49 @@ fn block_frame(w: &Writer<'_>, gemm: &Gemm, rows: i64) -> (String, String) {
 ",
         accs.join(", "),
         store(w, "                ", &gemm.store, &gemm.epilogue, "sum"),
+        count = accs.len(),
     );
     (head, tail)
 }
 
-/// The blocked product over `vec4` reads: each thread owns `VEC4_BLOCK_M` rows by 4
-/// columns, and each step of the reduction loads one `vec4` of every row of `a` and every
-/// column of `b` (4 consecutive `kk`) and takes their 16 dot products. Rows and columns
-/// past the end are clamped as in [`blocked`]; the loop body is not unrolled (SwiftShader
-/// ran an unrolled or nested loop 30–50% slower).
+/// The blocked product over `vec4` reads: each thread owns `VEC4_BLOCK_M` rows by
+/// `VEC4_BLOCK_N` columns, and each step of the reduction loads one `vec4` of every row of
+/// `a` and every column of `b` (4 consecutive `kk`) and takes their dot products, four to a
+/// `vec4` accumulator. Rows and columns past the end are clamped as in [`blocked`]; the
+/// loop body is not unrolled (SwiftShader ran an unrolled or nested loop 30–50% slower).
 fn blocked_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
-    let (mut text, tail) = block_frame(w, gemm, VEC4_BLOCK_M);
+    let (mut text, tail) = block_frame(w, gemm, VEC4_BLOCK_M, VEC4_BLOCK_N);
     text.push_str("    let K4 = K / 4i;\n    for (var k4 = 0i; k4 < K4; k4++) {\n");
     let (a, b) = (
         &w.schedule.buffer(vec4.a).name,
         &w.schedule.buffer(vec4.b).name,
     );
-    for c in 0..BLOCK_N {
+    for c in 0..VEC4_BLOCK_N {
         let _ = writeln!(
             text,
             "        var b{c}: vec4<f32>;\n        {{\n            let col = min(col0 + {c}i, N - 1i);\n            b{c} = {b}[{} + k4];\n        }}",
             w.expr(&vec4.b_base)
         );
     }
+    let per_row = VEC4_BLOCK_N / 4;
     for r in 0..VEC4_BLOCK_M {
-        let _ = writeln!(
+        let _ = write!(
             text,
-            "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            let a = {a}[{} + k4];\n            acc{r} += vec4<f32>(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));\n        }}",
+            "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            let a = {a}[{} + k4];\n",
             w.expr(&vec4.a_base)
         );
+        for j in 0..per_row {
+            let c = 4 * j;
+            let _ = writeln!(
+                text,
+                "            acc{} += vec4<f32>(dot(a, b{c}), dot(a, b{}), dot(a, b{}), dot(a, b{}));",
+                r * per_row + j,
+                c + 1,
+                c + 2,
+                c + 3
+            );
+        }
+        text.push_str("        }\n");
     }
     text.push_str("    }\n");
     text.push_str(&tail);

@@ -280,8 +280,8 @@ fn a_blocked_product_reads_vec4s_only_along_aligned_unit_strides() {
         .as_sym()
         .expect("a dynamic batch");
     let mut bindings = Bindings::new();
-    bindings.set(s0, 9);
-    // Four rows per thread: ceil(9 / 4) * (128 / 4) = 96 threads, 2 workgroups.
+    bindings.set(s0, 65);
+    // 16 rows by 8 columns per thread: ceil(65 / 16) * (128 / 8) = 80 threads, 2 workgroups.
     assert_eq!(kernel.workgroups.eval(&bindings), Some(2));
     // 30 inputs: kk runs in steps of 1 from 30*row, not a multiple of 4.
     let (vec4, _, kernel) = blocked(
@@ -292,8 +292,8 @@ fn a_blocked_product_reads_vec4s_only_along_aligned_unit_strides() {
     assert_eq!(vec4, None);
     assert_eq!(
         kernel.workgroups.eval(&bindings),
-        Some(1),
-        "8 rows per thread"
+        Some(5),
+        "8 rows by 4 columns per thread: ceil(65 / 8) * (128 / 4) = 288 threads"
     );
     // x @ w with w as [k, n]: b strides by n along kk.
     let (vec4, _, _) = blocked(

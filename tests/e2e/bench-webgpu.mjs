@@ -38,6 +38,7 @@ try {
       x: { data: Float32Array.from({ length: batch * width }, (_, i) => Math.sin(i)), shape: [batch, width] },
     });
     const median = (samples) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
+    const mean = (samples) => samples.reduce((sum, v) => sum + v, 0) / samples.length;
     const timed = async (model, args) => {
       const started = performance.now();
       const result = await model.call(args);
@@ -75,7 +76,8 @@ try {
         // then those of fresh models of the same source (the kernel cache kept). New and
         // steady calls alternate so that both see the same moments of the machine: on
         // SwiftShader a b16 call ends close to the first read-back nudge (1 ms), so either
-        // kind takes about 1.5 or 2.5 ms, in shares that drift through a run.
+        // kind takes about 1.5 or 2.5 ms, in shares that drift through a run: the medians
+        // jump between the two, the means show the shares.
         const held = (await tailor.gpuStats()).pipelinesCreated;
         const fresh = [];
         const again = [];
@@ -87,8 +89,10 @@ try {
           if (i > 0) another.free();
         }
         metrics["new_shape_ms.simplenet_b16.true"] = median(fresh);
+        metrics["new_shape_mean_ms.simplenet_b16.true"] = mean(fresh);
         metrics["new_shape_pipelines.simplenet_b16.true"] = (await tailor.gpuStats()).pipelinesCreated - held;
         metrics["steady_ms.simplenet_b16.true"] = median(again);
+        metrics["steady_mean_ms.simplenet_b16.true"] = mean(again);
       }
       model.free();
     }
