@@ -258,9 +258,10 @@ pub enum GemmStrategy {
     /// `TILE_M x TILE_N` outputs per workgroup of 64 threads (4x4 each), operands staged
     /// through workgroup memory `TILE_K` columns at a time.
     Tiled,
-    /// `BLOCK_M x BLOCK_N` outputs per thread, operands read from global memory: no
-    /// workgroup memory, so its pipeline builds about as fast as the naive one's, and each
-    /// loaded value is used `BLOCK_M` or `BLOCK_N` times.
+    /// `BLOCK_M x BLOCK_N` outputs per thread (`VEC4_BLOCK_M x VEC4_BLOCK_N` where it reads
+    /// `vec4`s), operands read from global memory: no workgroup memory, so its pipeline
+    /// builds about as fast as the naive one's, and each loaded value is used once per row
+    /// or column of the block.
     Blocked,
     /// One thread per output element reading its row and column from global memory (the
     /// baseline the benchmark compares against).
@@ -308,18 +309,19 @@ pub const TILED_MIN_MACS: i64 = 1 << 22;
 /// Output rows per thread of a blocked product (one `vec4` accumulator each).
 pub const BLOCK_M: i64 = 8;
 /// Output rows per thread of a blocked product that reads its operands as `vec4`s
-/// ([`Kernel::vec4_operands`]); its columns are [`VEC4_BLOCK_N`]. Measured in headless
-/// Chromium on SwiftShader for a 256×1024×1024 product with its bias and ReLU, raw WebGPU,
-/// one kernel per submit, rows × columns per thread (64 threads a workgroup), GFLOP/s and
-/// the pipeline's build: 4×4 2.7–2.8 (84–141 ms), 8×8 4.3–4.7 (61–82 ms), 16×8 5.4–5.5
-/// (100–153 ms), 16×16 7.0 (194–227 ms), 32×16 7.4 (445 ms). A CPU emulation runs each
+/// ([`Kernel::vec4_operands`]); its columns are [`VEC4_BLOCK_N`]. A CPU emulation runs each
 /// thread's block as a CPU kernel runs its register tile: the larger the block, the fewer
-/// loads per multiply-add. 16×8 doubles the 4×4 form's throughput and builds about as
-/// fast; larger blocks build slower and leave fewer threads for a core each (a 256×1024
-/// product has 2,048 threads at 16×8).
-pub const VEC4_BLOCK_M: i64 = 16;
+/// loads per multiply-add, and the longer the emulator's compiler takes. Measured for a
+/// 256×1024×1024 product with its bias and ReLU, rows × columns per thread: in headless
+/// Chromium on SwiftShader (raw WebGPU, one kernel a submit, 64 threads a workgroup),
+/// GFLOP/s and the pipeline's build, 4×4 2.7–2.8 (84–141 ms), 8×8 4.3–4.7 (61–82 ms), 16×8
+/// 5.4–5.5 (100–153 ms), 16×16 7.0 (194–227 ms); natively on lavapipe (`tailor bench`,
+/// Mesa's shader cache off), the MLP's first call and steady GFLOP/s, 4×4 424 ms and 9.5,
+/// 8×8 1030 ms and 15.6, 16×8 2590 ms and 19.1. 8×8 builds as fast as 4×4 on SwiftShader
+/// and keeps four times the threads of 16×8 for a many-core emulation.
+pub const VEC4_BLOCK_M: i64 = 8;
 /// Output columns per thread of a blocked product that reads its operands as `vec4`s (two
-/// `vec4` accumulators per row).
+/// `vec4` accumulators a row).
 pub const VEC4_BLOCK_N: i64 = 8;
 /// Output columns per thread of a blocked product (the lanes of a `vec4`).
 pub const BLOCK_N: i64 = 4;
