@@ -793,9 +793,8 @@ impl Gpu {
 
     /// The host's part of a call: its resources found or made, inputs written, passes
     /// recorded, outputs copied for read-back and the recording submitted (its read-back
-    /// nudged `nudges` times at most). Returns the call's
-    /// resources, the read-back's future and submit-to-done kernel times; on an error its
-    /// resources are already released.
+    /// nudged `nudges` times at most). Returns the call's resources, the read-back's future
+    /// and submit-to-done kernel times; on an error its resources are already released.
     #[expect(clippy::too_many_arguments, reason = "a call is all of these")]
     async fn record_call(
         &mut self,
