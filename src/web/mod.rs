@@ -192,7 +192,7 @@ impl Tailor {
 
     /// Turns read-back nudges on or off (on by default): while a call's output is not
     /// mapped, an empty command list is submitted every 1 ms, 8 times at most (none where
-    /// the same-shaped call before waited longer than 6 ms), because the browser's GPU
+    /// the same-shaped call before waited longer than 4 ms), because the browser's GPU
     /// process otherwise notices finished work only on its own timer (2 ms after the last
     /// command, then every 1 ms, measured in headless Chromium). Resolves to whether they
     /// were on; `false` on the CPU.

@@ -9,7 +9,8 @@
 import { DIST_DIR, launchChromium, serveStatic } from "./harness.mjs";
 
 const ROUNDS = Number(process.env.TAILOR_BENCH_ROUNDS ?? 20);
-// First calls at a new batch size, each by a model of its own: their median is reported.
+// First calls at a new batch size, each by a model of its own: their median and mean are
+// reported.
 const NEW_SHAPE_SAMPLES = 15;
 
 const server = await serveStatic(DIST_DIR);
@@ -17,7 +18,7 @@ const browser = await launchChromium();
 try {
   const page = browser.context.pages()[0] ?? (await browser.context.newPage());
   await page.goto(server.url);
-  const report = await page.evaluate(async ([rounds, NEW_SHAPE_SAMPLES]) => {
+  const report = await page.evaluate(async ([rounds, newShapeSamples]) => {
     const { default: init, Tailor } = await import("./tailor.js");
     await init();
     const tailor = await Tailor.create({ device: "gpu" });
@@ -56,7 +57,6 @@ try {
       }
       return { ms: median(samples), host: median(host) };
     };
-    const steady = async (model, args, n) => (await steadyWithHost(model, args, n)).ms;
     const metrics = {};
     const products = {};
     for (const dynamic of ["false", "true", "auto"]) {
@@ -81,7 +81,7 @@ try {
         const held = (await tailor.gpuStats()).pipelinesCreated;
         const fresh = [];
         const again = [];
-        for (let i = 0; i < NEW_SHAPE_SAMPLES; i++) {
+        for (let i = 0; i < newShapeSamples; i++) {
           const another = i === 0 ? model : tailor.compile(simplenet, { dynamic });
           for (let j = 0; i > 0 && j < 3; j++) await another.call(input(8, 64));
           fresh.push((await timed(another, input(16, 64))).ms);
