@@ -13,7 +13,8 @@ use super::value::Writer;
 use crate::graph::PoolKind;
 use crate::lower::{
     BLOCK_M, BLOCK_N, Body, Gemm, GemmStrategy, MAP_WORKGROUP, Pool, RowOp, Rows, SMALL_WORKGROUP,
-    TILE_K, TILE_M, TILE_N, VEC4_BLOCK_M, VEC4_BLOCK_N, Value, Vec4Operands,
+    TILE_K, TILE_M, TILE_N, TILE_N_NARROW, TILE_THREAD_M, VEC4_BLOCK_M, VEC4_BLOCK_N, Value,
+    Vec4Operands,
 };
 use crate::symbolic::Expr;
 use std::fmt::Write;
@@ -26,6 +27,21 @@ const _: () = assert!(
     BLOCK_N == 4,
     "a blocked product's columns are a vec4's lanes"
 );
+
+// A tiled product's thread owns whole `vec4`s of both tiles, at either tile width.
+const _: () = {
+    let threads = SMALL_WORKGROUP as i64;
+    let narrow = TILE_M * TILE_N_NARROW / threads / TILE_THREAD_M;
+    let wide = TILE_M * TILE_N / threads / TILE_THREAD_M;
+    assert!(
+        TILE_THREAD_M % 4 == 0 && narrow % 4 == 0 && wide % 4 == 0,
+        "a tiled thread's block is whole vec4s"
+    );
+    assert!(
+        (TILE_M * TILE_K) % threads == 0 && (TILE_K * TILE_N_NARROW) % threads == 0,
+        "every thread loads as many tile elements"
+    );
+};
 
 /// Near the most negative finite f32: the identity of `max` (WGSL may assume no infinities,
 /// and Tint rejects a literal that rounds beyond the f32 range, such as -3.40282347e38).
@@ -136,12 +152,16 @@ fn define_gemm_sizes(w: &Writer<'_>, gemm: &Gemm) -> String {
     .collect()
 }
 
-/// `TILE_M x TILE_N` outputs per workgroup; each of the 64 threads owns a 4x4 block, and
-/// the operands pass through workgroup memory `TILE_K` deep.
+/// `TILE_M x tile_n` outputs per workgroup; each of the 64 threads owns `TILE_THREAD_M`
+/// rows by `tile_n / 8` columns, and the operands pass through workgroup memory `TILE_K`
+/// deep.
 fn tiled(w: &Writer<'_>, gemm: &Gemm) -> String {
+    let tile_n = gemm.tile_n;
+    let threads = i64::from(SMALL_WORKGROUP);
+    let thread_n = TILE_M * tile_n / threads / TILE_THREAD_M;
     let (check_m, check_n, check_k) = (
         !divides(w, &gemm.m, TILE_M),
-        !divides(w, &gemm.n, TILE_N),
+        !divides(w, &gemm.n, tile_n),
         !divides(w, &gemm.k, TILE_K),
     );
     let guard = |conditions: &[(bool, &str)]| {
@@ -156,78 +176,72 @@ fn tiled(w: &Writer<'_>, gemm: &Gemm) -> String {
     let load = |slot: &str, value: &Value, condition: String| {
         let value = w.value(value, "0.0f");
         if condition.is_empty() {
-            format!("                {slot} = {value};\n")
+            format!("            {slot} = {value};\n")
         } else {
             format!(
-                "                var v = 0.0f;\n                if ({condition}) {{\n                    v = {value};\n                }}\n                {slot} = v;\n"
+                "            var v = 0.0f;\n            if ({condition}) {{\n                v = {value};\n            }}\n            {slot} = v;\n"
             )
         }
     };
     let a_guard = guard(&[(check_m, "row < M"), (check_k, "kk < K")]);
     let b_guard = guard(&[(check_k, "kk < K"), (check_n, "col < N")]);
     let out_guard = guard(&[(check_m, "row < M"), (check_n, "col < N")]);
-    let (vecs_m, vecs_n) = (TILE_M / 4, TILE_N / 4);
-    let (tile_a, tile_b) = (TILE_K * vecs_m, TILE_K * vecs_n);
-    let per_thread = TILE_M * TILE_K / i64::from(SMALL_WORKGROUP);
+    let (vecs_m, vecs_n) = (TILE_M / 4, tile_n / 4);
+    let (thread_vecs_m, thread_vecs_n) = (TILE_THREAD_M / 4, thread_n / 4);
     let mut text = format!(
         "// Both tiles are stored k-major as vec4s: tile_a[p * {vecs_m} + i] holds rows 4i..4i+3 of
 // column p of the A tile, tile_b[p * {vecs_n} + j] columns 4j..4j+3 of row p of the B tile.
-var<workgroup> tile_a: array<vec4<f32>, {tile_a}>;
-var<workgroup> tile_b: array<vec4<f32>, {tile_b}>;
+var<workgroup> tile_a: array<vec4<f32>, {}>;
+var<workgroup> tile_b: array<vec4<f32>, {}>;
 
-"
+",
+        TILE_K * vecs_m,
+        TILE_K * vecs_n,
     );
     text.push_str(&prologue(w, SMALL_WORKGROUP));
     text.push_str(&define_gemm_sizes(w, gemm));
+    let accs: Vec<String> = (0..TILE_THREAD_M * thread_vecs_n)
+        .map(|i| format!("acc{i}"))
+        .collect();
     let _ = write!(
         text,
-        "    let tiles_n = (N + {n1}i) / {TILE_N}i;
+        "    let tiles_n = (N + {n1}i) / {tile_n}i;
     let tiles = ((M + {m1}i) / {TILE_M}i) * tiles_n;
     let bat = wg / tiles;
     let row0 = ((wg % tiles) / tiles_n) * {TILE_M}i;
-    let col0 = (wg % tiles_n) * {TILE_N}i;
-    let ty = i32(lid) / {vecs_n}i;
-    let tx = i32(lid) % {vecs_n}i;
-    var acc0 = vec4<f32>();
-    var acc1 = vec4<f32>();
-    var acc2 = vec4<f32>();
-    var acc3 = vec4<f32>();
-    for (var k0 = 0i; k0 < K; k0 += {TILE_K}i) {{
-        for (var l = 0i; l < {per_thread}i; l++) {{
-            let e = l * {SMALL_WORKGROUP}i + i32(lid);
-            {{
-                let r = e / {TILE_K}i;
-                let p = e % {TILE_K}i;
-                let row = row0 + r;
-                let kk = k0 + p;
-{a}            }}
-            {{
-                let p = e / {TILE_N}i;
-                let c = e % {TILE_N}i;
-                let kk = k0 + p;
-                let col = col0 + c;
-{b}            }}
-        }}
+    let col0 = (wg % tiles_n) * {tile_n}i;
+    let ty = i32(lid) / {threads_n}i;
+    let tx = i32(lid) % {threads_n}i;
+",
+        n1 = tile_n - 1,
+        m1 = TILE_M - 1,
+        threads_n = tile_n / thread_n,
+    );
+    for acc in &accs {
+        let _ = writeln!(text, "    var {acc} = vec4<f32>();");
+    }
+    let _ = write!(
+        text,
+        "    for (var k0 = 0i; k0 < K; k0 += {TILE_K}i) {{
+        for (var l = 0i; l < {per_thread_a}i; l++) {{
+            let e = l * {threads}i + i32(lid);
+            let r = e / {TILE_K}i;
+            let p = e % {TILE_K}i;
+            let row = row0 + r;
+            let kk = k0 + p;
+{a}        }}
+        for (var l = 0i; l < {per_thread_b}i; l++) {{
+            let e = l * {threads}i + i32(lid);
+            let p = e / {tile_n}i;
+            let c = e % {tile_n}i;
+            let kk = k0 + p;
+            let col = col0 + c;
+{b}        }}
         workgroupBarrier();
         for (var p = 0i; p < {TILE_K}i; p++) {{
-            let a = tile_a[p * {vecs_m}i + ty];
-            let b = tile_b[p * {vecs_n}i + tx];
-            acc0 += a.x * b;
-            acc1 += a.y * b;
-            acc2 += a.z * b;
-            acc3 += a.w * b;
-        }}
-        workgroupBarrier();
-    }}
-    let acc = array<vec4<f32>, 4>(acc0, acc1, acc2, acc3);
-    for (var r = 0i; r < 4i; r++) {{
-        let row = row0 + ty * 4i + r;
-        for (var c = 0i; c < 4i; c++) {{
-            let col = col0 + tx * 4i + c;
-            let sum = acc[r][c];
 ",
-        n1 = TILE_N - 1,
-        m1 = TILE_M - 1,
+        per_thread_a = TILE_M * TILE_K / threads,
+        per_thread_b = TILE_K * tile_n / threads,
         a = load(
             &format!("tile_a[p * {vecs_m}i + r / 4i][r % 4i]"),
             &gemm.a,
@@ -238,6 +252,50 @@ var<workgroup> tile_b: array<vec4<f32>, {tile_b}>;
             &gemm.b,
             b_guard
         ),
+    );
+    let plus = |i: i64| match i {
+        0 => String::new(),
+        i => format!(" + {i}i"),
+    };
+    for i in 0..thread_vecs_m {
+        let _ = writeln!(
+            text,
+            "            let a{i} = tile_a[p * {vecs_m}i + ty * {thread_vecs_m}i{}];",
+            plus(i)
+        );
+    }
+    for j in 0..thread_vecs_n {
+        let _ = writeln!(
+            text,
+            "            let b{j} = tile_b[p * {vecs_n}i + tx * {thread_vecs_n}i{}];",
+            plus(j)
+        );
+    }
+    for r in 0..TILE_THREAD_M {
+        let lane = ["x", "y", "z", "w"][(r % 4) as usize];
+        for j in 0..thread_vecs_n {
+            let _ = writeln!(
+                text,
+                "            acc{} += a{}.{lane} * b{j};",
+                r * thread_vecs_n + j,
+                r / 4
+            );
+        }
+    }
+    let _ = write!(
+        text,
+        "        }}
+        workgroupBarrier();
+    }}
+    let acc = array<vec4<f32>, {count}>({list});
+    for (var r = 0i; r < {TILE_THREAD_M}i; r++) {{
+        let row = row0 + ty * {TILE_THREAD_M}i + r;
+        for (var c = 0i; c < {thread_n}i; c++) {{
+            let col = col0 + tx * {thread_n}i + c;
+            let sum = acc[r * {thread_vecs_n}i + c / 4i][c % 4i];
+",
+        count = accs.len(),
+        list = accs.join(", "),
     );
     let write = store(w, "                ", &gemm.store, &gemm.epilogue, "sum");
     if out_guard.is_empty() {

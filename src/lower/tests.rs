@@ -183,7 +183,7 @@ fn per_op_schedules_verify_and_match_the_reference() {
 }
 
 #[test]
-fn a_product_runs_its_large_form_only_where_its_tiles_are_full_and_it_is_large() {
+fn a_product_runs_its_large_form_only_where_it_fills_half_a_tile_and_is_large() {
     let cases = [
         // (batch, m, n, k): SimpleNet's first layer at batch 8, 1024, and a 31-row product.
         ((1, 8, 128, 64), GemmStrategy::Naive),
@@ -250,6 +250,40 @@ fn a_product_runs_its_large_form_only_where_its_tiles_are_full_and_it_is_large()
     assert_eq!(
         kernel.strategy_at(&bindings, GemmStrategy::Blocked),
         Some(GemmStrategy::Tiled)
+    );
+}
+
+#[test]
+fn a_tiled_product_is_as_wide_as_its_columns_need() {
+    let tile_n = |init: &str, forward: &str, x: &str| {
+        let schedule = schedule(init, forward, x);
+        let Body::Gemm(gemm) = &schedule.kernels[0].body else {
+            panic!("a product kernel first");
+        };
+        (gemm.tile_n, schedule.kernels[0].workgroups.to_string())
+    };
+    // 32 output channels: a 64-wide tile would leave half its threads without columns.
+    assert_eq!(
+        tile_n(
+            "self.conv = nn.Conv2d(32, 32, 3, padding=1)",
+            "return self.conv(x)",
+            "x=1,32,64,64",
+        )
+        .0,
+        TILE_N_NARROW
+    );
+    let (wide, workgroups) = tile_n(
+        "self.fc = nn.Linear(64, 128)",
+        "return self.fc(x)",
+        "x=8,64",
+    );
+    assert_eq!(wide, TILE_N);
+    assert_eq!(workgroups, format!("2*((s0 + {})//{TILE_M})", TILE_M - 1));
+    // Columns known only at the call (`x`'s rows, dynamic): the wide tile.
+    assert_eq!(
+        tile_n("pass", "return x @ x.transpose(0, 1)", "x=8,64").0,
+        TILE_N,
+        "symbolic columns"
     );
 }
 

@@ -11,8 +11,8 @@ use crate::graph::{BinaryOp, NodeId};
 use crate::lower::LowerError;
 use crate::lower::builder::Builder;
 use crate::lower::fuse::Group;
-use crate::lower::index::{Index, ceil_div, numel, unravel};
-use crate::lower::kernel::{Body, Gemm, GemmStrategy, TILE_M, TILE_N, Value};
+use crate::lower::index::{Index, numel, unravel};
+use crate::lower::kernel::{Body, Gemm, GemmStrategy, Value};
 use crate::symbolic::Expr;
 
 impl Builder<'_> {
@@ -75,9 +75,9 @@ impl Builder<'_> {
         store: Expr,
         gathers_windows: bool,
     ) {
-        let workgroups = &batch * ceil_div(&m, TILE_M) * ceil_div(&n, TILE_N);
         let gemm = Gemm {
             strategy: GemmStrategy::Tiled,
+            tile_n: Gemm::tile_columns(&n),
             batch,
             m,
             n,
@@ -88,6 +88,7 @@ impl Builder<'_> {
             store,
             gathers_windows,
         };
+        let workgroups = gemm.tiled_workgroups();
         self.finish(group, "", Body::Gemm(Box::new(gemm)), workgroups);
     }
 

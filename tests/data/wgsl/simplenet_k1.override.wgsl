@@ -7,8 +7,8 @@
 
 override s0: i32;
 
-// Both tiles are stored k-major as vec4s: tile_a[p * 8 + i] holds rows 4i..4i+3 of
-// column p of the A tile, tile_b[p * 8 + j] columns 4j..4j+3 of row p of the B tile.
+// Both tiles are stored k-major as vec4s: tile_a[p * 16 + i] holds rows 4i..4i+3 of
+// column p of the A tile, tile_b[p * 16 + j] columns 4j..4j+3 of row p of the B tile.
 var<workgroup> tile_a: array<vec4<f32>, 256>;
 var<workgroup> tile_b: array<vec4<f32>, 256>;
 
@@ -18,7 +18,7 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let WORKGROUPS = 2i * ((s0 + 31i) / 32i);
+    let WORKGROUPS = (s0 + 63i) / 64i;
     let wg = i32(wid.x + wid.y * nwg.x);
     if (wg >= WORKGROUPS) {
         return;
@@ -27,60 +27,85 @@ fn main(
     let M = s0;
     let N = 64i;
     let K = 128i;
-    let tiles_n = (N + 31i) / 32i;
-    let tiles = ((M + 31i) / 32i) * tiles_n;
+    let tiles_n = (N + 63i) / 64i;
+    let tiles = ((M + 63i) / 64i) * tiles_n;
     let bat = wg / tiles;
-    let row0 = ((wg % tiles) / tiles_n) * 32i;
-    let col0 = (wg % tiles_n) * 32i;
+    let row0 = ((wg % tiles) / tiles_n) * 64i;
+    let col0 = (wg % tiles_n) * 64i;
     let ty = i32(lid) / 8i;
     let tx = i32(lid) % 8i;
     var acc0 = vec4<f32>();
     var acc1 = vec4<f32>();
     var acc2 = vec4<f32>();
     var acc3 = vec4<f32>();
-    for (var k0 = 0i; k0 < K; k0 += 32i) {
+    var acc4 = vec4<f32>();
+    var acc5 = vec4<f32>();
+    var acc6 = vec4<f32>();
+    var acc7 = vec4<f32>();
+    var acc8 = vec4<f32>();
+    var acc9 = vec4<f32>();
+    var acc10 = vec4<f32>();
+    var acc11 = vec4<f32>();
+    var acc12 = vec4<f32>();
+    var acc13 = vec4<f32>();
+    var acc14 = vec4<f32>();
+    var acc15 = vec4<f32>();
+    for (var k0 = 0i; k0 < K; k0 += 16i) {
         for (var l = 0i; l < 16i; l++) {
             let e = l * 64i + i32(lid);
-            {
-                let r = e / 32i;
-                let p = e % 32i;
-                let row = row0 + r;
-                let kk = k0 + p;
-                var v = 0.0f;
-                if (row < M && kk < K) {
-                    v = t0[128i * row + kk];
-                }
-                tile_a[p * 8i + r / 4i][r % 4i] = v;
+            let r = e / 16i;
+            let p = e % 16i;
+            let row = row0 + r;
+            let kk = k0 + p;
+            var v = 0.0f;
+            if (row < M && kk < K) {
+                v = t0[128i * row + kk];
             }
-            {
-                let p = e / 32i;
-                let c = e % 32i;
-                let kk = k0 + p;
-                let col = col0 + c;
-                var v = 0.0f;
-                if (kk < K && col < N) {
-                    v = p_layers_2_weight[128i * col + kk];
-                }
-                tile_b[p * 8i + c / 4i][c % 4i] = v;
+            tile_a[p * 16i + r / 4i][r % 4i] = v;
+        }
+        for (var l = 0i; l < 16i; l++) {
+            let e = l * 64i + i32(lid);
+            let p = e / 64i;
+            let c = e % 64i;
+            let kk = k0 + p;
+            let col = col0 + c;
+            var v = 0.0f;
+            if (kk < K && col < N) {
+                v = p_layers_2_weight[128i * col + kk];
             }
+            tile_b[p * 16i + c / 4i][c % 4i] = v;
         }
         workgroupBarrier();
-        for (var p = 0i; p < 32i; p++) {
-            let a = tile_a[p * 8i + ty];
-            let b = tile_b[p * 8i + tx];
-            acc0 += a.x * b;
-            acc1 += a.y * b;
-            acc2 += a.z * b;
-            acc3 += a.w * b;
+        for (var p = 0i; p < 16i; p++) {
+            let a0 = tile_a[p * 16i + ty * 2i];
+            let a1 = tile_a[p * 16i + ty * 2i + 1i];
+            let b0 = tile_b[p * 16i + tx * 2i];
+            let b1 = tile_b[p * 16i + tx * 2i + 1i];
+            acc0 += a0.x * b0;
+            acc1 += a0.x * b1;
+            acc2 += a0.y * b0;
+            acc3 += a0.y * b1;
+            acc4 += a0.z * b0;
+            acc5 += a0.z * b1;
+            acc6 += a0.w * b0;
+            acc7 += a0.w * b1;
+            acc8 += a1.x * b0;
+            acc9 += a1.x * b1;
+            acc10 += a1.y * b0;
+            acc11 += a1.y * b1;
+            acc12 += a1.z * b0;
+            acc13 += a1.z * b1;
+            acc14 += a1.w * b0;
+            acc15 += a1.w * b1;
         }
         workgroupBarrier();
     }
-    let acc = array<vec4<f32>, 4>(acc0, acc1, acc2, acc3);
-    for (var r = 0i; r < 4i; r++) {
-        let row = row0 + ty * 4i + r;
-        for (var c = 0i; c < 4i; c++) {
-            let col = col0 + tx * 4i + c;
-            let sum = acc[r][c];
+    let acc = array<vec4<f32>, 16>(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, acc8, acc9, acc10, acc11, acc12, acc13, acc14, acc15);
+    for (var r = 0i; r < 8i; r++) {
+        let row = row0 + ty * 8i + r;
+        for (var c = 0i; c < 8i; c++) {
+            let col = col0 + tx * 8i + c;
+            let sum = acc[r * 2i + c / 4i][c % 4i];
             if (row < M && col < N) {
                 out0[64i * row + col] = (sum + p_layers_2_bias[col]);
             }
