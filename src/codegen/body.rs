@@ -13,8 +13,7 @@ use super::value::Writer;
 use crate::graph::PoolKind;
 use crate::lower::{
     BLOCK_M, BLOCK_N, Body, Gemm, GemmStrategy, MAP_WORKGROUP, Pool, RowOp, Rows, SMALL_WORKGROUP,
-    TILE_K, TILE_M, TILE_N, TILE_N_NARROW, TILE_THREAD_M, VEC4_BLOCK_M, VEC4_BLOCK_N, Value,
-    Vec4Operands,
+    TILE_K, TILE_M, TILE_N, TILE_N_NARROW, TILE_THREAD_M, Value, Vec4Operands,
 };
 use crate::symbolic::Expr;
 use std::fmt::Write;
@@ -22,10 +21,10 @@ use std::fmt::Write;
 /// Largest workgroup count a single grid dimension takes (WebGPU's default limit).
 const MAX_GRID_DIM: i64 = 65_535;
 
-// A blocked product's columns are the lanes of one `vec4` accumulator.
+// A blocked product's columns are the lanes of whole `vec4` accumulators.
 const _: () = assert!(
-    BLOCK_N == 4,
-    "a blocked product's columns are a vec4's lanes"
+    BLOCK_N % 4 == 0,
+    "a blocked product's columns are whole vec4s"
 );
 
 // A tiled product's thread owns whole `vec4`s of both tiles, at either tile width.
@@ -380,26 +379,35 @@ fn naive_frame(w: &Writer<'_>, gemm: &Gemm) -> String {
 
 /// `BLOCK_M x BLOCK_N` outputs per thread read straight from global memory, without
 /// workgroup memory (whose size is what makes a tiled pipeline slow to build on CPU
-/// emulations): each step of the reduction loads `BLOCK_M` values of `a` and a `vec4` of
-/// `b` and does `BLOCK_M * BLOCK_N` multiply-adds. A block that runs past the last row or
-/// column loads that row or column again (clamped, so the loop has no branch: a guard there
-/// halved its speed on SwiftShader) and stores only what is inside.
+/// emulations): each step of the reduction loads `BLOCK_M` values of `a` and `BLOCK_N / 4`
+/// `vec4`s of `b` and does `BLOCK_M * BLOCK_N` multiply-adds. A block that runs past the
+/// last row or column loads that row or column again (clamped, so the loop has no branch: a
+/// guard there halved its speed on SwiftShader) and stores only what is inside.
 fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
     let (mut text, tail) = block_frame(w, gemm, BLOCK_M, BLOCK_N);
-    text.push_str("    for (var kk = 0i; kk < K; kk++) {\n        var b = vec4<f32>();\n");
+    let per_row = BLOCK_N / 4;
+    text.push_str("    for (var kk = 0i; kk < K; kk++) {\n");
     let b = w.value(&gemm.b, "0.0f");
-    for (c, lane) in ["x", "y", "z", "w"].iter().enumerate() {
-        let _ = writeln!(
-            text,
-            "        {{\n            let col = min(col0 + {c}i, N - 1i);\n            b.{lane} = {b};\n        }}"
-        );
+    for j in 0..per_row {
+        let _ = writeln!(text, "        var b{j} = vec4<f32>();");
+        for (lane_index, lane) in ["x", "y", "z", "w"].iter().enumerate() {
+            let _ = writeln!(
+                text,
+                "        {{\n            let col = min(col0 + {}i, N - 1i);\n            b{j}.{lane} = {b};\n        }}",
+                4 * j + lane_index as i64
+            );
+        }
     }
     let a = w.value(&gemm.a, "0.0f");
     for r in 0..BLOCK_M {
         let _ = writeln!(
             text,
-            "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            acc{r} += {a} * b;\n        }}"
+            "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            let a = {a};"
         );
+        for j in 0..per_row {
+            let _ = writeln!(text, "            acc{} += a * b{j};", r * per_row + j);
+        }
+        text.push_str("        }\n");
     }
     text.push_str("    }\n");
     text.push_str(&tail);
@@ -454,27 +462,27 @@ fn block_frame(w: &Writer<'_>, gemm: &Gemm, rows: i64, cols: i64) -> (String, St
     (head, tail)
 }
 
-/// The blocked product over `vec4` reads: each thread owns `VEC4_BLOCK_M` rows by
-/// `VEC4_BLOCK_N` columns, and each step of the reduction loads one `vec4` of every row of
+/// The blocked product over `vec4` reads: each thread owns `BLOCK_M` rows by
+/// `BLOCK_N` columns, and each step of the reduction loads one `vec4` of every row of
 /// `a` and every column of `b` (4 consecutive `kk`) and takes their dot products, four to a
 /// `vec4` accumulator. Rows and columns past the end are clamped as in [`blocked`]; the
 /// loop body is not unrolled (SwiftShader ran an unrolled or nested loop 30–50% slower).
 fn blocked_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
-    let (mut text, tail) = block_frame(w, gemm, VEC4_BLOCK_M, VEC4_BLOCK_N);
+    let (mut text, tail) = block_frame(w, gemm, BLOCK_M, BLOCK_N);
     text.push_str("    let K4 = K / 4i;\n    for (var k4 = 0i; k4 < K4; k4++) {\n");
     let (a, b) = (
         &w.schedule.buffer(vec4.a).name,
         &w.schedule.buffer(vec4.b).name,
     );
-    for c in 0..VEC4_BLOCK_N {
+    for c in 0..BLOCK_N {
         let _ = writeln!(
             text,
             "        var b{c}: vec4<f32>;\n        {{\n            let col = min(col0 + {c}i, N - 1i);\n            b{c} = {b}[{} + k4];\n        }}",
             w.expr(&vec4.b_base)
         );
     }
-    let per_row = VEC4_BLOCK_N / 4;
-    for r in 0..VEC4_BLOCK_M {
+    let per_row = BLOCK_N / 4;
+    for r in 0..BLOCK_M {
         let _ = write!(
             text,
             "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            let a = {a}[{} + k4];\n",

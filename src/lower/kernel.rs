@@ -259,8 +259,7 @@ pub enum GemmStrategy {
     /// by `tile_n / 8` columns each), operands staged through workgroup memory `TILE_K`
     /// columns at a time.
     Tiled,
-    /// `BLOCK_M x BLOCK_N` outputs per thread (`VEC4_BLOCK_M x VEC4_BLOCK_N` where it reads
-    /// `vec4`s), operands read from global memory: no workgroup memory, so its pipeline
+    /// `BLOCK_M x BLOCK_N` outputs per thread, operands read from global memory: no workgroup memory, so its pipeline
     /// builds about as fast as the naive one's, and each loaded value is used once per row
     /// or column of the block.
     Blocked,
@@ -307,25 +306,22 @@ impl GemmStrategy {
 /// tuned per adapter.
 pub const TILED_MIN_MACS: i64 = 1 << 22;
 
-/// Output rows per thread of a blocked product (one `vec4` accumulator each).
+/// Output rows per thread of a blocked product; its columns are [`BLOCK_N`]. A CPU
+/// emulation runs each thread's block as a CPU kernel runs its register tile: the larger
+/// the block, the fewer loads per multiply-add, and the longer the emulator's compiler
+/// takes. Measured for a 256×1024×1024 product with its bias and ReLU, operands read as
+/// `vec4`s ([`Kernel::vec4_operands`]), rows × columns per thread: in headless Chromium on
+/// SwiftShader (raw WebGPU, one kernel a submit, 64 threads a workgroup), GFLOP/s and the
+/// pipeline's build, 4×4 2.7–2.8 (84–141 ms), 8×8 4.3–4.7 (61–82 ms), 16×8 5.4–5.5
+/// (100–153 ms), 16×16 7.0 (194–227 ms); natively on lavapipe (`tailor bench`, Mesa's
+/// shader cache off), the MLP's first call and steady GFLOP/s, 4×4 424 ms and 9.5, 8×8
+/// 1030 ms and 15.6, 16×8 2590 ms and 19.1. 8×8 builds as fast as 4×4 on SwiftShader and
+/// keeps four times the threads of 16×8 for a many-core emulation. With scalar operands
+/// (`a @ b`, `b` as `[k, n]`, raw WGSL, 256×1024 by 1024×1024), 8×4 against 8×8: 2.1 and
+/// 2.9 GFLOP/s on SwiftShader (74 and 50 ms to build), 2.8 and 5.7 on lavapipe.
 pub const BLOCK_M: i64 = 8;
-/// Output rows per thread of a blocked product that reads its operands as `vec4`s
-/// ([`Kernel::vec4_operands`]); its columns are [`VEC4_BLOCK_N`]. A CPU emulation runs each
-/// thread's block as a CPU kernel runs its register tile: the larger the block, the fewer
-/// loads per multiply-add, and the longer the emulator's compiler takes. Measured for a
-/// 256×1024×1024 product with its bias and ReLU, rows × columns per thread: in headless
-/// Chromium on SwiftShader (raw WebGPU, one kernel a submit, 64 threads a workgroup),
-/// GFLOP/s and the pipeline's build, 4×4 2.7–2.8 (84–141 ms), 8×8 4.3–4.7 (61–82 ms), 16×8
-/// 5.4–5.5 (100–153 ms), 16×16 7.0 (194–227 ms); natively on lavapipe (`tailor bench`,
-/// Mesa's shader cache off), the MLP's first call and steady GFLOP/s, 4×4 424 ms and 9.5,
-/// 8×8 1030 ms and 15.6, 16×8 2590 ms and 19.1. 8×8 builds as fast as 4×4 on SwiftShader
-/// and keeps four times the threads of 16×8 for a many-core emulation.
-pub const VEC4_BLOCK_M: i64 = 8;
-/// Output columns per thread of a blocked product that reads its operands as `vec4`s (two
-/// `vec4` accumulators a row).
-pub const VEC4_BLOCK_N: i64 = 8;
-/// Output columns per thread of a blocked product (the lanes of a `vec4`).
-pub const BLOCK_N: i64 = 4;
+/// Output columns per thread of a blocked product (two `vec4` accumulators a row).
+pub const BLOCK_N: i64 = 8;
 
 /// Rows and columns from which a product counts as large ([`GemmStrategy::for_sizes`]):
 /// half a tile's rows, and a narrow tile's columns.
@@ -706,16 +702,10 @@ impl Kernel {
                     &(&gemm.batch * &gemm.m * &gemm.n),
                     i64::from(SMALL_WORKGROUP),
                 ),
-                GemmStrategy::Blocked => {
-                    let (rows, cols) = match self.vec4_operands() {
-                        Some(_) => (VEC4_BLOCK_M, VEC4_BLOCK_N),
-                        None => (BLOCK_M, BLOCK_N),
-                    };
-                    ceil_div(
-                        &(&gemm.batch * ceil_div(&gemm.m, rows) * ceil_div(&gemm.n, cols)),
-                        i64::from(SMALL_WORKGROUP),
-                    )
-                }
+                GemmStrategy::Blocked => ceil_div(
+                    &(&gemm.batch * ceil_div(&gemm.m, BLOCK_M) * ceil_div(&gemm.n, BLOCK_N)),
+                    i64::from(SMALL_WORKGROUP),
+                ),
             };
             kernel.workgroups = self.expand_sizes(&workgroups);
         }

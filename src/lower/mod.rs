@@ -59,7 +59,7 @@ pub use kernel::{
     BLOCK_M, BLOCK_N, Body, Bound, Buffer, BufferId, Gemm, GemmStrategy, IndexVar, Kernel,
     LARGE_MIN_SIDE, Load, MAP_WORKGROUP, MAX_VARS, Placement, Pool, Role, RowOp, Rows,
     SMALL_WORKGROUP, Schedule, SizeVar, TILE_K, TILE_M, TILE_N, TILE_N_NARROW, TILE_THREAD_M,
-    VEC4_BLOCK_M, VEC4_BLOCK_N, Value, Vec4Operands,
+    Value, Vec4Operands,
 };
 pub use ops::Lowering;
 pub use plan::verify;
