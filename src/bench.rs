@@ -744,8 +744,10 @@ mod gpu {
         }
     }
 
-    /// `a @ b` for `a: [256, 1024]`, `b: [1024, 1024]`, static, with each product strategy:
-    /// GFLOP/s of the kernel alone (its measured time).
+    /// `a @ b` for `a: [256, 1024]`, `b: [1024, 1024]`, static, with each product strategy,
+    /// all without subgroup operations, and where the adapter has them the blocked form with
+    /// them too (`blocked_subgroups`; the same kernel as `blocked` where subgroups have fewer
+    /// lanes than a block has rows): GFLOP/s of the kernel alone (its measured time).
     async fn matmul_gflops(
         backend: &Rc<Backend>,
         clock: &SharedClock,
@@ -755,11 +757,21 @@ mod gpu {
         let shapes = [("a", vec![256, 1024]), ("b", vec![1024, 1024])];
         let mut timer = KernelTimer::new(backend, clock, source, &shapes)?;
         let flops = 2.0 * 256.0 * 1024.0 * 1024.0;
-        let ways = GemmStrategy::ALL.map(|strategy| (strategy.name(), strategy));
-        let force = async |strategy| backend.force_product_strategy(Some(strategy)).await;
+        let mut ways: Vec<(&'static str, (GemmStrategy, bool))> = GemmStrategy::ALL
+            .map(|strategy| (strategy.name(), (strategy, false)))
+            .to_vec();
+        if backend.set_subgroups(true).await {
+            ways.push(("blocked_subgroups", (GemmStrategy::Blocked, true)));
+        }
+        let force = async |(strategy, subgroups)| {
+            backend.set_subgroups(subgroups).await;
+            backend.force_product_strategy(Some(strategy)).await;
+        };
         let ms = timer.alternating(&ways, rounds, force).await;
-        // The next benchmark chooses by sizes again, whether or not this one ran.
+        // The next benchmark chooses by sizes again, with subgroups wherever the adapter has
+        // them, whether or not this one ran.
         backend.force_product_strategy(None).await;
+        backend.set_subgroups(true).await;
         Ok(ms?
             .into_iter()
             .map(|(name, ms)| (name, flops / (ms * 1e6)))

@@ -21,10 +21,11 @@ use std::fmt::Write;
 /// Largest workgroup count a single grid dimension takes (WebGPU's default limit).
 const MAX_GRID_DIM: i64 = 65_535;
 
-// A blocked product's columns are the lanes of whole `vec4` accumulators.
+// A blocked product's columns are the lanes of whole `vec4` accumulators, and its rows
+// the lanes of an octet of a subgroup (`block_frame`), a power of two.
 const _: () = assert!(
-    BLOCK_N % 4 == 0,
-    "a blocked product's columns are whole vec4s"
+    BLOCK_N % 4 == 0 && BLOCK_M == 8,
+    "a blocked product's columns are whole vec4s and its rows a subgroup octet"
 );
 
 // A tiled product's thread owns whole `vec4`s of both tiles, at either tile width.
@@ -56,19 +57,30 @@ pub fn emit(w: &Writer<'_>, vec4: Option<&Vec4Operands>, subgroups: bool) -> Str
             (GemmStrategy::Tiled, _) => tiled(w, gemm),
             (GemmStrategy::Naive, None) => naive(w, gemm),
             (GemmStrategy::Naive, Some(vec4)) => naive_vec4(w, gemm, vec4),
-            (GemmStrategy::Blocked, None) => blocked(w, gemm),
-            (GemmStrategy::Blocked, Some(vec4)) => blocked_vec4(w, gemm, vec4),
+            (GemmStrategy::Blocked, vec4) => blocked(w, gemm, vec4, subgroups),
         },
         Body::Rows(rows) => row_reduction(w, rows, subgroups),
         Body::Pool(pool) => pooling(w, pool),
     }
 }
 
-/// `@compute` attributes and the signature of `main`; with `subgroups`, the subgroup
-/// builtins too, kept in the module's private variables for the reduction helpers.
-fn header(threads: u32, subgroups: bool) -> String {
-    let (builtins, keep) = if subgroups {
-        (
+/// Which subgroup builtins `main` takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SubgroupBuiltins {
+    /// None: the kernel uses no subgroup operation.
+    None,
+    /// A row reduction's: the lane, the subgroup and the number of subgroups, kept in the
+    /// module's private variables for the reduction helpers.
+    Reduction,
+    /// A blocked product's: the lane (`sg_lane`) and the subgroup's size (`sg_size`).
+    Lanes,
+}
+
+/// `@compute` attributes and the signature of `main`, with the `builtins` asked for.
+fn header(threads: u32, builtins: SubgroupBuiltins) -> String {
+    let (builtins, keep) = match builtins {
+        SubgroupBuiltins::None => ("", ""),
+        SubgroupBuiltins::Reduction => (
             "    @builtin(subgroup_invocation_id) subgroup_lane: u32,
     @builtin(subgroup_id) subgroup: u32,
     @builtin(num_subgroups) subgroups: u32,
@@ -77,9 +89,13 @@ fn header(threads: u32, subgroups: bool) -> String {
     sg_id = subgroup;
     sg_count = subgroups;
 ",
-        )
-    } else {
-        ("", "")
+        ),
+        SubgroupBuiltins::Lanes => (
+            "    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+",
+            "",
+        ),
     };
     format!(
         "@compute @workgroup_size({threads})
@@ -95,12 +111,12 @@ fn main(
 /// Sizes, the linear workgroup id, and the early return of workgroups past the end
 /// (dropped when static sizes make the grid exact).
 fn prologue(w: &Writer<'_>, threads: u32) -> String {
-    prologue_with(w, threads, false)
+    prologue_with(w, threads, SubgroupBuiltins::None)
 }
 
-/// [`prologue`], with the subgroup builtins where `subgroups`.
-fn prologue_with(w: &Writer<'_>, threads: u32, subgroups: bool) -> String {
-    let mut text = header(threads, subgroups);
+/// [`prologue`], with the subgroup `builtins` asked for.
+fn prologue_with(w: &Writer<'_>, threads: u32, builtins: SubgroupBuiltins) -> String {
+    let mut text = header(threads, builtins);
     text.push_str(&w.size_lets());
     text.push_str(&w.define("WORKGROUPS", &w.kernel.workgroups));
     text.push_str("    let wg = i32(wid.x + wid.y * nwg.x);\n");
@@ -379,14 +395,55 @@ fn naive_frame(w: &Writer<'_>, gemm: &Gemm) -> String {
 
 /// `BLOCK_M x BLOCK_N` outputs per thread read straight from global memory, without
 /// workgroup memory (whose size is what makes a tiled pipeline slow to build on CPU
-/// emulations): each step of the reduction loads `BLOCK_M` values of `a` and `BLOCK_N / 4`
-/// `vec4`s of `b` and does `BLOCK_M * BLOCK_N` multiply-adds. A block that runs past the
-/// last row or column loads that row or column again (clamped, so the loop has no branch: a
-/// guard there halved its speed on SwiftShader) and stores only what is inside.
-fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
-    let (mut text, tail) = block_frame(w, gemm, BLOCK_M, BLOCK_N);
+/// emulations); `vec4` where both operands are read as `vec4`s ([`blocked_vec4_loop`]),
+/// else scalar ones ([`blocked_scalar_loop`]). With `subgroups`, the threads of a subgroup
+/// that share their rows of `a` load them once between them ([`block_frame`]).
+fn blocked(w: &Writer<'_>, gemm: &Gemm, vec4: Option<&Vec4Operands>, subgroups: bool) -> String {
+    let (mut text, tail) = block_frame(w, gemm, subgroups);
+    let reduction_loop = |shuffled: bool| match vec4 {
+        Some(vec4) => blocked_vec4_loop(w, vec4, shuffled),
+        None => blocked_scalar_loop(w, gemm, shuffled),
+    };
+    if subgroups {
+        let _ = write!(
+            text,
+            "    if (octets_share) {{\n{}    }} else {{\n{}    }}\n",
+            indent(&reduction_loop(true)),
+            indent(&reduction_loop(false))
+        );
+    } else {
+        text.push_str(&reduction_loop(false));
+    }
+    text.push_str(&tail);
+    text
+}
+
+/// `text` with every line indented one level more.
+fn indent(text: &str) -> String {
+    text.lines().map(|line| format!("    {line}\n")).collect()
+}
+
+/// Row `r` of `a` in this thread's block, as `a`: `value` (the scalar or `vec4` read of `a`
+/// at `row`) at row `row0 + r`, or, `shuffled`, taken from lane `octet | r` of the octet,
+/// which loaded it as its `mine`.
+fn a_row(r: i64, value: &str, shuffled: bool) -> String {
+    if shuffled {
+        format!("        {{\n            let a = subgroupShuffle(mine, octet | {r}u);\n")
+    } else {
+        format!(
+            "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            let a = {value};\n"
+        )
+    }
+}
+
+/// The reduction of a blocked product with scalar operands: each step loads `BLOCK_M`
+/// values of `a` and `BLOCK_N / 4` `vec4`s of `b` and does `BLOCK_M * BLOCK_N`
+/// multiply-adds. A block that runs past the last row or column loads that row or column
+/// again (clamped, so the loop has no branch: a guard there halved its speed on
+/// SwiftShader) and stores only what is inside.
+fn blocked_scalar_loop(w: &Writer<'_>, gemm: &Gemm, shuffled: bool) -> String {
     let per_row = BLOCK_N / 4;
-    text.push_str("    for (var kk = 0i; kk < K; kk++) {\n");
+    let mut text = String::from("    for (var kk = 0i; kk < K; kk++) {\n");
     let b = w.value(&gemm.b, "0.0f");
     for j in 0..per_row {
         let _ = writeln!(text, "        var b{j} = vec4<f32>();");
@@ -399,49 +456,91 @@ fn blocked(w: &Writer<'_>, gemm: &Gemm) -> String {
         }
     }
     let a = w.value(&gemm.a, "0.0f");
-    for r in 0..BLOCK_M {
-        let _ = writeln!(
+    if shuffled {
+        let _ = write!(
             text,
-            "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            let a = {a};"
+            "        var mine: f32;\n        {{\n            let row = min(row0 + i32(sg_lane % {BLOCK_M}u), M - 1i);\n            mine = {a};\n        }}\n"
         );
+    }
+    for r in 0..BLOCK_M {
+        text.push_str(&a_row(r, &a, shuffled));
         for j in 0..per_row {
             let _ = writeln!(text, "            acc{} += a * b{j};", r * per_row + j);
         }
         text.push_str("        }\n");
     }
     text.push_str("    }\n");
-    text.push_str(&tail);
     text
 }
 
-/// What surrounds a blocked product's loop: before it, the block of `rows` by `cols`
-/// outputs this thread owns (`row0`, `col0`) and `cols / 4` `vec4` accumulators per row,
-/// `acc{r * cols / 4 + j}` holding columns `4j..4j+3` of row `r`; after it, the stores of
-/// the outputs inside the result (one loop over an array of the accumulators: stores
+/// What surrounds a blocked product's loop: before it, the block of `BLOCK_M` by `BLOCK_N`
+/// outputs this thread owns (`row0`, `col0`) and `BLOCK_N / 4` `vec4` accumulators per row,
+/// `acc{r * BLOCK_N / 4 + j}` holding columns `4j..4j+3` of row `r`; after it, the stores
+/// of the outputs inside the result (one loop over an array of the accumulators: stores
 /// unrolled per output made SwiftShader's pipeline build 2–5× as long).
-fn block_frame(w: &Writer<'_>, gemm: &Gemm, rows: i64, cols: i64) -> (String, String) {
-    let mut head = prologue(w, SMALL_WORKGROUP);
+///
+/// With `subgroups`, threads past the last block do not return (a subgroup operation wants
+/// its whole subgroup): they compute the last block again and store nothing (`live`). The
+/// lanes of each octet of a subgroup (`8j .. 8j + 7`, `octet`) whose blocks share their
+/// rows of `a` (the same `bat` and `row0`) each load one of those rows and shuffle it to the
+/// other seven: a load of every row per octet where each thread loaded all eight.
+/// `octets_share` says whether every octet of the subgroup shares its rows (the same value
+/// on all of its lanes, so the branch on it keeps subgroups whole): so where the columns of
+/// a block row are a multiple of 8 blocks and the lanes run along the blocks, else the
+/// plain loads.
+fn block_frame(w: &Writer<'_>, gemm: &Gemm, subgroups: bool) -> (String, String) {
+    let (rows, cols) = (BLOCK_M, BLOCK_N);
+    let builtins = match subgroups {
+        true => SubgroupBuiltins::Lanes,
+        false => SubgroupBuiltins::None,
+    };
+    let mut head = prologue_with(w, SMALL_WORKGROUP, builtins);
     head.push_str(&define_gemm_sizes(w, gemm));
     let _ = write!(
         head,
         "    let gid = wg * {SMALL_WORKGROUP}i + i32(lid);
     let blocks_n = (N + {n1}i) / {cols}i;
     let blocks = ((M + {m1}i) / {rows}i) * blocks_n;
-    if (gid >= BATCH * blocks) {{
-        return;
-    }}
-    let bat = gid / blocks;
-    let row0 = ((gid % blocks) / blocks_n) * {rows}i;
-    let col0 = (gid % blocks_n) * {cols}i;
 ",
         n1 = cols - 1,
         m1 = rows - 1,
+    );
+    let block = if subgroups {
+        let _ = write!(
+            head,
+            "    let live = gid < BATCH * blocks;
+    let g = max(min(gid, BATCH * blocks - 1i), 0i);
+    let octet = sg_lane & ~{mask}u;
+    let block_row = g / blocks_n;
+    var grouped = sg_size >= {rows}u;
+    for (var r = 0u; r < {rows}u; r++) {{
+        grouped = grouped & (subgroupShuffle(block_row, octet | r) == block_row);
+    }}
+    let octets_share = subgroupAll(grouped);
+",
+            mask = rows - 1,
+        );
+        "g"
+    } else {
+        head.push_str("    if (gid >= BATCH * blocks) {\n        return;\n    }\n");
+        "gid"
+    };
+    let _ = write!(
+        head,
+        "    let bat = {block} / blocks;
+    let row0 = (({block} % blocks) / blocks_n) * {rows}i;
+    let col0 = ({block} % blocks_n) * {cols}i;
+"
     );
     let per_row = cols / 4;
     let accs: Vec<String> = (0..rows * per_row).map(|i| format!("acc{i}")).collect();
     for acc in &accs {
         let _ = writeln!(head, "    var {acc} = vec4<f32>();");
     }
+    let inside = match subgroups {
+        true => "live && row < M && col < N",
+        false => "row < M && col < N",
+    };
     let tail = format!(
         "    let acc = array<vec4<f32>, {count}>({});
     for (var r = 0i; r < {rows}i; r++) {{
@@ -449,7 +548,7 @@ fn block_frame(w: &Writer<'_>, gemm: &Gemm, rows: i64, cols: i64) -> (String, St
         for (var c = 0i; c < {cols}i; c++) {{
             let col = col0 + c;
             let sum = acc[r * {per_row}i + c / 4i][c % 4i];
-            if (row < M && col < N) {{
+            if ({inside}) {{
 {}            }}
         }}
     }}
@@ -462,14 +561,13 @@ fn block_frame(w: &Writer<'_>, gemm: &Gemm, rows: i64, cols: i64) -> (String, St
     (head, tail)
 }
 
-/// The blocked product over `vec4` reads: each thread owns `BLOCK_M` rows by
-/// `BLOCK_N` columns, and each step of the reduction loads one `vec4` of every row of
-/// `a` and every column of `b` (4 consecutive `kk`) and takes their dot products, four to a
-/// `vec4` accumulator. Rows and columns past the end are clamped as in [`blocked`]; the
-/// loop body is not unrolled (SwiftShader ran an unrolled or nested loop 30–50% slower).
-fn blocked_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
-    let (mut text, tail) = block_frame(w, gemm, BLOCK_M, BLOCK_N);
-    text.push_str("    let K4 = K / 4i;\n    for (var k4 = 0i; k4 < K4; k4++) {\n");
+/// The reduction of a blocked product over `vec4` reads: each step loads one `vec4` of
+/// every row of `a` and every column of `b` (4 consecutive `kk`) and takes their dot
+/// products, four to a `vec4` accumulator. Rows and columns past the end are clamped as in
+/// [`blocked_scalar_loop`]; the loop body is not unrolled (SwiftShader ran an unrolled or
+/// nested loop 30–50% slower).
+fn blocked_vec4_loop(w: &Writer<'_>, vec4: &Vec4Operands, shuffled: bool) -> String {
+    let mut text = String::from("    let K4 = K / 4i;\n    for (var k4 = 0i; k4 < K4; k4++) {\n");
     let (a, b) = (
         &w.schedule.buffer(vec4.a).name,
         &w.schedule.buffer(vec4.b).name,
@@ -481,13 +579,16 @@ fn blocked_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
             w.expr(&vec4.b_base)
         );
     }
-    let per_row = BLOCK_N / 4;
-    for r in 0..BLOCK_M {
+    let a_read = format!("{a}[{} + k4]", w.expr(&vec4.a_base));
+    if shuffled {
         let _ = write!(
             text,
-            "        {{\n            let row = min(row0 + {r}i, M - 1i);\n            let a = {a}[{} + k4];\n",
-            w.expr(&vec4.a_base)
+            "        var mine: vec4<f32>;\n        {{\n            let row = min(row0 + i32(sg_lane % {BLOCK_M}u), M - 1i);\n            mine = {a_read};\n        }}\n"
         );
+    }
+    let per_row = BLOCK_N / 4;
+    for r in 0..BLOCK_M {
+        text.push_str(&a_row(r, &a_read, shuffled));
         for j in 0..per_row {
             let c = 4 * j;
             let _ = writeln!(
@@ -502,7 +603,6 @@ fn blocked_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
         text.push_str("        }\n");
     }
     text.push_str("    }\n");
-    text.push_str(&tail);
     text
 }
 
@@ -585,7 +685,11 @@ fn row_reduction(w: &Writer<'_>, rows: &Rows, subgroups: bool) -> String {
     } else {
         reduce_helpers()
     };
-    text.push_str(&prologue_with(w, SMALL_WORKGROUP, subgroups));
+    let builtins = match subgroups {
+        true => SubgroupBuiltins::Reduction,
+        false => SubgroupBuiltins::None,
+    };
+    text.push_str(&prologue_with(w, SMALL_WORKGROUP, builtins));
     text.push_str(&w.define("ROWS", &rows.rows));
     text.push_str(&w.define("LEN", &rows.len));
     text.push_str("    let row = wg;\n    let lane = i32(lid);\n");

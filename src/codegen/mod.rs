@@ -133,16 +133,21 @@ pub fn emit_wgsl(schedule: &Schedule, kernel: &Kernel, spec: &Specialization<'_>
 
 /// The WGSL of `kernel` for an adapter with subgroup operations (wgpu's `SUBGROUP`
 /// feature), where they change it: a row reduction combines its threads' parts by
-/// subgroup. `None` for every other kernel. No `enable subgroups;` line: naga has not
-/// implemented the directive (and takes the functions without it); the page's runtime adds
-/// it for the browser, whose WGSL wants it.
+/// subgroup, and a blocked product shares its rows of `a` across the lanes of a subgroup.
+/// `None` for every other kernel. No `enable subgroups;` line: naga has not implemented the
+/// directive (and takes the functions without it); the page's runtime adds it for the
+/// browser, whose WGSL wants it.
 pub fn emit_wgsl_with_subgroups(
     schedule: &Schedule,
     kernel: &Kernel,
     spec: &Specialization<'_>,
 ) -> Option<Wgsl> {
-    matches!(kernel.body, Body::Rows(_))
-        .then(|| SymbolNames::tailor().show(|| emit_kernel(schedule, kernel, spec, true)))
+    let changed = match &kernel.body {
+        Body::Rows(_) => true,
+        Body::Gemm(gemm) => gemm.strategy == GemmStrategy::Blocked,
+        Body::Map { .. } | Body::Pool(_) => false,
+    };
+    changed.then(|| SymbolNames::tailor().show(|| emit_kernel(schedule, kernel, spec, true)))
 }
 
 fn emit_kernel(

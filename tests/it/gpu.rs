@@ -1,7 +1,8 @@
 //! The same programs on the GPU: wgpu on the native adapter (lavapipe on CI, any GPU
 //! elsewhere) against the graph reference and the CPU backend, for every model and size in
-//! `models.rs`, with sizes passed all three ways (row reductions in their subgroup form
-//! where the adapter has subgroups, as lavapipe does; their portable form is checked too).
+//! `models.rs`, with sizes passed all three ways (row reductions and blocked products in
+//! their subgroup forms where the adapter has subgroups, as lavapipe does; their portable
+//! forms are checked too).
 //! Without an adapter each test prints a note and passes;
 //! CI installs lavapipe (`mesa-vulkan-drivers`), so there they run.
 //!
@@ -403,6 +404,74 @@ fn row_reductions_run_by_subgroup_where_the_adapter_has_them() {
             "the subgroup forms were the first call's"
         );
         assert!(all >= rows);
+    });
+}
+
+#[test]
+fn blocked_products_share_their_rows_by_subgroup_where_the_adapter_has_them() {
+    with_gpu(|gpu| {
+        if !gpu.adapter().subgroups {
+            println!("note: {} has no subgroups; skipped", gpu.adapter().name);
+            return;
+        }
+        // Scalar reads (`a @ b`, sizes dynamic) and `vec4` reads (a linear layer of 40
+        // inputs); 128 columns are 16 blocks a row, so every octet of lanes shares its rows;
+        // 100 and 36 are 13 and 5 blocks, so some subgroups (all, for 36) take the plain
+        // loads; 67 rows leave a partial block and lanes past the end.
+        let product = "def f(a, b):\n    return a @ b\n".to_string();
+        let linear = |n: usize| {
+            format!(
+                "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        \
+                 super().__init__()\n        self.fc = nn.Linear(40, {n}, bias=False)\n    \
+                 def forward(self, a):\n        return self.fc(a)\n"
+            )
+        };
+        let cases = [
+            (product.clone(), "a=67,40;b=40,128", false),
+            (product, "a=67,40;b=40,100", false),
+            (linear(128), "a=67,40", true),
+            (linear(36), "a=67,40", true),
+        ];
+        for (body, shapes, reads_vec4) in cases {
+            let source = format!("import torch\n{body}");
+            let compiled = compile(&source, shapes, DynamicMode::True);
+            let blocked = compiled.schedule.kernels[0].with_strategy(GemmStrategy::Blocked);
+            assert_eq!(blocked.vec4_operands().is_some(), reads_vec4, "{shapes}");
+            let case = shapes.replace("a=", "").replace("b=", "");
+            let inputs = case_inputs(&compiled.graph, &case, 5);
+            let expected = reference(&compiled.graph, &inputs);
+            let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
+            gpu.force_product_strategy(Some(GemmStrategy::Blocked));
+            // Dynamic code is one pipeline for all four cases: count this case's alone.
+            gpu.clear_cache();
+            let mut run = |gpu: &mut Gpu, subgroups: bool| {
+                gpu.set_subgroups(subgroups);
+                let before = gpu.stats().pipelines_created;
+                let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false));
+                let run = run.unwrap_or_else(|e| panic!("{shapes}, subgroups {subgroups}: {e}"));
+                assert_close(
+                    &format!("{body}at {shapes}, subgroups {subgroups}"),
+                    &run.outputs,
+                    &expected,
+                    GPU_TOLERANCE,
+                );
+                gpu.stats().pipelines_created - before
+            };
+            let with = run(gpu, true);
+            assert_eq!(
+                run(gpu, false),
+                1,
+                "{shapes}: the portable form is another pipeline"
+            );
+            assert_eq!(
+                run(gpu, true),
+                0,
+                "{shapes}: the subgroup form was the first call's"
+            );
+            assert_eq!(with, 1, "{shapes}: one pipeline a form");
+            gpu.force_product_strategy(None);
+        }
+        gpu.set_subgroups(true);
     });
 }
 

@@ -84,6 +84,18 @@ fn every_kernel_validates_in_all_four_modes() {
                             let other = kernel.with_strategy(strategy);
                             validate(&codegen::emit_wgsl(schedule, &other, &spec));
                             validated += 1;
+                            let with_subgroups =
+                                codegen::emit_wgsl_with_subgroups(schedule, &other, &spec);
+                            assert_eq!(
+                                with_subgroups.is_some(),
+                                strategy == GemmStrategy::Blocked,
+                                "a blocked product alone has a subgroup form"
+                            );
+                            if let Some(wgsl) = with_subgroups {
+                                assert!(wgsl.source.contains("subgroupShuffle"), "{}", wgsl.source);
+                                validate_with_subgroups(&wgsl);
+                                validated += 1;
+                            }
                         }
                     }
                 }

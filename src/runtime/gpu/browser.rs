@@ -56,6 +56,9 @@ export function tailorAskForSubgroups() {
 export function tailorHasSubgroups(device) {
   return device.features.has("subgroups");
 }
+export function tailorSubgroupMinSize(device) {
+  return device.adapterInfo?.subgroupMinSize ?? 0;
+}
 export function tailorQuerySet(device, count) {
   return device.createQuerySet({ label: "kernel times", type: "timestamp", count });
 }
@@ -141,6 +144,9 @@ extern "C" {
 
     #[wasm_bindgen(js_name = tailorHasSubgroups)]
     fn js_has_subgroups(device: &JsValue) -> bool;
+
+    #[wasm_bindgen(js_name = tailorSubgroupMinSize)]
+    fn js_subgroup_min_size(device: &JsValue) -> u32;
 
     #[wasm_bindgen(catch, js_name = tailorQuerySet)]
     fn js_query_set(device: &JsValue, count: u32) -> Result<JsValue, JsValue>;
@@ -307,6 +313,12 @@ impl Drop for SubgroupRequest {
 /// Whether wgpu's device has the browser's subgroup operations.
 pub(in crate::runtime::gpu) fn has_subgroups(device: &wgpu::Device) -> bool {
     js_has_subgroups(&raw_device(device))
+}
+
+/// The fewest lanes a subgroup of wgpu's device has (the adapter's `subgroupMinSize`; 0
+/// where the browser does not say).
+pub(in crate::runtime::gpu) fn subgroup_min_size(device: &wgpu::Device) -> u32 {
+    js_subgroup_min_size(&raw_device(device))
 }
 
 /// A set of `count` timestamp queries.

@@ -29,7 +29,7 @@ mod tiers;
 
 use crate::codegen::{self, Mode, Specialization, Wgsl};
 use crate::graph::{Tensor, numel};
-use crate::lower::{Body, GemmStrategy, Kernel, Schedule};
+use crate::lower::{BLOCK_M, Body, GemmStrategy, Kernel, Schedule};
 use crate::runtime::{RunError, Sizes, bind, output_shapes};
 use crate::symbolic::Bindings;
 use dispatch::Bound;
@@ -254,6 +254,9 @@ struct ProductForm {
     kernel: Kernel,
     wgsl: Wgsl,
     source_hash: u64,
+    /// Its WGSL with subgroup operations and that WGSL's hash, where they change it (a
+    /// blocked product), emitted when a device with subgroups first runs it.
+    subgroup_form: Option<(Wgsl, u64)>,
 }
 
 struct Resident {
@@ -267,6 +270,24 @@ pub(super) struct Launch<'a> {
     source_hash: u64,
     /// A product kernel's strategy (`None` for other kernels).
     strategy: Option<GemmStrategy>,
+}
+
+/// WGSL with subgroup operations as the device takes it, and its hash. The browser's WGSL
+/// wants the extension enabled, and the uniformity analysis told that a branch on
+/// `subgroupAll` keeps subgroups whole (Tint requires subgroup operations in uniform
+/// control flow, which it proves for the workgroup only); naga (natively) has implemented
+/// neither directive and takes the functions without them.
+fn for_subgroup_device(wgsl: Wgsl) -> (Wgsl, u64) {
+    #[cfg(target_arch = "wasm32")]
+    let wgsl = Wgsl {
+        source: format!(
+            "enable subgroups;\ndiagnostic(off, subgroup_uniformity);\n{}",
+            wgsl.source
+        ),
+        ..wgsl
+    };
+    let hash = source_hash(&wgsl);
+    (wgsl, hash)
 }
 
 impl Program {
@@ -330,12 +351,14 @@ impl Program {
             .collect()
     }
 
-    /// Emits every form of `chosen` other than the lowered one (once per program), and sets
-    /// each kernel's workgroup count in `sizes` to its form's.
+    /// Emits every form of `chosen` other than the lowered one (once per program; with
+    /// `subgroups`, its subgroup form too), and sets each kernel's workgroup count in
+    /// `sizes` to its form's.
     fn choose_forms(
         &mut self,
         sizes: &mut Sizes,
         chosen: &[Option<GemmStrategy>],
+        subgroups: bool,
     ) -> Result<(), GpuError> {
         for (k, kernel) in self.schedule.kernels.iter().enumerate() {
             let lowered = lowered_strategy(kernel);
@@ -345,16 +368,23 @@ impl Program {
                 continue;
             };
             let (schedule, mode, fixed) = (&self.schedule, self.mode, &self.static_bindings);
+            let fixed = fixed.clone().unwrap_or_default();
+            let spec = Specialization::of(mode, &fixed);
             let form = self.forms[k].entry(other).or_insert_with(|| {
                 let kernel = kernel.with_strategy(other);
-                let fixed = fixed.clone().unwrap_or_default();
-                let wgsl = codegen::emit_wgsl(schedule, &kernel, &Specialization::of(mode, &fixed));
+                let wgsl = codegen::emit_wgsl(schedule, &kernel, &spec);
                 ProductForm {
                     source_hash: source_hash(&wgsl),
                     kernel,
                     wgsl,
+                    subgroup_form: None,
                 }
             });
+            if subgroups && form.subgroup_form.is_none() {
+                form.subgroup_form =
+                    codegen::emit_wgsl_with_subgroups(schedule, &form.kernel, &spec)
+                        .map(for_subgroup_device);
+            }
             let workgroups = &form.kernel.workgroups;
             sizes.workgroups[k] = workgroups
                 .eval(&sizes.bindings)
@@ -379,17 +409,8 @@ impl Program {
             .kernels
             .iter()
             .map(|kernel| {
-                codegen::emit_wgsl_with_subgroups(&self.schedule, kernel, &spec).map(|wgsl| {
-                    // The browser's WGSL wants the extension enabled; naga (natively) has
-                    // not implemented the directive and takes the functions without it.
-                    #[cfg(target_arch = "wasm32")]
-                    let wgsl = Wgsl {
-                        source: format!("enable subgroups;\n{}", wgsl.source),
-                        ..wgsl
-                    };
-                    let hash = source_hash(&wgsl);
-                    (wgsl, hash)
-                })
+                codegen::emit_wgsl_with_subgroups(&self.schedule, kernel, &spec)
+                    .map(for_subgroup_device)
             })
             .collect();
         self.subgroup_forms = Some(forms);
@@ -405,10 +426,17 @@ impl Program {
             .map(|(k, &strategy)| {
                 let subgroup_form = subgroup_forms.and_then(|forms| forms[k].as_ref());
                 match (strategy.and_then(|s| self.forms[k].get(&s)), subgroup_form) {
-                    (Some(form), _) => Launch {
-                        wgsl: &form.wgsl,
-                        source_hash: form.source_hash,
-                        strategy,
+                    (Some(form), _) => match form.subgroup_form.as_ref().filter(|_| subgroups) {
+                        Some((wgsl, source_hash)) => Launch {
+                            wgsl,
+                            source_hash: *source_hash,
+                            strategy,
+                        },
+                        None => Launch {
+                            wgsl: &form.wgsl,
+                            source_hash: form.source_hash,
+                            strategy,
+                        },
                     },
                     (None, Some((wgsl, source_hash))) => Launch {
                         wgsl,
@@ -478,8 +506,12 @@ pub struct Gpu {
     forced_strategy: Option<GemmStrategy>,
     /// Whether a product runs naive while its large form builds off the call's path.
     tiers: bool,
-    /// Whether row reductions run their subgroup forms (only where the adapter has them).
+    /// Whether row reductions and blocked products run their subgroup forms.(only where the adapter has them).
     subgroups: bool,
+    /// Whether every subgroup has at least a blocked product's rows of lanes, so that its
+    /// subgroup form can share them (SwiftShader's subgroups have 4 lanes: there the form
+    /// would only take its plain loads, and build twice the code for nothing).
+    product_subgroups: bool,
     /// Large forms building off the calls' path, by pipeline key.
     building: HashMap<pipelines::PipelineKey, tiers::Building>,
     /// Whether the page's read-backs nudge the browser while their mappings are pending
@@ -516,9 +548,15 @@ impl Gpu {
         let (device, queue, limits) = open_device(&adapter).await?;
         // What the device was opened with: in the page, the browser's subgroups.
         #[cfg(not(target_arch = "wasm32"))]
-        let subgroups = device.features().contains(wgpu::Features::SUBGROUP);
+        let (subgroups, subgroup_min_size) = (
+            device.features().contains(wgpu::Features::SUBGROUP),
+            info.subgroup_min_size,
+        );
         #[cfg(target_arch = "wasm32")]
-        let subgroups = browser::has_subgroups(&device);
+        let (subgroups, subgroup_min_size) = (
+            browser::has_subgroups(&device),
+            browser::subgroup_min_size(&device),
+        );
         let summary = AdapterSummary {
             name: info.name.clone(),
             backend: info.backend.to_string().to_lowercase(),
@@ -547,6 +585,7 @@ impl Gpu {
             forced_strategy: None,
             tiers,
             subgroups,
+            product_subgroups: subgroups && i64::from(subgroup_min_size) >= BLOCK_M,
             building: HashMap::new(),
             nudges_on: true,
             nudges_sent: Arc::new(AtomicU64::new(0)),
@@ -580,14 +619,15 @@ impl Gpu {
         self.decisions += 1;
     }
 
-    /// Turns the subgroup forms of row reductions on or off (on by default where the
-    /// adapter has subgroups; never on where it has none). The benchmark measures both.
+    /// Turns the subgroup forms of row reductions and blocked products on or off (on by
+    /// default where the adapter has subgroups; never on where it has none). The benchmark
+    /// measures both.
     pub fn set_subgroups(&mut self, on: bool) {
         self.subgroups = on && self.summary.subgroups;
         self.decisions += 1;
     }
 
-    /// Whether row reductions run their subgroup forms.
+    /// Whether row reductions and blocked products run their subgroup forms.
     pub fn subgroups(&self) -> bool {
         self.subgroups
     }
@@ -769,7 +809,11 @@ impl Gpu {
             program.wanted_forms(&sizes.bindings, self.large_products(), self.forced_strategy);
         self.collect_builds(false).await?;
         let building = self.naive_while_building(program, &mut sizes, &mut chosen)?;
-        program.choose_forms(&mut sizes, &chosen)?;
+        program.choose_forms(
+            &mut sizes,
+            &chosen,
+            self.subgroups && self.product_subgroups,
+        )?;
         self.check_limits(program, &sizes.buffer_lens, &sizes.workgroups)?;
         self.prepare(program).await?;
         if self.subgroups {
@@ -861,7 +905,7 @@ impl Gpu {
         if !self.tiers || self.forced_strategy.is_some() || !chosen.iter().any(large) {
             return Ok(Vec::new());
         }
-        program.choose_forms(sizes, chosen)?;
+        program.choose_forms(sizes, chosen, self.subgroups && self.product_subgroups)?;
         let mut building = Vec::new();
         let launches = program.launches(chosen, self.subgroups);
         for (k, launch) in launches.iter().enumerate() {
