@@ -85,6 +85,8 @@ test("the figures: the CPU backend against graph::eval with the memory plan's pe
   }
   const pipelines = await page.locator('[data-testid="bench-gpu"] tr[data-figure="new-batch"] [data-pipelines]').getAttribute("data-pipelines");
   assert.equal(pipelines, "0", "a new batch under the dynamic entry creates no pipeline");
+  const newBatch = await page.locator('[data-testid="bench-gpu"] tr[data-figure="new-batch"] th').textContent();
+  assert.match(newBatch, /5 个新编译的模型各自首次调用的中位数/, "the new batch is a median over fresh models");
   // Every GPU timing sits next to its adapter, and an emulation is labelled as one.
   const adapters = await page.locator('[data-testid="bench-gpu"] td.adapter').allTextContents();
   assert.equal(adapters.length, gpu.length);
@@ -112,7 +114,7 @@ test("the figures: the CPU backend against graph::eval with the memory plan's pe
     assert.match(en, /graph::eval \(reference\)/);
     assert.match(en, /Memory plan's peak/);
     assert.match(en, /first call/);
-    assert.match(en, /A new batch under the dynamic entry: x=16,64 \(0 new pipelines\)/);
+    assert.match(en, /A new batch under the dynamic entry: x=16,64 \(median of the first calls of 5 freshly compiled models; 0 new pipelines\)/);
     assert.match(en, /GFLOP\/s/);
     for (const adapter of await page.locator('[data-testid="bench-gpu"] td.adapter').allTextContents()) {
       if (emulated) assert.match(adapter, /CPU emulation/);
