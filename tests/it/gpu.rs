@@ -15,6 +15,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 use tailor::cache::DynamicMode;
 use tailor::codegen::Mode;
+use tailor::graph::Tensor;
 use tailor::lower::GemmStrategy;
 use tailor::runtime::gpu::{Gpu, GpuError, Program};
 
@@ -353,6 +354,25 @@ fn a_programs_kept_plan_serves_only_calls_that_decide_the_same() {
     });
 }
 
+/// Runs `program` with subgroups on or off, checks its outputs against `expected`, and
+/// returns how many pipelines the call created.
+fn run_counting_pipelines(
+    gpu: &mut Gpu,
+    program: &mut Program,
+    inputs: &[Tensor],
+    expected: &[Tensor],
+    subgroups: bool,
+    what: &str,
+) -> usize {
+    gpu.set_subgroups(subgroups);
+    let before = gpu.stats().pipelines_created;
+    let run = pollster::block_on(gpu.run(program, inputs, &[], false));
+    let what = format!("{what}, subgroups {subgroups}");
+    let run = run.unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_close(&what, &run.outputs, expected, GPU_TOLERANCE);
+    gpu.stats().pipelines_created - before
+}
+
 #[test]
 fn row_reductions_run_by_subgroup_where_the_adapter_has_them() {
     with_gpu(|gpu| {
@@ -379,18 +399,9 @@ fn row_reductions_run_by_subgroup_where_the_adapter_has_them() {
         let mut program = Program::new(compiled.schedule, Mode::Dynamic, &Default::default());
         // From a cold pipeline cache, so the counts below are this program's alone.
         gpu.clear_cache();
+        let what = format!("layer_norm_softmax {case}");
         let mut run = |gpu: &mut Gpu, subgroups: bool| {
-            gpu.set_subgroups(subgroups);
-            let before = gpu.stats().pipelines_created;
-            let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false));
-            let run = run.unwrap_or_else(|e| panic!("subgroups {subgroups}: {e}"));
-            assert_close(
-                &format!("layer_norm_softmax {case}, subgroups {subgroups}"),
-                &run.outputs,
-                &expected,
-                GPU_TOLERANCE,
-            );
-            gpu.stats().pipelines_created - before
+            run_counting_pipelines(gpu, &mut program, &inputs, &expected, subgroups, &what)
         };
         let all = run(gpu, true);
         assert_eq!(
@@ -444,18 +455,9 @@ fn blocked_products_share_their_rows_by_subgroup_where_the_adapter_has_them() {
             gpu.force_product_strategy(Some(GemmStrategy::Blocked));
             // Dynamic code is one pipeline for all four cases: count this case's alone.
             gpu.clear_cache();
+            let what = format!("{body}at {shapes}");
             let mut run = |gpu: &mut Gpu, subgroups: bool| {
-                gpu.set_subgroups(subgroups);
-                let before = gpu.stats().pipelines_created;
-                let run = pollster::block_on(gpu.run(&mut program, &inputs, &[], false));
-                let run = run.unwrap_or_else(|e| panic!("{shapes}, subgroups {subgroups}: {e}"));
-                assert_close(
-                    &format!("{body}at {shapes}, subgroups {subgroups}"),
-                    &run.outputs,
-                    &expected,
-                    GPU_TOLERANCE,
-                );
-                gpu.stats().pipelines_created - before
+                run_counting_pipelines(gpu, &mut program, &inputs, &expected, subgroups, &what)
             };
             let with = run(gpu, true);
             assert_eq!(
