@@ -259,9 +259,9 @@ pub enum GemmStrategy {
     /// by `tile_n / 8` columns each), operands staged through workgroup memory `TILE_K`
     /// columns at a time.
     Tiled,
-    /// `BLOCK_M x BLOCK_N` outputs per thread, operands read from global memory: no workgroup memory, so its pipeline
-    /// builds about as fast as the naive one's, and each loaded value is used once per row
-    /// or column of the block.
+    /// `BLOCK_M x BLOCK_N` outputs per thread, operands read from global memory: no
+    /// workgroup memory, so its pipeline builds about as fast as the naive one's, and each
+    /// loaded value is used once per row or column of the block.
     Blocked,
     /// One thread per output element reading its row and column from global memory (the
     /// baseline the benchmark compares against).

@@ -73,13 +73,13 @@ fn simplenet_dynamic_true() {
             a = in0[64*row + kk]
             b = p_layers_0_weight[64*col + kk]
             t0[128*row + col] = relu(acc + p_layers_0_bias[col])   (acc = sum over kk of a * b)
-            dispatch 4*((s0 + 31)//32) workgroups x 64 threads
+            dispatch 2*((s0 + 63)//64) workgroups x 64 threads
           k1_linear_1: linear_1
             gemm (Tiled) batch 1, m s0, n 64, k 128
             a = t0[128*row + kk]
             b = p_layers_2_weight[128*col + kk]
             out0[64*row + col] = acc + p_layers_2_bias[col]   (acc = sum over kk of a * b)
-            dispatch 2*((s0 + 31)//32) workgroups x 64 threads
+            dispatch (s0 + 63)//64 workgroups x 64 threads
         memory plan:
           in0                      input 0    64*s0 elements
           p_layers_0_weight        parameter  8192 elements
@@ -108,13 +108,13 @@ fn simplenet_dynamic_false() {
             a = in0[64*row + kk]
             b = p_layers_0_weight[64*col + kk]
             t0[128*row + col] = relu(acc + p_layers_0_bias[col])   (acc = sum over kk of a * b)
-            dispatch 4 workgroups x 64 threads
+            dispatch 2 workgroups x 64 threads
           k1_linear_1: linear_1
             gemm (Tiled) batch 1, m 8, n 64, k 128
             a = t0[128*row + kk]
             b = p_layers_2_weight[128*col + kk]
             out0[64*row + col] = acc + p_layers_2_bias[col]   (acc = sum over kk of a * b)
-            dispatch 2 workgroups x 64 threads
+            dispatch 1 workgroups x 64 threads
         memory plan:
           in0                      input 0    512 elements
           p_layers_0_weight        parameter  8192 elements
@@ -148,13 +148,13 @@ fn bert_block_dynamic_true() {
             a = t0[64*row + kk]
             b = p_qkv_weight[64*col + kk]
             t1[192*row + col] = acc + p_qkv_bias[col]   (acc = sum over kk of a * b)
-            dispatch 6*((s0*s1 + 31)//32) workgroups x 64 threads
+            dispatch 3*((s0*s1 + 63)//64) workgroups x 64 threads
           k2_matmul_div: matmul + div
             gemm (Tiled) batch 4*s0, m s1, n s1, k 16
             a = t1[192*s1*(bat//4) + 192*s1*(row//s1) + kk + 16*(bat % 4) + 192*(row % s1)]
             b = t1[192*s1*(bat//4) + 192*s1*(col//s1) + kk + 16*(bat % 4) + 192*(col % s1) + 64]
             t0[s1**2*bat + s1*row + col] = acc / 4.0   (acc = sum over kk of a * b)
-            dispatch 4*s0*((s1 + 31)//32)**2 workgroups x 64 threads
+            dispatch 4*s0*((s1 + 63)//64)**2 workgroups x 64 threads
           k3_softmax: softmax
             softmax over e < s1 for each row < 4*s0*s1
             x = t0[s1*row + e]
@@ -165,13 +165,13 @@ fn bert_block_dynamic_true() {
             a = t2[4*s1**2*(bat//4) + s1**2*(bat % 4) + s1*row + kk]
             b = t1[192*s1*(bat//4) + 192*s1*(kk//s1) + col + 16*(bat % 4) + 192*(kk % s1) + 128]
             t0[16*s1*bat + 16*row + col] = acc   (acc = sum over kk of a * b)
-            dispatch 4*s0*((s1 + 31)//32) workgroups x 64 threads
+            dispatch 4*s0*((s1 + 63)//64) workgroups x 64 threads
           k5_linear_1_add: linear_1 + add
             gemm (Tiled) batch 1, m s0*s1, n 64, k 64
             a = t0[64*s1*(row//s1) + 16*s1*(kk//16) + 16*(row % s1) + kk % 16]
             b = p_proj_weight[64*col + kk]
             t1[64*row + col] = in0[64*row + col] + (acc + p_proj_bias[col])   (acc = sum over kk of a * b)
-            dispatch 2*((s0*s1 + 31)//32) workgroups x 64 threads
+            dispatch (s0*s1 + 63)//64 workgroups x 64 threads
           k6_layer_norm_1: layer_norm_1
             layer_norm over e < 64 for each row < s0*s1
             x = t1[64*row + e]
@@ -182,13 +182,13 @@ fn bert_block_dynamic_true() {
             a = t0[64*row + kk]
             b = p_mlp_0_weight[64*col + kk]
             t2[128*row + col] = gelu(acc + p_mlp_0_bias[col])   (acc = sum over kk of a * b)
-            dispatch 4*((s0*s1 + 31)//32) workgroups x 64 threads
+            dispatch 2*((s0*s1 + 63)//64) workgroups x 64 threads
           k8_linear_3_add_1: linear_3 + add_1
             gemm (Tiled) batch 1, m s0*s1, n 64, k 128
             a = t2[128*row + kk]
             b = p_mlp_2_weight[128*col + kk]
             out0[64*row + col] = t1[64*row + col] + (acc + p_mlp_2_bias[col])   (acc = sum over kk of a * b)
-            dispatch 2*((s0*s1 + 31)//32) workgroups x 64 threads
+            dispatch (s0*s1 + 63)//64 workgroups x 64 threads
         memory plan:
           in0                      input 0    64*s0*s1 elements
           p_norm1_weight           parameter  64 elements
@@ -238,7 +238,7 @@ fn yolo_stack_dynamic_true() {
             a = (in0[3*s1**2*(row//z0**2) + s1**2*(kk//9) + 2*s1*((row % z0**2)//z0) + s1*((kk % 9)//3) - s1 + kk % 3 + 2*((row % z0**2) % z0) - 1] if 0 <= 2*((row % z0**2)//z0) + (kk % 9)//3 - 1 < s1 and 0 <= kk % 3 + 2*((row % z0**2) % z0) - 1 < s1 else 0)
             b = p_conv2d_weight_bn[27*col + kk]
             t0[col*z0**2 + 8*z0**2*(row//z0**2) + row % z0**2] = silu(acc + p_conv2d_bias_bn[col])   (acc = sum over kk of a * b)
-            dispatch (((s1 - 1)//2)**2 + 2*((s1 - 1)//2))//32 + 1 workgroups x 64 threads
+            dispatch (((s1 - 1)//2)**2 + 2*((s1 - 1)//2))//64 + 1 workgroups x 64 threads
           k1_conv2d_1_batch_norm_1_silu_1: conv2d_1 + batch_norm_1 + silu_1
             let z0 = (s1 - 1)//2 + 1
             let z1 = (s1 - 1)//4 + 1
@@ -246,7 +246,7 @@ fn yolo_stack_dynamic_true() {
             a = (t0[8*z0**2*(row//z1**2) + z0**2*(kk//9) + 2*z0*((row % z1**2)//z1) + z0*((kk % 9)//3) - z0 + kk % 3 + 2*((row % z1**2) % z1) - 1] if 0 <= 2*((row % z1**2)//z1) + (kk % 9)//3 - 1 < z0 and 0 <= kk % 3 + 2*((row % z1**2) % z1) - 1 < z0 else 0)
             b = p_conv2d_1_weight_bn[72*col + kk]
             t1[col*z1**2 + 16*z1**2*(row//z1**2) + row % z1**2] = silu(acc + p_conv2d_1_bias_bn[col])   (acc = sum over kk of a * b)
-            dispatch (((s1 - 1)//4)**2 + 2*((s1 - 1)//4))//32 + 1 workgroups x 64 threads
+            dispatch (((s1 - 1)//4)**2 + 2*((s1 - 1)//4))//64 + 1 workgroups x 64 threads
           k2_max_pool2d: max_pool2d
             let z0 = (s1 - 1)//4 + 1
             let z1 = ((s1 - 1)//4 - 1)//2 + 1
@@ -260,7 +260,7 @@ fn yolo_stack_dynamic_true() {
             a = t0[kk*z0**2 + 16*z0**2*(row//z0**2) + z0*((row % z0**2)//z0) + (row % z0**2) % z0]
             b = p_head_weight[16*col + kk]
             out0[col*z0**2 + 6*z0**2*(row//z0**2) + row % z0**2] = acc + p_head_bias[col]   (acc = sum over kk of a * b)
-            dispatch ((((s1 - 1)//4 - 1)//2)**2 + 2*(((s1 - 1)//4 - 1)//2))//32 + 1 workgroups x 64 threads
+            dispatch ((((s1 - 1)//4 - 1)//2)**2 + 2*(((s1 - 1)//4 - 1)//2))//64 + 1 workgroups x 64 threads
         memory plan:
           in0                      input 0    3*s1**2 elements
           p_conv2d_weight_bn       parameter  216 elements
@@ -297,7 +297,7 @@ fn conv1d_dynamic_true() {
             a = (in0[4*s1*(row//s1) + s1*(kk//3) + row % s1 + kk % 3 - 1] if 0 <= row % s1 + kk % 3 - 1 < s1 else 0)
             b = p_conv_weight[12*col + kk]
             out0[s1*col + 8*s1*(row//s1) + row % s1] = relu(acc + p_conv_bias[col])   (acc = sum over kk of a * b)
-            dispatch (s1 + 31)//32 workgroups x 64 threads
+            dispatch (s1 + 63)//64 workgroups x 64 threads
         memory plan:
           in0                      input 0    4*s1 elements
           p_conv_weight            parameter  96 elements
@@ -364,7 +364,7 @@ fn tagger_dynamic_true() {
             a = t1[32*row + kk]
             b = p_head_weight[32*col + kk]
             out0[5*row + col] = acc + p_head_bias[col]   (acc = sum over kk of a * b)
-            dispatch (s0*s1 + 31)//32 workgroups x 64 threads
+            dispatch (s0*s1 + 63)//64 workgroups x 64 threads
           k6_gt: gt
             map over gid < s0*s1
             t0[gid] = in0[gid] > 10.0

@@ -273,10 +273,10 @@ pub(super) struct Launch<'a> {
 }
 
 /// WGSL with subgroup operations as the device takes it, and its hash. The browser's WGSL
-/// wants the extension enabled, and the uniformity analysis told that a branch on
-/// `subgroupAll` keeps subgroups whole (Tint requires subgroup operations in uniform
-/// control flow, which it proves for the workgroup only); naga (natively) has implemented
-/// neither directive and takes the functions without them.
+/// wants the extension enabled and Tint's `subgroup_uniformity` diagnostic off: a blocked
+/// product's subgroup form shuffles behind a branch on `subgroupAll`, which keeps each
+/// subgroup whole, but Tint proves uniformity for the workgroup only and rejects it. Naga
+/// (natively) has implemented neither directive and takes the functions without them.
 fn for_subgroup_device(wgsl: Wgsl) -> (Wgsl, u64) {
     #[cfg(target_arch = "wasm32")]
     let wgsl = Wgsl {
@@ -367,9 +367,9 @@ impl Program {
             else {
                 continue;
             };
-            let (schedule, mode, fixed) = (&self.schedule, self.mode, &self.static_bindings);
-            let fixed = fixed.clone().unwrap_or_default();
-            let spec = Specialization::of(mode, &fixed);
+            let no_sizes = Bindings::new();
+            let fixed = self.static_bindings.as_ref().unwrap_or(&no_sizes);
+            let (schedule, spec) = (&self.schedule, Specialization::of(self.mode, fixed));
             let form = self.forms[k].entry(other).or_insert_with(|| {
                 let kernel = kernel.with_strategy(other);
                 let wgsl = codegen::emit_wgsl(schedule, &kernel, &spec);
