@@ -857,8 +857,8 @@ mod gpu {
     /// compile and pipelines included), its steady call (`steady_ms.simplenet_b8.*`), under
     /// the dynamic entry a new batch size (`new_batch_ms.simplenet_b16.dynamic`, the median
     /// of [`NEW_BATCH_MODELS`] such first calls, and the pipelines they created,
-    /// `new_batch_pipelines.*`, which should be 0) and its steady call; then the 256x1024->1024->1024 MLP's first call and steady GFLOP/s
-    /// (`gpu_gflops.bigmlp`).
+    /// `new_batch_pipelines.*`, which should be 0) and its steady call; then the
+    /// 256x1024->1024->1024 MLP's first call and steady GFLOP/s (`gpu_gflops.bigmlp`).
     async fn calls(
         backend: &Rc<Backend>,
         clock: &SharedClock,

@@ -198,8 +198,9 @@ async function steadyMs(model, shapes, n) {
 /**
  * Issue 11's figures on WebGPU, each policy from a cold kernel cache: SimpleNet's first call
  * at batch 8 and its steady call; under dynamic=True a new batch (16), the median of
- * NEW_BATCH_MODELS such first calls, the pipelines they created, and its steady call; then the MLP's first call and steady GFLOP/s. Each first
- * call keeps the form every product kernel ran as (`products`).
+ * NEW_BATCH_MODELS such first calls, the pipelines they created, and its steady call; then
+ * the MLP's first call and steady GFLOP/s. Each first call keeps the form every product
+ * kernel ran as (`products`).
  */
 async function gpuFigures(ctx, alive, mlp, progress) {
   const pipelines = async () => (await ctx.tailor.gpuStats())?.pipelinesCreated ?? 0;
