@@ -15,8 +15,8 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Instant;
-use tailor::cache::{CompileConfig, DynamicMode};
-use tailor::runtime::executor::{self, Backend, Device, Executor, RunOptions};
+use tailor::config::{CompileConfig, DynamicMode};
+use tailor::session::executor::{self, Backend, Device, Executor, RunOptions};
 use tailor::{CallMarks, CallShapes};
 
 const SOURCE: &str = include_str!("../models/yolo_stack.py");

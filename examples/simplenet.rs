@@ -25,9 +25,10 @@
 
 use std::rc::Rc;
 use std::time::Instant;
-use tailor::cache::{CodeCache, CompileConfig, DynamicMode};
+use tailor::cache::CodeCache;
+use tailor::config::{CompileConfig, DynamicMode};
 use tailor::graph::{self, Tensor};
-use tailor::runtime::executor::{Backend, Device, Executor, RunOptions};
+use tailor::session::executor::{Backend, Device, Executor, RunOptions};
 use tailor::{CallMarks, CallShapes, SIMPLENET_SOURCE};
 
 /// Milliseconds since the example started.

@@ -2,7 +2,7 @@
 //!
 //! Input: a clock in milliseconds (injected: the CLI uses `Instant`, the page
 //! `performance.now()`) and, for the GPU figures, a GPU `Backend`; every run goes through
-//! `runtime::executor`, as the CLI's and the page's calls do (the CPU figures on a CPU
+//! `session::executor`, as the CLI's and the page's calls do (the CPU figures on a CPU
 //! `Backend` of their own, `CpuBench`, which the page also drives sample by sample).
 //! Output: named metrics such as `compile_us.simplenet` (a fresh interpreter: load,
 //! capture, guards, lowering, WGSL), `recompile_us.simplenet` (the same in a warm one),
@@ -13,10 +13,13 @@
 //! `cpu_speedup_vs_eval.*`. Every GPU figure includes what a caller pays (upload,
 //! dispatch, read-back), except `matmul_gflops.*`, which times the kernel alone.
 
-use crate::cache::{Clock, CompileConfig, DynamicMode};
+use crate::cache::Clock;
+
+use crate::config::CallMarks;
+use crate::config::{CompileConfig, DynamicMode};
 use crate::error::Error;
 use crate::guard::CallShapes;
-use crate::{CallMarks, SIMPLENET_SOURCE};
+use crate::session::SIMPLENET_SOURCE;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
@@ -42,7 +45,7 @@ fn compile_us(clock: Clock<'_>, rounds: usize) -> f64 {
     let samples = (0..rounds)
         .map(|_| {
             let start = clock();
-            let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+            let mut cache = crate::session::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
             compile_entry(&mut cache, &CompileConfig::default(), &simplenet_call(8));
             (clock() - start) * 1e3
         })
@@ -51,7 +54,7 @@ fn compile_us(clock: Clock<'_>, rounds: usize) -> f64 {
 }
 
 /// Calls SimpleNet's cache once, which must compile, and keeps its schedule alive.
-fn compile_entry(cache: &mut crate::CodeCache, config: &CompileConfig, call: &CallShapes) {
+fn compile_entry(cache: &mut crate::cache::CodeCache, config: &CompileConfig, call: &CallShapes) {
     let id = cache
         .call(0, config, call, &CallMarks::default(), &|| 0.0)
         .entry
@@ -68,7 +71,7 @@ fn recompile_us(clock: Clock<'_>, rounds: usize) -> f64 {
         dynamic: DynamicMode::False,
         recompile_limit: usize::MAX,
     };
-    let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+    let mut cache = crate::session::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
     compile_entry(&mut cache, &config, &simplenet_call(8));
     let samples = (0..rounds)
         .map(|round| {
@@ -87,7 +90,7 @@ fn guard_check_ns(clock: Clock<'_>, rounds: usize) -> f64 {
         dynamic: DynamicMode::True,
         ..CompileConfig::default()
     };
-    let mut cache = crate::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
+    let mut cache = crate::session::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
     compile_entry(&mut cache, &config, &simplenet_call(8));
     let entry = &cache.entries_mru()[0];
     let call = simplenet_call(16);
@@ -251,10 +254,10 @@ pub const PAGE_CPU_WORKLOADS: [CpuWorkload; 3] = [
 /// yield between samples.
 pub struct CpuBench {
     workload: &'static CpuWorkload,
-    cache: crate::CodeCache,
+    cache: crate::cache::CodeCache,
     entry: usize,
     reference_entry: usize,
-    executor: crate::runtime::executor::Executor,
+    executor: crate::session::executor::Executor,
     call: CallShapes,
     inputs: Vec<crate::graph::Tensor>,
     reference_call: CallShapes,
@@ -267,13 +270,13 @@ impl CpuBench {
     /// Loads and compiles `workload` (and, where it differs, its reference's call); runs
     /// nothing yet.
     pub fn new(workload: &'static CpuWorkload) -> Result<CpuBench, Error> {
-        use crate::runtime::executor::{self, Backend, Executor};
+        use crate::session::executor::{self, Backend, Executor};
         use std::rc::Rc;
         let config = CompileConfig {
             dynamic: DynamicMode::False,
             ..CompileConfig::default()
         };
-        let mut cache = crate::load(workload.source, None)?;
+        let mut cache = crate::session::load(workload.source, None)?;
         let mut compile = |call: &CallShapes| {
             let event = cache.call(0, &config, call, &CallMarks::default(), &|| 0.0);
             match (&event.error, event.entry) {
@@ -314,7 +317,7 @@ impl CpuBench {
     /// until `min_ms` have passed (one call at least), so that a coarse clock still
     /// resolves a call of a few microseconds. The first call binds the kernels.
     pub fn time_calls(&mut self, clock: Clock<'_>, min_ms: f64) -> Result<f64, Error> {
-        use crate::runtime::executor::RunOptions;
+        use crate::session::executor::RunOptions;
         let entry = self.cache.entry(self.entry).expect("the entry exists");
         let mode = entry
             .compiled
@@ -350,7 +353,7 @@ impl CpuBench {
         let start = clock();
         let mut calls = 0;
         loop {
-            black_box(crate::runtime::executor::reference(
+            black_box(crate::session::executor::reference(
                 &entry.graph,
                 &self.reference_call,
                 &self.reference_inputs,
@@ -448,15 +451,18 @@ pub use gpu::{DemoReport, SharedClock, demo, run_gpu};
 #[cfg(feature = "gpu")]
 mod gpu {
     use super::{median, simplenet_call};
-    use crate::cache::{Action, CompileConfig, DynamicMode};
+    use crate::cache::Action;
     use crate::codegen::Mode;
     use crate::compile::{self, CompileOptions};
+    use crate::config::CallMarks;
+    use crate::config::{CompileConfig, DynamicMode};
     use crate::error::Error;
     use crate::graph;
+    use crate::guard::CallShapes;
     use crate::lower::GemmStrategy;
-    use crate::runtime::executor::{self, Backend, Executor, KernelKey, RunOptions};
     use crate::runtime::gpu::GpuStats;
-    use crate::{CallMarks, CallShapes, SIMPLENET_SOURCE};
+    use crate::session::SIMPLENET_SOURCE;
+    use crate::session::executor::{self, Backend, Executor, KernelKey, RunOptions};
     use std::collections::BTreeMap;
     use std::rc::Rc;
 
@@ -513,7 +519,7 @@ mod gpu {
             dynamic,
             ..CompileConfig::default()
         };
-        let mut cache = crate::load(SIMPLENET_SOURCE, None)?;
+        let mut cache = crate::session::load(SIMPLENET_SOURCE, None)?;
         let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
         let mut report = DemoReport::default();
         let calls = DEMO_WARM_UP.iter().map(|&b| (b, false)).chain(
@@ -560,8 +566,8 @@ mod gpu {
         source: &str,
         call: &CallShapes,
         dynamic: DynamicMode,
-    ) -> Result<crate::CodeCache, Error> {
-        let mut cache = crate::load(source, None)?;
+    ) -> Result<crate::cache::CodeCache, Error> {
+        let mut cache = crate::session::load(source, None)?;
         let config = CompileConfig {
             dynamic,
             ..CompileConfig::default()
@@ -586,7 +592,7 @@ mod gpu {
         for _ in 0..rounds.min(5) {
             backend.clear_cache().await;
             let call = simplenet_call(8);
-            let mut cache = crate::load(SIMPLENET_SOURCE, None)?;
+            let mut cache = crate::session::load(SIMPLENET_SOURCE, None)?;
             let event = cache
                 .call(
                     0,
@@ -651,7 +657,7 @@ mod gpu {
     /// A function compiled as a static entry, whose kernels are run and timed alone
     /// (`tailor bench`'s kernel figures), call after call.
     struct KernelTimer {
-        cache: crate::CodeCache,
+        cache: crate::cache::CodeCache,
         compiled: compile::Compiled,
         call: CallShapes,
         inputs: Vec<graph::Tensor>,
@@ -814,7 +820,7 @@ mod gpu {
     /// One call through the guard cache and the executor, timed from the call to the
     /// outputs read back (a compile, when the cache compiles, included).
     async fn timed_call(
-        cache: &mut crate::CodeCache,
+        cache: &mut crate::cache::CodeCache,
         executor: &mut Executor,
         config: &CompileConfig,
         call: &CallShapes,
@@ -832,7 +838,7 @@ mod gpu {
 
     /// The median of `rounds` steady calls, ms.
     async fn steady_ms(
-        cache: &mut crate::CodeCache,
+        cache: &mut crate::cache::CodeCache,
         executor: &mut Executor,
         config: &CompileConfig,
         call: &CallShapes,
@@ -875,7 +881,7 @@ mod gpu {
                 dynamic,
                 ..CompileConfig::default()
             };
-            let mut cache = crate::load(SIMPLENET_SOURCE, None)?;
+            let mut cache = crate::session::load(SIMPLENET_SOURCE, None)?;
             let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
             let b8 = simplenet_call(8);
             let (first, _) = timed_call(&mut cache, &mut executor, &config, &b8, clock).await?;
@@ -892,7 +898,7 @@ mod gpu {
             let mut created = pipelines_created(backend).await - before;
             // More new batches, each under a fresh model's entry compiled at batch 8.
             while samples.len() < NEW_BATCH_MODELS {
-                let mut cache = crate::load(SIMPLENET_SOURCE, None)?;
+                let mut cache = crate::session::load(SIMPLENET_SOURCE, None)?;
                 let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
                 timed_call(&mut cache, &mut executor, &config, &b8, clock).await?;
                 let before = pipelines_created(backend).await;
@@ -937,7 +943,7 @@ mod gpu {
 
     /// A model loaded afresh, its executor and the call to time.
     struct Cold {
-        cache: crate::CodeCache,
+        cache: crate::cache::CodeCache,
         executor: Executor,
         config: CompileConfig,
         call: CallShapes,
@@ -960,7 +966,7 @@ mod gpu {
     async fn cold_bigmlp(backend: &Rc<Backend>, clock: &SharedClock) -> Result<Cold, Error> {
         backend.clear_cache().await;
         Ok(Cold {
-            cache: crate::load(super::BIGMLP_SOURCE, None)?,
+            cache: crate::session::load(super::BIGMLP_SOURCE, None)?,
             executor: Executor::new(Rc::clone(backend), Rc::clone(clock)),
             config: CompileConfig {
                 dynamic: DynamicMode::False,

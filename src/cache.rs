@@ -11,8 +11,9 @@
 //! eager run raises is an error); automatic-dynamic state is per input dim and per int, and
 //! sticky; a call whose compilation fails adds no entry but uses up its compile id.
 
-use crate::Error;
 use crate::compile::{self, CompileOptions, Compiled};
+use crate::config::{CallMarks, CompileConfig, DynamicMode};
+use crate::error::Error;
 use crate::frontend::{
     self, BreakPoint, CallArg, EntryPoint, FrontendError, GraphBreak, Output, Program,
 };
@@ -25,87 +26,6 @@ use crate::weights::{self, WeightsError};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::str::FromStr;
-
-/// `torch.compile(…, dynamic=…)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DynamicMode {
-    /// `dynamic=None`, the default: static first, automatic dynamic after a size change.
-    Auto,
-    /// `dynamic=True`: every input dim symbolic from the start (duck sizing).
-    True,
-    /// `dynamic=False`: never dynamic on its own (explicit `mark_dynamic` still wins).
-    False,
-}
-
-impl fmt::Display for DynamicMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            DynamicMode::Auto => "None",
-            DynamicMode::True => "True",
-            DynamicMode::False => "False",
-        })
-    }
-}
-
-impl FromStr for DynamicMode {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.to_ascii_lowercase().as_str() {
-            "auto" | "none" => Ok(DynamicMode::Auto),
-            "true" => Ok(DynamicMode::True),
-            "false" => Ok(DynamicMode::False),
-            other => Err(format!(
-                "unknown dynamic mode '{other}' (expected auto, true or false)"
-            )),
-        }
-    }
-}
-
-/// PyTorch's default `torch._dynamo.config.recompile_limit`.
-pub const DEFAULT_RECOMPILE_LIMIT: usize = 8;
-
-/// One `torch.compile(...)` wrapper's settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct CompileConfig {
-    /// The `dynamic=` argument.
-    pub dynamic: DynamicMode,
-    /// Entries allowed before misses run eagerly.
-    pub recompile_limit: usize,
-}
-
-impl Default for CompileConfig {
-    fn default() -> Self {
-        CompileConfig {
-            dynamic: DynamicMode::Auto,
-            recompile_limit: DEFAULT_RECOMPILE_LIMIT,
-        }
-    }
-}
-
-/// `torch._dynamo.mark_dynamic(x, dim, min=, max=)` on a call's input.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MarkDynamic {
-    /// Input name.
-    pub input: String,
-    /// Dimension.
-    pub dim: usize,
-    /// `min=`.
-    pub min: Option<i64>,
-    /// `max=`.
-    pub max: Option<i64>,
-}
-
-/// The marks carried by one call's inputs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct CallMarks {
-    /// `mark_dynamic` calls.
-    pub dynamic: Vec<MarkDynamic>,
-    /// `mark_static` calls: (input, dim).
-    pub fixed: Vec<(String, usize)>,
-}
 
 /// What a call did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

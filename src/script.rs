@@ -11,61 +11,22 @@
 //! function) share one `CodeCache` and so one recompile limit, as Dynamo's per-code-object
 //! cache does; a log line is printed only for what the cache did, as PyTorch prints it.
 
-use crate::Error;
-use crate::cache::{Action, CallEvent, CallMarks, CodeCache, CompileConfig, Entry};
+use crate::cache::{Action, CallEvent, CodeCache, Entry};
+use crate::config::{CallMarks, CompileConfig, Logs};
+use crate::error::Error;
 use crate::frontend::{
     self, CallArg, CodeKey, EntryPoint, FrontendError, HostCall, Output, Program, ScriptHost,
     Stream,
 };
 use crate::graph::{Graph, Span};
 use crate::guard::{ArgValue, CallShapes};
-use crate::runtime::executor::{Backend, Executor, Outcome, RunOptions};
+use crate::session::executor::{Backend, Executor, Outcome, RunOptions};
 use crate::symbolic::SymbolNaming;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
-use std::str::FromStr;
-
-/// Which of PyTorch's `TORCH_LOGS` artifacts a script prints (`--logs recompiles,guards`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Logs {
-    /// `recompiles`: why each recompilation happened (every entry's failing guard).
-    pub recompiles: bool,
-    /// `guards`: each new entry's guards.
-    pub guards: bool,
-    /// `dynamic`: the symbolic-shape events of each compilation (`create_symbol`, `eval`).
-    pub dynamic: bool,
-    /// `graph_breaks`: where and why each compilation's graph ended before the return.
-    pub graph_breaks: bool,
-}
-
-/// The artifacts `Logs` knows, as `TORCH_LOGS` names them.
-const LOG_NAMES: [&str; 4] = ["recompiles", "guards", "dynamic", "graph_breaks"];
-
-impl FromStr for Logs {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Logs, String> {
-        let mut logs = Logs::default();
-        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            match name.trim_start_matches('+') {
-                "recompiles" => logs.recompiles = true,
-                "guards" => logs.guards = true,
-                "dynamic" => logs.dynamic = true,
-                "graph_breaks" => logs.graph_breaks = true,
-                other => {
-                    return Err(format!(
-                        "unknown log '{other}' (Tailor prints {})",
-                        LOG_NAMES.join(", ")
-                    ));
-                }
-            }
-        }
-        Ok(logs)
-    }
-}
 
 /// How a script runs.
 pub struct ScriptOptions {
@@ -87,7 +48,7 @@ pub struct ScriptCall {
     /// The wrapper, numbered in `torch.compile` order from 0.
     pub wrapper: usize,
     /// Its `dynamic=`.
-    pub dynamic: crate::DynamicMode,
+    pub dynamic: crate::config::DynamicMode,
     /// What the cache did.
     pub event: CallEvent,
     /// Running the kernels, in ms (0 when they did not run).

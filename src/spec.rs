@@ -6,7 +6,7 @@
 //! `MarkDynamic`, or an `InputError` that quotes the offending part. Invariant: every size
 //! accepted here is a non-negative i64, and every named input exists.
 
-use crate::cache::MarkDynamic;
+use crate::config::MarkDynamic;
 use crate::graph::DType;
 use crate::guard::{ArgValue, CallShapes};
 

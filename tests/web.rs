@@ -9,8 +9,8 @@
 //! ```
 #![cfg(all(target_arch = "wasm32", feature = "gpu"))]
 
-use tailor::cache::DynamicMode;
 use tailor::codegen::Mode;
+use tailor::config::DynamicMode;
 use tailor::graph::{self, Tensor};
 use tailor::lower;
 use tailor::runtime::gpu::{Gpu, Program};

@@ -16,8 +16,8 @@ use super::native::TensorBase;
 use super::ops::TensorRef;
 use super::source::FILE_NAME;
 use super::{EntryPoint, Program};
+use crate::graph::Holder;
 use crate::guard::{ArgValue, AttributePath};
-use crate::shape::Holder;
 use rustpython_vm::builtins::{PyCode, PyDict, PyFloat, PyInt};
 use rustpython_vm::{AsObject, PyObjectRef, VirtualMachine};
 

@@ -242,7 +242,7 @@ pub(super) mod _tailor {
         graph_breaks: bool,
         vm: &VirtualMachine,
     ) -> PyResult<()> {
-        let logs = crate::script::Logs {
+        let logs = crate::config::Logs {
             recompiles,
             guards,
             dynamic,

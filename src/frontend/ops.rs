@@ -8,13 +8,14 @@
 //! runs; so the same calls build the same graph and the same events.
 
 use super::FrontendError;
+use crate::graph::Holder;
 use crate::graph::{
     BinaryOp, Graph, Init, Lifted, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span,
 };
 use crate::graph::{DType, RandomKind, Tensor, UnaryOp, dtype, seed_of, shape_to_string};
 use crate::shape::layout;
 use crate::shape::rules::{self, OpCtx, ReshapeKind};
-use crate::shape::{Holder, ShapeEnv, ShapeError};
+use crate::shape::{ShapeEnv, ShapeError};
 use crate::symbolic::Expr;
 use std::cell::RefCell;
 use std::collections::BTreeMap;

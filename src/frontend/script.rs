@@ -15,7 +15,7 @@ use super::native::{Session, TensorBase};
 use super::ops::TensorRef;
 use super::source::{FILE_NAME, UserSource};
 use super::{EntryPoint, FrontendError, Program, budgeted, interpreter, package_error, prepare};
-use crate::cache::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
+use crate::config::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
 use crate::graph::{DType, Returned, Span, Tensor};
 use crate::shape::rules;
 use rustpython_vm::compiler::Mode;
@@ -78,7 +78,7 @@ pub trait ScriptHost {
     fn inputs(&self, wrapper: usize) -> Vec<String>;
 
     /// `torch._logging.set_logs(recompiles=, guards=, dynamic=, graph_breaks=)`.
-    fn set_logs(&mut self, logs: crate::script::Logs);
+    fn set_logs(&mut self, logs: crate::config::Logs);
 
     /// `torch._dynamo.reset()`: every cache forgets its entries and automatic-dynamic state.
     fn reset(&mut self);

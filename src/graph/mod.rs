@@ -12,9 +12,11 @@
 
 pub mod dtype;
 mod eval;
+mod holder;
 mod print;
 
 pub use dtype::{DType, DTypeError};
+pub use holder::Holder;
 
 pub use eval::{
     EvalError, MAX_ELEMENTS, Tensor, check_embedding_ids, element_count, eval, numel,
@@ -902,7 +904,7 @@ pub struct Lifted {
     /// Its `Constant` node.
     pub node: NodeId,
     /// Where it is read from.
-    pub holder: crate::shape::Holder,
+    pub holder: Holder,
     /// Its sizes.
     pub sizes: Vec<i64>,
 }

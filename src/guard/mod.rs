@@ -19,9 +19,10 @@
 mod order;
 mod provenance;
 
+use crate::graph::Holder;
 use crate::graph::{DType, Shape, TracedArg};
 use crate::message::{Message, MessageId};
-use crate::shape::{DimSource, Holder, ShapeEnv, ShapeEvent, layout};
+use crate::shape::{DimSource, ShapeEnv, ShapeEvent, layout};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};
 use order::AttributeNode;
 pub use provenance::Provenance;

@@ -2,7 +2,7 @@
 //! checked on the smallest program that shows it.
 
 use super::*;
-use crate::cache::{CompileConfig, DynamicMode};
+use crate::config::{CompileConfig, DynamicMode};
 use crate::graph::{self, Graph};
 use crate::symbolic::{Bindings, Expr};
 
@@ -16,7 +16,7 @@ fn module(init: &str, forward: &str) -> String {
 /// Compiles `source` with `dynamic=True` at `x`; the entry's graph and its lowering under
 /// `policy`.
 fn lowered(source: &str, x: &str, policy: FusionPolicy) -> (Graph, Schedule) {
-    let mut cache = crate::load(source, None).expect("loads");
+    let mut cache = crate::session::load(source, None).expect("loads");
     let call = crate::spec::parse_shapes(x, &cache.entry_point().inputs).expect("shapes");
     let config = CompileConfig {
         dynamic: DynamicMode::True,
@@ -125,9 +125,17 @@ const CONV_BATCH_NORM: (&str, &str) = (
 
 #[test]
 fn simplenet_is_two_kernels_fused_and_three_per_op() {
-    let (_, fused) = lowered(crate::SIMPLENET_SOURCE, "x=8,64", FusionPolicy::Fused);
+    let (_, fused) = lowered(
+        crate::session::SIMPLENET_SOURCE,
+        "x=8,64",
+        FusionPolicy::Fused,
+    );
     assert_eq!(kernel_names(&fused), ["k0_linear_relu", "k1_linear_1"]);
-    let (_, per_op) = lowered(crate::SIMPLENET_SOURCE, "x=8,64", FusionPolicy::PerOp);
+    let (_, per_op) = lowered(
+        crate::session::SIMPLENET_SOURCE,
+        "x=8,64",
+        FusionPolicy::PerOp,
+    );
     assert_eq!(
         kernel_names(&per_op),
         ["k0_linear", "k1_relu", "k2_linear_1"]
@@ -169,7 +177,11 @@ fn per_op_schedules_verify_and_match_the_reference() {
         "return torch.relu(self.fc(x) * 2 + x).sum(-1)",
     );
     let cases: [(&str, &str, &[&[usize]]); 3] = [
-        (crate::SIMPLENET_SOURCE, "x=8,64", &[&[8, 64], &[5, 64]]),
+        (
+            crate::session::SIMPLENET_SOURCE,
+            "x=8,64",
+            &[&[8, 64], &[5, 64]],
+        ),
         (&conv, "x=2,3,8,9", &[&[2, 3, 8, 9], &[3, 3, 7, 5]]),
         (&residual, "x=4,8", &[&[4, 8], &[9, 8]]),
     ];

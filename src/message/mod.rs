@@ -8,8 +8,6 @@
 //! translate: names from the user's code, numbers, shapes, and the words of PyTorch or
 //! Python, passed verbatim (the translated frame says whose words they are).
 
-mod errors;
-
 use serde::Serialize;
 
 /// One message for the page: which text, and the values filled into its `{0}`, `{1}`, ….

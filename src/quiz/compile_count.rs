@@ -11,8 +11,8 @@ use super::rng::Rng;
 use super::scenario::{Scenario, dynamic_dims, inputs_text, mark};
 use super::text::{fill, msg};
 use super::{Difficulty, Text};
-use crate::DynamicMode;
 use crate::cache::Action;
+use crate::config::DynamicMode;
 
 struct CompileCount {
     scenario: Scenario,

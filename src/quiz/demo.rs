@@ -8,8 +8,10 @@
 
 use super::scenario::{Scenario, inputs_text};
 use super::{QuizError, Text};
-use crate::cache::{CallEvent, DEFAULT_RECOMPILE_LIMIT, DimSpec};
-use crate::{DynamicMode, spec};
+use crate::cache::{CallEvent, DimSpec};
+use crate::config::DEFAULT_RECOMPILE_LIMIT;
+use crate::config::DynamicMode;
+use crate::spec;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The preset models demos may name, by id.
@@ -109,7 +111,7 @@ impl DemoRun {
         };
         let source =
             model_source(&self.model).ok_or_else(|| QuizError::UnknownModel(self.model.clone()))?;
-        let names = crate::load(source, None)
+        let names = crate::session::load(source, None)
             .map_err(|e| fail(e.to_string()))?
             .entry_point()
             .inputs

@@ -13,7 +13,7 @@ use super::{
     Difficulty, QuizError, Text, compile_count, guard_prediction, output_shape, spot_recompile,
     write_guard,
 };
-use crate::cache::{DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
+use crate::config::{DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;

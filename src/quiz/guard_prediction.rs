@@ -14,8 +14,8 @@ use super::scenario::{Scenario, failing_line, inputs_text, mark};
 use super::text::{fill, msg};
 use super::{Difficulty, Text};
 use crate::cache::Action;
-use crate::{CallShapes, DynamicMode};
-
+use crate::config::DynamicMode;
+use crate::guard::CallShapes;
 struct GuardPrediction {
     scenario: Scenario,
     new_call: CallShapes,

@@ -9,8 +9,7 @@
 
 use super::Difficulty;
 use super::rng::Rng;
-use crate::CallShapes;
-
+use crate::guard::CallShapes;
 /// A `class Net(nn.Module)` being written.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PyModule {

@@ -12,9 +12,9 @@ use super::scenario::{Scenario, call1, inputs_text, mark};
 use super::text::msg;
 use super::{Difficulty, Text};
 use crate::cache::Action;
+use crate::config::{DynamicMode, MarkDynamic};
 use crate::graph::shape_to_string;
 use crate::symbolic::{Bindings, Expr, Sym, ValueRange};
-use crate::{DynamicMode, MarkDynamic};
 use std::collections::BTreeSet;
 
 struct OutputShape {

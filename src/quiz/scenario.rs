@@ -8,12 +8,12 @@
 //! read from the cache.
 
 use super::exercise::Replay;
-use crate::cache::{
-    CallEvent, CallMarks, CodeCache, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DimSpec, Entry,
-};
+use crate::cache::{CallEvent, CodeCache, DimSpec, Entry};
+use crate::config::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT};
+use crate::config::{DynamicMode, MarkDynamic};
+use crate::error::Error;
+use crate::guard::CallShapes;
 use crate::guard::Failure;
-use crate::{CallShapes, DynamicMode, Error, MarkDynamic};
-
 /// A model, a wrapper and its calls.
 #[derive(Clone, Debug)]
 pub(crate) struct Scenario {
@@ -43,7 +43,7 @@ impl Scenario {
 
     /// Loads the model and makes every call.
     pub(crate) fn run(&self) -> Result<CodeCache, Error> {
-        let mut cache = crate::load(&self.source, None)?;
+        let mut cache = crate::session::load(&self.source, None)?;
         for call in &self.calls {
             self.call(&mut cache, call);
         }

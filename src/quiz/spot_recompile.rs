@@ -12,8 +12,8 @@ use super::rng::Rng;
 use super::scenario::{Scenario, call1};
 use super::text::{fill, msg};
 use super::{Difficulty, Text};
-use crate::DynamicMode;
 use crate::cache::{Action, CallEvent};
+use crate::config::DynamicMode;
 
 struct SpotRecompile {
     scenario: Scenario,

@@ -7,8 +7,8 @@
 use super::exercise::first_accepted;
 use super::text::MESSAGES;
 use super::*;
-use crate::DynamicMode;
 use crate::cache::Action;
+use crate::config::DynamicMode;
 use expect_test::{Expect, expect};
 
 // ---------------------------------------------------------------------------------------
@@ -899,7 +899,7 @@ fn every_exercise_replays_the_calls_its_code_shows() {
             let limited = format!("recompile_limit = {}", replay.recompile_limit);
             assert_eq!(
                 body.code.contains(&limited),
-                replay.recompile_limit != crate::cache::DEFAULT_RECOMPILE_LIMIT,
+                replay.recompile_limit != crate::config::DEFAULT_RECOMPILE_LIMIT,
                 "{context}"
             );
             for mark in &replay.mark_dynamic {

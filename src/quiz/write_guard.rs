@@ -15,9 +15,9 @@ use super::scenario::{Scenario, inputs_text};
 use super::text::{fill, msg};
 use super::{Difficulty, Text};
 use crate::cache::{Action, DimSpec, Entry};
+use crate::config::{DynamicMode, MarkDynamic};
+use crate::guard::CallShapes;
 use crate::guard::{GuardKind, TensorGuard};
-use crate::{CallShapes, DynamicMode, MarkDynamic};
-
 struct WriteGuard {
     scenario: Scenario,
     entry: String,

@@ -1,5 +1,5 @@
 //! Running a `Schedule`: what the CPU backend (`cpu`) and the wgpu runtime (`gpu`)
-//! share; `executor` is the one way callers run kernels on either.
+//! share; `session::executor` is the one way callers run kernels on either.
 //!
 //! In: a schedule and one call's input tensors. Out: the symbol values of the call (bound
 //! from the inputs' sizes and checked against every symbolic input dim), the concrete
@@ -8,7 +8,6 @@
 //! call whose sizes contradict the schedule is an error here, before any kernel runs.
 
 pub mod cpu;
-pub mod executor;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 

@@ -11,63 +11,10 @@
 pub mod layout;
 pub mod rules;
 
-use crate::graph::{Shape, Span, shape_to_string};
+use crate::graph::{Holder, Shape, Span, shape_to_string};
 use crate::symbolic::{Bindings, CmpOp, Expr, Rel, Sym, SymbolNames, SymbolNaming, ValueRange};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-
-/// Where a tensor comes from: an argument of the function, or state the function reads that
-/// Dynamo lifts into the graph as an input of its own (a module-level tensor `G['W']`, or a
-/// module's plain tensor attribute `L['self'].A`; parameters and buffers are not lifted).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub enum Holder {
-    /// The argument of this name, `L['x']`.
-    Arg(String),
-    /// The module-level name, `G['W']`.
-    Global(String),
-    /// A tensor attribute in a module's own `__dict__`: the submodule names from `self`,
-    /// outermost first, then the attribute (`L['self']._modules['enc'].A`).
-    Attribute {
-        /// Submodule names from `self`.
-        modules: Vec<String>,
-        /// The attribute.
-        name: String,
-    },
-}
-
-impl Holder {
-    /// PyTorch's source form: `L['x']`, `G['W']`, `L['self']._modules['enc'].A`.
-    pub fn to_source(&self) -> String {
-        match self {
-            Holder::Arg(name) => format!("L['{name}']"),
-            Holder::Global(name) => format!("G['{name}']"),
-            Holder::Attribute { .. } => format!("L['self']{}", &self.to_short()["self".len()..]),
-        }
-    }
-
-    /// The failure-reason form: `x`, `G['W']`, `self._modules['enc'].A`.
-    pub fn to_short(&self) -> String {
-        match self {
-            Holder::Arg(name) => name.clone(),
-            Holder::Global(_) => self.to_source(),
-            Holder::Attribute { modules, name } => {
-                let mut text = "self".to_string();
-                for module in modules {
-                    text.push_str(&format!("._modules['{module}']"));
-                }
-                format!("{text}.{name}")
-            }
-        }
-    }
-
-    /// The argument's name, for an argument.
-    pub fn arg(&self) -> Option<&str> {
-        match self {
-            Holder::Arg(name) => Some(name),
-            _ => None,
-        }
-    }
-}
 
 /// Where a size lives: a tensor's dim, `L['x'].size()[0]` (or a lifted tensor's,
 /// `G['W'].size()[1]`), or an int argument itself, `L['n']`.

@@ -13,12 +13,13 @@ use super::convert::{self, call_inputs, from_error, js_error, to_js};
 use super::driven;
 use super::kernels;
 use super::view;
-use crate::cache::{Action, CallMarks, CodeCache, CompileConfig};
+use crate::cache::{Action, CodeCache};
 use crate::codegen::Mode;
+use crate::config::{CallMarks, CompileConfig};
 use crate::guard::CallShapes;
 use crate::lower::Schedule;
 use crate::message::{Message, MessageId};
-use crate::runtime::executor::{self, Backend, Executor, Job, RunOptions};
+use crate::session::executor::{self, Backend, Executor, Job, RunOptions};
 use crate::spec;
 use crate::symbolic::{Bindings, SymbolNaming};
 use js_sys::{Promise, Reflect};
@@ -80,8 +81,8 @@ impl Compilation {
     }
 
     /// The library's trace of this entry, its symbols named as the views name them.
-    fn trace(&self) -> crate::Trace {
-        crate::Trace::of_entry(&self.cache, self.entry(), self.symbol_names)
+    fn trace(&self) -> crate::trace::Trace {
+        crate::session::trace_of(&self.cache, self.entry(), self.symbol_names)
     }
 
     fn marked(&self) -> Vec<bool> {

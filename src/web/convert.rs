@@ -6,7 +6,9 @@
 //! translates) that says which field was wrong. Invariant: nothing here panics on bad input;
 //! every malformed value becomes an error the page can show.
 
-use crate::cache::{CallEvent, CallMarks, CompileConfig, DynamicMode, MarkDynamic};
+use crate::cache::CallEvent;
+
+use crate::config::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
 use crate::error::Error;
 use crate::frontend::FrontendError;
 use crate::graph::{DType, Span, Tensor};

@@ -1,7 +1,7 @@
 //! Opening the backend in a browser: probing WebGPU, then the wgpu runtime on it or the CPU
 //! backend.
 //!
-//! In: `Tailor.create`'s `device` option, parsed by `runtime::executor::Device`. Out: the
+//! In: `Tailor.create`'s `device` option, parsed by `session::executor::Device`. Out: the
 //! `Backend` every model of one `Tailor` shares, and a [`WebGpuStatus`] saying what the
 //! browser offers and why it is or is not used. Invariant: nothing here waits forever —
 //! a browser that never answers `requestAdapter` or never opens a device is timed out, and
@@ -9,7 +9,7 @@
 //! executor's, not this file's.
 
 use super::convert::js_error;
-use crate::runtime::executor::{Backend, Device};
+use crate::session::executor::{Backend, Device};
 use js_sys::{Function, Promise, Reflect};
 use serde::Serialize;
 use std::future::Future;
@@ -186,5 +186,5 @@ async fn open_gpu(status: &mut WebGpuStatus) -> Result<Backend, String> {
 
 #[cfg(not(feature = "gpu"))]
 async fn open_gpu(_status: &mut WebGpuStatus) -> Result<Backend, String> {
-    Err(crate::runtime::executor::NO_GPU_RUNTIME.to_string())
+    Err(crate::session::executor::NO_GPU_RUNTIME.to_string())
 }

@@ -8,7 +8,7 @@
 use super::convert::{js_product, js_run_fields, set, tensors_to_js, to_js};
 use crate::codegen::{self, Mode, Resource, Wgsl};
 use crate::lower::{self, Body, Role, Schedule};
-use crate::runtime::executor::{Outcome, ProductRun};
+use crate::session::executor::{Outcome, ProductRun};
 use crate::symbolic::Sym;
 use serde::Serialize;
 use std::cell::RefCell;

@@ -25,7 +25,7 @@ pub use bench::CpuBenchmark;
 pub use compilation::Compilation;
 pub use model::Model;
 
-use crate::runtime::executor::{Backend, Device};
+use crate::session::executor::{Backend, Device};
 use convert::{bad_argument, to_js};
 use device::WebGpuStatus;
 use js_sys::{Function, Reflect};
@@ -60,11 +60,11 @@ thread_local! {
 
 /// Loads `source`'s `entry` in the interpreter warmed in idle time when there is one,
 /// else in a fresh one.
-fn load(source: &str, entry: Option<&str>) -> Result<crate::cache::CodeCache, crate::Error> {
+fn load(source: &str, entry: Option<&str>) -> Result<crate::cache::CodeCache, crate::error::Error> {
     let vm = WARM
         .with(|warm| warm.borrow_mut().take())
         .unwrap_or_else(crate::frontend::Vm::fresh);
-    crate::load_in(vm, source, entry)
+    crate::session::load_in(vm, source, entry)
 }
 
 /// Runs once when the module is instantiated: routes Rust panics to `console.error` (message

@@ -32,7 +32,7 @@ pub(super) const PRESETS: &[Preset] = &[
     Preset {
         id: "simplenet",
         file: "models/simplenet.py",
-        source: crate::SIMPLENET_SOURCE,
+        source: crate::session::SIMPLENET_SOURCE,
         shapes: "x=8,64",
         vary: &[("x", 0)],
         // The material's demo: `sizes = [8, 16, 32, 16, 8, 64, 16, 8]`.

@@ -9,9 +9,10 @@
 
 use super::Tailor;
 use super::convert::{bad_argument, error_kind, to_js};
+use crate::config::Logs;
 use crate::message::{Message, MessageId};
-use crate::runtime::executor::Backend;
-use crate::script::{self, Logs, ScriptOptions};
+use crate::script::{self, ScriptOptions};
+use crate::session::executor::Backend;
 use crate::symbolic::SymbolNaming;
 use js_sys::Reflect;
 use std::rc::Rc;

@@ -589,7 +589,7 @@ pub(super) fn compilation_view(
 ) -> CompilationView {
     let replacements = entry.env.replacements();
     let names = entry.env.symbol_names(naming);
-    let stages = Trace::of_entry(cache, entry, naming).stages;
+    let stages = crate::session::trace_of(cache, entry, naming).stages;
     let graphs = breaks::graph_views(cache, event, naming);
     names.show(|| CompilationView {
         entry_name: cache.entry_point().name.clone(),

@@ -1,5 +1,5 @@
 //! The middle floor: the compile pipeline (`compile::compile`) and the executor
-//! (`runtime::executor`) that the CLI, the page and the benchmark share.
+//! (`session::executor`) that the CLI, the page and the benchmark share.
 //!
 //! In: presets and call sequences through the guard cache. Out: checks that an entry owns
 //! its schedule and WGSL (the trace prints them, every mode emits), that the executor's
@@ -9,11 +9,12 @@
 
 use std::rc::Rc;
 use std::time::Instant;
-use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DynamicMode};
+use tailor::cache::{Action, CodeCache};
 use tailor::codegen::Mode;
 use tailor::compile::{self, CompileOptions};
+use tailor::config::{CallMarks, CompileConfig, DynamicMode};
 use tailor::guard::ArgValue;
-use tailor::runtime::executor::{self, Backend, Device, Executor, Outcome, RunOptions};
+use tailor::session::executor::{self, Backend, Device, Executor, Outcome, RunOptions};
 use tailor::symbolic::Bindings;
 use tailor::{CallShapes, Error, SIMPLENET_SOURCE, spec};
 
@@ -97,7 +98,7 @@ fn an_entry_owns_its_schedule_and_every_mode_of_its_wgsl() {
     let entry = &cache.entries_mru()[0];
     let schedule = entry.compiled.schedule().expect("SimpleNet lowers");
     assert_eq!(entry.compiled.mode(), Ok(Mode::Dynamic));
-    let trace = tailor::Trace::of_entry(&cache, entry, tailor::SymbolNaming::Tailor);
+    let trace = tailor::session::trace_of(&cache, entry, tailor::SymbolNaming::Tailor);
     let kernels = trace
         .stages
         .iter()

@@ -25,9 +25,10 @@
 
 use crate::kernels::{CPU_TOLERANCE, assert_close, reference};
 use std::rc::Rc;
-use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DynamicMode};
+use tailor::cache::{Action, CodeCache};
+use tailor::config::{CallMarks, CompileConfig, DynamicMode};
 use tailor::graph::{Init, Op, Tensor};
-use tailor::runtime::executor::{self, Backend, Device, Executor, RunOptions};
+use tailor::session::executor::{self, Backend, Device, Executor, RunOptions};
 use tailor::spec;
 
 const MODES: [DynamicMode; 3] = [DynamicMode::True, DynamicMode::False, DynamicMode::Auto];

@@ -24,11 +24,11 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tailor::cache::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
+use tailor::config::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
 use tailor::graph::DType;
 use tailor::guard::{ArgValue, CallShapes};
 use tailor::quiz::{Difficulty, ExerciseKind};
-use tailor::runtime::executor::{self, Backend, Executor, RunOptions};
+use tailor::session::executor::{self, Backend, Executor, RunOptions};
 use tailor::spec;
 use tailor::symbolic::{Bindings, Expr, Rel, Sym, ValueRange};
 

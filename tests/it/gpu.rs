@@ -13,8 +13,8 @@ use crate::kernels::{Compiled, assert_close, case_inputs, compile, inputs, refer
 use crate::models::{self, sizes};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
-use tailor::cache::DynamicMode;
 use tailor::codegen::Mode;
+use tailor::config::DynamicMode;
 use tailor::graph::Tensor;
 use tailor::lower::GemmStrategy;
 use tailor::runtime::gpu::{Gpu, GpuError, Program};

@@ -9,7 +9,7 @@
 //! results by a few ulps.
 
 use crate::models::{self, sizes};
-use tailor::cache::DynamicMode;
+use tailor::config::DynamicMode;
 use tailor::graph::{self, Graph, Tensor};
 use tailor::lower::{self, Schedule};
 use tailor::symbolic::Bindings;

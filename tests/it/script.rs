@@ -27,9 +27,10 @@
 use crate::mentions;
 use std::rc::Rc;
 use std::time::Instant;
+use tailor::config::Logs;
 use tailor::frontend::Stream;
-use tailor::runtime::executor::Backend;
-use tailor::script::{self, Logs, ScriptOptions, ScriptRun};
+use tailor::script::{self, ScriptOptions, ScriptRun};
+use tailor::session::executor::Backend;
 use tailor::{Action, SymbolNaming};
 
 const DEMO: &str = "demos/material_demo.py";

@@ -5,7 +5,7 @@
 
 use crate::kernels::{CPU_TOLERANCE, assert_close, case_inputs, compile, reference};
 use std::collections::BTreeSet;
-use tailor::cache::DynamicMode;
+use tailor::config::DynamicMode;
 use tailor::frontend::{Lowering, check_schemas, op_entries};
 use tailor::graph::Op;
 use tailor::runtime;

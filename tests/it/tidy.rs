@@ -58,7 +58,7 @@ const BOUNDARIES: &[Boundary] = &[
     Boundary {
         name: "wgpu::",
         allowed: &["src/runtime/gpu/"],
-        why: "the wgpu runtime is the one GPU boundary; everything else goes through runtime::executor",
+        why: "the wgpu runtime is the one GPU boundary; everything else goes through session::executor",
     },
     Boundary {
         name: "wasm_bindgen",
@@ -78,7 +78,7 @@ const BOUNDARIES: &[Boundary] = &[
     Boundary {
         name: "gpu::Program",
         allowed: &["src/runtime/"],
-        why: "callers run kernels through runtime::executor, which owns each entry's programs",
+        why: "callers run kernels through session::executor, which owns each entry's programs",
     },
     Boundary {
         name: "rustpython_vm",
@@ -155,4 +155,175 @@ fn the_code_map_names_every_module() {
         unnamed.is_empty(),
         "ARCHITECTURE.md's code map does not name these modules of src/: {unnamed:?}"
     );
+}
+
+/// The floors of the library, bottom first: a module may import (`crate::…`) only modules on
+/// floors below its own, so the imports form a DAG and the house reads from the bottom up.
+/// Modules on one floor do not import each other. A new module of `src/` needs a row here.
+const FLOORS: &[(&[&str], &str)] = &[
+    (
+        &["symbolic", "config", "trace", "message"],
+        "leaves: expressions over sizes, the learner's settings, the records the page shows",
+    ),
+    (
+        &["graph"],
+        "the IR: nodes over symbolic shapes, and its reference evaluation",
+    ),
+    (
+        &["shape"],
+        "the ShapeEnv and one shape rule per op, over the graph",
+    ),
+    (
+        &["guard", "lower"],
+        "guards from the ShapeEnv; lowering a graph to kernels",
+    ),
+    (&["codegen"], "WGSL for the lowered kernels"),
+    (
+        &["compile", "runtime"],
+        "the compile pipeline; the CPU and GPU runtimes",
+    ),
+    (
+        &["frontend"],
+        "the user's Python on a real VM, captured into a graph",
+    ),
+    (
+        &["weights", "spec"],
+        "values and input specifications from outside",
+    ),
+    (
+        &["error"],
+        "every floor's errors in one enum, and their messages",
+    ),
+    (
+        &["cache"],
+        "torch.compile's guard cache: hit, recompile or eager",
+    ),
+    (
+        &["session"],
+        "load, explain and run calls: the one way in for callers",
+    ),
+    (
+        &["script", "quiz"],
+        "script mode; the quiz and generated exercises",
+    ),
+    (&["bench"], "the benchmark"),
+    (&["web"], "the page's JS API"),
+];
+
+/// The floor of top-level module `module`, if the table has it.
+fn floor_of(module: &str) -> Option<usize> {
+    FLOORS
+        .iter()
+        .position(|(modules, _)| modules.contains(&module))
+}
+
+/// The modules `code` takes names from through `crate::` (the first segment after it, and
+/// each item of a grouped import such as `use crate::{graph::Graph, shape};`), with the
+/// line each is on.
+fn crate_references(code: &str) -> Vec<(usize, String)> {
+    let ident = |text: &str| -> String {
+        text.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let line_at = |offset: usize| code[..offset].matches('\n').count() + 1;
+    let mut names = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        let after = at + "crate::".len();
+        let Some(group) = code[after..].strip_prefix('{') else {
+            names.push((line_at(at), ident(&code[after..])));
+            continue;
+        };
+        let mut depth = 1;
+        let mut item_start = true;
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 1 => item_start = true,
+                c if depth == 1 && item_start && (c.is_alphanumeric() || c == '_') => {
+                    names.push((line_at(after + 1 + i), ident(&group[i..])));
+                    item_start = false;
+                }
+                _ => {}
+            }
+            if depth == 0 {
+                break;
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn imports_only_point_down() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules: Vec<String> = std::fs::read_dir(&src)
+        .expect("src/ reads")
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let module = if entry.path().is_dir() {
+                name
+            } else {
+                name.strip_suffix(".rs")?.to_string()
+            };
+            (module != "lib" && module != "bin").then_some(module)
+        })
+        .collect();
+    let mut broken: Vec<String> = modules
+        .iter()
+        .filter(|module| floor_of(module).is_none())
+        .map(|module| format!("src/{module}: not in tidy.rs's FLOORS table; give it a floor"))
+        .collect();
+    for path in rust_files("src") {
+        let file = relative(&path);
+        let inside = file.trim_start_matches("src/");
+        // The crate root declares the floors; the CLI is a crate of its own (`tailor::…`);
+        // unit tests may build whatever they check with (a test file, or a file's last
+        // `#[cfg(test)] mod`, which is where this crate keeps them).
+        if inside == "lib.rs" || inside.starts_with("bin/") || inside.contains("tests") {
+            continue;
+        }
+        let module = inside
+            .split('/')
+            .next()
+            .expect("a path has a first part")
+            .trim_end_matches(".rs");
+        let Some(floor) = floor_of(module) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).expect("a source file reads");
+        let text = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
+        // Comment lines blanked, so that line numbers stay the file's.
+        let code: String = text
+            .lines()
+            .map(|line| {
+                if line.trim_start().starts_with("//") {
+                    ""
+                } else {
+                    line
+                }
+            })
+            .flat_map(|line| [line, "\n"])
+            .collect();
+        for (line, name) in crate_references(&code) {
+            if name == module {
+                continue;
+            }
+            match floor_of(&name) {
+                Some(target) if target < floor => {}
+                Some(target) => broken.push(format!(
+                    "{file}:{line}: `{module}` (floor {floor}) imports `{name}` (floor {target}): \
+                     an import may only point down ({})",
+                    FLOORS[floor].1
+                )),
+                None => broken.push(format!(
+                    "{file}:{line}: `crate::{name}` is not a module: name the module that \
+                     defines it, since the root's re-exports are for the crate's users"
+                )),
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
 }

@@ -8,9 +8,10 @@
 //! with the graph reference.
 
 use std::rc::Rc;
-use tailor::cache::{Action, CallMarks, CodeCache, CompileConfig, DynamicMode};
+use tailor::cache::{Action, CodeCache};
+use tailor::config::{CallMarks, CompileConfig, DynamicMode};
 use tailor::guard::{GuardKind, ValueMatch};
-use tailor::runtime::executor::{self, Backend, Device, Executor, RunOptions};
+use tailor::session::executor::{self, Backend, Device, Executor, RunOptions};
 use tailor::spec;
 
 /// One recorded scenario: a function, a mode, its calls with PyTorch's actions and

@@ -16,7 +16,7 @@ use std::process::Command;
 use std::rc::Rc;
 use tailor::cache::CodeCache;
 use tailor::graph::Tensor;
-use tailor::runtime::executor::{self, Backend, Executor, RunOptions};
+use tailor::session::executor::{self, Backend, Executor, RunOptions};
 use tailor::{CallMarks, CompileConfig, weights};
 
 /// How far Tailor's outputs may be from PyTorch's, relative to `max(1, |torch|)`.

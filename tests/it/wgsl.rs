@@ -7,8 +7,8 @@
 use crate::kernels::compile;
 use crate::models::{self, sizes};
 use expect_test::expect_file;
-use tailor::cache::DynamicMode;
 use tailor::codegen::{self, Mode, Specialization, Wgsl};
+use tailor::config::DynamicMode;
 use tailor::lower::{Body, GemmStrategy};
 use tailor::runtime;
 

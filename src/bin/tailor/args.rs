@@ -12,9 +12,9 @@
 
 use lexopt::{Arg, Parser};
 use std::ffi::OsString;
-use tailor::cache::{CallMarks, CompileConfig, DynamicMode};
-use tailor::runtime::executor::Device;
-use tailor::script::Logs;
+use tailor::config::Logs;
+use tailor::config::{CallMarks, CompileConfig, DynamicMode};
+use tailor::session::executor::Device;
 use tailor::spec;
 use tailor::{Error, SymbolNaming};
 

@@ -48,7 +48,7 @@ fn gpu_bench(
     metrics: &mut BTreeMap<String, f64>,
 ) -> Result<serde_json::Value, ExitCode> {
     use std::rc::Rc;
-    use tailor::runtime::executor::{Backend, Device};
+    use tailor::session::executor::{Backend, Device};
 
     let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
     let backend = match pollster::block_on(Backend::open(Device::Gpu, gpu_clock)) {

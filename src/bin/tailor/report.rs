@@ -15,7 +15,7 @@ use crate::run::RunResults;
 use serde_json::{Value, json};
 use tailor::SymbolNaming;
 use tailor::cache::{Action, DimSpec, ValueSpec};
-use tailor::runtime::executor::Device;
+use tailor::session::executor::Device;
 use tailor::symbolic::SymbolNames;
 use tailor::{CallEvent, CallShapes};
 

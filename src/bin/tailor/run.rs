@@ -18,7 +18,7 @@ use std::rc::Rc;
 use std::time::Instant;
 use tailor::cache::{Action, CodeCache};
 use tailor::graph::Tensor;
-use tailor::runtime::executor::{self, Backend, Executor, RunOptions};
+use tailor::session::executor::{self, Backend, Executor, RunOptions};
 use tailor::{CallEvent, CallShapes, Error, spec, weights};
 
 /// What one call returned.

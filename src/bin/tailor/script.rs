@@ -12,8 +12,8 @@ use std::rc::Rc;
 use std::time::Instant;
 use tailor::Error;
 use tailor::frontend::Stream;
-use tailor::runtime::executor::Backend;
 use tailor::script::{self, ScriptOptions};
+use tailor::session::executor::Backend;
 
 /// Runs the script; returns what goes to stdout and the error that stopped it.
 pub fn script(args: &ScriptArgs, source: &str) -> Result<(String, Option<Error>), Error> {

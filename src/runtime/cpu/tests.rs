@@ -4,7 +4,7 @@
 //! lowering that sends a kernel down the per-element fallback shows up here.
 
 use super::*;
-use crate::cache::{CompileConfig, DynamicMode};
+use crate::config::{CompileConfig, DynamicMode};
 use crate::graph::random_inputs;
 use expect_test::{Expect, expect};
 
@@ -15,9 +15,9 @@ fn check(init: &str, forward: &str, x: &[usize], expect: Expect) {
     let source = format!(
         "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        {init}\n    def forward(self, x):\n        {forward}\n"
     );
-    let mut cache = crate::load(&source, None).expect("loads");
+    let mut cache = crate::session::load(&source, None).expect("loads");
     let dims: Vec<i64> = x.iter().map(|&d| d as i64).collect();
-    let call = crate::CallShapes::new(vec![("x".into(), dims)]);
+    let call = crate::guard::CallShapes::new(vec![("x".into(), dims)]);
     let config = CompileConfig {
         dynamic: DynamicMode::False,
         ..CompileConfig::default()

@@ -1,4 +1,5 @@
-//! The executor: the one place a call's kernels are chosen, built, run and checked.
+//! The executor: the one place a call's kernels are chosen, built, run and checked. It sits on
+//! the session floor, above the cache and the runtimes (`runtime::cpu`, `runtime::gpu`) it drives.
 //!
 //! In: a [`Device`] choice (`auto|gpu|cpu`, parsed only here), then calls the guard cache has
 //! decided (`CallEvent`: an entry's id, or eager) with their input tensors, or runs of an
@@ -18,7 +19,6 @@
 //! that yields, never blocks); a run owns its kernels while it is in flight, so the page
 //! can await it without holding a borrow of the executor.
 
-use super::{RunError, bind};
 use crate::cache::{Action, CallEvent, CodeCache, Entry};
 use crate::codegen::Mode;
 use crate::compile::{self, CompileOptions, Compiled};
@@ -27,6 +27,7 @@ use crate::frontend::{BreakPoint, CallArg};
 use crate::graph::{self, DType, Graph, Op, Tensor};
 use crate::guard::{ArgValue, CallShapes};
 use crate::lower::{GemmStrategy, Schedule};
+use crate::runtime::{RunError, bind};
 use crate::symbolic::Bindings;
 use std::collections::HashMap;
 use std::fmt;
@@ -34,7 +35,7 @@ use std::rc::Rc;
 use std::str::FromStr;
 
 #[cfg(feature = "gpu")]
-use super::gpu::{AdapterSummary, Gpu, GpuStats, Program};
+use crate::runtime::gpu::{AdapterSummary, Gpu, GpuStats, Program};
 #[cfg(feature = "gpu")]
 use std::cell::RefCell;
 #[cfg(feature = "gpu")]
@@ -141,7 +142,7 @@ pub struct Backend {
 /// An entry's (or an eager call's) kernels, ready for the backend that built them.
 enum Kernels {
     /// For the CPU backend: the schedule with its bound kernels and buffers.
-    Cpu(Box<super::cpu::Program>),
+    Cpu(Box<crate::runtime::cpu::Program>),
     /// For the wgpu runtime: WGSL, pipelines, uploaded parameters.
     #[cfg(feature = "gpu")]
     Gpu(Box<Program>),
@@ -341,7 +342,7 @@ impl Backend {
             ))));
         }
         let _ = (mode, bindings);
-        Ok(Kernels::Cpu(Box::new(super::cpu::Program::new(
+        Ok(Kernels::Cpu(Box::new(crate::runtime::cpu::Program::new(
             schedule.clone(),
         ))))
     }

@@ -1,17 +1,18 @@
-//! Every error as a `Message`: one arm per variant of `Error` and of the enums inside it.
+//! Every error as a `Message`: one arm per variant of `Error` and of the enums inside it. It
+//! sits with `Error`, above every floor whose errors it words; `message` below holds the ids.
 //!
 //! Input: an `Error` (or one of its stage errors). Output: the message id and arguments the
 //! page translates. Invariant: the span is never an argument (the page shows the position
 //! on its own); an argument is a name, a number, a shape, or text in PyTorch's, Python's
 //! or wgpu's own words, passed verbatim.
 
-use super::{Message, MessageId as Id};
+use super::Error;
 use crate::compile::CompileError;
-use crate::error::Error;
 use crate::frontend::FrontendError;
 use crate::graph::shape_to_string;
 use crate::graph::{DTypeError, EvalError, MAX_ELEMENTS};
 use crate::lower::LowerError;
+use crate::message::{Message, MessageId as Id};
 use crate::runtime::RunError;
 use crate::shape::{ShapeError, python_tuple};
 use crate::spec::{InputError, Malformation};

@@ -1,4 +1,10 @@
 //! The top-level error: one variant per stage, so callers can match on where things failed.
+//!
+//! In: every floor's own error enum (`FrontendError`, `InputError`, `CompileError`, …). Out:
+//! one `Error`, its span, and (`messages.rs`) the `Message` the page translates. Invariant:
+//! a variant wraps a stage's error unchanged, so its `Display` is that stage's text.
+
+mod messages;
 
 use crate::frontend::FrontendError;
 use crate::graph::{EvalError, Span};
