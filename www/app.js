@@ -2,7 +2,7 @@
 // js/lab.js drives the guard cache lab, js/widgets.js the widget of each concept section,
 // js/quiz.js the quiz and the generated exercises, js/copy.js the code blocks' copy buttons
 // and the trace's JSON export.
-// Everything goes through the same JS API other pages use (README, "The page"):
+// Everything goes through the same JS API other pages use (docs/js-api.md):
 // `Tailor.create`, `tailor.compile`, `model.trace`, `model.call`, …
 //
 // The wasm is loaded here, by a dynamic `import()` of wasm-bindgen's ES module (`./tailor.js`,

@@ -23,7 +23,8 @@ use wasm_bindgen::prelude::*;
 
 // What a call's result gets after its run, each made in one call into JavaScript rather
 // than field by field (a call into JavaScript and a key string per field): a steady call's
-// whole cost is host work of this size (README, "steady").
+// whole cost is host work of this size (docs/gpu-runtime.md, "The steady call against the
+// naive WGSL").
 #[wasm_bindgen(inline_js = r#"
 export function tailorTensor(list, shape, data) {
   list ??= [];

@@ -1,8 +1,8 @@
 //! The browser boundary: the only code that knows JavaScript exists (wasm32 only).
 //!
 //! In: calls from the page (`www/app.js`) or any other page that imports `tailor.js`:
-//! `Tailor.create`, `tailor.compile(source, options)`, `model.call(inputs)`, … (README, "The
-//! page"). Out: plain JS objects built from the views in `view.rs`, `Float32Array` outputs,
+//! `Tailor.create`, `tailor.compile(source, options)`, `model.call(inputs)`, … (docs/js-api.md).
+//! Out: plain JS objects built from the views in `view.rs`, `Float32Array` outputs,
 //! and thrown `TailorError`s with a `kind` and the source `line`/`col`. Kernels run on the
 //! `Device` that `Tailor.create` opens (wgpu on WebGPU, else the CPU backend;
 //! `device.rs`). Time is `performance.now()`, passed to the compiler as its clock. Page
