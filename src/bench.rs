@@ -15,8 +15,7 @@
 
 use crate::cache::Clock;
 
-use crate::config::CallMarks;
-use crate::config::{CompileConfig, DynamicMode};
+use crate::config::{CallMarks, CompileConfig, DynamicMode};
 use crate::error::Error;
 use crate::guard::CallShapes;
 use crate::session::SIMPLENET_SOURCE;
@@ -454,15 +453,14 @@ mod gpu {
     use crate::cache::Action;
     use crate::codegen::Mode;
     use crate::compile::{self, CompileOptions};
-    use crate::config::CallMarks;
-    use crate::config::{CompileConfig, DynamicMode};
+    use crate::config::{CallMarks, CompileConfig, DynamicMode};
     use crate::error::Error;
     use crate::graph;
     use crate::guard::CallShapes;
     use crate::lower::GemmStrategy;
     use crate::runtime::gpu::GpuStats;
-    use crate::session::SIMPLENET_SOURCE;
     use crate::session::executor::{self, Backend, Executor, KernelKey, RunOptions};
+    use crate::session::{SIMPLENET_SOURCE, Session};
     use std::collections::BTreeMap;
     use std::rc::Rc;
 
@@ -519,8 +517,7 @@ mod gpu {
             dynamic,
             ..CompileConfig::default()
         };
-        let mut cache = crate::session::load(SIMPLENET_SOURCE, None)?;
-        let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
+        let mut session = simplenet_session(backend, clock)?;
         let mut report = DemoReport::default();
         let calls = DEMO_WARM_UP.iter().map(|&b| (b, false)).chain(
             DEMO_BATCHES
@@ -531,12 +528,12 @@ mod gpu {
             let call = simplenet_call(batch);
             let inputs = executor::call_inputs(&call, Vec::new(), n as u64)?;
             let start = clock();
-            let event = cache
-                .call(0, &config, &call, &CallMarks::default(), &**clock)
+            let event = session
+                .decide(0, &config, &call, &CallMarks::default(), &inputs)
                 .clone();
             let called = clock();
-            let job = executor.start_call(&cache, &event, &call, inputs, RunOptions::default())?;
-            let outcome = executor.execute(job).await?;
+            let jobs = session.start_runs(&event, &call, inputs, RunOptions::default())?;
+            let outcome = session.finish(jobs).await?;
             let end = clock();
             let compiled = event.action == Action::Compile;
             // A compile is the capture, lowering and WGSL in `cache.call` plus the pipelines
@@ -592,21 +589,20 @@ mod gpu {
         for _ in 0..rounds.min(5) {
             backend.clear_cache().await;
             let call = simplenet_call(8);
-            let mut cache = crate::session::load(SIMPLENET_SOURCE, None)?;
-            let event = cache
-                .call(
+            let mut session = simplenet_session(backend, clock)?;
+            let inputs = executor::call_inputs(&call, Vec::new(), 0)?;
+            let event = session
+                .decide(
                     0,
                     &CompileConfig::default(),
                     &call,
                     &CallMarks::default(),
-                    &|| 0.0,
+                    &inputs,
                 )
                 .clone();
-            let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
             let before = backend.stats().await.map_or(0.0, |s| s.pipeline_ms);
-            let inputs = executor::call_inputs(&call, Vec::new(), 0)?;
-            let job = executor.start_call(&cache, &event, &call, inputs, RunOptions::default())?;
-            executor.execute(job).await?;
+            let jobs = session.start_runs(&event, &call, inputs, RunOptions::default())?;
+            session.finish(jobs).await?;
             let after = backend.stats().await.map_or(0.0, |s| s.pipeline_ms);
             samples.push(after - before);
         }
@@ -820,26 +816,29 @@ mod gpu {
     /// One call through the guard cache and the executor, timed from the call to the
     /// outputs read back (a compile, when the cache compiles, included).
     async fn timed_call(
-        cache: &mut crate::cache::CodeCache,
-        executor: &mut Executor,
+        session: &mut Session,
         config: &CompileConfig,
         call: &CallShapes,
         clock: &SharedClock,
     ) -> Result<(f64, executor::Outcome), Error> {
         let inputs = executor::call_inputs(call, Vec::new(), 0)?;
         let start = clock();
-        let event = cache
-            .call(0, config, call, &CallMarks::default(), &**clock)
-            .clone();
-        let job = executor.start_call(cache, &event, call, inputs, RunOptions::default())?;
-        let outcome = executor.execute(job).await?;
-        Ok((clock() - start, outcome))
+        let marks = CallMarks::default();
+        let (_, ran) = session
+            .call(0, config, call, &marks, inputs, RunOptions::default())
+            .await;
+        Ok((clock() - start, ran?))
+    }
+
+    /// SimpleNet loaded afresh, in a session of its own on `backend`.
+    fn simplenet_session(backend: &Rc<Backend>, clock: &SharedClock) -> Result<Session, Error> {
+        let cache = crate::session::load(SIMPLENET_SOURCE, None)?;
+        Ok(Session::new(cache, Rc::clone(backend), Rc::clone(clock)))
     }
 
     /// The median of `rounds` steady calls, ms.
     async fn steady_ms(
-        cache: &mut crate::cache::CodeCache,
-        executor: &mut Executor,
+        session: &mut Session,
         config: &CompileConfig,
         call: &CallShapes,
         clock: &SharedClock,
@@ -847,7 +846,7 @@ mod gpu {
     ) -> Result<f64, Error> {
         let mut samples = Vec::with_capacity(rounds);
         for _ in 0..rounds {
-            samples.push(timed_call(cache, executor, config, call, clock).await?.0);
+            samples.push(timed_call(session, config, call, clock).await?.0);
         }
         Ok(median(samples))
     }
@@ -881,32 +880,26 @@ mod gpu {
                 dynamic,
                 ..CompileConfig::default()
             };
-            let mut cache = crate::session::load(SIMPLENET_SOURCE, None)?;
-            let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
+            let mut session = simplenet_session(backend, clock)?;
             let b8 = simplenet_call(8);
-            let (first, _) = timed_call(&mut cache, &mut executor, &config, &b8, clock).await?;
+            let (first, _) = timed_call(&mut session, &config, &b8, clock).await?;
             metrics.insert(format!("first_call_ms.simplenet_b8.{name}"), first);
-            let steady = steady_ms(&mut cache, &mut executor, &config, &b8, clock, rounds).await?;
+            let steady = steady_ms(&mut session, &config, &b8, clock, rounds).await?;
             metrics.insert(format!("steady_ms.simplenet_b8.{name}"), steady);
             if dynamic != DynamicMode::True {
                 continue;
             }
             let b16 = simplenet_call(16);
             let before = pipelines_created(backend).await;
-            let (fresh, _) = timed_call(&mut cache, &mut executor, &config, &b16, clock).await?;
+            let (fresh, _) = timed_call(&mut session, &config, &b16, clock).await?;
             let mut samples = vec![fresh];
             let mut created = pipelines_created(backend).await - before;
             // More new batches, each under a fresh model's entry compiled at batch 8.
             while samples.len() < NEW_BATCH_MODELS {
-                let mut cache = crate::session::load(SIMPLENET_SOURCE, None)?;
-                let mut executor = Executor::new(Rc::clone(backend), Rc::clone(clock));
-                timed_call(&mut cache, &mut executor, &config, &b8, clock).await?;
+                let mut session = simplenet_session(backend, clock)?;
+                timed_call(&mut session, &config, &b8, clock).await?;
                 let before = pipelines_created(backend).await;
-                samples.push(
-                    timed_call(&mut cache, &mut executor, &config, &b16, clock)
-                        .await?
-                        .0,
-                );
+                samples.push(timed_call(&mut session, &config, &b16, clock).await?.0);
                 created += pipelines_created(backend).await - before;
             }
             metrics.insert(
@@ -917,15 +910,14 @@ mod gpu {
                 format!("new_batch_pipelines.simplenet_b16.{name}"),
                 created as f64,
             );
-            let steady = steady_ms(&mut cache, &mut executor, &config, &b16, clock, rounds).await?;
+            let steady = steady_ms(&mut session, &config, &b16, clock, rounds).await?;
             metrics.insert(format!("steady_ms.simplenet_b16.{name}"), steady);
         }
         let mut mlp = cold_bigmlp(backend, clock).await?;
         let (first, _) = mlp.call(clock).await?;
         metrics.insert("first_call_ms.bigmlp".into(), first);
         let steady = steady_ms(
-            &mut mlp.cache,
-            &mut mlp.executor,
+            &mut mlp.session,
             &mlp.config,
             &mlp.call,
             clock,
@@ -941,10 +933,9 @@ mod gpu {
         Ok(())
     }
 
-    /// A model loaded afresh, its executor and the call to time.
+    /// A model loaded afresh in a session of its own, and the call to time.
     struct Cold {
-        cache: crate::cache::CodeCache,
-        executor: Executor,
+        session: Session,
         config: CompileConfig,
         call: CallShapes,
     }
@@ -953,12 +944,11 @@ mod gpu {
         /// One timed call.
         async fn call(&mut self, clock: &SharedClock) -> Result<(f64, executor::Outcome), Error> {
             let Cold {
-                cache,
-                executor,
+                session,
                 config,
                 call,
             } = self;
-            timed_call(cache, executor, config, call, clock).await
+            timed_call(session, config, call, clock).await
         }
     }
 
@@ -966,8 +956,11 @@ mod gpu {
     async fn cold_bigmlp(backend: &Rc<Backend>, clock: &SharedClock) -> Result<Cold, Error> {
         backend.clear_cache().await;
         Ok(Cold {
-            cache: crate::session::load(super::BIGMLP_SOURCE, None)?,
-            executor: Executor::new(Rc::clone(backend), Rc::clone(clock)),
+            session: Session::new(
+                crate::session::load(super::BIGMLP_SOURCE, None)?,
+                Rc::clone(backend),
+                Rc::clone(clock),
+            ),
             config: CompileConfig {
                 dynamic: DynamicMode::False,
                 ..CompileConfig::default()

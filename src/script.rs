@@ -20,7 +20,8 @@ use crate::frontend::{
 };
 use crate::graph::{Graph, Span};
 use crate::guard::{ArgValue, CallShapes};
-use crate::session::executor::{Backend, Executor, Outcome, RunOptions};
+use crate::session::Session;
+use crate::session::executor::{Backend, RunOptions};
 use crate::symbolic::SymbolNaming;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -97,17 +98,17 @@ pub fn run(source: &str, options: ScriptOptions) -> ScriptRun {
         entries: host
             .codes
             .iter()
-            .map(|c| c.cache.entries_mru().len())
+            .map(|c| c.session.cache.entries_mru().len())
             .collect(),
         error: outcome.error.map(Error::from),
     }
 }
 
-/// The cache of one code object and the executor that keeps its entries' kernels.
+/// The session of one code object: its cache, and the executor that keeps its entries'
+/// kernels.
 struct Code {
     key: CodeKey,
-    cache: CodeCache,
-    executor: Executor,
+    session: Session,
     wrappers: usize,
     /// Dynamo's frame id of each of the cache's frames (the function, then its resume
     /// functions), given in the order frames are first called since the last reset.
@@ -147,12 +148,14 @@ impl ScriptHost for SharedHost {
         let code = match host.codes.iter().position(|c| c.key == key) {
             Some(code) => code,
             None => {
-                let executor =
-                    Executor::new(host.options.backend.clone(), host.options.clock.clone());
+                let session = Session::new(
+                    CodeCache::new(program, entry),
+                    host.options.backend.clone(),
+                    host.options.clock.clone(),
+                );
                 host.codes.push(Code {
                     key,
-                    cache: CodeCache::new(program, entry),
-                    executor,
+                    session,
                     wrappers: 0,
                     frame_ids: BTreeMap::new(),
                 });
@@ -179,8 +182,8 @@ impl ScriptHost for SharedHost {
         host.next_frame = 0;
         host.logged_breaks.clear();
         for code in &mut host.codes {
-            code.cache.reset();
-            code.executor.clear();
+            code.session.cache.reset();
+            code.session.executor.clear();
             code.frame_ids.clear();
         }
     }
@@ -189,7 +192,14 @@ impl ScriptHost for SharedHost {
         let host = self.0.borrow();
         host.wrappers
             .get(wrapper)
-            .map(|w| host.codes[w.code].cache.entry_point().inputs.clone())
+            .map(|w| {
+                host.codes[w.code]
+                    .session
+                    .cache
+                    .entry_point()
+                    .inputs
+                    .clone()
+            })
             .unwrap_or_default()
     }
 
@@ -213,34 +223,26 @@ impl ScriptHost for SharedHost {
             wrapper_state.config,
         );
         let code = &mut host.codes[code];
-        let names = code.cache.entry_point().inputs.clone();
+        let names = code.session.cache.entry_point().inputs.clone();
         let mut inputs = Vec::new();
         let mut values = Vec::with_capacity(args.len());
-        for (name, arg) in names.into_iter().zip(args.iter()) {
+        for (name, arg) in names.into_iter().zip(args) {
             let value = match arg {
                 CallArg::Tensor(tensor, dtype) => {
                     let dims = tensor.shape.iter().map(|&d| d as i64).collect();
-                    inputs.push(tensor.clone());
-                    ArgValue::Tensor(dims, *dtype)
+                    inputs.push(tensor);
+                    ArgValue::Tensor(dims, dtype)
                 }
-                CallArg::Int(int) => ArgValue::Int(*int),
-                CallArg::Bool(b) => ArgValue::Bool(*b),
-                CallArg::Float(value) => ArgValue::Float(*value),
+                CallArg::Int(int) => ArgValue::Int(int),
+                CallArg::Bool(b) => ArgValue::Bool(b),
+                CallArg::Float(value) => ArgValue::Float(value),
             };
             values.push((name, value));
         }
         let call = CallShapes::with_args(values);
-        let clock = host.options.clock.clone();
         let event = code
-            .cache
-            .call_values(
-                index,
-                &config,
-                &call,
-                &marks,
-                Some(&|| args.clone()),
-                &|| clock(),
-            )
+            .session
+            .decide(index, &config, &call, &marks, &inputs)
             .clone();
         for frame in event.frames() {
             code.frame_ids.entry(frame.frame).or_insert_with(|| {
@@ -249,7 +251,7 @@ impl ScriptHost for SharedHost {
             });
         }
         let mut log = Vec::new();
-        let entry_point = code.cache.entry_point();
+        let entry_point = code.session.cache.entry_point();
         let function = (entry_point.function.0.as_str(), entry_point.function.1);
         let mut frame_log = |call: &CallEvent, function: (&str, u32), log: &mut Vec<Output>| {
             let frame = Frame {
@@ -260,7 +262,7 @@ impl ScriptHost for SharedHost {
             let lines = log_lines(
                 &host.options,
                 &frame,
-                &code.cache,
+                &code.session.cache,
                 call,
                 &mut host.logged_breaks,
             );
@@ -289,17 +291,9 @@ impl ScriptHost for SharedHost {
             });
         }
         let ran = code
-            .executor
-            .start_call(&code.cache, &event, &call, inputs, RunOptions::default())
-            .and_then(|job| run_now(code.executor.execute(job)))
-            .and_then(|outcome| {
-                let resumes =
-                    code.executor
-                        .start_resumes(&code.cache, &event, RunOptions::default())?;
-                resumes.into_iter().try_fold(outcome, |outcome, job| {
-                    run_now(code.executor.execute(job)).map(|later| outcome.then(later))
-                })
-            });
+            .session
+            .start_runs(&event, &call, inputs, RunOptions::default())
+            .and_then(|jobs| run_now(code.session.finish(jobs)));
         let outcome = match ran {
             Ok(outcome) => outcome,
             Err(err) => {
@@ -314,8 +308,8 @@ impl ScriptHost for SharedHost {
         let last = event.frames().last().unwrap_or(&event);
         let graph = last
             .entry
-            .and_then(|id| code.cache.frame_entry(last.frame, id))
-            .or_else(|| code.cache.entries_mru().first())
+            .and_then(|id| code.session.cache.frame_entry(last.frame, id))
+            .or_else(|| code.session.cache.entries_mru().first())
             .map(|entry| &entry.graph);
         let returned = graph.map(|g| g.returned.clone()).unwrap_or_default();
         let dtypes = graph.map(Graph::output_dtypes).unwrap_or_default();
@@ -329,7 +323,7 @@ impl ScriptHost for SharedHost {
 }
 
 /// A run's result where a script needs it at once (see `wait`).
-fn run_now<F: Future<Output = Result<Outcome, Error>>>(future: F) -> Result<Outcome, Error> {
+fn run_now<T, F: Future<Output = Result<T, Error>>>(future: F) -> Result<T, Error> {
     wait(future).unwrap_or_else(|| {
         Err(Error::Call {
             message: "this backend runs asynchronously; a script's calls run on the CPU backend"

@@ -9,8 +9,7 @@
 use super::Error;
 use crate::compile::CompileError;
 use crate::frontend::FrontendError;
-use crate::graph::shape_to_string;
-use crate::graph::{DTypeError, EvalError, MAX_ELEMENTS};
+use crate::graph::{DTypeError, EvalError, MAX_ELEMENTS, shape_to_string};
 use crate::lower::LowerError;
 use crate::message::{Message, MessageId as Id};
 use crate::runtime::RunError;

@@ -21,8 +21,7 @@ pub(super) mod _tailor {
     use crate::frontend::capture::{Capture, ForwardRun};
     use crate::frontend::ops::TensorRef;
     use crate::frontend::script::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, Stream};
-    use crate::frontend::source::FILE_NAME;
-    use crate::frontend::source::UserSource;
+    use crate::frontend::source::{FILE_NAME, UserSource};
     use crate::frontend::table;
     use crate::graph::{DType, Init, RandomKind};
     use crate::shape::rules;

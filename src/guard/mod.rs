@@ -19,8 +19,7 @@
 mod order;
 mod provenance;
 
-use crate::graph::Holder;
-use crate::graph::{DType, Shape, TracedArg};
+use crate::graph::{DType, Holder, Shape, TracedArg};
 use crate::message::{Message, MessageId};
 use crate::shape::{DimSource, ShapeEnv, ShapeEvent, layout};
 use crate::symbolic::{CmpOp, CompiledRel, Expr, Rel, Sym, ValueRange};

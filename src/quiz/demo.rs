@@ -9,8 +9,7 @@
 use super::scenario::{Scenario, inputs_text};
 use super::{QuizError, Text};
 use crate::cache::{CallEvent, DimSpec};
-use crate::config::DEFAULT_RECOMPILE_LIMIT;
-use crate::config::DynamicMode;
+use crate::config::{DEFAULT_RECOMPILE_LIMIT, DynamicMode};
 use crate::spec;
 use serde::{Deserialize, Deserializer, Serialize};
 

@@ -9,11 +9,9 @@
 
 use super::exercise::Replay;
 use crate::cache::{CallEvent, CodeCache, DimSpec, Entry};
-use crate::config::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT};
-use crate::config::{DynamicMode, MarkDynamic};
+use crate::config::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
 use crate::error::Error;
-use crate::guard::CallShapes;
-use crate::guard::Failure;
+use crate::guard::{CallShapes, Failure};
 /// A model, a wrapper and its calls.
 #[derive(Clone, Debug)]
 pub(crate) struct Scenario {

@@ -16,8 +16,7 @@ use super::text::{fill, msg};
 use super::{Difficulty, Text};
 use crate::cache::{Action, DimSpec, Entry};
 use crate::config::{DynamicMode, MarkDynamic};
-use crate::guard::CallShapes;
-use crate::guard::{GuardKind, TensorGuard};
+use crate::guard::{CallShapes, GuardKind, TensorGuard};
 struct WriteGuard {
     scenario: Scenario,
     entry: String,

@@ -7,9 +7,11 @@
 //! below it and none imports it; everything above (`script`, `quiz`, `bench`, `web`, the CLI)
 //! reaches the compiler through here or through the floors' own public types.
 
+mod call;
 pub mod executor;
 mod explain;
 
+pub use call::Session;
 pub use explain::{explain, explain_text, trace_of};
 
 use crate::cache::CodeCache;

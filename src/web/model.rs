@@ -20,6 +20,8 @@ use super::kernels;
 use super::view::{self, CallTimes};
 use crate::cache::{CallEvent, CodeCache};
 use crate::config::{CallMarks, CompileConfig};
+use crate::runtime::RunError;
+use crate::session::Session;
 use crate::session::executor::{self, Backend, Executor, Job, Outcome, RunOptions};
 use crate::spec;
 use crate::symbolic::SymbolNaming;
@@ -38,11 +40,10 @@ pub(super) struct Shared {
     pub entry: Option<String>,
     /// The weights file's bytes `loadWeights` took, loaded again into every rebuilt cache.
     pub weights: Option<Rc<[u8]>>,
-    /// The guard cache.
-    pub cache: CodeCache,
-    /// Runs calls and keeps each entry's kernels (absent while one of its calls runs them).
-    pub executor: Executor,
-    /// Building and run time of each call in `cache.events` (0 for errors).
+    /// The guard cache, and the executor that runs calls and keeps each entry's kernels
+    /// (absent while one of its calls runs them).
+    pub session: Session,
+    /// Building and run time of each call in `session.cache.events` (0 for errors).
     pub times: Vec<CallTimes>,
     /// Bumped by `reset`: a run that finishes after it records nothing.
     pub generation: u64,
@@ -99,8 +100,7 @@ impl Model {
                 source: source.to_string(),
                 entry,
                 weights: None,
-                cache,
-                executor: Executor::new(Rc::clone(&backend), Rc::new(super::now_ms)),
+                session: Session::new(cache, Rc::clone(&backend), Rc::new(super::now_ms)),
                 times: Vec::new(),
                 generation: 0,
                 wrappers: 1,
@@ -118,16 +118,22 @@ impl Model {
     fn rebuild(&self, weights: Option<Rc<[u8]>>) -> Result<(), JsValue> {
         let mut shared = self.shared.borrow_mut();
         let cache = load_with(&shared.source, shared.entry.as_deref(), weights.as_deref())?;
-        shared.cache = cache;
+        shared.session.cache = cache;
         shared.weights = weights;
-        shared.executor.clear();
+        shared.session.executor.clear();
         shared.times.clear();
         shared.generation += 1;
         Ok(())
     }
 
     fn input_names(&self) -> Vec<String> {
-        self.shared.borrow().cache.entry_point().inputs.clone()
+        self.shared
+            .borrow()
+            .session
+            .cache
+            .entry_point()
+            .inputs
+            .clone()
     }
 
     /// The synchronous half of a call: guards, compilation, the kernels, the reference.
@@ -137,25 +143,18 @@ impl Model {
         let (call, data) = call_inputs(inputs, &names)?;
         spec::check_marks(&call, &self.marks.dynamic, &self.marks.fixed)
             .map_err(|err| from_error(&err.into()))?;
-        executor::check_input_sizes(&call).map_err(|err| {
-            convert::js_error_message("input", &err.to_string(), &err.message(), None)
-        })?;
         let mut shared = self.shared.borrow_mut();
         let shared = &mut *shared;
-        let index = shared.cache.events.len();
-        let inputs = executor::call_inputs(&call, data, index as u64)
-            .map_err(|err| from_error(&err.into()))?;
-        let arguments = || executor::call_values(&call, &inputs);
+        let index = shared.session.cache.events.len();
+        let inputs = executor::call_inputs(&call, data, index as u64).map_err(|err| match err {
+            RunError::NegativeSize { .. } | RunError::InputTooLarge { .. } => {
+                convert::js_error_message("input", &err.to_string(), &err.message(), None)
+            }
+            err => from_error(&err.into()),
+        })?;
         let event = shared
-            .cache
-            .call_values(
-                self.wrapper,
-                &self.config,
-                &call,
-                &self.marks,
-                Some(&arguments),
-                &super::now_ms,
-            )
+            .session
+            .decide(self.wrapper, &self.config, &call, &self.marks, &inputs)
             .clone();
         shared.times.push(CallTimes::default());
         if let Some(failed) = event.first_error() {
@@ -164,18 +163,10 @@ impl Model {
             set(&error, "call", &to_js(&record));
             return Err(error);
         }
-        let mut jobs = vec![
-            shared
-                .executor
-                .start_call(&shared.cache, &event, &call, inputs, options)
-                .map_err(|err| from_error(&err))?,
-        ];
-        jobs.extend(
-            shared
-                .executor
-                .start_resumes(&shared.cache, &event, options)
-                .map_err(|err| from_error(&err))?,
-        );
+        let jobs = shared
+            .session
+            .start_runs(&event, &call, inputs, options)
+            .map_err(|err| from_error(&err))?;
         Ok(Pending {
             index,
             generation: shared.generation,
@@ -252,7 +243,7 @@ async fn run_jobs(
         let finished = Executor::run(backend, &super::now_ms, job).await;
         let mut kept = shared.borrow_mut();
         let outcome = if kept.generation == generation {
-            kept.executor.keep(finished)
+            kept.session.executor.keep(finished)
         } else {
             finished.outcome
         };
@@ -323,7 +314,13 @@ impl Model {
     /// The compiled class or function.
     #[wasm_bindgen(getter, js_name = entryName)]
     pub fn entry_name(&self) -> String {
-        self.shared.borrow().cache.entry_point().name.clone()
+        self.shared
+            .borrow()
+            .session
+            .cache
+            .entry_point()
+            .name
+            .clone()
     }
 
     /// `'auto'`, `'true'` or `'false'`.
@@ -349,6 +346,7 @@ impl Model {
     pub fn events(&self) -> JsValue {
         let shared = self.shared.borrow();
         let views: Vec<view::CallView> = shared
+            .session
             .cache
             .events
             .iter()
@@ -364,14 +362,14 @@ impl Model {
     /// `argument` for a call that does not exist.
     pub fn graphs(&self, index: usize) -> Result<JsValue, JsValue> {
         let shared = self.shared.borrow();
-        let event = shared.cache.events.get(index).ok_or_else(|| {
+        let event = shared.session.cache.events.get(index).ok_or_else(|| {
             convert::bad_argument(format!(
                 "index: there are {} calls, none at {index}",
-                shared.cache.events.len()
+                shared.session.cache.events.len()
             ))
         })?;
         Ok(to_js(&breaks::graph_views(
-            &shared.cache,
+            &shared.session.cache,
             event,
             self.symbol_names,
         )))
@@ -381,7 +379,7 @@ impl Model {
     /// guards: [{ kind, source, reason, symbolic, provenance, span }] }]`.
     pub fn entries(&self) -> JsValue {
         to_js(&view::entry_views(
-            &self.shared.borrow().cache,
+            &self.shared.borrow().session.cache,
             self.symbol_names,
         ))
     }

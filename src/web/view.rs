@@ -12,7 +12,7 @@ use crate::graph::{Graph, Op, Span, shape_to_string};
 use crate::guard::{GuardKind, GuardSet, Provenance, TensorGuard, ValueMatch};
 use crate::message::{Message, MessageId};
 use crate::symbolic::{SymbolNames, SymbolNaming};
-use crate::trace::{Stage, Trace};
+use crate::trace::Stage;
 use serde::Serialize;
 
 /// A source position for JS.

@@ -12,8 +12,7 @@
 
 use lexopt::{Arg, Parser};
 use std::ffi::OsString;
-use tailor::config::Logs;
-use tailor::config::{CallMarks, CompileConfig, DynamicMode};
+use tailor::config::{CallMarks, CompileConfig, DynamicMode, Logs};
 use tailor::session::executor::Device;
 use tailor::spec;
 use tailor::{Error, SymbolNaming};

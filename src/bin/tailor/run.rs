@@ -18,6 +18,7 @@ use std::rc::Rc;
 use std::time::Instant;
 use tailor::cache::{Action, CodeCache};
 use tailor::graph::Tensor;
+use tailor::session::Session;
 use tailor::session::executor::{self, Backend, Executor, RunOptions};
 use tailor::{CallEvent, CallShapes, Error, spec, weights};
 
@@ -90,34 +91,49 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
     }
     let start = Instant::now();
     let clock = move || start.elapsed().as_secs_f64() * 1e3;
-    let gpu_clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
-    let backend = pollster::block_on(Backend::open(args.device, gpu_clock))?;
-    let mut runner = Runner {
-        executor: Executor::new(Rc::new(backend), Rc::new(clock)),
+    let backend = pollster::block_on(Backend::open(args.device, Box::new(clock)))?;
+    let mut session = Session::new(cache, Rc::new(backend), Rc::new(clock));
+    let options = RunOptions {
         check: args.check,
+        timing: false,
     };
     let mut results = Vec::new();
     for (index, (_, call, values)) in calls.into_iter().enumerate() {
         let inputs = executor::call_inputs(&call, values, index as u64)?;
-        let arguments = || executor::call_values(&call, &inputs);
-        let event = cache
-            .call_values(0, &model.config, &call, &marks, Some(&arguments), &clock)
-            .clone();
+        let (event, ran) =
+            pollster::block_on(session.call(0, &model.config, &call, &marks, inputs, options));
+        // A call the cache refused ran nothing; its error is in its event.
         let outputs = match event.action {
             Action::Error => Ok(CallOutput::default()),
-            _ => runner.execute(&cache, &event, &call, inputs),
+            _ => ran.map(|outcome| CallOutput {
+                tensors: outcome.outputs,
+                max_abs_err: outcome.max_abs_err,
+            }),
         };
         results.push((event, outputs));
     }
     if let Some(path) = &args.outputs {
-        write_outputs(path, &results, &cache)?;
+        write_outputs(path, &results, &session.cache)?;
     }
     Ok(RunResults {
-        device: runner.executor.backend().name(),
-        adapter: runner.adapter(),
-        cache,
+        device: session.executor.backend().name(),
+        adapter: adapter(&session.executor),
+        cache: session.cache,
         calls: results,
     })
+}
+
+/// The adapter's name and backend, on the GPU.
+#[cfg(feature = "gpu")]
+fn adapter(executor: &Executor) -> Option<(String, String)> {
+    let adapter = executor.backend().adapter()?;
+    Some((adapter.name.clone(), adapter.backend.clone()))
+}
+
+/// Without the GPU runtime there is no adapter.
+#[cfg(not(feature = "gpu"))]
+fn adapter(_: &Executor) -> Option<(String, String)> {
+    None
 }
 
 /// Refuses a call whose input the CPU reference could not hold, naming the input, before
@@ -164,48 +180,4 @@ fn write_outputs(path: &str, results: &[CallResult], cache: &CodeCache) -> Resul
         message: format!("cannot write --outputs {path}: {err}"),
         span: None,
     })
-}
-
-/// Runs each call's kernels through the executor, with seeded random inputs.
-struct Runner {
-    executor: Executor,
-    check: bool,
-}
-
-impl Runner {
-    /// The adapter's name and backend, on the GPU.
-    fn adapter(&self) -> Option<(String, String)> {
-        #[cfg(feature = "gpu")]
-        if let Some(adapter) = self.executor.backend().adapter() {
-            return Some((adapter.name.clone(), adapter.backend.clone()));
-        }
-        None
-    }
-
-    /// Runs a call's kernels (the entry's, or an eager call's per-op kernels, then those of
-    /// the resume functions after its graph breaks) on `inputs`; with `--check`, also the
-    /// CPU reference.
-    fn execute(
-        &mut self,
-        cache: &CodeCache,
-        event: &CallEvent,
-        call: &CallShapes,
-        inputs: Vec<Tensor>,
-    ) -> Result<CallOutput, Error> {
-        let options = RunOptions {
-            check: self.check,
-            timing: false,
-        };
-        let job = self
-            .executor
-            .start_call(cache, event, call, inputs, options)?;
-        let mut outcome = pollster::block_on(self.executor.execute(job))?;
-        for job in self.executor.start_resumes(cache, event, options)? {
-            outcome = outcome.then(pollster::block_on(self.executor.execute(job))?);
-        }
-        Ok(CallOutput {
-            tensors: outcome.outputs,
-            max_abs_err: outcome.max_abs_err,
-        })
-    }
 }
