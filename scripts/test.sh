@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The install step provides a GPU adapter (lavapipe natively, SwiftShader in the test
+# Chromium), so a GPU test that finds none fails rather than passing without running it
+# (TAILOR_REQUIRE_GPU=0 turns that back into a skip).
+export TAILOR_REQUIRE_GPU="${TAILOR_REQUIRE_GPU:-1}"
+
 # CI builds once in a clone it throws away: incremental caches would only take disk.
 if [ "${CI:-}" = "true" ]; then export CARGO_INCREMENTAL=0; fi
 

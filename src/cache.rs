@@ -368,6 +368,13 @@ impl CodeCache {
         Ok(())
     }
 
+    /// An empty cache of the same program and entry: the same module instance, with its
+    /// parameters and buffers as they are now (loaded weights included), without running
+    /// the file again. What a second `torch.compile` of the same model starts from.
+    pub fn sibling(&self) -> CodeCache {
+        CodeCache::new(self.program.clone(), self.entry.clone())
+    }
+
     /// Entries in lookup order (most recently used first).
     pub fn entries_mru(&self) -> &[Entry] {
         &self.frames[0].entries

@@ -65,7 +65,9 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// A model file whose module level ran in its own interpreter.
+/// A model file whose module level ran in its own interpreter. A clone is the same program
+/// (the same interpreter and module objects), not a new run of the file.
+#[derive(Clone)]
 pub struct Program {
     source: Rc<UserSource>,
     globals: PyObjectRef,

@@ -559,7 +559,17 @@ fn difficulty_of(seed: u32) -> Difficulty {
 
 /// Runs `check` on the first accepted puzzle of every seed, which must not need the fallback.
 fn for_each_puzzle(kind: ExerciseKind, check: impl Fn(u32, &dyn super::exercise::Puzzle)) {
-    for seed in 0..SEEDS {
+    for_each_puzzle_of(kind, 0..SEEDS, check);
+}
+
+/// [`for_each_puzzle`] over `seeds`, each at its [`difficulty_of`]: the puzzle `generate`,
+/// `grade` and `solve` build for those arguments, built once.
+fn for_each_puzzle_of(
+    kind: ExerciseKind,
+    seeds: std::ops::Range<u32>,
+    check: impl Fn(u32, &dyn super::exercise::Puzzle),
+) {
+    for seed in seeds {
         let difficulty = difficulty_of(seed);
         let (_, puzzle) = first_accepted(kind, seed, difficulty)
             .unwrap_or_else(|| panic!("{kind} seed {seed} {difficulty}: no attempt compiled"));
@@ -846,14 +856,14 @@ fn odd_answers_never_panic() {
         "#",
         "2 2 2",
     ];
+    // Each puzzle is built (compiled) once and grades every answer, as `grade` would.
     for kind in ExerciseKind::ALL {
-        for seed in 0..4 {
-            let difficulty = difficulty_of(seed);
+        for_each_puzzle_of(kind, 0..4, |seed, puzzle| {
             for answer in odd {
-                let grade = grade(kind, seed, difficulty, answer);
+                let grade = puzzle.grade(answer);
                 assert!(has_both(&grade.feedback), "{kind} {seed} '{answer}'");
             }
-        }
+        });
     }
 }
 
@@ -939,15 +949,14 @@ fn exercises_fill_every_placeholder() {
         })
     };
     for kind in ExerciseKind::ALL {
-        for seed in 0..8 {
-            let difficulty = difficulty_of(seed);
-            let exercise = generate(kind, seed, difficulty);
+        for_each_puzzle_of(kind, 0..8, |seed, puzzle| {
+            let body = puzzle.body();
             let grades = [
-                grade(kind, seed, difficulty, &solve(kind, seed, difficulty)),
-                grade(kind, seed, difficulty, "??"),
-                grade(kind, seed, difficulty, "1"),
+                puzzle.grade(&puzzle.solution()),
+                puzzle.grade("??"),
+                puzzle.grade("1"),
             ];
-            let texts = [exercise.prompt, exercise.answer_format]
+            let texts = [body.prompt, body.answer_format]
                 .into_iter()
                 .chain(grades.into_iter().map(|g| g.feedback));
             for text in texts {
@@ -956,7 +965,7 @@ fn exercises_fill_every_placeholder() {
                     "{kind} {seed}: {text:?}"
                 );
             }
-        }
+        });
     }
 }
 

@@ -398,6 +398,19 @@ impl Model {
     /// `TailorError` of kind `weights` that lists missing, unexpected and mis-shaped keys.
     #[wasm_bindgen(js_name = loadWeights)]
     pub fn load_weights(&self, bytes: &[u8]) -> Result<(), JsValue> {
+        let mut shared = self.shared.borrow_mut();
+        // Before any call the module's state is loaded in place; the file runs again only
+        // where calls have compiled entries that hold the earlier values.
+        if shared.session.cache.events.is_empty() {
+            shared
+                .session
+                .cache
+                .load_state(bytes)
+                .map_err(|err| from_error(&err))?;
+            shared.weights = Some(Rc::from(bytes));
+            return Ok(());
+        }
+        drop(shared);
         self.rebuild(Some(Rc::from(bytes)))
     }
 
@@ -408,15 +421,12 @@ impl Model {
     }
 
     /// Compiles once for `shapes` (`'x=8,64'` or `{ x: { shape } }`) with this wrapper's
-    /// settings, in a cache of its own, and returns the compilation for the step-through.
+    /// settings, in a cache of its own over the same module (the file is not run again),
+    /// and returns the compilation for the step-through.
     pub fn trace(&self, shapes: JsValue) -> Result<Compilation, JsValue> {
-        let (source, entry, weights) = {
-            let shared = self.shared.borrow();
-            let weights = shared.weights.clone();
-            (shared.source.clone(), shared.entry.clone(), weights)
-        };
+        let sibling = self.shared.borrow().session.cache.sibling();
         Compilation::new(
-            load_with(&source, entry.as_deref(), weights.as_deref())?,
+            sibling,
             &self.config,
             &self.marks,
             self.symbol_names,

@@ -34,14 +34,14 @@ fn clock() -> Rc<dyn Fn() -> f64> {
     Rc::new(move || start.elapsed().as_secs_f64() * 1e3)
 }
 
-/// Opens `device`; `None` (after a note) where the GPU has no adapter.
+/// Opens `device`; `None` where the GPU has no adapter (`crate::no_adapter`).
 fn backend(device: Device) -> Option<Rc<Backend>> {
     let start = Instant::now();
     let clock = Box::new(move || start.elapsed().as_secs_f64() * 1e3);
     match pollster::block_on(Backend::open(device, clock)) {
         Ok(backend) => Some(Rc::new(backend)),
         Err(err) => {
-            println!("note: {err}; skipped");
+            crate::no_adapter(&err);
             None
         }
     }

@@ -37,7 +37,7 @@ fn with_gpu(test: impl FnOnce(&mut Gpu)) {
     static GPU: OnceLock<Result<Mutex<Gpu>, GpuError>> = OnceLock::new();
     match GPU.get_or_init(|| open().map(Mutex::new)) {
         Ok(gpu) => test(&mut gpu.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
-        Err(GpuError::NoAdapter(why)) => println!("note: no GPU adapter ({why}); skipped"),
+        Err(GpuError::NoAdapter(why)) => crate::no_adapter(why),
         Err(other) => panic!("the adapter exists but failed: {other}"),
     }
 }
@@ -694,7 +694,7 @@ fn kernels_are_timed() {
 #[test]
 fn every_preset_is_within_tolerance_through_the_cli() {
     if let Err(why) = open() {
-        println!("note: no GPU adapter ({why}); skipped");
+        crate::no_adapter(&why);
         return;
     }
     let presets = [

@@ -35,3 +35,14 @@ fn mentions(message: &str, needle: &str) -> bool {
         _ => false,
     }
 }
+
+/// Where a test needs a GPU adapter and there is none: a note and a skip, unless the run
+/// expects one (`TAILOR_REQUIRE_GPU=1`, which `scripts/test.sh` and so CI set, since the
+/// install step provides lavapipe), where a missing adapter fails the test instead of letting
+/// it pass without running.
+fn no_adapter(why: &dyn std::fmt::Display) {
+    if std::env::var_os("TAILOR_REQUIRE_GPU").is_some_and(|v| v != "0") {
+        panic!("no GPU adapter ({why}), and TAILOR_REQUIRE_GPU asks for one");
+    }
+    println!("note: no GPU adapter ({why}); skipped");
+}

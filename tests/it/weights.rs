@@ -16,7 +16,8 @@ use std::process::Command;
 use std::rc::Rc;
 use tailor::cache::CodeCache;
 use tailor::graph::Tensor;
-use tailor::session::executor::{self, Backend, Executor, RunOptions};
+use tailor::session::Session;
+use tailor::session::executor::{self, Backend, RunOptions};
 use tailor::{CallMarks, CompileConfig, weights};
 
 /// How far Tailor's outputs may be from PyTorch's, relative to `max(1, |torch|)`.
@@ -99,32 +100,40 @@ fn worst_error(actual: &[Tensor], expected: &[Tensor]) -> f32 {
     worst
 }
 
-/// Runs `name`'s recorded call of the model in `path` with the recorded weights, on the CPU
-/// backend with the reference, and compares both with PyTorch's recorded outputs.
-#[track_caller]
-fn check_against_pytorch(name: &str, path: &str) {
+/// The model in `path` with `name`'s recorded weights loaded.
+fn loaded(name: &str, path: &str) -> CodeCache {
     let mut cache = tailor::load(&source(path), None).unwrap();
     cache
         .load_state(&data(&format!("{name}.weights.safetensors")))
         .unwrap();
+    cache
+}
+
+/// Runs `name`'s recorded call of the model in `path` with the recorded weights, on the CPU
+/// backend with the reference, and compares both with PyTorch's recorded outputs.
+#[track_caller]
+fn check_against_pytorch(name: &str, path: &str) {
+    check_cache_against_pytorch(name, loaded(name, path));
+}
+
+/// Runs `name`'s recorded call through `cache` in a session on the CPU backend, with the
+/// reference, and compares both with PyTorch's recorded outputs.
+#[track_caller]
+fn check_cache_against_pytorch(name: &str, cache: CodeCache) {
     let entry = cache.entry_point().clone();
     let inputs = data(&format!("{name}.inputs.safetensors"));
     let weights::CallValues { call, values } =
         weights::read_call(&entry.name, &entry.inputs, &inputs).unwrap();
-    let config = CompileConfig::default();
-    let event = cache
-        .call(0, &config, &call, &CallMarks::default(), &|| 0.0)
-        .clone();
     let inputs = executor::call_inputs(&call, values, 0).unwrap();
-    let mut executor = Executor::new(Rc::new(Backend::cpu()), Rc::new(|| 0.0));
+    let mut session = Session::new(cache, Rc::new(Backend::cpu()), Rc::new(|| 0.0));
     let options = RunOptions {
         check: true,
         timing: false,
     };
-    let job = executor
-        .start_call(&cache, &event, &call, inputs, options)
-        .unwrap();
-    let outcome = pollster::block_on(executor.execute(job)).unwrap();
+    let config = CompileConfig::default();
+    let marks = CallMarks::default();
+    let (_, ran) = pollster::block_on(session.call(0, &config, &call, &marks, inputs, options));
+    let outcome = ran.unwrap();
     let expected: Vec<Tensor> = typed_tensors(&data(&format!("{name}.outputs.safetensors")))
         .into_iter()
         .map(|(_, t, _)| t)
@@ -140,6 +149,20 @@ fn check_against_pytorch(name: &str, path: &str) {
         reference <= REL_TOL,
         "{name}: the reference is {reference} from PyTorch"
     );
+}
+
+/// A sibling cache (the page's step-through beside its calls) compiles anew over the same
+/// module, loaded weights included, without running the file again.
+#[test]
+fn a_sibling_cache_shares_the_module_and_its_loaded_weights() {
+    let mut cache = loaded("simplenet", "models/simplenet.py");
+    let call = tailor::spec::parse_shapes("x=8,64", &cache.entry_point().inputs).unwrap();
+    let config = CompileConfig::default();
+    cache.call(0, &config, &call, &CallMarks::default(), &|| 0.0);
+    assert_eq!(cache.entries_mru().len(), 1);
+    let sibling = cache.sibling();
+    assert!(sibling.entries_mru().is_empty() && sibling.events.is_empty());
+    check_cache_against_pytorch("simplenet", sibling);
 }
 
 #[test]
