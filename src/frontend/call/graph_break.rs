@@ -1,0 +1,279 @@
+//! A graph break met inside a `_tailor` call: where the graph being captured ends, the
+//! break point (the tensors, ints and floats Python holds there) the next graph resumes
+//! from, and the resume function's inputs.
+//!
+//! In: the user's frame at the break. Out: a `GraphBreak` raised into the capture, or a
+//! `BreakPoint`. Invariant: outside a run of forward nothing breaks.
+
+use super::*;
+use crate::frontend::FrontendError;
+use crate::frontend::breaks::{BreakPoint, BreakReason, GraphBreak, stack_name};
+use crate::frontend::capture::{Resume, start_capture};
+use crate::frontend::native::TensorBase;
+use crate::frontend::ops::ConstTensor;
+use crate::frontend::ops::TensorRef;
+use crate::graph::{Graph, NodeId, Op, Tensor, TracedArg};
+use rustpython_vm::builtins::PyFloat;
+use rustpython_vm::{AsObject, PyObjectRef};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+impl<'vm> Call<'vm> {
+    /// A graph break at the user's line (see `breaks.rs`): in the graph being captured it
+    /// ends the graph there (Python stops, by an exception only the capture sees); on the
+    /// way to that graph, or in a probe, Python passes it with real values, and the capture
+    /// of the graph after it starts there. Outside a run of forward (module level, a
+    /// script's own code) nothing breaks. `held` is the tensor the break reads.
+    ///
+    /// `stack` is the float the break hands back to Python (`.item()`'s); where the graph
+    /// after the break starts here and traces it as a symbol, the `SymFloat` to hand back
+    /// instead is returned.
+    pub fn graph_break(
+        &self,
+        reason: BreakReason,
+        held: Option<&PyObjectRef>,
+        taken: Option<bool>,
+        stack: Option<f64>,
+    ) -> Result<Option<PyObjectRef>> {
+        let mut forward = self.session.forward.borrow_mut();
+        let Some(run) = forward.as_mut() else {
+            return Ok(None);
+        };
+        let frames = user_frames(self.vm);
+        if frames.len() != run.outer_frames + 1 {
+            return Err(FrontendError::Break {
+                span: self.span,
+                what: "inside a function that forward calls".into(),
+                note: "Dynamo compiles that function's frame on its own, with graphs and resume functions of its own".into(),
+            }
+            .into());
+        }
+        let graph_break = GraphBreak {
+            reason,
+            span: self.span,
+            function: run.function.clone(),
+            taken,
+        };
+        if self.is_capturing() {
+            let held = self.held_nodes(&frames[0], held);
+            run.ended = Some((graph_break, held));
+            let stop = self.vm.ctx.exceptions.base_exception_type.to_owned();
+            return Err(Raise::Python(self.vm.new_exception_empty(stop)));
+        }
+        let mut point = self.break_point(&frames[0], graph_break)?;
+        point.stack = stack.map(|v| (stack_name(0), v)).into_iter().collect();
+        run.points.push(point.clone());
+        if run.target != Some(run.points.len()) {
+            return Ok(None);
+        }
+        let Some((mut env, tracer)) = run.start.take() else {
+            return Ok(None);
+        };
+        drop(forward);
+        let mut resume = Resume {
+            tensors: point
+                .tensors
+                .into_iter()
+                .map(|(name, value, _)| (name, value, None))
+                .collect(),
+            tracer,
+            traced: Vec::new(),
+        };
+        // Ints and floats are plain Python numbers in the frame, so they are traced (and
+        // guarded) now, as the constants the graph will use.
+        let mut graph = Graph::default();
+        let numbers = point.ints.iter().map(|(name, _)| name);
+        for name in numbers.chain(point.floats.iter().map(|(name, _)| name)) {
+            let traced = (resume.tracer)(&mut env, name)?;
+            if let TracedArg::Int(expr) = &traced {
+                graph.int_inputs.push((name.clone(), expr.clone()));
+            }
+            resume.traced.push((name.clone(), traced));
+        }
+        // The value handed back may be a symbol: a 0-dimensional input of the graph.
+        let mut handed_back = None;
+        let mut floats = BTreeMap::new();
+        for (name, _) in &point.stack {
+            let traced = (resume.tracer)(&mut env, name)?;
+            if let TracedArg::Float {
+                value,
+                symbolic: true,
+            } = traced
+            {
+                let id = graph.push(name, Op::Input { name: name.clone() }, vec![], vec![], None);
+                floats.insert(id, (name.clone(), value));
+                handed_back = Some(id);
+            }
+            resume.traced.push((name.clone(), traced));
+        }
+        start_capture(&self.session, graph, env, Some(resume));
+        if let Some(capture) = self.session.capture.borrow_mut().as_mut() {
+            capture.floats = floats;
+        }
+        handed_back.map(|id| self.wrap_sym_float(id)).transpose()
+    }
+
+    /// The nodes of the graph being captured that Python holds at its break: the tensors in
+    /// forward's locals and the one the break reads, in graph order (inputs excluded: the
+    /// next graph gets those from the caller).
+    fn held_nodes(&self, frame: &PyObjectRef, held: Option<&PyObjectRef>) -> Vec<NodeId> {
+        let capture = self.session.capture.borrow();
+        let Some(capture) = capture.as_ref() else {
+            return Vec::new();
+        };
+        let mut nodes: Vec<NodeId> = self
+            .frame_locals(frame)
+            .iter()
+            .map(|(_, value)| value)
+            .chain(held)
+            .filter_map(|value| {
+                let proxy = value.downcast_ref::<TensorBase>()?;
+                match &proxy.tensor {
+                    TensorRef::Node(id)
+                        if proxy.capture == capture.number
+                            && !matches!(capture.graph.node(*id).op, Op::Input { .. }) =>
+                    {
+                        Some(*id)
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        nodes.sort();
+        nodes.dedup();
+        nodes
+    }
+
+    /// What forward's frame holds at a break Python passes with real values.
+    fn break_point(&self, frame: &PyObjectRef, graph_break: GraphBreak) -> Result<BreakPoint> {
+        let mut point = BreakPoint {
+            graph_break,
+            tensors: Vec::new(),
+            ints: Vec::new(),
+            floats: Vec::new(),
+            stack: Vec::new(),
+        };
+        for (name, value) in self.frame_locals(frame) {
+            if let Some(proxy) = value.downcast_ref::<TensorBase>() {
+                if let TensorRef::Value(values, dtype) = &proxy.tensor {
+                    point.tensors.push((name, values.clone(), *dtype));
+                }
+            } else if value.class().is(self.vm.ctx.types.bool_type) {
+                continue;
+            } else if let Some(int) = self.small_int(&value) {
+                point.ints.push((name, int?));
+            } else if let Some(float) = value.downcast_ref::<PyFloat>() {
+                point.floats.push((name, float.to_f64()));
+            }
+        }
+        Ok(point)
+    }
+
+    /// A frame's local variables, in the frame's order.
+    fn frame_locals(&self, frame: &PyObjectRef) -> Vec<(String, PyObjectRef)> {
+        let vm = self.vm;
+        let Ok(mapping) = frame.get_attr("f_locals", vm) else {
+            return Vec::new();
+        };
+        let Ok(items) = vm.call_method(&mapping, "items", ()) else {
+            return Vec::new();
+        };
+        let items: Vec<PyObjectRef> = vm.extract_elements_with(&items, Ok).unwrap_or_default();
+        items
+            .iter()
+            .filter_map(|item| {
+                let pair: Vec<PyObjectRef> = vm.extract_elements_with(item, Ok).ok()?;
+                match pair.as_slice() {
+                    [name, value] => Some((
+                        name.str(vm).ok()?.to_string_lossy().into_owned(),
+                        value.clone(),
+                    )),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// In the capture of a graph after a break, the input node of a tensor Python held at
+    /// the break, made (and its sizes traced) when the graph first uses it.
+    pub(super) fn resume_input(&self, value: &Rc<Tensor>) -> Result<Option<NodeId>> {
+        let mut capture = self.session.capture.borrow_mut();
+        let Some(capture) = capture.as_mut() else {
+            return Ok(None);
+        };
+        let Some(resume) = capture.resume.as_mut() else {
+            return Ok(None);
+        };
+        let Some(held) = resume
+            .tensors
+            .iter_mut()
+            .find(|(_, held, _)| Rc::ptr_eq(held, value))
+        else {
+            return Err(self.unsupported(
+                "a tensor kept across a graph break outside forward's variables",
+                "Dynamo hands a resume function the frame's locals and value stack; Tailor hands it the locals: assign the tensor to a variable before the break",
+            ));
+        };
+        if let Some(id) = held.2 {
+            return Ok(Some(id));
+        }
+        let name = held.0.clone();
+        let traced = (resume.tracer)(&mut capture.env, &name)?;
+        let TracedArg::Tensor(shape, dtype) = &traced else {
+            return Err(self.type_error(format!("'{name}' was a tensor at the graph break")));
+        };
+        let id = capture.graph.push_typed(
+            &name,
+            Op::Input { name: name.clone() },
+            vec![],
+            shape.clone(),
+            None,
+            *dtype,
+        );
+        held.2 = Some(id);
+        resume.traced.push((name, traced));
+        Ok(Some(id))
+    }
+
+    pub(super) fn name_constant(&self, value: &PyObjectRef, constant: &ConstTensor) {
+        let unnamed = !constant.is_param && constant.name.borrow().is_empty();
+        let has_node = match &*self.session.capture.borrow() {
+            Some(capture) => capture.const_nodes.contains_key(&constant.id),
+            None => true,
+        };
+        if !unnamed || has_node {
+            return;
+        }
+        let Some(frame) = &self.frame else {
+            return;
+        };
+        for scope in ["f_locals", "f_globals"] {
+            if let Some(name) = self.name_in(frame, scope, value) {
+                *constant.name.borrow_mut() = name;
+                return;
+            }
+        }
+    }
+
+    /// The first variable of a frame's scope that holds `value`.
+    fn name_in(
+        &self,
+        frame: &PyObjectRef,
+        scope: &'static str,
+        value: &PyObjectRef,
+    ) -> Option<String> {
+        let vm = self.vm;
+        let mapping = frame.get_attr(scope, vm).ok()?;
+        let items = vm.call_method(&mapping, "items", ()).ok()?;
+        let items: Vec<PyObjectRef> = vm.extract_elements_with(&items, Ok).ok()?;
+        items.iter().find_map(|item| {
+            let pair: Vec<PyObjectRef> = vm.extract_elements_with(item, Ok).ok()?;
+            match pair.as_slice() {
+                [name, held] if held.is(value) => {
+                    name.str(vm).ok().map(|s| s.to_string_lossy().into_owned())
+                }
+                _ => None,
+            }
+        })
+    }
+}
