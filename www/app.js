@@ -16,15 +16,18 @@
 import { setupBench } from "./js/bench.js";
 import { graphId, hasBreaks, renderBreaks } from "./js/breaks.js";
 import { copyBar, download } from "./js/copy.js";
-import { bi, fill, formatMs, h, scrollWithin } from "./js/dom.js";
+import { bi, fill, h, scrollWithin } from "./js/dom.js";
 import { createEditor } from "./js/editor.js";
-import { both, errorText, language, message, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
+import { formatMs } from "./js/format.js";
+import { both, errorText, language, message, setLanguage, t } from "./js/i18n.js";
 import { renderGraph } from "./js/graph.js";
 import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
 import { setupLab } from "./js/lab.js";
 import { setupSupported } from "./js/supported.js";
 import { setupEditorScript, setupWidgets } from "./js/widgets.js";
 import { setupQuiz } from "./js/quiz.js";
+import { inputText, markOptions, parseShapes, shapesWith, varyDims } from "./js/shapes.js";
+import { decodeFragment, encodeFragment } from "./js/urlstate.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -208,36 +211,6 @@ ctx.asError = asError;
 // ---------------------------------------------------------------------------------------
 // Settings: shapes text, marks, options, URL fragment
 
-/**
- * `x=8,64;n=int(3)` → `[{ name: 'x', dims: [8, 64] }, { name: 'n', dims: [], value: 'int(3)' }]`:
- * a tensor's sizes (and its dtype after a colon, `idx=2,16:int64` → `dtype: 'int64'`), or a
- * Python int or bool (`int(N)`, `True`, `False`) kept as written, with no dims to mark;
- * malformed parts are skipped.
- */
-function parseShapes(text) {
-  return text
-    .split(";")
-    .map((part) => part.trim())
-    .filter(Boolean)
-    .map((part) => {
-      const [name, rest = ""] = part.split("=");
-      const value = rest.trim();
-      if (/^(int\(\s*-?\d+\s*\)|True|False)$/.test(value)) return { name: name.trim(), dims: [], value };
-      const [sizes, dtype] = value.split(":");
-      const dims = sizes.split(",").map((d) => d.trim()).filter(Boolean).map(Number);
-      return dtype === undefined ? { name: name.trim(), dims } : { name: name.trim(), dims, dtype: dtype.trim() };
-    })
-    .filter((input) => input.name && input.dims.every((d) => Number.isInteger(d) && d >= 0));
-}
-ctx.parseShapes = parseShapes;
-
-/** An entry's input as the compiler sees it: `x: [s0, 64]`, or `n = s1` for an int argument. */
-function inputText(input) {
-  const dims = input.dims.map((d) => d.text);
-  return input.python ? `${input.name} = ${dims[0]}` : `${input.name}: [${dims.join(", ")}]`;
-}
-ctx.inputText = inputText;
-
 /** Rebuilds the per-dim mark controls, keeping the choices of dims that still exist. */
 function renderMarks(saved = currentMarks()) {
   const inputs = parseShapes(ui.shapes.value);
@@ -289,16 +262,7 @@ function currentMarks() {
 
 /** `compile` options from the controls. */
 function currentOptions() {
-  const markDynamic = [];
-  const markStatic = [];
-  for (const [key, mark] of currentMarks()) {
-    const [input, dim] = [key.slice(0, key.lastIndexOf(":")), Number(key.slice(key.lastIndexOf(":") + 1))];
-    if (mark.kind === "dynamic") {
-      markDynamic.push([input, dim, mark.min === "" ? null : Number(mark.min), mark.max === "" ? null : Number(mark.max)]);
-    } else if (mark.kind === "static") {
-      markStatic.push([input, dim]);
-    }
-  }
+  const { markDynamic, markStatic } = markOptions(currentMarks());
   const options = { dynamic: ui.mode.value, markDynamic, markStatic, symbolNames: ui.symbolNames.value };
   if (ctx.recompileLimit !== null) options.recompileLimit = ctx.recompileLimit;
   return options;
@@ -312,88 +276,45 @@ function currentPreset() {
 ctx.currentPreset = currentPreset;
 
 /** The dims that vary in the cache lab: the preset's, else dim 0 of the first input. */
-function varyDims() {
-  const preset = currentPreset();
-  if (preset) return preset.vary;
-  const first = parseShapes(ui.shapes.value).find((input) => input.value === undefined);
-  return first ? [[first.name, 0]] : [];
-}
-ctx.varyDims = varyDims;
+ctx.varyDims = () => varyDims(currentPreset(), ui.shapes.value);
 
 /** The input-shapes text with every varying dim set to `value`. */
-function shapesWith(value, template = ui.shapes.value) {
-  const vary = varyDims();
-  return parseShapes(template)
-    .map((input) => {
-      if (input.value !== undefined) return `${input.name}=${input.value}`;
-      const dims = input.dims.map((d, dim) => (vary.some(([n, v]) => n === input.name && v === dim) ? value : d));
-      return `${input.name}=${dims.join(",")}${input.dtype ? `:${input.dtype}` : ""}`;
-    })
-    .join(";");
-}
-ctx.shapesWith = shapesWith;
-
-function toBase64Url(text) {
-  const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text) {
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
-}
+ctx.shapesWith = (value, template = ui.shapes.value) => shapesWith(template, ctx.varyDims(), value);
 
 /** Model and settings in the URL fragment, so a link reopens the same compilation. */
 function writeFragment() {
-  const params = new URLSearchParams();
-  const preset = currentPreset();
-  if (preset) params.set("model", preset.id);
-  else params.set("src", toBase64Url(ui.editor.value));
-  params.set("shapes", ui.shapes.value);
-  params.set("mode", ui.mode.value);
-  if (ui.symbolNames.value !== "tailor") params.set("names", ui.symbolNames.value);
-  const marks = [];
-  for (const [key, mark] of currentMarks()) {
-    if (mark.kind === "dynamic") marks.push(`${key}:${mark.min}:${mark.max}`);
-    if (mark.kind === "static") marks.push(`${key}:static`);
-  }
-  if (marks.length) params.set("marks", marks.join(" "));
-  if (ctx.recompileLimit !== null) params.set("limit", String(ctx.recompileLimit));
-  params.set("step", String(ctx.step));
-  for (const [key, value] of ctx.fragmentExtra ?? []) params.set(key, value);
-  history.replaceState(null, "", `#${params}`);
+  const fragment = encodeFragment({
+    presetId: currentPreset()?.id ?? null,
+    source: ui.editor.value,
+    shapes: ui.shapes.value,
+    mode: ui.mode.value,
+    symbolNames: ui.symbolNames.value,
+    marks: currentMarks(),
+    recompileLimit: ctx.recompileLimit,
+    step: ctx.step,
+    extra: ctx.fragmentExtra ?? [],
+  });
+  history.replaceState(null, "", `#${fragment}`);
 }
 ctx.writeFragment = writeFragment;
 
 /** Applies a fragment written by `writeFragment`; returns the step to open. */
 function readFragment() {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const preset = ctx.presets.find((p) => p.id === params.get("model"));
+  const state = decodeFragment(location.hash.slice(1));
+  const preset = ctx.presets.find((p) => p.id === state.presetId);
   if (preset) {
     ui.editor.value = preset.source;
     ui.shapes.value = preset.shapes;
-  } else if (params.has("src")) {
-    try {
-      ui.editor.value = fromBase64Url(params.get("src"));
-    } catch {
-      ui.editor.value = ctx.presets[0].source;
-    }
+  } else if (state.source !== undefined) {
+    ui.editor.value = state.source ?? ctx.presets[0].source;
   }
-  if (params.has("shapes")) ui.shapes.value = params.get("shapes");
-  if (["auto", "true", "false"].includes(params.get("mode"))) ui.mode.value = params.get("mode");
-  if (params.get("names") === "pytorch") ui.symbolNames.value = "pytorch";
-  const limit = Number(params.get("limit"));
-  ctx.recompileLimit = Number.isInteger(limit) && limit > 0 ? limit : null;
-  const marks = new Map();
-  for (const spec of (params.get("marks") ?? "").split(" ").filter(Boolean)) {
-    const [input, dim, min = "", max = ""] = spec.split(":");
-    marks.set(`${input}:${dim}`, min === "static" ? { kind: "static", min: "", max: "" } : { kind: "dynamic", min, max });
-  }
-  renderMarks(marks);
+  if (state.shapes !== null) ui.shapes.value = state.shapes;
+  if (state.mode !== null) ui.mode.value = state.mode;
+  if (state.symbolNames !== null) ui.symbolNames.value = state.symbolNames;
+  ctx.recompileLimit = state.recompileLimit;
+  renderMarks(state.marks);
   syncPresetSelect();
-  return Number(params.get("step") ?? 0) || 0;
+  return state.step;
 }
 
 function syncPresetSelect() {
@@ -770,8 +691,29 @@ function renderStatus() {
   ui.status.textContent = key === "status.copyHere" ? `${t(key)} ${args[0]}` : t(key, ...args);
 }
 
+/** Where the page remembers the language chosen. */
+const LANGUAGE_KEY = "tailor-lang";
+
+/** The remembered language, Chinese by default. */
+function rememberedLanguage() {
+  try {
+    return localStorage.getItem(LANGUAGE_KEY) === "en" ? "en" : "zh";
+  } catch {
+    return "zh";
+  }
+}
+
 function applyLanguage(lang) {
   setLanguage(lang);
+  const root = document.documentElement;
+  root.dataset.lang = language();
+  root.lang = language() === "en" ? "en" : "zh-CN";
+  document.title = t("page.title");
+  try {
+    localStorage.setItem(LANGUAGE_KEY, language());
+  } catch {
+    // Storage can be disabled (private mode); the switch still works for this visit.
+  }
   renderStatus();
   ui.lang.textContent = t("toggle.label");
   ui.lang.setAttribute("lang", language() === "zh" ? "en" : "zh");

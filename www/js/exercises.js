@@ -7,6 +7,7 @@
 
 import { bi, enterSubmits, fill, h } from "./dom.js";
 import { both, errorText, t } from "./i18n.js";
+import { exerciseFromFragment } from "./urlstate.js";
 
 const $ = (id) => document.getElementById(id);
 const LEVELS = ["easy", "mid", "hard", "extreme"];
@@ -14,16 +15,6 @@ const TYPED = new Set(["output_shape", "compile_count"]);
 
 function randomSeed() {
   return Math.floor(Math.random() * 1_000_000);
-}
-
-/** `{ kind, seed, difficulty }` from the URL fragment, or `null`. */
-function fromFragment(kinds) {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const seed = Number(params.get("seed"));
-  const kind = params.get("kind");
-  const difficulty = params.get("difficulty") ?? "easy";
-  if (!kinds.includes(kind) || !Number.isInteger(seed) || seed < 0 || !LEVELS.includes(difficulty)) return null;
-  return { kind, seed, difficulty };
 }
 
 export function setupExercises(ctx, { progress, showLink }) {
@@ -212,11 +203,11 @@ export function setupExercises(ctx, { progress, showLink }) {
     await open(shared, { write: false });
     ui.panel.scrollIntoView({ block: "start" });
   }
-  const shared = fromFragment(kinds);
+  const shared = exerciseFromFragment(location.hash.slice(1), kinds, LEVELS);
   if (shared) openShared(shared);
   else open({ kind: kinds[0], seed: randomSeed(), difficulty: "easy" }, { write: false });
   window.addEventListener("hashchange", () => {
-    const next = fromFragment(kinds);
+    const next = exerciseFromFragment(location.hash.slice(1), kinds, LEVELS);
     const same = next && current && next.kind === current.kind && next.seed === current.seed && next.difficulty === current.difficulty;
     if (next && !same) openShared(next);
   });

@@ -4,9 +4,12 @@
 // latency timeline and the recompile limit; and compares the three modes side by side
 // (T_total = T_compile + Σ T_run + Σ T_recompile, measured), feeding sections 5 and 8.
 
-import { fill, formatMs, h, m, scrollWithin, yieldToBrowser } from "./dom.js";
+import { fill, h, m, scrollWithin, yieldToBrowser } from "./dom.js";
+import { formatMs } from "./format.js";
 import { callError, errorText, t } from "./i18n.js";
-import { INDUCTOR_FIRST_MS, INDUCTOR_RECOMPILE_MS, renderTimeline } from "./chart.js";
+import { renderTimeline } from "./chart.js";
+import { inputText, parseShapes } from "./shapes.js";
+import { callTotals, inductorCompileMs, percentile } from "./stats.js";
 
 /** The material's sequences, as values of the varying dims. */
 const SEQUENCES = {
@@ -162,7 +165,7 @@ export function setupLab(ctx) {
 
   function barLabel(call) {
     const [name, dim] = ctx.varyDims()[0] ?? [];
-    const input = ctx.parseShapes(call.shapes).find((i) => i.name === name);
+    const input = parseShapes(call.shapes).find((i) => i.name === name);
     return String(input?.dims[dim] ?? call.index + 1);
   }
 
@@ -236,7 +239,7 @@ export function setupLab(ctx) {
   }
 
   function renderEntry(entry) {
-    const dims = entry.inputs.map(ctx.inputText).join("; ");
+    const dims = entry.inputs.map(inputText).join("; ");
     const guards = h("ol", { class: "guards-view compact" });
     ctx.renderGuards(entry.guards, guards);
     return h("li", { class: "entry", dataset: { entry: entry.id } },
@@ -286,19 +289,11 @@ export function setupLab(ctx) {
   }
 
   function summarise(mode, calls) {
-    const compiles = calls.filter((c) => c.action === "compile");
-    const first = compiles[0]?.ms.compile ?? 0;
-    const recompile = compiles.slice(1).reduce((sum, c) => sum + c.ms.compile, 0);
-    const run = calls.reduce((sum, c) => sum + c.ms.run + c.ms.guard, 0);
     return {
       mode,
       calls,
-      compiles: compiles.length,
+      ...callTotals(calls),
       eager: calls.filter((c) => c.action === "eager").length,
-      first,
-      recompile,
-      run,
-      total: first + recompile + run,
       latencies: calls.map((c) => c.ms.guard + c.ms.compile + c.ms.run),
     };
   }
@@ -336,17 +331,13 @@ export function setupLab(ctx) {
           h("td", {}, formatMs(r.first)), h("td", {}, formatMs(r.run)), h("td", {}, formatMs(r.recompile)),
           h("td", {}, formatMs(r.total))))));
     const projections = comparison.results.map((r) => {
-      const seconds = (r.compiles ? (INDUCTOR_FIRST_MS + INDUCTOR_RECOMPILE_MS * (r.compiles - 1)) / 1000 : 0) + r.run / 1000;
+      const seconds = inductorCompileMs(r.compiles) / 1000 + r.run / 1000;
       return h("li", {}, t("compare.inductor", modeName(r.mode), seconds.toFixed(1)));
     });
     fill(ui.compareView, h("h4", {}, `T_total (${comparison.tokens.length} ${t("chart.calls")})`),
       h("div", { class: "table-scroll" }, table), h("p", { class: "hint" }, t("compare.note")), h("ul", {}, ...projections));
     fill(ui.tradeoff, ...comparison.results.flatMap((r) => [h("h4", {}, `dynamic=${modeName(r.mode)}`), ...totalFormula(r)]),
       h("p", { class: "hint" }, t("compare.note")), h("ul", {}, ...projections.map((li) => li.cloneNode(true))));
-    const percentile = (values, p) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-    };
     fill(ui.deploy, h("div", { class: "table-scroll" }, h("table", { class: "compare" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("compare.mode")), h("th", { scope: "col" }, t("deploy.p50")), h("th", { scope: "col" }, t("deploy.p99")), h("th", { scope: "col" }, t("deploy.max")))),
       h("tbody", {}, ...comparison.results.map((r) => h("tr", {},

@@ -3,8 +3,10 @@
 // typed shape (§4), the settings as PyTorch code (§6), the conv output length with L_in = s0
 // (§7), the AI scenarios (§9) and the material's Python demo on one shared cache (§10).
 
-import { fill, formatMs, h, m, yieldToBrowser } from "./dom.js";
+import { fill, h, m, yieldToBrowser } from "./dom.js";
+import { formatMs } from "./format.js";
 import { errorText, t } from "./i18n.js";
+import { parseShapes } from "./shapes.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -153,7 +155,7 @@ function setupMatmul(ctx) {
     let compilation = null;
     try {
       await ctx.guarded(async () => {
-        const inputs = ctx.parseShapes(shapes.value);
+        const inputs = parseShapes(shapes.value);
         const markDynamic = marked.checked ? inputs.flatMap((i) => i.dims.map((_, dim) => [i.name, dim])) : [];
         model = ctx.tailor.compile(MATMUL_SOURCE, { dynamic: marked.checked ? "auto" : "true", markDynamic });
         compilation = model.trace(shapes.value);
@@ -183,7 +185,7 @@ function setupGuardCheck(ctx) {
   let last = null;
   const suggest = () => {
     const first = ctx.varyDims()[0];
-    const input = ctx.parseShapes($("input-shapes").value).find((i) => i.name === first?.[0]);
+    const input = parseShapes($("input-shapes").value).find((i) => i.name === first?.[0]);
     const current = input?.dims[first[1]] ?? 8;
     shapes.value = ctx.shapesWith(current * 2);
     last = null;
@@ -227,7 +229,7 @@ function setupConfigCode(ctx) {
   const render = () => {
     const options = ctx.currentOptions();
     const dynamic = { auto: "None", true: "True", false: "False" }[options.dynamic];
-    const inputs = ctx.parseShapes($("input-shapes").value);
+    const inputs = parseShapes($("input-shapes").value);
     const name = ctx.model?.entryName ?? "Model";
     const lines = [`model = ${name}()`, `compiled = torch.compile(model, dynamic=${dynamic})`];
     for (const input of inputs) {
