@@ -27,6 +27,7 @@ import { setupSupported } from "./js/supported.js";
 import { setupEditorScript, setupWidgets } from "./js/widgets.js";
 import { setupQuiz } from "./js/quiz.js";
 import { inputText, markOptions, parseShapes, shapesWith, varyDims } from "./js/shapes.js";
+import { PageEvents } from "./js/state.js";
 import { decodeFragment, encodeFragment } from "./js/urlstate.js";
 
 const $ = (id) => document.getElementById(id);
@@ -77,7 +78,12 @@ const ui = {
   lang: $("lang-toggle"),
 };
 
-/** Shared by this file, lab.js and widgets.js. */
+/** What the page's parts announce and follow (js/state.js): compiles, restarts, the
+ * language, … Each part's setup gets it as a parameter. */
+const events = new PageEvents();
+
+/** The page's state and the workbench's functions, read by the parts in js/. Declared here in
+ * full: no part adds a member (a part's own functions are its setup's return value). */
 const ctx = {
   /** The model editor (js/editor.js): `value`, `markError`, … */
   editor: ui.editor,
@@ -99,21 +105,29 @@ const ctx = {
   steps: [],
   step: 0,
   instance: 0,
-  rerender: [],
   /** What the status line says (`setStatus`), to say again in the other language. */
   status: null,
   /** The error on show (`showError`), to show again in the other language. */
   shownError: null,
-  /** Hooks that run after each successful compile (the lab and widgets refresh). */
-  onCompiled: [],
-  /** Hooks that run when the module was re-initialised after a panic. */
-  onRestart: [],
   /** `torch._dynamo.config.recompile_limit` when a quiz scenario set one (else PyTorch's 8). */
   recompileLimit: null,
   /** The weights file chosen in the workbench, `{ name, bytes }` (read in the page), or null. */
   weights: null,
   /** More URL fragment parameters (the exercise on screen), kept by `writeFragment`. */
   fragmentExtra: null,
+  guarded,
+  asError,
+  currentOptions,
+  currentPreset,
+  /** The dims that vary in the cache lab: the preset's, else dim 0 of the first input. */
+  varyDims: () => varyDims(currentPreset(), ui.shapes.value),
+  /** The input-shapes text with every varying dim set to `value`. */
+  shapesWith: (value, template = ui.shapes.value) => shapesWith(template, ctx.varyDims(), value),
+  writeFragment,
+  goStage,
+  renderGuards,
+  usePreset,
+  loadScenario,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -152,13 +166,12 @@ async function guarded(work) {
     ctx.instance += 1;
     showError({ kind: "panic", message: detail, intro: "error.panic" });
     await loadCompiler();
-    for (const hook of ctx.onRestart) hook();
+    events.emit("restart");
     await compile({ keepError: true });
     setStatus("status.restarted");
     return undefined;
   }
 }
-ctx.guarded = guarded;
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -188,7 +201,6 @@ function showError(error) {
   ui.error.hidden = false;
   renderSource(new Set(), error.line ?? null);
 }
-ctx.showError = showError;
 
 function clearError() {
   ctx.shownError = null;
@@ -206,7 +218,6 @@ function asError(error) {
   }
   return { kind: "call", message: String(error) };
 }
-ctx.asError = asError;
 
 // ---------------------------------------------------------------------------------------
 // Settings: shapes text, marks, options, URL fragment
@@ -267,19 +278,11 @@ function currentOptions() {
   if (ctx.recompileLimit !== null) options.recompileLimit = ctx.recompileLimit;
   return options;
 }
-ctx.currentOptions = currentOptions;
 
 /** The preset whose source is in the editor, if any. */
 function currentPreset() {
   return ctx.presets.find((p) => p.source === ui.editor.value) ?? null;
 }
-ctx.currentPreset = currentPreset;
-
-/** The dims that vary in the cache lab: the preset's, else dim 0 of the first input. */
-ctx.varyDims = () => varyDims(currentPreset(), ui.shapes.value);
-
-/** The input-shapes text with every varying dim set to `value`. */
-ctx.shapesWith = (value, template = ui.shapes.value) => shapesWith(template, ctx.varyDims(), value);
 
 /** Model and settings in the URL fragment, so a link reopens the same compilation. */
 function writeFragment() {
@@ -296,7 +299,6 @@ function writeFragment() {
   });
   history.replaceState(null, "", `#${fragment}`);
 }
-ctx.writeFragment = writeFragment;
 
 /** Applies a fragment written by `writeFragment`; returns the step to open. */
 function readFragment() {
@@ -356,10 +358,9 @@ async function compile({ step = 0, keepError = false } = {}) {
   ctx.steps = buildSteps(ctx.view);
   ctx.step = Math.min(step, ctx.steps.length - 1);
   renderStep();
-  for (const hook of ctx.onCompiled) hook();
+  events.emit("compiled");
   markCompiled();
 }
-ctx.compile = compile;
 
 /** Reads the chosen weights file in the page (nothing is uploaded) and compiles with it. */
 async function useWeights(file) {
@@ -424,7 +425,6 @@ function goStage(stage, { last = false } = {}) {
   $("steps").scrollIntoView({ block: "start" });
   ui.title.focus({ preventScroll: true });
 }
-ctx.goStage = goStage;
 
 /** Source lines, with `marked` lines highlighted and `errorLine` flagged. */
 function renderSource(marked = new Set(), errorLine = null) {
@@ -606,13 +606,13 @@ function renderEvents(view, upTo) {
   const items = [];
   for (const node of view.nodes) {
     if (node.role !== "op" || node.id > upTo) continue;
-    const events = view.events.filter((e) => e.node === node.id);
+    const shapeEvents = view.events.filter((e) => e.node === node.id);
     const current = node.id === upTo;
     items.push(h("li", { class: current ? "node-events current" : "node-events" },
       h("div", { class: "node-head" }, h("code", {}, `%${node.name} : ${node.shapeText}`),
         node.span ? h("span", { class: "where" }, t("guards.line", node.span.line)) : null),
-      events.length === 0 && current ? h("p", { class: "hint" }, t("events.none")) : null,
-      h("ol", {}, ...events.map((e) => h("li", { class: `event ${e.kind}` }, h("span", { class: "badge" }, t("events.kind." + e.kind)), h("code", {}, e.text))))));
+      shapeEvents.length === 0 && current ? h("p", { class: "hint" }, t("events.none")) : null,
+      h("ol", {}, ...shapeEvents.map((e) => h("li", { class: `event ${e.kind}` }, h("span", { class: "badge" }, t("events.kind." + e.kind)), h("code", {}, e.text))))));
   }
   fill(ui.events, ...items);
   scrollWithin(ui.events, ui.events.querySelector(".current"));
@@ -642,7 +642,6 @@ function renderGuards(guards, list, verdicts = null) {
     return item;
   }));
 }
-ctx.renderGuards = renderGuards;
 
 /** The file the trace export downloads. */
 const TRACE_FILE = "tailor-trace.json";
@@ -723,7 +722,7 @@ function applyLanguage(lang) {
   if (ctx.shownError && !ui.error.hidden) showError(ctx.shownError);
   const custom = ui.preset.querySelector('option[value="custom"]');
   if (custom) custom.textContent = t("preset.custom");
-  for (const rerender of ctx.rerender) rerender();
+  events.emit("language");
 }
 
 function setupPresets() {
@@ -732,7 +731,6 @@ function setupPresets() {
     h("option", { value: "custom" }, t("preset.custom")));
   ui.preset.addEventListener("change", () => usePreset(ui.preset.value));
 }
-ctx.onPreset = [];
 
 /** Loads a preset into the editor and compiles it (also used by the scenario buttons). */
 async function usePreset(id) {
@@ -743,10 +741,9 @@ async function usePreset(id) {
   ui.shapes.value = preset.shapes;
   ctx.recompileLimit = null;
   renderMarks(new Map());
-  for (const hook of ctx.onPreset) hook(preset);
+  events.emit("preset", preset);
   await compile();
 }
-ctx.usePreset = usePreset;
 
 /** Loads a quiz scenario (`{ source, mode, marks: [{ input, dim, min?, max? }], calls,
  * recompileLimit }`) into the editor, its first call as the input shapes and all its calls
@@ -760,12 +757,10 @@ async function loadScenario({ source, mode, marks = [], calls, recompileLimit = 
   renderMarks(new Map(marks.map((mark) =>
     [`${mark.input}:${mark.dim}`, { kind: "dynamic", min: mark.min ?? "", max: mark.max ?? "" }])));
   syncPresetSelect();
-  for (const hook of ctx.onScenario) hook(calls);
+  events.emit("scenario", calls);
   await compile();
   writeFragment();
 }
-ctx.loadScenario = loadScenario;
-ctx.onScenario = [];
 
 function wire() {
   ui.form.addEventListener("submit", (event) => {
@@ -838,12 +833,12 @@ async function main() {
   ui.shapes.value = ctx.presets[0].shapes;
   const step = readFragment();
   wire();
-  setupLab(ctx);
-  setupWidgets(ctx);
-  setupBench(ctx);
-  setupQuiz(ctx);
+  const lab = setupLab(ctx, events);
+  setupWidgets(ctx, events, lab);
+  setupBench(ctx, events);
+  setupQuiz(ctx, events, lab);
   setupSupported($("supported-panel"), () => ctx.bindings.Tailor);
-  setupEditorScript(ctx, ui.editor, ui.script, $("editor-script-result"));
+  setupEditorScript(ctx, events, ui.editor, ui.script, $("editor-script-result"));
   for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.weights, ui.compile, ui.share, ui.script]) control.disabled = false;
   await compile({ step });
   // A handle for learners in the console, and for tests of the recovery path.

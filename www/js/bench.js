@@ -410,7 +410,7 @@ function specialisationChart(result) {
   return h("div", {}, h("div", { class: "chart-scroll" }, svg), legend);
 }
 
-export function setupBench(ctx) {
+export function setupBench(ctx, events) {
   const ui = {
     run: $("bench-run"),
     status: $("bench-status"),
@@ -584,9 +584,9 @@ export function setupBench(ctx) {
   ui.run.disabled = false;
   ui.figuresRun.addEventListener("click", runFigures);
   ui.figuresRun.disabled = false;
-  ctx.onRestart.push(() => {
+  events.on("restart", () => {
     generation += 1;
   });
-  ctx.rerender.push(render);
+  events.on("language", render);
   render();
 }

@@ -17,7 +17,9 @@ function randomSeed() {
   return Math.floor(Math.random() * 1_000_000);
 }
 
-export function setupExercises(ctx, { progress, showLink }) {
+/** The exercises panel, following the page's `events`: `progress` keeps the graded attempts,
+ * `showLink(id, scenario, options)` opens the place an exercise's "show me" names (quiz.js). */
+export function setupExercises(ctx, events, { progress, showLink }) {
   const kinds = ctx.bindings.Tailor.exerciseKinds();
   const ui = {
     panel: $("exercises"),
@@ -40,7 +42,7 @@ export function setupExercises(ctx, { progress, showLink }) {
     ui.difficulty.value = value;
   };
   renderLevels();
-  ctx.rerender.push(renderLevels);
+  events.on("language", renderLevels);
 
   const selectedKind = () => ui.kinds.querySelector("input:checked")?.value ?? kinds[0];
 
@@ -175,7 +177,7 @@ export function setupExercises(ctx, { progress, showLink }) {
         : h("p", { class: "expected", dataset: { expected: result.expected } }, ...bi(both("exercise.expected")), h("code", {}, result.expected)),
       h("div", { class: "button-row" },
         h("button", { type: "button", class: "secondary exercise-show-me", dataset: { link: exercise.showMe },
-          onclick: () => showLink(ctx, exercise.showMe, scenario, { lastStep: exercise.kind === "output_shape", compare: false }) },
+          onclick: () => showLink(exercise.showMe, scenario, { lastStep: exercise.kind === "output_shape", compare: false }) },
         ...bi(both("exercise.showMe")))));
     feedback.dataset.correct = String(result.correct);
     feedback.dataset.malformed = String(result.malformed);

@@ -162,7 +162,6 @@ async function runOnce(ctx, compilation) {
   if (ctx.compilation !== compilation) return;
   ctx.runPending = null;
   ctx.runResult = result;
-  ctx.runs = (ctx.runs ?? 0) + 1;
 }
 
 /** Runs the compilation's kernels again (the steady state: pipelines already exist). */

@@ -23,7 +23,9 @@ const SEQUENCES = {
 
 const $ = (id) => document.getElementById(id);
 
-export function setupLab(ctx) {
+/** The lab, following the page's `events`; returns what other parts start in it: `run()`
+ * (the sequence), `compare()` (the three modes) and `runScenario(presetId, sequenceId)`. */
+export function setupLab(ctx, events) {
   const ui = {
     sequence: $("cache-sequence"),
     slider: $("cache-slider"),
@@ -55,7 +57,7 @@ export function setupLab(ctx) {
     ui.slider.value = preset.sequence[0];
     ui.sliderValue.textContent = ui.slider.value;
   }
-  ctx.onPreset.push(applyPreset);
+  events.on("preset", applyPreset);
   applyPreset(ctx.currentPreset() ?? ctx.presets[0]);
 
   for (const chip of document.querySelectorAll("[data-sequence]")) {
@@ -150,7 +152,7 @@ export function setupLab(ctx) {
       const calls = model === ctx.model ? model.events() : [];
       const count = (action) => calls.filter((c) => c.action === action).length;
       say(() => t("lab.done", calls.length, count("compile"), count("hit"), count("eager"), count("error")));
-      for (const hook of ctx.onLabRun) hook(model);
+      events.emit("labRun", model);
     } catch (error) {
       say(() => errorText(error), true);
     } finally {
@@ -161,7 +163,6 @@ export function setupLab(ctx) {
       section.dataset.runs = String(Number(section.dataset.runs ?? 0) + 1);
     }
   }
-  ctx.onLabRun = [];
 
   function barLabel(call) {
     const [name, dim] = ctx.varyDims()[0] ?? [];
@@ -193,11 +194,11 @@ export function setupLab(ctx) {
       warning ? h("div", { class: "warning" }, h("p", {}, t("lab.limitHit")), h("pre", {}, warning)) : null);
     scrollWithin(ui.events, ui.events.lastElementChild);
   }
-  ctx.onCompiled.push(() => {
+  events.on("compiled", () => {
     lastModel = null;
     render();
   });
-  ctx.onRestart.push(() => {
+  events.on("restart", () => {
     lastModel = null;
     comparing.clear();
   });
@@ -348,24 +349,23 @@ export function setupLab(ctx) {
   }
 
   // The quiz's "show me": a scenario's calls become the sequence; then run or compare.
-  ctx.onScenario.push((calls) => {
+  events.on("scenario", (calls) => {
     ui.sequence.value = calls.join(" ");
   });
-  ctx.runLab = () => run();
-  ctx.compareLab = () => compare();
 
   /** Loads a preset and a material sequence, then runs the lab (AI scenario buttons). */
-  ctx.runScenario = async (presetId, sequenceId) => {
+  async function runScenario(presetId, sequenceId) {
     await ctx.usePreset(presetId);
     ui.sequence.value = sequenceOf(SEQUENCES[sequenceId]);
     document.getElementById("lab").scrollIntoView({ block: "start" });
     await run();
-  };
+  }
 
-  ctx.rerender.push(() => {
+  events.on("language", () => {
     render();
     renderComparison();
     renderSaid();
   });
   render();
+  return { run, compare, runScenario };
 }
