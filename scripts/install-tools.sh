@@ -43,7 +43,25 @@ if [ "$(trunk --version 2>/dev/null | awk '{print $2}')" != "$TRUNK_VERSION" ]; 
   cargo install --locked "trunk@$TRUNK_VERSION"
 fi
 
-# playwright-core drives the system Chromium; it never downloads a browser.
-if [ -f package.json ] && [ ! -d node_modules/playwright-core ]; then
+# The npm packages, all exact-pinned in package.json: the page's libraries (bundled into
+# www/js/vendor/ during the page build) and playwright-core, which drives the system Chromium
+# and never downloads a browser. `npm ci` whenever one is missing or at another version, so a
+# checkout whose package.json moved on gets the new set.
+npm_installed() {
+  node -e '
+    const { readFileSync } = require("node:fs");
+    const { devDependencies } = JSON.parse(readFileSync("package.json", "utf8"));
+    const installed = (name) => {
+      try {
+        return JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8")).version;
+      } catch {
+        return null;
+      }
+    };
+    const stale = Object.entries(devDependencies).filter(([name, version]) => installed(name) !== version);
+    process.exit(stale.length === 0 ? 0 : 1);'
+}
+if ! npm_installed; then
+  echo "install-tools: npm ci"
   npm ci --no-audit --no-fund --loglevel=error
 fi

@@ -48,6 +48,7 @@ step() {
 
 step "install tools (only what is missing)" bash scripts/install-tools.sh
 step "cargo fmt --check" cargo fmt --all -- --check
+step "JavaScript unit tests (node --test tests/js/)" node --test tests/js/
 # RustPython's parser crates declare rust-version 1.96/1.97 but build with this machine's
 # Rust 1.95, so every cargo command that builds the front end says --ignore-rust-version.
 step "cargo clippy (native, all targets)" \

@@ -16,15 +16,19 @@
 import { setupBench } from "./js/bench.js";
 import { graphId, hasBreaks, renderBreaks } from "./js/breaks.js";
 import { copyBar, download } from "./js/copy.js";
-import { bi, fill, formatMs, h, scrollWithin } from "./js/dom.js";
+import { bi, fill, h, scrollWithin } from "./js/dom.js";
 import { createEditor } from "./js/editor.js";
-import { both, errorText, language, message, rememberedLanguage, setLanguage, t } from "./js/i18n.js";
+import { formatMs } from "./js/format.js";
+import { both, errorText, language, message, setLanguage, t } from "./js/i18n.js";
 import { renderGraph } from "./js/graph.js";
 import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWgsl } from "./js/kernels.js";
 import { setupLab } from "./js/lab.js";
 import { setupSupported } from "./js/supported.js";
 import { setupEditorScript, setupWidgets } from "./js/widgets.js";
 import { setupQuiz } from "./js/quiz.js";
+import { inputText, markOptions, parseShapes, shapesWith, varyDims } from "./js/shapes.js";
+import { PageEvents } from "./js/state.js";
+import { decodeFragment, encodeFragment } from "./js/urlstate.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -74,7 +78,12 @@ const ui = {
   lang: $("lang-toggle"),
 };
 
-/** Shared by this file, lab.js and widgets.js. */
+/** What the page's parts announce and follow (js/state.js): compiles, restarts, the
+ * language, … Each part's setup gets it as a parameter. */
+const events = new PageEvents();
+
+/** The page's state and the workbench's functions, read by the parts in js/. Declared here in
+ * full: no part adds a member (a part's own functions are its setup's return value). */
 const ctx = {
   /** The model editor (js/editor.js): `value`, `markError`, … */
   editor: ui.editor,
@@ -96,21 +105,29 @@ const ctx = {
   steps: [],
   step: 0,
   instance: 0,
-  rerender: [],
   /** What the status line says (`setStatus`), to say again in the other language. */
   status: null,
   /** The error on show (`showError`), to show again in the other language. */
   shownError: null,
-  /** Hooks that run after each successful compile (the lab and widgets refresh). */
-  onCompiled: [],
-  /** Hooks that run when the module was re-initialised after a panic. */
-  onRestart: [],
   /** `torch._dynamo.config.recompile_limit` when a quiz scenario set one (else PyTorch's 8). */
   recompileLimit: null,
   /** The weights file chosen in the workbench, `{ name, bytes }` (read in the page), or null. */
   weights: null,
   /** More URL fragment parameters (the exercise on screen), kept by `writeFragment`. */
   fragmentExtra: null,
+  guarded,
+  asError,
+  currentOptions,
+  currentPreset,
+  /** The dims that vary in the cache lab: the preset's, else dim 0 of the first input. */
+  varyDims: () => varyDims(currentPreset(), ui.shapes.value),
+  /** The input-shapes text with every varying dim set to `value`. */
+  shapesWith: (value, template = ui.shapes.value) => shapesWith(template, ctx.varyDims(), value),
+  writeFragment,
+  goStage,
+  renderGuards,
+  usePreset,
+  loadScenario,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -149,13 +166,12 @@ async function guarded(work) {
     ctx.instance += 1;
     showError({ kind: "panic", message: detail, intro: "error.panic" });
     await loadCompiler();
-    for (const hook of ctx.onRestart) hook();
+    events.emit("restart");
     await compile({ keepError: true });
     setStatus("status.restarted");
     return undefined;
   }
 }
-ctx.guarded = guarded;
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -185,7 +201,6 @@ function showError(error) {
   ui.error.hidden = false;
   renderSource(new Set(), error.line ?? null);
 }
-ctx.showError = showError;
 
 function clearError() {
   ctx.shownError = null;
@@ -203,40 +218,9 @@ function asError(error) {
   }
   return { kind: "call", message: String(error) };
 }
-ctx.asError = asError;
 
 // ---------------------------------------------------------------------------------------
 // Settings: shapes text, marks, options, URL fragment
-
-/**
- * `x=8,64;n=int(3)` → `[{ name: 'x', dims: [8, 64] }, { name: 'n', dims: [], value: 'int(3)' }]`:
- * a tensor's sizes (and its dtype after a colon, `idx=2,16:int64` → `dtype: 'int64'`), or a
- * Python int or bool (`int(N)`, `True`, `False`) kept as written, with no dims to mark;
- * malformed parts are skipped.
- */
-function parseShapes(text) {
-  return text
-    .split(";")
-    .map((part) => part.trim())
-    .filter(Boolean)
-    .map((part) => {
-      const [name, rest = ""] = part.split("=");
-      const value = rest.trim();
-      if (/^(int\(\s*-?\d+\s*\)|True|False)$/.test(value)) return { name: name.trim(), dims: [], value };
-      const [sizes, dtype] = value.split(":");
-      const dims = sizes.split(",").map((d) => d.trim()).filter(Boolean).map(Number);
-      return dtype === undefined ? { name: name.trim(), dims } : { name: name.trim(), dims, dtype: dtype.trim() };
-    })
-    .filter((input) => input.name && input.dims.every((d) => Number.isInteger(d) && d >= 0));
-}
-ctx.parseShapes = parseShapes;
-
-/** An entry's input as the compiler sees it: `x: [s0, 64]`, or `n = s1` for an int argument. */
-function inputText(input) {
-  const dims = input.dims.map((d) => d.text);
-  return input.python ? `${input.name} = ${dims[0]}` : `${input.name}: [${dims.join(", ")}]`;
-}
-ctx.inputText = inputText;
 
 /** Rebuilds the per-dim mark controls, keeping the choices of dims that still exist. */
 function renderMarks(saved = currentMarks()) {
@@ -289,111 +273,50 @@ function currentMarks() {
 
 /** `compile` options from the controls. */
 function currentOptions() {
-  const markDynamic = [];
-  const markStatic = [];
-  for (const [key, mark] of currentMarks()) {
-    const [input, dim] = [key.slice(0, key.lastIndexOf(":")), Number(key.slice(key.lastIndexOf(":") + 1))];
-    if (mark.kind === "dynamic") {
-      markDynamic.push([input, dim, mark.min === "" ? null : Number(mark.min), mark.max === "" ? null : Number(mark.max)]);
-    } else if (mark.kind === "static") {
-      markStatic.push([input, dim]);
-    }
-  }
+  const { markDynamic, markStatic } = markOptions(currentMarks());
   const options = { dynamic: ui.mode.value, markDynamic, markStatic, symbolNames: ui.symbolNames.value };
   if (ctx.recompileLimit !== null) options.recompileLimit = ctx.recompileLimit;
   return options;
 }
-ctx.currentOptions = currentOptions;
 
 /** The preset whose source is in the editor, if any. */
 function currentPreset() {
   return ctx.presets.find((p) => p.source === ui.editor.value) ?? null;
 }
-ctx.currentPreset = currentPreset;
-
-/** The dims that vary in the cache lab: the preset's, else dim 0 of the first input. */
-function varyDims() {
-  const preset = currentPreset();
-  if (preset) return preset.vary;
-  const first = parseShapes(ui.shapes.value).find((input) => input.value === undefined);
-  return first ? [[first.name, 0]] : [];
-}
-ctx.varyDims = varyDims;
-
-/** The input-shapes text with every varying dim set to `value`. */
-function shapesWith(value, template = ui.shapes.value) {
-  const vary = varyDims();
-  return parseShapes(template)
-    .map((input) => {
-      if (input.value !== undefined) return `${input.name}=${input.value}`;
-      const dims = input.dims.map((d, dim) => (vary.some(([n, v]) => n === input.name && v === dim) ? value : d));
-      return `${input.name}=${dims.join(",")}${input.dtype ? `:${input.dtype}` : ""}`;
-    })
-    .join(";");
-}
-ctx.shapesWith = shapesWith;
-
-function toBase64Url(text) {
-  const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text) {
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
-}
 
 /** Model and settings in the URL fragment, so a link reopens the same compilation. */
 function writeFragment() {
-  const params = new URLSearchParams();
-  const preset = currentPreset();
-  if (preset) params.set("model", preset.id);
-  else params.set("src", toBase64Url(ui.editor.value));
-  params.set("shapes", ui.shapes.value);
-  params.set("mode", ui.mode.value);
-  if (ui.symbolNames.value !== "tailor") params.set("names", ui.symbolNames.value);
-  const marks = [];
-  for (const [key, mark] of currentMarks()) {
-    if (mark.kind === "dynamic") marks.push(`${key}:${mark.min}:${mark.max}`);
-    if (mark.kind === "static") marks.push(`${key}:static`);
-  }
-  if (marks.length) params.set("marks", marks.join(" "));
-  if (ctx.recompileLimit !== null) params.set("limit", String(ctx.recompileLimit));
-  params.set("step", String(ctx.step));
-  for (const [key, value] of ctx.fragmentExtra ?? []) params.set(key, value);
-  history.replaceState(null, "", `#${params}`);
+  const fragment = encodeFragment({
+    presetId: currentPreset()?.id ?? null,
+    source: ui.editor.value,
+    shapes: ui.shapes.value,
+    mode: ui.mode.value,
+    symbolNames: ui.symbolNames.value,
+    marks: currentMarks(),
+    recompileLimit: ctx.recompileLimit,
+    step: ctx.step,
+    extra: ctx.fragmentExtra ?? [],
+  });
+  history.replaceState(null, "", `#${fragment}`);
 }
-ctx.writeFragment = writeFragment;
 
 /** Applies a fragment written by `writeFragment`; returns the step to open. */
 function readFragment() {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const preset = ctx.presets.find((p) => p.id === params.get("model"));
+  const state = decodeFragment(location.hash.slice(1));
+  const preset = ctx.presets.find((p) => p.id === state.presetId);
   if (preset) {
     ui.editor.value = preset.source;
     ui.shapes.value = preset.shapes;
-  } else if (params.has("src")) {
-    try {
-      ui.editor.value = fromBase64Url(params.get("src"));
-    } catch {
-      ui.editor.value = ctx.presets[0].source;
-    }
+  } else if (state.source !== undefined) {
+    ui.editor.value = state.source ?? ctx.presets[0].source;
   }
-  if (params.has("shapes")) ui.shapes.value = params.get("shapes");
-  if (["auto", "true", "false"].includes(params.get("mode"))) ui.mode.value = params.get("mode");
-  if (params.get("names") === "pytorch") ui.symbolNames.value = "pytorch";
-  const limit = Number(params.get("limit"));
-  ctx.recompileLimit = Number.isInteger(limit) && limit > 0 ? limit : null;
-  const marks = new Map();
-  for (const spec of (params.get("marks") ?? "").split(" ").filter(Boolean)) {
-    const [input, dim, min = "", max = ""] = spec.split(":");
-    marks.set(`${input}:${dim}`, min === "static" ? { kind: "static", min: "", max: "" } : { kind: "dynamic", min, max });
-  }
-  renderMarks(marks);
+  if (state.shapes !== null) ui.shapes.value = state.shapes;
+  if (state.mode !== null) ui.mode.value = state.mode;
+  if (state.symbolNames !== null) ui.symbolNames.value = state.symbolNames;
+  ctx.recompileLimit = state.recompileLimit;
+  renderMarks(state.marks);
   syncPresetSelect();
-  return Number(params.get("step") ?? 0) || 0;
+  return state.step;
 }
 
 function syncPresetSelect() {
@@ -435,10 +358,9 @@ async function compile({ step = 0, keepError = false } = {}) {
   ctx.steps = buildSteps(ctx.view);
   ctx.step = Math.min(step, ctx.steps.length - 1);
   renderStep();
-  for (const hook of ctx.onCompiled) hook();
+  events.emit("compiled");
   markCompiled();
 }
-ctx.compile = compile;
 
 /** Reads the chosen weights file in the page (nothing is uploaded) and compiles with it. */
 async function useWeights(file) {
@@ -503,7 +425,6 @@ function goStage(stage, { last = false } = {}) {
   $("steps").scrollIntoView({ block: "start" });
   ui.title.focus({ preventScroll: true });
 }
-ctx.goStage = goStage;
 
 /** Source lines, with `marked` lines highlighted and `errorLine` flagged. */
 function renderSource(marked = new Set(), errorLine = null) {
@@ -685,13 +606,13 @@ function renderEvents(view, upTo) {
   const items = [];
   for (const node of view.nodes) {
     if (node.role !== "op" || node.id > upTo) continue;
-    const events = view.events.filter((e) => e.node === node.id);
+    const shapeEvents = view.events.filter((e) => e.node === node.id);
     const current = node.id === upTo;
     items.push(h("li", { class: current ? "node-events current" : "node-events" },
       h("div", { class: "node-head" }, h("code", {}, `%${node.name} : ${node.shapeText}`),
         node.span ? h("span", { class: "where" }, t("guards.line", node.span.line)) : null),
-      events.length === 0 && current ? h("p", { class: "hint" }, t("events.none")) : null,
-      h("ol", {}, ...events.map((e) => h("li", { class: `event ${e.kind}` }, h("span", { class: "badge" }, t("events.kind." + e.kind)), h("code", {}, e.text))))));
+      shapeEvents.length === 0 && current ? h("p", { class: "hint" }, t("events.none")) : null,
+      h("ol", {}, ...shapeEvents.map((e) => h("li", { class: `event ${e.kind}` }, h("span", { class: "badge" }, t("events.kind." + e.kind)), h("code", {}, e.text))))));
   }
   fill(ui.events, ...items);
   scrollWithin(ui.events, ui.events.querySelector(".current"));
@@ -721,7 +642,6 @@ function renderGuards(guards, list, verdicts = null) {
     return item;
   }));
 }
-ctx.renderGuards = renderGuards;
 
 /** The file the trace export downloads. */
 const TRACE_FILE = "tailor-trace.json";
@@ -770,8 +690,29 @@ function renderStatus() {
   ui.status.textContent = key === "status.copyHere" ? `${t(key)} ${args[0]}` : t(key, ...args);
 }
 
+/** Where the page remembers the language chosen. */
+const LANGUAGE_KEY = "tailor-lang";
+
+/** The remembered language, Chinese by default. */
+function rememberedLanguage() {
+  try {
+    return localStorage.getItem(LANGUAGE_KEY) === "en" ? "en" : "zh";
+  } catch {
+    return "zh";
+  }
+}
+
 function applyLanguage(lang) {
   setLanguage(lang);
+  const root = document.documentElement;
+  root.dataset.lang = language();
+  root.lang = language() === "en" ? "en" : "zh-CN";
+  document.title = t("page.title");
+  try {
+    localStorage.setItem(LANGUAGE_KEY, language());
+  } catch {
+    // Storage can be disabled (private mode); the switch still works for this visit.
+  }
   renderStatus();
   ui.lang.textContent = t("toggle.label");
   ui.lang.setAttribute("lang", language() === "zh" ? "en" : "zh");
@@ -781,7 +722,7 @@ function applyLanguage(lang) {
   if (ctx.shownError && !ui.error.hidden) showError(ctx.shownError);
   const custom = ui.preset.querySelector('option[value="custom"]');
   if (custom) custom.textContent = t("preset.custom");
-  for (const rerender of ctx.rerender) rerender();
+  events.emit("language");
 }
 
 function setupPresets() {
@@ -790,7 +731,6 @@ function setupPresets() {
     h("option", { value: "custom" }, t("preset.custom")));
   ui.preset.addEventListener("change", () => usePreset(ui.preset.value));
 }
-ctx.onPreset = [];
 
 /** Loads a preset into the editor and compiles it (also used by the scenario buttons). */
 async function usePreset(id) {
@@ -801,10 +741,9 @@ async function usePreset(id) {
   ui.shapes.value = preset.shapes;
   ctx.recompileLimit = null;
   renderMarks(new Map());
-  for (const hook of ctx.onPreset) hook(preset);
+  events.emit("preset", preset);
   await compile();
 }
-ctx.usePreset = usePreset;
 
 /** Loads a quiz scenario (`{ source, mode, marks: [{ input, dim, min?, max? }], calls,
  * recompileLimit }`) into the editor, its first call as the input shapes and all its calls
@@ -818,12 +757,10 @@ async function loadScenario({ source, mode, marks = [], calls, recompileLimit = 
   renderMarks(new Map(marks.map((mark) =>
     [`${mark.input}:${mark.dim}`, { kind: "dynamic", min: mark.min ?? "", max: mark.max ?? "" }])));
   syncPresetSelect();
-  for (const hook of ctx.onScenario) hook(calls);
+  events.emit("scenario", calls);
   await compile();
   writeFragment();
 }
-ctx.loadScenario = loadScenario;
-ctx.onScenario = [];
 
 function wire() {
   ui.form.addEventListener("submit", (event) => {
@@ -896,12 +833,12 @@ async function main() {
   ui.shapes.value = ctx.presets[0].shapes;
   const step = readFragment();
   wire();
-  setupLab(ctx);
-  setupWidgets(ctx);
-  setupBench(ctx);
-  setupQuiz(ctx);
+  const lab = setupLab(ctx, events);
+  setupWidgets(ctx, events, lab);
+  setupBench(ctx, events);
+  setupQuiz(ctx, events, lab);
   setupSupported($("supported-panel"), () => ctx.bindings.Tailor);
-  setupEditorScript(ctx, ui.editor, ui.script, $("editor-script-result"));
+  setupEditorScript(ctx, events, ui.editor, ui.script, $("editor-script-result"));
   for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.weights, ui.compile, ui.share, ui.script]) control.disabled = false;
   await compile({ step });
   // A handle for learners in the console, and for tests of the recovery path.

@@ -1,4 +1,4 @@
-// What www/js/editor.js takes from CodeMirror 6: scripts/vendor-codemirror.sh bundles exactly
+// What www/js/editor.js takes from CodeMirror 6: scripts/build-vendor.mjs bundles exactly
 // these exports (and what they need) into www/js/vendor/codemirror.esm.js.
 
 export { minimalSetup } from "codemirror";

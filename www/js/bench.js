@@ -14,9 +14,11 @@
 // created), the steady call per batch, the MLP's first call and GFLOP/s, and the form each
 // product kernel ran as, every GPU timing next to its adapter.
 
-import { fill, formatMs, h, m, s, yieldToBrowser } from "./dom.js";
+import { fill, h, m, s, yieldToBrowser } from "./dom.js";
+import { formatBytes, formatMs } from "./format.js";
 import { errorText, t } from "./i18n.js";
 import { MODES } from "./kernels.js";
+import { callTotals, median, trimmedMean } from "./stats.js";
 
 const WARM_UP = [8, 8];
 const BATCHES = [8, 16, 32, 16, 8, 64, 16, 8];
@@ -62,29 +64,13 @@ async function demo(ctx, dynamic, alive) {
 }
 
 function summarise(dynamic, calls) {
-  const compiles = calls.filter((c) => c.action === "compile");
   const cost = (c) => c.ms.guard + c.ms.compile + c.ms.run;
-  const first = compiles[0]?.ms.compile ?? 0;
-  const recompile = compiles.slice(1).reduce((sum, c) => sum + c.ms.compile, 0);
-  const run = calls.reduce((sum, c) => sum + c.ms.guard + c.ms.run, 0);
   return {
     dynamic,
     calls,
-    compiles: compiles.length,
-    first,
-    recompile,
-    run,
-    total: first + recompile + run,
+    ...callTotals(calls),
     measured: calls.filter((c) => c.measured).reduce((sum, c) => sum + cost(c), 0),
   };
-}
-
-/** The mean of the middle of `samples` (the slowest and fastest fifth dropped). */
-function trimmedMean(samples) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const cut = Math.floor(sorted.length / 5);
-  const middle = sorted.slice(cut, sorted.length - cut);
-  return middle.reduce((sum, v) => sum + v, 0) / middle.length;
 }
 
 /** Steady-state time per call of each specialisation (one mode on the CPU) at each shape. */
@@ -120,16 +106,6 @@ async function specialisations(ctx, alive, progress) {
     compilation.free();
     model.free();
   }
-}
-
-const median = (samples) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
-
-/** `1.5 MiB`, `12 KiB`, `640 B`. */
-function formatBytes(bytes) {
-  if (!Number.isFinite(bytes)) return "—";
-  if (bytes >= 1 << 20) return `${(bytes / (1 << 20)).toFixed(2)} MiB`;
-  if (bytes >= 1 << 10) return `${(bytes / (1 << 10)).toFixed(1)} KiB`;
-  return `${bytes} B`;
 }
 
 /**
@@ -434,7 +410,7 @@ function specialisationChart(result) {
   return h("div", {}, h("div", { class: "chart-scroll" }, svg), legend);
 }
 
-export function setupBench(ctx) {
+export function setupBench(ctx, events) {
   const ui = {
     run: $("bench-run"),
     status: $("bench-status"),
@@ -608,9 +584,9 @@ export function setupBench(ctx) {
   ui.run.disabled = false;
   ui.figuresRun.addEventListener("click", runFigures);
   ui.figuresRun.disabled = false;
-  ctx.onRestart.push(() => {
+  events.on("restart", () => {
     generation += 1;
   });
-  ctx.rerender.push(render);
+  events.on("language", render);
   render();
 }

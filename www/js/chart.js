@@ -6,41 +6,18 @@
 // on the log axis a 0.1 ms guard check next to a 17 s compile stays a sliver, as it is. Pure
 // drawing.
 
-import { formatMs, h, s } from "./dom.js";
+import { h, s } from "./dom.js";
+import { formatMs } from "./format.js";
 import { t } from "./i18n.js";
+import { callPhases, niceMax } from "./stats.js";
 
 const HEIGHT = 220;
 const PAD = { left: 60, right: 12, top: 16, bottom: 40 };
 
-// Inductor's measured costs on a 2-core CPU (pytorch-semantics.md §12): 12–22 s for the first
-// compile, 1–2.5 s per recompile; the midpoints.
-export const INDUCTOR_FIRST_MS = 17_000;
-export const INDUCTOR_RECOMPILE_MS = 1_750;
-
-/** A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten. */
-function niceMax(value) {
-  if (value <= 0) return 1;
-  const power = 10 ** Math.floor(Math.log10(value));
-  return [1, 2, 5, 10].map((f) => f * power).find((v) => v >= value);
-}
-
-/** The phases of each call in ms; compile times replaced by Inductor's when simulating. */
-function phases(calls, simulate) {
-  let compiled = 0;
-  return calls.map((call) => {
-    let compile = call.ms.compile;
-    if (simulate && call.action === "compile") {
-      compile = compiled === 0 ? INDUCTOR_FIRST_MS : INDUCTOR_RECOMPILE_MS;
-      compiled += 1;
-    }
-    return { guard: call.ms.guard, compile, run: call.ms.run };
-  });
-}
-
 /** `calls` are the model's call records (`model.events()`); `label(call)` names a bar. */
 export function renderTimeline(calls, label, { simulate = false } = {}) {
   if (calls.length === 0) return h("p", { class: "hint" }, t("chart.empty"));
-  const parts = phases(calls, simulate);
+  const parts = callPhases(calls, simulate);
   const total = (p) => p.guard + p.compile + p.run;
   const barW = Math.max(6, Math.min(28, 640 / calls.length));
   const width = PAD.left + PAD.right + calls.length * (barW + 4);

@@ -65,15 +65,6 @@ export function yieldToBrowser() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-/** `1.23 ms`, `45 µs`, `2.1 s`. */
-export function formatMs(ms) {
-  if (!Number.isFinite(ms)) return "—";
-  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
-  if (ms >= 10) return `${ms.toFixed(1)} ms`;
-  if (ms >= 0.1) return `${ms.toFixed(2)} ms`;
-  return `${Math.round(ms * 1000)} µs`;
-}
-
 /** Scrolls `container` (only) so that `element` is in view; the page itself never jumps. */
 export function scrollWithin(container, element) {
   if (!container || !element) return;

@@ -1,5 +1,5 @@
 // The model editor: CodeMirror 6 (bundled into js/vendor/codemirror.esm.js by
-// scripts/vendor-codemirror.sh) set up for the page: Python highlighting, line numbers, Tab
+// scripts/build-vendor.mjs during the page build) set up for the page: Python highlighting, line numbers, Tab
 // and Shift+Tab indent (Escape then Tab moves the focus on, CodeMirror's way out for keyboard
 // users), Ctrl/⌘+Enter compiles, and a compile error is marked at its line:col as a lint
 // diagnostic (underline, gutter marker, message on hover), graph breaks as warnings.

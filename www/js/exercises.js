@@ -7,6 +7,7 @@
 
 import { bi, enterSubmits, fill, h } from "./dom.js";
 import { both, errorText, t } from "./i18n.js";
+import { exerciseFromFragment } from "./urlstate.js";
 
 const $ = (id) => document.getElementById(id);
 const LEVELS = ["easy", "mid", "hard", "extreme"];
@@ -16,17 +17,9 @@ function randomSeed() {
   return Math.floor(Math.random() * 1_000_000);
 }
 
-/** `{ kind, seed, difficulty }` from the URL fragment, or `null`. */
-function fromFragment(kinds) {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const seed = Number(params.get("seed"));
-  const kind = params.get("kind");
-  const difficulty = params.get("difficulty") ?? "easy";
-  if (!kinds.includes(kind) || !Number.isInteger(seed) || seed < 0 || !LEVELS.includes(difficulty)) return null;
-  return { kind, seed, difficulty };
-}
-
-export function setupExercises(ctx, { progress, showLink }) {
+/** The exercises panel, following the page's `events`: `progress` keeps the graded attempts,
+ * `showLink(id, scenario, options)` opens the place an exercise's "show me" names (quiz.js). */
+export function setupExercises(ctx, events, { progress, showLink }) {
   const kinds = ctx.bindings.Tailor.exerciseKinds();
   const ui = {
     panel: $("exercises"),
@@ -49,7 +42,7 @@ export function setupExercises(ctx, { progress, showLink }) {
     ui.difficulty.value = value;
   };
   renderLevels();
-  ctx.rerender.push(renderLevels);
+  events.on("language", renderLevels);
 
   const selectedKind = () => ui.kinds.querySelector("input:checked")?.value ?? kinds[0];
 
@@ -184,7 +177,7 @@ export function setupExercises(ctx, { progress, showLink }) {
         : h("p", { class: "expected", dataset: { expected: result.expected } }, ...bi(both("exercise.expected")), h("code", {}, result.expected)),
       h("div", { class: "button-row" },
         h("button", { type: "button", class: "secondary exercise-show-me", dataset: { link: exercise.showMe },
-          onclick: () => showLink(ctx, exercise.showMe, scenario, { lastStep: exercise.kind === "output_shape", compare: false }) },
+          onclick: () => showLink(exercise.showMe, scenario, { lastStep: exercise.kind === "output_shape", compare: false }) },
         ...bi(both("exercise.showMe")))));
     feedback.dataset.correct = String(result.correct);
     feedback.dataset.malformed = String(result.malformed);
@@ -212,11 +205,11 @@ export function setupExercises(ctx, { progress, showLink }) {
     await open(shared, { write: false });
     ui.panel.scrollIntoView({ block: "start" });
   }
-  const shared = fromFragment(kinds);
+  const shared = exerciseFromFragment(location.hash.slice(1), kinds, LEVELS);
   if (shared) openShared(shared);
   else open({ kind: kinds[0], seed: randomSeed(), difficulty: "easy" }, { write: false });
   window.addEventListener("hashchange", () => {
-    const next = fromFragment(kinds);
+    const next = exerciseFromFragment(location.hash.slice(1), kinds, LEVELS);
     const same = next && current && next.kind === current.kind && next.seed === current.seed && next.difficulty === current.difficulty;
     if (next && !same) openShared(next);
   });

@@ -1,15 +1,16 @@
 // The page's two languages. Static prose lives in index.html as <span lang="zh">/<span
-// lang="en"> pairs (CSS shows one); strings that scripts build come from this table.
-// The choice is remembered in localStorage under "tailor-lang".
-
-const STORAGE_KEY = "tailor-lang";
+// lang="en"> pairs (CSS shows one); strings that scripts build come from this table. Pure (no
+// DOM), so that tests/js/ runs it under node: www/app.js shows the language on the document
+// and remembers it.
 
 /** `n` and the English noun for it, singular for one (`1 hit`, `2 hits`). */
 const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
-const TEXT = {
+/** Every string scripts build, per language: a text, or a function of the arguments. */
+export const TEXT = {
   zh: {
     "toggle.label": "English",
+    "page.title": "Tailor — torch.compile 动态形状实验室",
     "status.loading": "正在加载编译器（WebAssembly）…",
     "status.ready": "编译器已就绪。",
     "status.compiling": "正在编译…",
@@ -508,6 +509,7 @@ const TEXT = {
   },
   en: {
     "toggle.label": "中文",
+    "page.title": "Tailor — a lab for torch.compile's dynamic shapes",
     "status.loading": "Loading the compiler (WebAssembly)…",
     "status.ready": "The compiler is ready.",
     "status.compiling": "Compiling…",
@@ -1067,26 +1069,7 @@ export function both(key, ...args) {
   return { zh: pick("zh"), en: pick("en") };
 }
 
-/** Switches the page to `lang` and remembers it. */
+/** Switches `t`, `message`, `callError` and `errorText` to `lang` (`en`, anything else `zh`). */
 export function setLanguage(lang) {
   current = lang === "en" ? "en" : "zh";
-  const root = document.documentElement;
-  root.dataset.lang = current;
-  root.lang = current === "en" ? "en" : "zh-CN";
-  document.title =
-    current === "en" ? "Tailor — a lab for torch.compile's dynamic shapes" : "Tailor — torch.compile 动态形状实验室";
-  try {
-    localStorage.setItem(STORAGE_KEY, current);
-  } catch {
-    // Storage can be disabled (private mode); the switch still works for this visit.
-  }
-}
-
-/** The remembered language, Chinese by default. */
-export function rememberedLanguage() {
-  try {
-    return localStorage.getItem(STORAGE_KEY) === "en" ? "en" : "zh";
-  } catch {
-    return "zh";
-  }
 }

@@ -5,36 +5,17 @@
 // reference. Highlighting builds spans from text nodes: the WGSL carries user identifiers.
 
 import { copyBar } from "./copy.js";
-import { fill, formatMs, h } from "./dom.js";
+import { fill, h } from "./dom.js";
+import { formatMs } from "./format.js";
 import { both, errorText, t } from "./i18n.js";
+import { wgslTokens } from "./wgsl.js";
 
 export const MODES = ["static", "override", "dynamic", "immediate"];
 
-// WGSL tokens worth a colour; everything else stays plain text.
-const TOKEN = new RegExp(
-  [
-    String.raw`(?<comment>\/\/[^\n]*)`,
-    String.raw`(?<attr>@[A-Za-z_]+)`,
-    String.raw`(?<keyword>\b(?:fn|let|var|const|override|struct|if|else|for|while|loop|return|break|continue|switch|case|default|select)\b)`,
-    String.raw`(?<type>\b(?:f32|i32|u32|bool|vec[234](?:[fiu])?|array|atomic|storage|uniform|workgroup|read_write|read)\b)`,
-    String.raw`(?<number>\b\d+(?:\.\d+)?(?:e[+-]?\d+)?[iuf]?\b)`,
-    String.raw`(?<call>\b[A-Za-z_][A-Za-z0-9_]*(?=\())`,
-  ].join("|"),
-  "g",
-);
-
 /** WGSL source as a `<code>` of coloured spans and plain text nodes. */
 function highlightWgsl(source) {
-  const code = h("code", { class: "wgsl" });
-  let last = 0;
-  for (const match of source.matchAll(TOKEN)) {
-    if (match.index > last) code.append(source.slice(last, match.index));
-    const kind = Object.entries(match.groups).find(([, text]) => text !== undefined)[0];
-    code.append(h("span", { class: `tok-${kind}` }, match[0]));
-    last = match.index + match[0].length;
-  }
-  if (last < source.length) code.append(source.slice(last));
-  return code;
+  return h("code", { class: "wgsl" },
+    ...wgslTokens(source).map(({ kind, text }) => (kind ? h("span", { class: `tok-${kind}` }, text) : text)));
 }
 
 /** The schedule, or `{ error }` when the entry could not be lowered. */
@@ -181,7 +162,6 @@ async function runOnce(ctx, compilation) {
   if (ctx.compilation !== compilation) return;
   ctx.runPending = null;
   ctx.runResult = result;
-  ctx.runs = (ctx.runs ?? 0) + 1;
 }
 
 /** Runs the compilation's kernels again (the steady state: pipelines already exist). */

@@ -4,9 +4,12 @@
 // latency timeline and the recompile limit; and compares the three modes side by side
 // (T_total = T_compile + Σ T_run + Σ T_recompile, measured), feeding sections 5 and 8.
 
-import { fill, formatMs, h, m, scrollWithin, yieldToBrowser } from "./dom.js";
+import { fill, h, m, scrollWithin, yieldToBrowser } from "./dom.js";
+import { formatMs } from "./format.js";
 import { callError, errorText, t } from "./i18n.js";
-import { INDUCTOR_FIRST_MS, INDUCTOR_RECOMPILE_MS, renderTimeline } from "./chart.js";
+import { renderTimeline } from "./chart.js";
+import { inputText, parseShapes } from "./shapes.js";
+import { callTotals, inductorCompileMs, percentile } from "./stats.js";
 
 /** The material's sequences, as values of the varying dims. */
 const SEQUENCES = {
@@ -20,7 +23,9 @@ const SEQUENCES = {
 
 const $ = (id) => document.getElementById(id);
 
-export function setupLab(ctx) {
+/** The lab, following the page's `events`; returns what other parts start in it: `run()`
+ * (the sequence), `compare()` (the three modes) and `runScenario(presetId, sequenceId)`. */
+export function setupLab(ctx, events) {
   const ui = {
     sequence: $("cache-sequence"),
     slider: $("cache-slider"),
@@ -52,7 +57,7 @@ export function setupLab(ctx) {
     ui.slider.value = preset.sequence[0];
     ui.sliderValue.textContent = ui.slider.value;
   }
-  ctx.onPreset.push(applyPreset);
+  events.on("preset", applyPreset);
   applyPreset(ctx.currentPreset() ?? ctx.presets[0]);
 
   for (const chip of document.querySelectorAll("[data-sequence]")) {
@@ -147,7 +152,7 @@ export function setupLab(ctx) {
       const calls = model === ctx.model ? model.events() : [];
       const count = (action) => calls.filter((c) => c.action === action).length;
       say(() => t("lab.done", calls.length, count("compile"), count("hit"), count("eager"), count("error")));
-      for (const hook of ctx.onLabRun) hook(model);
+      events.emit("labRun", model);
     } catch (error) {
       say(() => errorText(error), true);
     } finally {
@@ -158,11 +163,10 @@ export function setupLab(ctx) {
       section.dataset.runs = String(Number(section.dataset.runs ?? 0) + 1);
     }
   }
-  ctx.onLabRun = [];
 
   function barLabel(call) {
     const [name, dim] = ctx.varyDims()[0] ?? [];
-    const input = ctx.parseShapes(call.shapes).find((i) => i.name === name);
+    const input = parseShapes(call.shapes).find((i) => i.name === name);
     return String(input?.dims[dim] ?? call.index + 1);
   }
 
@@ -190,11 +194,11 @@ export function setupLab(ctx) {
       warning ? h("div", { class: "warning" }, h("p", {}, t("lab.limitHit")), h("pre", {}, warning)) : null);
     scrollWithin(ui.events, ui.events.lastElementChild);
   }
-  ctx.onCompiled.push(() => {
+  events.on("compiled", () => {
     lastModel = null;
     render();
   });
-  ctx.onRestart.push(() => {
+  events.on("restart", () => {
     lastModel = null;
     comparing.clear();
   });
@@ -236,7 +240,7 @@ export function setupLab(ctx) {
   }
 
   function renderEntry(entry) {
-    const dims = entry.inputs.map(ctx.inputText).join("; ");
+    const dims = entry.inputs.map(inputText).join("; ");
     const guards = h("ol", { class: "guards-view compact" });
     ctx.renderGuards(entry.guards, guards);
     return h("li", { class: "entry", dataset: { entry: entry.id } },
@@ -286,19 +290,11 @@ export function setupLab(ctx) {
   }
 
   function summarise(mode, calls) {
-    const compiles = calls.filter((c) => c.action === "compile");
-    const first = compiles[0]?.ms.compile ?? 0;
-    const recompile = compiles.slice(1).reduce((sum, c) => sum + c.ms.compile, 0);
-    const run = calls.reduce((sum, c) => sum + c.ms.run + c.ms.guard, 0);
     return {
       mode,
       calls,
-      compiles: compiles.length,
+      ...callTotals(calls),
       eager: calls.filter((c) => c.action === "eager").length,
-      first,
-      recompile,
-      run,
-      total: first + recompile + run,
       latencies: calls.map((c) => c.ms.guard + c.ms.compile + c.ms.run),
     };
   }
@@ -336,17 +332,13 @@ export function setupLab(ctx) {
           h("td", {}, formatMs(r.first)), h("td", {}, formatMs(r.run)), h("td", {}, formatMs(r.recompile)),
           h("td", {}, formatMs(r.total))))));
     const projections = comparison.results.map((r) => {
-      const seconds = (r.compiles ? (INDUCTOR_FIRST_MS + INDUCTOR_RECOMPILE_MS * (r.compiles - 1)) / 1000 : 0) + r.run / 1000;
+      const seconds = inductorCompileMs(r.compiles) / 1000 + r.run / 1000;
       return h("li", {}, t("compare.inductor", modeName(r.mode), seconds.toFixed(1)));
     });
     fill(ui.compareView, h("h4", {}, `T_total (${comparison.tokens.length} ${t("chart.calls")})`),
       h("div", { class: "table-scroll" }, table), h("p", { class: "hint" }, t("compare.note")), h("ul", {}, ...projections));
     fill(ui.tradeoff, ...comparison.results.flatMap((r) => [h("h4", {}, `dynamic=${modeName(r.mode)}`), ...totalFormula(r)]),
       h("p", { class: "hint" }, t("compare.note")), h("ul", {}, ...projections.map((li) => li.cloneNode(true))));
-    const percentile = (values, p) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-    };
     fill(ui.deploy, h("div", { class: "table-scroll" }, h("table", { class: "compare" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("compare.mode")), h("th", { scope: "col" }, t("deploy.p50")), h("th", { scope: "col" }, t("deploy.p99")), h("th", { scope: "col" }, t("deploy.max")))),
       h("tbody", {}, ...comparison.results.map((r) => h("tr", {},
@@ -357,24 +349,23 @@ export function setupLab(ctx) {
   }
 
   // The quiz's "show me": a scenario's calls become the sequence; then run or compare.
-  ctx.onScenario.push((calls) => {
+  events.on("scenario", (calls) => {
     ui.sequence.value = calls.join(" ");
   });
-  ctx.runLab = () => run();
-  ctx.compareLab = () => compare();
 
   /** Loads a preset and a material sequence, then runs the lab (AI scenario buttons). */
-  ctx.runScenario = async (presetId, sequenceId) => {
+  async function runScenario(presetId, sequenceId) {
     await ctx.usePreset(presetId);
     ui.sequence.value = sequenceOf(SEQUENCES[sequenceId]);
     document.getElementById("lab").scrollIntoView({ block: "start" });
     await run();
-  };
+  }
 
-  ctx.rerender.push(() => {
+  events.on("language", () => {
     render();
     renderComparison();
     renderSaid();
   });
   render();
+  return { run, compare, runScenario };
 }

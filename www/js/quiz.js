@@ -34,9 +34,10 @@ function optionText(question, id) {
  * (runs the lab), `lab:auto` (compares the three modes), `section:…` (scrolls there).
  * `scenario` (`{ source, mode, marks, calls, recompileLimit }`), when given, is loaded into
  * the workbench first, and its calls into the lab. `lastStep`: open the stage's last step
- * (the output's shape); `compare: false`: run the lab in the scenario's mode only.
+ * (the output's shape); `compare: false`: run the lab in the scenario's mode only. `lab` is
+ * the cache lab (`setupLab`'s `{ run, compare }`).
  */
-export async function showLink(ctx, id, scenario = null, { lastStep = false, compare = true } = {}) {
+async function showLink(ctx, lab, id, scenario = null, { lastStep = false, compare = true } = {}) {
   const [kind, name] = id.split(":");
   if (scenario && kind !== "section") await ctx.loadScenario(scenario);
   if (kind === "stage") {
@@ -44,8 +45,8 @@ export async function showLink(ctx, id, scenario = null, { lastStep = false, com
   } else if (kind === "lab") {
     $("lab").scrollIntoView({ block: "start" });
     focusHeading($("lab-heading"));
-    if (name === "auto" && compare) await ctx.compareLab();
-    else await ctx.runLab();
+    if (name === "auto" && compare) await lab.compare();
+    else await lab.run();
   } else {
     const section = $(name);
     section?.scrollIntoView({ block: "start" });
@@ -60,7 +61,9 @@ function focusHeading(heading) {
   heading.focus({ preventScroll: true });
 }
 
-export function setupQuiz(ctx) {
+/** The quiz and the exercises, following the page's `events`; "show me" runs the cache `lab`. */
+export function setupQuiz(ctx, events, lab) {
+  const show = (id, scenario, options) => showLink(ctx, lab, id, scenario, options);
   const questions = ctx.bindings.Tailor.quizQuestions();
   const links = ctx.bindings.Tailor.quizLinks();
   const linkTitle = (id) => links.find((l) => l.id === id)?.title ?? { zh: id, en: id };
@@ -195,7 +198,7 @@ export function setupQuiz(ctx) {
     const demoOut = h("div", { class: "demo-output", "aria-live": "polite" });
     const actions = h("div", { class: "button-row" },
       h("button", { type: "button", class: "secondary quiz-show-me", dataset: { link: question.link },
-        onclick: () => showLink(ctx, question.link, demoScenario(question)) },
+        onclick: () => show(question.link, demoScenario(question)) },
       ...bi(both("quiz.showMe", linkTitle(question.link)))),
       question.demo ? h("button", { type: "button", class: "secondary quiz-run-demo", onclick: () => runDemo(question, demoOut) },
         ...bi(both("quiz.runDemo"))) : null);
@@ -256,5 +259,5 @@ export function setupQuiz(ctx) {
     if (answer) showAnswer(question, form, answer);
   }
 
-  const exercises = setupExercises(ctx, { progress, showLink });
+  const exercises = setupExercises(ctx, events, { progress, showLink: show });
 }

@@ -3,8 +3,10 @@
 // typed shape (§4), the settings as PyTorch code (§6), the conv output length with L_in = s0
 // (§7), the AI scenarios (§9) and the material's Python demo on one shared cache (§10).
 
-import { fill, formatMs, h, m, yieldToBrowser } from "./dom.js";
+import { fill, h, m, yieldToBrowser } from "./dom.js";
+import { formatMs } from "./format.js";
 import { errorText, t } from "./i18n.js";
+import { parseShapes } from "./shapes.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -70,18 +72,19 @@ function errorBox(ctx, error) {
   return h("p", { class: "error-text", role: "alert" }, `${t("kind." + e.kind)}: ${errorText(e)}`);
 }
 
-export function setupWidgets(ctx) {
-  setupGrid(ctx);
-  setupMatmul(ctx);
-  setupGuardCheck(ctx);
-  setupConfigCode(ctx);
-  setupConv(ctx);
-  setupScenarios(ctx);
-  setupPythonDemo(ctx);
+/** The widgets, following the page's `events`; the AI scenarios run in the cache `lab`. */
+export function setupWidgets(ctx, events, lab) {
+  setupGrid(ctx, events);
+  setupMatmul(ctx, events);
+  setupGuardCheck(ctx, events);
+  setupConfigCode(ctx, events);
+  setupConv(ctx, events);
+  setupScenarios(lab);
+  setupPythonDemo(ctx, events);
 }
 
 // §2: distinct (B, L) pairs and how many compilations each mode needs.
-function setupGrid(ctx) {
+function setupGrid(ctx, events) {
   const choices = { b: [2, 4, 8, 16], l: [32, 64, 128, 256] };
   const picked = { b: new Set([4, 8, 16]), l: new Set([32, 64, 128]) };
   for (const axis of ["b", "l"]) {
@@ -122,11 +125,11 @@ function setupGrid(ctx) {
     }
     render();
   });
-  ctx.rerender.push(render);
+  events.on("language", render);
 }
 
 // §3: a @ b with every dim marked dynamic, so the equality of the inner dims is derived.
-function setupMatmul(ctx) {
+function setupMatmul(ctx, events) {
   $("matmul-source").textContent = MATMUL_SOURCE;
   const shapes = $("matmul-shapes");
   const marked = $("matmul-marked");
@@ -138,7 +141,7 @@ function setupMatmul(ctx) {
     if (last.error) return fill(out, errorBox(ctx, last.error));
     const view = last.view;
     const node = view.nodes.find((n) => n.op === "matmul");
-    const list = (events) => h("ol", { class: "events-view" }, ...events.map((e) =>
+    const list = (shapeEvents) => h("ol", { class: "events-view" }, ...shapeEvents.map((e) =>
       h("li", { class: `event ${e.kind}` }, h("span", { class: "badge" }, t("events.kind." + e.kind)), h("code", {}, e.text))));
     const guards = h("ol", { class: "guards-view compact" });
     ctx.renderGuards(view.guards, guards);
@@ -153,7 +156,7 @@ function setupMatmul(ctx) {
     let compilation = null;
     try {
       await ctx.guarded(async () => {
-        const inputs = ctx.parseShapes(shapes.value);
+        const inputs = parseShapes(shapes.value);
         const markDynamic = marked.checked ? inputs.flatMap((i) => i.dims.map((_, dim) => [i.name, dim])) : [];
         model = ctx.tailor.compile(MATMUL_SOURCE, { dynamic: marked.checked ? "auto" : "true", markDynamic });
         compilation = model.trace(shapes.value);
@@ -172,18 +175,18 @@ function setupMatmul(ctx) {
   shapes.addEventListener("keydown", (event) => {
     if (event.key === "Enter") derive();
   });
-  ctx.rerender.push(render);
+  events.on("language", render);
 }
 
 // §4: every guard of the step-through's entry checked against a typed shape.
-function setupGuardCheck(ctx) {
+function setupGuardCheck(ctx, events) {
   const shapes = $("guard-shapes");
   const button = $("guard-check");
   const out = $("guard-result");
   let last = null;
   const suggest = () => {
     const first = ctx.varyDims()[0];
-    const input = ctx.parseShapes($("input-shapes").value).find((i) => i.name === first?.[0]);
+    const input = parseShapes($("input-shapes").value).find((i) => i.name === first?.[0]);
     const current = input?.dims[first[1]] ?? 8;
     shapes.value = ctx.shapesWith(current * 2);
     last = null;
@@ -216,18 +219,18 @@ function setupGuardCheck(ctx) {
   shapes.addEventListener("keydown", (event) => {
     if (event.key === "Enter") check();
   });
-  ctx.onCompiled.push(suggest);
-  ctx.rerender.push(render);
+  events.on("compiled", suggest);
+  events.on("language", render);
 }
 
 // §6: the controls of the lab as the PyTorch calls they stand for.
-function setupConfigCode(ctx) {
+function setupConfigCode(ctx, events) {
   const out = $("config-code");
   let entries = null;
   const render = () => {
     const options = ctx.currentOptions();
     const dynamic = { auto: "None", true: "True", false: "False" }[options.dynamic];
-    const inputs = ctx.parseShapes($("input-shapes").value);
+    const inputs = parseShapes($("input-shapes").value);
     const name = ctx.model?.entryName ?? "Model";
     const lines = [`model = ${name}()`, `compiled = torch.compile(model, dynamic=${dynamic})`];
     for (const input of inputs) {
@@ -243,17 +246,17 @@ function setupConfigCode(ctx) {
     if (entries !== null) lines.push(t("config.entries", entries));
     out.textContent = lines.join("\n");
   };
-  ctx.onCompiled.push(render);
-  ctx.onLabRun.push((model) => {
+  events.on("compiled", render);
+  events.on("labRun", (model) => {
     entries = model.entries().length;
     render();
   });
-  ctx.rerender.push(render);
+  events.on("language", render);
   render();
 }
 
 // §7: the conv output length with L_in = s0, derived by the compiler.
-function setupConv(ctx) {
+function setupConv(ctx, events) {
   const field = (id) => $(id);
   const button = $("conv-run");
   const out = $("conv-result");
@@ -303,21 +306,21 @@ function setupConv(ctx) {
   };
   button.disabled = false;
   button.addEventListener("click", run);
-  ctx.rerender.push(render);
+  events.on("language", render);
 }
 
 // §9: each scenario loads its preset and runs a material sequence in the lab.
-function setupScenarios(ctx) {
+function setupScenarios(lab) {
   for (const button of document.querySelectorAll("button.scenario")) {
     button.disabled = false;
-    button.addEventListener("click", () => ctx.runScenario(button.dataset.preset, button.dataset.sequence));
+    button.addEventListener("click", () => lab.runScenario(button.dataset.preset, button.dataset.sequence));
   }
 }
 
 // §10: the material's demo as written: two wrappers of one module share one cache.
-function setupPythonDemo(ctx) {
+function setupPythonDemo(ctx, events) {
   $("python-script").textContent = PYTHON_SCRIPT;
-  setupScriptRun(ctx);
+  setupScriptRun(ctx, events);
   const run = $("python-run");
   const more = $("python-more");
   const out = $("python-result");
@@ -404,27 +407,27 @@ function setupPythonDemo(ctx) {
     });
     render();
   });
-  ctx.onRestart.push(() => {
+  events.on("restart", () => {
     dynamic = fixed = null;
     more.disabled = true;
   });
-  ctx.rerender.push(render);
+  events.on("language", render);
 }
 
 // §10, the script itself: the material's demo runs verbatim in script mode (Python on the VM,
 // each torch.compile wrapper a real one), with TORCH_LOGS=recompiles lines as PyTorch logs
 // them. Its compiled calls run on the CPU backend: a Python call waits for its result.
-function setupScriptRun(ctx) {
+function setupScriptRun(ctx, events) {
   const source = ctx.bindings.Tailor.materialDemo();
   $("script-source").textContent = source;
-  runsAsScript(ctx, () => source, $("script-run"), $("script-result"), "demos/material_demo.py");
+  runsAsScript(ctx, events, () => source, $("script-run"), $("script-result"), "demos/material_demo.py");
   $("script-run").disabled = false;
 }
 
 /** The editor's text as a whole script (`tailor script`): what it prints, its recompile
  * lines, and its error at line:col, marked in the editor too. */
-export function setupEditorScript(ctx, editor, button, out) {
-  runsAsScript(ctx, () => editor.value, button, out, "model.py", (error) => {
+export function setupEditorScript(ctx, events, editor, button, out) {
+  runsAsScript(ctx, events, () => editor.value, button, out, "model.py", (error) => {
     if (error?.line) editor.markError(error.line, error.col ?? 1, errorText(error));
     else editor.clearError();
   });
@@ -432,7 +435,7 @@ export function setupEditorScript(ctx, editor, button, out) {
 
 /** Runs `source()` as a script on `button`'s click into `out`; `onError` gets the run's error
  * (`{ kind, message, line, col }`, or undefined when it ran to the end). */
-function runsAsScript(ctx, source, button, out, path, onError = () => {}) {
+function runsAsScript(ctx, events, source, button, out, path, onError = () => {}) {
   let last = null;
   const render = () => {
     if (!last) return;
@@ -466,5 +469,5 @@ function runsAsScript(ctx, source, button, out, path, onError = () => {}) {
     }
     render();
   });
-  ctx.rerender.push(render);
+  events.on("language", render);
 }
