@@ -4,9 +4,9 @@
 //! created, how much GPU memory the runtime's caches hold and the time of the six calls
 //! (compiling included), and checks every result against the CPU reference.
 //!
-//! Each call goes the CLI's way: the guard cache decides (`cache.call`), the executor runs
-//! the entry's kernels (`start_call`, `execute`); the backend's counters
-//! (`Backend::stats`) show what each policy built.
+//! Each call goes the CLI's way, through a `Session`: its guard cache decides, its executor
+//! runs the entry's kernels (`Session::call`); the backend's counters (`Backend::stats`)
+//! show what each policy built.
 //!
 //! ```text
 //! cargo run --release --example conv_resolutions
@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Instant;
 use tailor::config::{CompileConfig, DynamicMode};
-use tailor::session::executor::{self, Backend, Device, Executor, RunOptions};
+use tailor::session::Session;
+use tailor::session::executor::{self, Backend, Device, RunOptions};
 use tailor::{CallMarks, CallShapes};
 
 const SOURCE: &str = include_str!("../models/yolo_stack.py");
@@ -52,12 +53,12 @@ fn main() {
         // Each policy starts as a fresh process would: no pipelines, no kept kernels.
         pollster::block_on(backend.clear_cache());
         let before = gpu_stats();
-        let mut executor = Executor::new(Rc::clone(&backend), Rc::clone(&clock));
         let config = CompileConfig {
             dynamic,
             ..CompileConfig::default()
         };
-        let mut cache = tailor::load(SOURCE, None).expect("the model loads");
+        let cache = tailor::load(SOURCE, None).expect("the model loads");
+        let mut session = Session::new(cache, Rc::clone(&backend), Rc::clone(&clock));
         let mut worst = 0.0f32;
         let mut total_ms = 0.0;
         for side in RESOLUTIONS.iter().flat_map(|&s| [s, s]) {
@@ -66,19 +67,21 @@ fn main() {
             let inputs = executor::call_inputs(&call, Vec::new(), side as u64)
                 .expect("a 640x640 image fits the runtimes");
             let started = Instant::now();
-            let event = cache
-                .call(0, &config, &call, &CallMarks::default(), &*clock)
-                .clone();
-            let job = executor
-                .start_call(&cache, &event, &call, inputs.clone(), RunOptions::default())
-                .expect("the model compiles");
-            let outcome = pollster::block_on(executor.execute(job)).expect("runs");
+            let (event, ran) = pollster::block_on(session.call(
+                0,
+                &config,
+                &call,
+                &CallMarks::default(),
+                inputs.clone(),
+                RunOptions::default(),
+            ));
+            let outcome = ran.expect("the model compiles and runs");
             total_ms += started.elapsed().as_secs_f64() * 1e3;
             // The reference is slow at 640 x 640, so each resolution's is computed once and
             // shared by every call and policy, rather than asked of each run (`check`).
             let expected = references.entry(side).or_insert_with(|| {
                 let id = event.entry.expect("the call ran an entry");
-                let entry = cache.entry(id).expect("the entry exists");
+                let entry = session.cache.entry(id).expect("the entry exists");
                 executor::reference(&entry.graph, &call, &inputs).expect("the reference runs")
             });
             worst = worst.max(executor::max_abs_err(&outcome.outputs, expected));
@@ -86,7 +89,7 @@ fn main() {
         let stats = gpu_stats();
         println!(
             "{policy:<14} {:>8} {:>10} {:>10} KiB {:>12.1} {:>13.2e}",
-            cache.compiles(),
+            session.cache.compiles(),
             stats.pipelines_created - before.pipelines_created,
             stats.bytes_held / 1024,
             total_ms,

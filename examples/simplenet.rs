@@ -3,9 +3,9 @@
 //! times each, timing the whole sequence. On the GPU when there is an adapter (lavapipe
 //! counts), else on the CPU kernel interpreter.
 //!
-//! Each compiled model is what the CLI runs: the guard cache (`tailor::load`, `cache.call`)
-//! decides, the executor builds and runs the entry's kernels (`start_call`, `execute`). Both
-//! models share one backend, so the GPU counters at the end cover both.
+//! Each compiled model is what the CLI runs: a `Session` whose guard cache decides each call
+//! and whose executor builds and runs the entry's kernels (`Session::call`). Both models
+//! share one backend, so the GPU counters at the end cover both.
 //!
 //! ```text
 //! cargo run --release --example simplenet
@@ -25,22 +25,20 @@
 
 use std::rc::Rc;
 use std::time::Instant;
-use tailor::cache::CodeCache;
 use tailor::config::{CompileConfig, DynamicMode};
 use tailor::graph::{self, Tensor};
-use tailor::session::executor::{Backend, Device, Executor, RunOptions};
+use tailor::session::Session;
+use tailor::session::executor::{Backend, Device, RunOptions};
 use tailor::{CallMarks, CallShapes, SIMPLENET_SOURCE};
 
 /// Milliseconds since the example started.
 type Clock = Rc<dyn Fn() -> f64>;
 
-/// `torch.compile(base, dynamic=…)`: a guard cache, and an executor that keeps each
-/// entry's kernels.
+/// `torch.compile(base, dynamic=…)`: a session, whose guard cache decides each call and
+/// whose executor keeps each entry's kernels.
 struct Compiled {
-    cache: CodeCache,
+    session: Session,
     config: CompileConfig,
-    executor: Executor,
-    clock: Clock,
     /// Milliseconds spent compiling: capture, lowering and WGSL in the cache, pipelines in
     /// the executor.
     compile_ms: f64,
@@ -49,13 +47,15 @@ struct Compiled {
 impl Compiled {
     fn new(dynamic: DynamicMode, backend: &Rc<Backend>, clock: &Clock) -> Compiled {
         Compiled {
-            cache: tailor::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads"),
+            session: Session::new(
+                tailor::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads"),
+                Rc::clone(backend),
+                Rc::clone(clock),
+            ),
             config: CompileConfig {
                 dynamic,
                 ..CompileConfig::default()
             },
-            executor: Executor::new(Rc::clone(backend), Rc::clone(clock)),
-            clock: Rc::clone(clock),
             compile_ms: 0.0,
         }
     }
@@ -66,27 +66,15 @@ impl Compiled {
             "x".into(),
             x.shape.iter().map(|&d| d as i64).collect(),
         )]);
-        let event = self
-            .cache
-            .call(
-                0,
-                &self.config,
-                &shapes,
-                &CallMarks::default(),
-                &*self.clock,
-            )
-            .clone();
-        let job = self
-            .executor
-            .start_call(
-                &self.cache,
-                &event,
-                &shapes,
-                vec![x.clone()],
-                RunOptions::default(),
-            )
-            .expect("SimpleNet compiles");
-        let outcome = pollster::block_on(self.executor.execute(job)).expect("the kernels run");
+        let (event, ran) = pollster::block_on(self.session.call(
+            0,
+            &self.config,
+            &shapes,
+            &CallMarks::default(),
+            vec![x.clone()],
+            RunOptions::default(),
+        ));
+        let outcome = ran.expect("SimpleNet compiles and its kernels run");
         // Both are 0 on a hit whose kernels are built: only a compile (or a shape the
         // kernels have not seen) pays here.
         self.compile_ms += event.compile_ms + outcome.build_ms;
@@ -141,7 +129,7 @@ fn main() {
     for (name, model) in [("dynamic", &model_dynamic), ("static", &model_static)] {
         println!(
             "{name:>8}: {} compile(s), {:.1} ms compiling (capture, lowering, WGSL, pipelines)",
-            model.cache.compiles(),
+            model.session.cache.compiles(),
             model.compile_ms
         );
     }
@@ -164,7 +152,7 @@ fn main() {
     println!("多种 batch size 下输出形状均正确 (batch 3, 7, 11 -> [batch, 64])");
     println!(
         "compiles after the checks: dynamic {}, static {}",
-        model_dynamic.cache.compiles(),
-        model_static.cache.compiles()
+        model_dynamic.session.cache.compiles(),
+        model_static.session.cache.compiles()
     );
 }
