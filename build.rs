@@ -1,8 +1,80 @@
-//! Build script: rebuilds the crate when the Python package in `py/` changes. The `python`
-//! feature compiles that folder into the binary with `py_freeze!`, which cargo does not
-//! track by itself.
+//! Build script: the Python the front end freezes into the binary, from two places.
+//!
+//! - Tailor's own package in `py/` (the `torch` stand-in, `dataclasses`, the front end's
+//!   helpers): `frontend::interpreter` freezes that folder with `py_freeze!`, which cargo does
+//!   not track by itself, hence `rerun-if-changed=py`.
+//! - The CPython modules in `STDLIB`: taken unchanged from the `Lib/` folder of the
+//!   `rustpython-pylib` crate (CPython's pure-Python standard library as RustPython 0.6.0
+//!   ships it, under the PSF licence: `Lib/PSF-LICENSE`, that crate's licence file) and
+//!   compiled here, with the compiler `py_freeze!` uses, into one frozen library,
+//!   `$OUT_DIR/stdlib.frozen`, which `frontend::interpreter` includes beside `py/`.
+//!   The crate's `freeze-stdlib` feature would freeze all of `Lib/` instead: the page's wasm
+//!   would carry hundreds of modules no model imports.
+//!
+//! `dataclasses` is not in the list: CPython's imports `inspect`, which needs the native
+//! `_opcode` and `_tokenize` of RustPython's standard library crate and an `os` without
+//! `posix`; `py/dataclasses.py` is Tailor's own small stand-in instead.
+//! Invariant: this script writes only under `OUT_DIR`.
+
+use rustpython_compiler::core::frozen::{FrozenCodeObject, FrozenLib, FrozenModule};
+use rustpython_compiler::{CompileOpts, Mode};
+use std::path::{Path, PathBuf};
+
+/// The CPython modules frozen in, by module name, and why each is there: those
+/// `import typing` needs, and those `copy.deepcopy` needs (model files clone layers with it).
+/// The VM itself provides the native modules they import (`_abc`, `_collections`, …).
+const STDLIB: [&str; 13] = [
+    "typing",           // model files' annotations (`from typing import Optional`)
+    "abc",              // typing, _collections_abc: `ABCMeta`
+    "_collections_abc", // collections (it is `collections.abc`), typing, weakref
+    "collections",      // typing; `py/torch` (`namedtuple`); a package
+    "copyreg",          // typing; copy's dispatch table
+    "functools",        // typing; model files (`functools.partial`)
+    "keyword",          // collections: `namedtuple` checks field names
+    "operator",         // typing, collections
+    "reprlib",          // collections, functools: `recursive_repr`
+    "types",            // typing, functools, copy, _weakrefset
+    "copy",             // `copy.deepcopy`
+    "weakref",          // copy: `weakref.ref` is copied as an atomic value
+    "_weakrefset",      // weakref: `WeakSet`
+];
 
 fn main() {
     println!("cargo::rerun-if-changed=py");
     println!("cargo::rerun-if-changed=build.rs");
+    let lib = Path::new(rustpython_pylib::LIB_PATH);
+    let modules: Vec<(&str, FrozenModule<Vec<u8>>)> = STDLIB
+        .iter()
+        .map(|&name| (name, freeze(lib, name)))
+        .collect();
+    let frozen = FrozenLib::encode(modules.iter().map(|(name, module)| {
+        let code = FrozenCodeObject {
+            bytes: module.code.bytes.as_slice(),
+        };
+        let package = module.package;
+        (*name, FrozenModule { code, package })
+    }));
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(out.join("stdlib.frozen"), frozen.bytes).expect("OUT_DIR is writable");
+}
+
+/// Compiles module `name` of `lib` (a package is its folder's `__init__.py`) as
+/// `py_freeze!` does.
+fn freeze(lib: &Path, name: &str) -> FrozenModule<Vec<u8>> {
+    let package_init = lib.join(name).join("__init__.py");
+    let package = package_init.is_file();
+    let path = if package {
+        package_init
+    } else {
+        lib.join(format!("{name}.py"))
+    };
+    println!("cargo::rerun-if-changed={}", path.display());
+    let source = std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("reading {}: {err}", path.display()));
+    let code = rustpython_compiler::compile(&source, Mode::Exec, name, CompileOpts::default())
+        .unwrap_or_else(|err| panic!("compiling {}: {err}", path.display()));
+    FrozenModule {
+        code: FrozenCodeObject::encode(&code),
+        package,
+    }
 }

@@ -38,6 +38,7 @@ pub use errors::FrontendError;
 use errors::frontend_error;
 use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::compiler::Mode;
+use rustpython_vm::frozen::FrozenLib;
 use rustpython_vm::scope::Scope;
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, Settings, VirtualMachine};
 pub use script::{
@@ -134,9 +135,13 @@ impl EntryPoint {
     }
 }
 
-/// A fresh interpreter with the native `_tailor` and `math`, and `py/` frozen: the `torch`
-/// stand-in, and the CPython modules of `py/stdlib/` under their own names; its integers
-/// bounded (`bounds.rs`).
+/// The CPython modules `build.rs` compiled from the `rustpython-pylib` crate (its `STDLIB`
+/// lists them and says why each is there), in RustPython's frozen-library format.
+static STDLIB: &FrozenLib<[u8]> =
+    FrozenLib::from_ref(include_bytes!(concat!(env!("OUT_DIR"), "/stdlib.frozen")).as_slice());
+
+/// A fresh interpreter with the native `_tailor` and `math`, `py/` frozen (the `torch`
+/// stand-in) and the CPython modules of `STDLIB`; its integers bounded (`bounds.rs`).
 pub fn interpreter() -> Interpreter {
     let mut settings = Settings::default();
     settings.allow_external_library = false;
@@ -148,11 +153,8 @@ pub fn interpreter() -> Interpreter {
     let math = math::native_math::module_def(&builder.ctx);
     let interpreter = builder
         .add_native_modules(&[tailor, math])
-        .add_frozen_modules(
-            rustpython_vm::py_freeze!(dir = "../../py")
-                .into_iter()
-                .map(|(name, module)| (name.strip_prefix("stdlib.").unwrap_or(name), module)),
-        )
+        .add_frozen_modules(rustpython_vm::py_freeze!(dir = "../../py"))
+        .add_frozen_modules(STDLIB)
         .build();
     interpreter.enter(bounds::install);
     interpreter
