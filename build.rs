@@ -1,6 +1,6 @@
 //! Build script: the Python the front end freezes into the binary, from two places.
 //!
-//! - Tailor's own package in `py/` (the `torch` stand-in, `dataclasses`, the front end's
+//! - Tailor's own package in `py/` (the `torch` stand-in, `dataclasses`, `contextlib`, the front end's
 //!   helpers): `frontend::interpreter` freezes that folder with `py_freeze!`, which cargo does
 //!   not track by itself, hence `rerun-if-changed=py`.
 //! - The CPython modules in `STDLIB`: taken unchanged from the `Lib/` folder of the
@@ -13,7 +13,8 @@
 //!
 //! `dataclasses` is not in the list: CPython's imports `inspect`, which needs the native
 //! `_opcode` and `_tokenize` of RustPython's standard library crate and an `os` without
-//! `posix`; `py/dataclasses.py` is Tailor's own small stand-in instead.
+//! `posix`; `py/dataclasses.py` is Tailor's own small stand-in instead, and so is
+//! `py/contextlib.py`: CPython's imports `os`, which would load as a stand-in module.
 //! Invariant: this script writes only under `OUT_DIR`.
 
 use rustpython_compiler::core::frozen::{FrozenCodeObject, FrozenLib, FrozenModule};

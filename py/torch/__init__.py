@@ -8,6 +8,7 @@ on a GPU is answered as CPU PyTorch 2.x would. Training mode computes as PyTorch
 """
 
 import builtins as _builtins
+import math as _math
 
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
@@ -24,28 +25,46 @@ half = float16
 # `torch.bool` (named last: from here on `bool` in this module is the dtype).
 bool = bool_
 
+# PyTorch's constants are Python floats, `math`'s.
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+e = _math.e
+
 
 # ---- creating tensors (constants: made outside forward, static shape, seeded fill) ----------
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False):
-    return _made(_tailor.constant(_sizes(size), "normal", 1.0), dtype)
+def _factory_sizes(name, sizes, size):
+    """The sizes of `torch.zeros(2, 3)`, `zeros((2, 3))` or `zeros(size=(2, 3))`."""
+    if size is None:
+        return _sizes(sizes)
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(size, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    return list(size)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False):
-    return _made(_tailor.constant(_sizes(size), "unit", 0.0), dtype)
+def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _made(_tailor.constant(_factory_sizes("randn", sizes, size), "normal", 1.0), dtype)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _made(_tailor.constant(_sizes(size), "fill", 0.0), dtype)
+def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _made(_tailor.constant(_factory_sizes("rand", sizes, size), "unit", 0.0), dtype)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _made(_tailor.constant(_sizes(size), "fill", 1.0), dtype)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _made(_tailor.constant(_factory_sizes("zeros", sizes, size), "fill", 0.0), dtype)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _made(_tailor.constant(_sizes(size), "fill", 0.0), dtype)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _made(_tailor.constant(_factory_sizes("ones", sizes, size), "fill", 1.0), dtype)
+
+
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _made(_tailor.constant(_factory_sizes("empty", sizes, size), "fill", 0.0), dtype)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -185,6 +204,11 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     return _made(_tailor.constant(list(input.shape), "fill", 1.0), dtype or input.dtype)
 
 
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _made(_tailor.constant(list(input.shape), "fill", fill_value), dtype or input.dtype)
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     # The fill's Python type gives the dtype when none is named: bool, int64 or float32.
     if dtype is None and isinstance(fill_value, _builtins.bool):
@@ -220,7 +244,7 @@ for _name in ("rsqrt", "clamp", "clamp_min", "clamp_max", "square", "var", "norm
                               "reciprocal", "true_divide", "floor_divide", "remainder", "fmod",
                               "lerp", "addcmul", "addcdiv", "all", "any", "logical_not",
                               "logical_and", "logical_or", "argmax", "argmin", "index_select",
-                              "gather"):
+                              "gather", "mm", "roll", "repeat_interleave"):
     globals()[_name] = _function_of_method(_name)
 clip = clamp
 

@@ -113,6 +113,9 @@ class device:
     def __repr__(self):
         return f"device(type='{self.type}')"
 
+    def __str__(self):
+        return self.type
+
     def __eq__(self, other):
         return isinstance(other, device) and other.type == self.type
 
@@ -174,6 +177,27 @@ def _dim_index(dim, rank):
     return dim + rank if dim < 0 else dim
 
 
+def _roll_dim(x, shift, dim):
+    """`x` rolled by `shift` along `dim` (`out[i] = x[(i - shift) mod n]`), from slices and
+    `cat`. Of an int size `n`, the last `shift % n` positions moved to the front. Of a
+    symbolic size, whose `shift % n` would need a guard (PyTorch's roll asks none), a
+    window of `n` positions of `x` repeated: a symbolic size is at least 2, so `copies`
+    of it hold a window starting `shift` before a multiple of `n` for every `n`."""
+    import torch
+    d = _dim_index(dim, x.dim())
+    n = x.size(d)
+    if isinstance(n, int):
+        if n == 0 or shift % n == 0:
+            return x
+        kept = shift % n
+        return torch.cat([x.narrow(d, n - kept, kept), x.narrow(d, 0, n - kept)], d)
+    if shift == 0:
+        return x
+    copies = (abs(shift) + 1) // 2 + 1
+    start = (copies - 1) * n - shift if shift > 0 else -shift
+    return torch.cat([x] * copies, d).narrow(d, start, n)
+
+
 class Tensor(_tailor.TensorBase):
     """A float32 tensor of symbolic shape: a node of the captured graph, or a constant."""
 
@@ -221,6 +245,23 @@ class Tensor(_tailor.TensorBase):
     @property
     def device(self):
         return device("cpu")
+
+    # Every tensor is a CPU tensor, as PyTorch without a GPU has them.
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_cpu(self):
+        return True
+
+    def get_device(self):
+        return -1
+
+    @property
+    def data(self):
+        # Gradients are never computed: the tensor is its own data.
+        return self
 
     @property
     def T(self):
@@ -350,6 +391,39 @@ class Tensor(_tailor.TensorBase):
             merged.append(count * size)
         return self.reshape(paired).expand(expanded).reshape(merged)
 
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        """Each element `repeats` times along `dim` (of the flattened tensor when None), as
+        ATen's int overload computes it: a new dim after `dim` expanded to `repeats`, then
+        merged with it."""
+        if isinstance(repeats, Tensor):
+            _tailor.unsupported("repeat_interleave with a tensor of repeats",
+                                "its output size is data-dependent; pass an int")
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        x = self.flatten() if dim is None else self
+        d = 0 if dim is None else _dim_index(dim, self.dim())
+        x = x.unsqueeze(d + 1)
+        shape = list(x.shape)
+        shape[d + 1] = repeats
+        return x.expand(shape).flatten(d, d + 1)
+
+    def roll(self, shifts, dims=None):
+        """As `torch._refs.roll`: no dims rolls the flattened tensor, several dims one after
+        another, each dim by `_roll_dim`."""
+        shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+        dims = [] if dims is None else _dims(dims)
+        if not shifts:
+            raise RuntimeError("`shifts` required")
+        if not dims and len(shifts) == 1:
+            return _roll_dim(self.flatten(), shifts[0], 0).view(self.shape)
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:{len(dims)}")
+        out = self
+        for shift, dim in zip(shifts, dims):
+            out = _roll_dim(out, shift, dim)
+        return out
+
     def __getitem__(self, index):
         items = index if isinstance(index, tuple) else (index,)
         return _tailor.op("index", self, tuple(_one_index_list_as_slice(item) for item in items))
@@ -431,6 +505,13 @@ class Tensor(_tailor.TensorBase):
 
     # relu, sigmoid, tanh, exp, sum, mean, matmul, …: defined from the op table (OP_ALIASES).
 
+    def mm(self, mat2):
+        if self.dim() != 2:
+            raise RuntimeError(f"mm: self must be a matrix, got {self.dim()}-D tensor")
+        if mat2.dim() != 2:
+            raise RuntimeError(f"mm: mat2 must be a matrix, got {mat2.dim()}-D tensor")
+        return _tailor.op("matmul", self, mat2)
+
     def __rpow__(self, other):
         return _tailor.op("pow", other, self)
 
@@ -442,6 +523,35 @@ class Tensor(_tailor.TensorBase):
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         return _made(_tailor.constant(_sizes(size), "fill", 1.0), dtype or self.dtype)
+
+    # ---- in place, where a model defines its state -----------------------------------------
+    #
+    # `self.bias.data.zero_()`, `m.weight.data.normal_(std=0.02)`: a constant (a parameter, a
+    # buffer, a tensor made by a factory) outside forward gets a new fill, as `nn.init` sets
+    # one. In forward an in-place op would have to rebind the tensor to its result, which
+    # the proxies cannot yet.
+
+    def fill_(self, value):
+        _outside_forward("fill_", "x = torch.full_like(x, value)")
+        if self.dtype is int64:
+            value = int(value)
+        elif self.dtype is bool_:
+            value = bool(value)
+        return _tailor.set_init(self, "fill", value)
+
+    def zero_(self):
+        _outside_forward("zero_", "x = torch.zeros_like(x)")
+        return _tailor.set_init(self, "fill", 0.0)
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        _outside_forward("normal_", "x = torch.randn_like(x) * std")
+        from torch.nn import init
+        return init.normal_(self, mean, std)
+
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+        _outside_forward("uniform_", "x = torch.rand_like(x)")
+        from torch.nn import init
+        return init.uniform_(self, from_, to)
 
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         if correction is None:
@@ -681,6 +791,13 @@ def _python_number(value, of):
         if of is bool_:
             return value != 0
     return value
+
+
+def _outside_forward(name, instead):
+    """Refuses the in-place `Tensor.name` while forward is captured."""
+    if _tailor.tracing():
+        _tailor.unsupported(f"Tensor.{name} in forward",
+                            f"in-place ops are not in the subset yet; write {instead}")
 
 
 def _bool_operands(name, *operands):

@@ -229,11 +229,11 @@ def f(x):
 }
 
 /// An unsupported name's error says what to write instead: the supported alternative where
-/// one does the same work, or, for a misspelling, the closest supported name of its group;
-/// a name with neither gets no guess.
+/// one does the same work (an in-place op's functional form), or, for a misspelling, the
+/// closest supported name of its group; a name with neither gets no guess.
 #[test]
 fn an_unsupported_name_names_what_to_write_instead() {
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 8] = [
         ("x.sigmod()", &["Tensor.sigmod", "did you mean x.sigmoid?"]),
         (
             "F.leaky_rellu(x)",
@@ -247,6 +247,25 @@ fn an_unsupported_name_names_what_to_write_instead() {
             &["Tensor.numpy", "use x.tolist() outside forward"],
         ),
         ("torch.histogramdd(x)", &["torch.histogramdd"]),
+        (
+            "x.masked_fill_(x > 0, 0.0)",
+            &[
+                "Tensor.masked_fill_",
+                "use x = x.masked_fill(...): in-place ops",
+            ],
+        ),
+        ("x.add_(1.0)", &["Tensor.add_", "use x = x.add(...)"]),
+        (
+            "x.copy_(x * 2)",
+            &["Tensor.copy_", "use x = src.expand_as(x).to(x.dtype)"],
+        ),
+        (
+            "x.fill_(0.0)",
+            &[
+                "Tensor.fill_ in forward",
+                "write x = torch.full_like(x, value)",
+            ],
+        ),
     ];
     for (expression, needles) in cases {
         let source = format!(

@@ -528,6 +528,18 @@ fn nn_init_functions_give_pytorchs_bounds_and_stds() {
         bias("nn.init.constant_(self.conv.bias, 0.5)"),
         Init::Fill(0.5),
     );
+    // A normal truncated beyond the fill's reach is the normal fill.
+    close(
+        weight("nn.init.trunc_normal_(self.conv.weight, std=0.02)"),
+        Init::Normal { std: 0.02 },
+    );
+    // In-place fills of state where it is defined, as `_init_weights` methods write them.
+    close(
+        weight("self.conv.weight.data.normal_(mean=0.0, std=0.02)"),
+        Init::Normal { std: 0.02 },
+    );
+    close(bias("self.conv.bias.data.zero_()"), Init::Fill(0.0));
+    close(bias("self.conv.bias.fill_(0.5)"), Init::Fill(0.5));
     // The initialisers return the tensor they filled, as PyTorch's do.
     close(
         weight("w = nn.init.zeros_(self.conv.weight)\n        nn.init.ones_(w)"),
@@ -556,7 +568,7 @@ fn nn_init_refuses_what_no_fill_describes() {
         ),
         (
             "nn.init.trunc_normal_(self.conv.weight)",
-            "torch.nn.init.trunc_normal_ is not supported",
+            "nn.init.trunc_normal_ truncated at 38 std or nearer is not supported",
         ),
     ] {
         let err = tailor::load(&conv_with(init), None)

@@ -20,7 +20,9 @@
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
 //! linspace, meshgrid, logsumexp; `adaptive.py`: global max and 1-d pools; `embedding.py`:
-//! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more).
+//! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more;
+//! `small_ops.py`: constants, full_like, mm, roll, repeat_interleave, definition-time fills
+//! and contextlib, with its recompiles and shape guards against `small_ops.eager.txt`).
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
 
@@ -367,6 +369,21 @@ fn embedding_options_compute_what_pytorch_computes() {
 #[test]
 fn tensor_methods_compute_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("methods");
+}
+
+/// Small things real model files do (`tests/data/scripts/small_ops.py`): `torch.inf`, `pi`
+/// and `e`, `is_cuda`, `full_like`, factories given `size=`, `mm`, `roll`,
+/// `repeat_interleave`, `nn.init.trunc_normal_`, in-place fills of module state where it is
+/// defined, and a `contextlib.contextmanager`, eagerly and compiled (a module under automatic
+/// dynamic, a function under `dynamic=True`), print what PyTorch prints
+/// (`tests/data/pytorch/small_ops.txt`) and log its recompiles and shape guards
+/// (`small_ops.eager.txt`): a roll or a repeat asks nothing of a symbolic size.
+#[test]
+fn small_ops_compute_and_guard_what_pytorch_does() {
+    assert_prints_close_to_what_pytorch_printed("small_ops");
+    assert_logs_what_pytorch_logged("small_ops", "recompiles,guards", |line| {
+        line.contains("[__recompiles]") || is_shape_guard(line)
+    });
 }
 
 /// `nn.TransformerEncoderLayer` (batch first, norm first with GELU; compiled under

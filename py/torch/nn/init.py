@@ -6,8 +6,9 @@ sets that fill in place (`_tailor.set_init`), with the bound or std PyTorch comp
 `kaiming_normal_(w, mode="fan_out", nonlinearity="relu")` makes `w` normal with std
 `sqrt(2) / sqrt(fan_out)`; the numbers themselves differ from PyTorch's (another random
 generator), their distribution does not. What no fill can describe (a normal with a
-nonzero mean, a uniform over an interval not symmetric about 0 other than [0, 1), a
-truncated normal) is an unsupported error rather than a silently different tensor.
+nonzero mean, a uniform over an interval not symmetric about 0 other than [0, 1), a normal
+truncated where it could draw) is an unsupported error rather than a silently different
+tensor.
 """
 
 import _tailor
@@ -78,6 +79,25 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     if mean != 0:
         _tailor.unsupported("nn.init.normal_ with a nonzero mean",
                             "parameters are filled with mean 0")
+    return _tailor.set_init(tensor, "normal", std)
+
+
+# The normal fill is Box–Muller over a 53-bit uniform (`graph::eval`): no draw is farther
+# than sqrt(-2 ln 2^-1022) < 38 std from 0.
+_NORMAL_REACH_STD = 38
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Normal with `std`, truncated to [a, b]: where both bounds are beyond the normal fill's
+    reach, that fill is a sample of it (`trunc_normal_(w, std=0.02)`, whose default bounds
+    are 100 std away); nearer bounds, which would cut draws, are unsupported."""
+    if mean != 0:
+        _tailor.unsupported("nn.init.trunc_normal_ with a nonzero mean",
+                            "parameters are filled with mean 0")
+    if a > -_NORMAL_REACH_STD * std or b < _NORMAL_REACH_STD * std:
+        _tailor.unsupported(
+            f"nn.init.trunc_normal_ truncated at {_NORMAL_REACH_STD} std or nearer",
+            "the normal fill is not truncated; bounds farther out cut no draw")
     return _tailor.set_init(tensor, "normal", std)
 
 
