@@ -39,8 +39,11 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGE
 fi
 
 if [ "$(trunk --version 2>/dev/null | awk '{print $2}')" != "$TRUNK_VERSION" ]; then
-  echo "install-tools: cargo install trunk $TRUNK_VERSION"
-  cargo install --locked "trunk@$TRUNK_VERSION"
+  echo "install-tools: cargo install trunk $TRUNK_VERSION (unoptimised)"
+  # Trunk only runs the build hooks, copies www/ and hashes the files: unoptimised it builds
+  # the page as fast (2.3 s against 2.0 s with the wasm built) and installs in 163 s instead
+  # of 410 s on a 2-core machine.
+  cargo install --debug --locked "trunk@$TRUNK_VERSION"
 fi
 
 # The npm packages, all exact-pinned in package.json: the page's libraries (bundled into
