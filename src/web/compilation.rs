@@ -206,7 +206,7 @@ async fn finish_run(
     pending: PendingRun,
 ) -> Result<JsValue, JsValue> {
     let PendingRun { mode, shapes, job } = pending;
-    let finished = Executor::run(&backend, &super::now_ms, job).await;
+    let finished = Executor::run(&super::now_ms, job).await;
     let ran = executor
         .borrow_mut()
         .keep(finished)

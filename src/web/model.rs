@@ -204,7 +204,7 @@ async fn finish_call(
         event,
         jobs,
     } = pending;
-    let mut running = pin!(run_jobs(&shared, &backend, generation, jobs));
+    let mut running = pin!(run_jobs(&shared, generation, jobs));
     let first = std::future::poll_fn(|cx| Poll::Ready(running.as_mut().poll(cx))).await;
     let result = to_js(&view::call_view(index, &event, CallTimes::default()));
     let ran = match first {
@@ -234,13 +234,12 @@ async fn finish_call(
 /// the model was reset meanwhile).
 async fn run_jobs(
     shared: &RefCell<Shared>,
-    backend: &Backend,
     generation: u64,
     jobs: Vec<Job>,
 ) -> Result<Outcome, JsValue> {
     let mut ran: Option<Outcome> = None;
     for job in jobs {
-        let finished = Executor::run(backend, &super::now_ms, job).await;
+        let finished = Executor::run(&super::now_ms, job).await;
         let mut kept = shared.borrow_mut();
         let outcome = if kept.generation == generation {
             kept.session.executor.keep(finished)

@@ -20,7 +20,7 @@ use tailor::cache::{Action, CodeCache};
 use tailor::graph::Tensor;
 use tailor::session::Session;
 use tailor::session::executor::{self, Backend, Executor, RunOptions};
-use tailor::{CallEvent, CallShapes, Error, spec, weights};
+use tailor::{CallEvent, Error, spec, weights};
 
 /// What one call returned.
 #[derive(Default)]
@@ -85,9 +85,8 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
         let read = weights::read_call(entry, &names, &read_file("--inputs", path)?)?;
         calls.push((format!("--inputs {path}"), read.call, read.values));
     }
-    for (flag, call, _) in &calls {
+    for (_, call, _) in &calls {
         spec::check_marks(call, &marks.dynamic, &marks.fixed)?;
-        fits_the_reference(flag, call)?;
     }
     let start = Instant::now();
     let clock = move || start.elapsed().as_secs_f64() * 1e3;
@@ -98,8 +97,13 @@ pub fn run(args: &RunArgs, source: &str) -> Result<RunResults, Error> {
         timing: false,
     };
     let mut results = Vec::new();
-    for (index, (_, call, values)) in calls.into_iter().enumerate() {
-        let inputs = executor::call_inputs(&call, values, index as u64)?;
+    for (index, (flag, call, values)) in calls.into_iter().enumerate() {
+        // A call whose inputs the runtimes could not hold fails naming its flag and input.
+        let inputs =
+            executor::call_inputs(&call, values, index as u64).map_err(|err| Error::Call {
+                message: format!("{flag}: {err}"),
+                span: None,
+            })?;
         let (event, ran) =
             pollster::block_on(session.call(0, &model.config, &call, &marks, inputs, options));
         // A call the cache refused ran nothing; its error is in its event.
@@ -134,15 +138,6 @@ fn adapter(executor: &Executor) -> Option<(String, String)> {
 #[cfg(not(feature = "gpu"))]
 fn adapter(_: &Executor) -> Option<(String, String)> {
     None
-}
-
-/// Refuses a call whose input the CPU reference could not hold, naming the input, before
-/// anything is compiled or allocated.
-fn fits_the_reference(flag: &str, call: &CallShapes) -> Result<(), Error> {
-    executor::check_input_sizes(call).map_err(|err| Error::Call {
-        message: format!("{flag}: {err}"),
-        span: None,
-    })
 }
 
 /// The bytes of the file `path` that `flag` names.

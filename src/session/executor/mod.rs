@@ -14,10 +14,17 @@
 //! per-op kernels with dynamic sizes, compiled from a capture whose input dims are symbolic,
 //! and kept by their schedule's text, so a later eager call whatever its sizes runs the
 //! same kernels instead of building new ones, as PyTorch's eager mode runs precompiled
-//! library kernels. One GPU run at a time: the wgpu runtime is `&mut` across its awaits, so
-//! a run takes the `Gpu` out of its slot and puts it back when done (a small async lock
-//! that yields, never blocks); a run owns its kernels while it is in flight, so the page
-//! can await it without holding a borrow of the executor.
+//! library kernels. The backends sit behind one interface (`backend.rs`: the CPU's in
+//! `cpu.rs`, the GPU's in `gpu.rs`), so nothing here has an arm per backend; a run owns its
+//! kernels while it is in flight, so the page can await it without holding a borrow of the
+//! executor.
+
+mod backend;
+mod cpu;
+#[cfg(feature = "gpu")]
+mod gpu;
+
+pub use backend::{Backend, Device, NO_GPU_RUNTIME, ProductRun};
 
 use crate::cache::{Action, CallEvent, CodeCache, Entry};
 use crate::codegen::Mode;
@@ -26,406 +33,12 @@ use crate::error::Error;
 use crate::frontend::{BreakPoint, CallArg};
 use crate::graph::{self, DType, Graph, Op, Tensor};
 use crate::guard::{ArgValue, CallShapes};
-use crate::lower::{GemmStrategy, Schedule};
+use crate::lower::Schedule;
 use crate::runtime::{RunError, bind};
 use crate::symbolic::Bindings;
+use backend::Kernels;
 use std::collections::HashMap;
-use std::fmt;
 use std::rc::Rc;
-use std::str::FromStr;
-
-#[cfg(feature = "gpu")]
-use crate::runtime::gpu::{AdapterSummary, Gpu, GpuStats, Program};
-#[cfg(feature = "gpu")]
-use std::cell::RefCell;
-#[cfg(feature = "gpu")]
-use std::task::Poll;
-
-/// Where a caller asks kernels to run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Device {
-    /// The GPU when an adapter works, else the CPU.
-    #[default]
-    Auto,
-    /// The GPU, or an error saying why not.
-    Gpu,
-    /// The CPU backend.
-    Cpu,
-}
-
-impl FromStr for Device {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "auto" => Ok(Device::Auto),
-            "gpu" => Ok(Device::Gpu),
-            "cpu" => Ok(Device::Cpu),
-            other => Err(format!("expected 'auto', 'gpu' or 'cpu', got '{other}'")),
-        }
-    }
-}
-
-impl fmt::Display for Device {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Device::Auto => "auto",
-            Device::Gpu => "gpu",
-            Device::Cpu => "cpu",
-        })
-    }
-}
-
-/// What `gpu` says on a build without the GPU runtime.
-pub const NO_GPU_RUNTIME: &str = "this build has no GPU runtime (the crate's 'gpu' feature is off)";
-
-/// The GPU and the runs waiting for it.
-#[cfg(feature = "gpu")]
-struct GpuSlot {
-    /// `None` while a run holds it.
-    gpu: RefCell<Option<Gpu>>,
-    waiting: RefCell<Vec<std::task::Waker>>,
-    adapter: AdapterSummary,
-}
-
-/// The GPU, taken out of its slot for one run; dropping it puts it back.
-#[cfg(feature = "gpu")]
-struct Held<'a> {
-    slot: &'a GpuSlot,
-    gpu: Option<Gpu>,
-}
-
-#[cfg(feature = "gpu")]
-impl Held<'_> {
-    fn gpu(&mut self) -> &mut Gpu {
-        self.gpu.as_mut().expect("held until dropped")
-    }
-}
-
-#[cfg(feature = "gpu")]
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        *self.slot.gpu.borrow_mut() = self.gpu.take();
-        // Taken out before waking: a woken run may look at the list at once.
-        let waiting = std::mem::take(&mut *self.slot.waiting.borrow_mut());
-        for waker in waiting {
-            waker.wake();
-        }
-    }
-}
-
-#[cfg(feature = "gpu")]
-impl GpuSlot {
-    /// Waits until no other run holds the GPU, then holds it.
-    async fn hold(&self) -> Held<'_> {
-        std::future::poll_fn(|cx| match self.gpu.borrow_mut().take() {
-            Some(gpu) => Poll::Ready(Held {
-                slot: self,
-                gpu: Some(gpu),
-            }),
-            None => {
-                self.waiting.borrow_mut().push(cx.waker().clone());
-                Poll::Pending
-            }
-        })
-        .await
-    }
-}
-
-/// What kernels run on: the CPU backend, or one GPU shared by every executor of a
-/// process (or of a page).
-pub struct Backend {
-    #[cfg(feature = "gpu")]
-    gpu: Option<GpuSlot>,
-}
-
-/// An entry's (or an eager call's) kernels, ready for the backend that built them.
-enum Kernels {
-    /// For the CPU backend: the schedule with its bound kernels and buffers.
-    Cpu(Box<crate::runtime::cpu::Program>),
-    /// For the wgpu runtime: WGSL, pipelines, uploaded parameters.
-    #[cfg(feature = "gpu")]
-    Gpu(Box<Program>),
-}
-
-/// One run on the backend.
-struct Ran {
-    outputs: Vec<Tensor>,
-    build_ms: f64,
-    run_ms: f64,
-    kernel_ms: Vec<(String, f64)>,
-    timing: &'static str,
-    products: Vec<ProductRun>,
-    host_ms: f64,
-    arena_bytes: usize,
-    scratch_bytes: usize,
-}
-
-/// A product kernel of a GPU call: the form it ran with at the call's sizes, and the large
-/// form that was building off the call's path while it ran naive (tiers).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ProductRun {
-    /// The product kernel.
-    pub kernel: String,
-    /// The form it ran with.
-    pub strategy: GemmStrategy,
-    /// The form building in the background, when this call ran the naive tier for it.
-    pub building: Option<GemmStrategy>,
-}
-
-impl Backend {
-    /// The CPU backend.
-    pub fn cpu() -> Backend {
-        Backend {
-            #[cfg(feature = "gpu")]
-            gpu: None,
-        }
-    }
-
-    /// An opened GPU.
-    #[cfg(feature = "gpu")]
-    pub fn gpu(gpu: Gpu) -> Backend {
-        Backend {
-            gpu: Some(GpuSlot {
-                adapter: gpu.adapter().clone(),
-                gpu: RefCell::new(Some(gpu)),
-                waiting: RefCell::new(Vec::new()),
-            }),
-        }
-    }
-
-    /// Opens what `device` asks for (natively; the page probes WebGPU first and uses
-    /// [`Backend::gpu`] or [`Backend::cpu`]). `clock` gives milliseconds to the GPU runtime.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub async fn open(
-        device: Device,
-        clock: Box<dyn Fn() -> f64 + Send + Sync>,
-    ) -> Result<Backend, Error> {
-        if device == Device::Cpu {
-            return Ok(Backend::cpu());
-        }
-        #[cfg(feature = "gpu")]
-        {
-            match Gpu::new(clock).await {
-                Ok(gpu) => Ok(Backend::gpu(gpu)),
-                Err(_) if device == Device::Auto => Ok(Backend::cpu()),
-                Err(err) => Err(err.into()),
-            }
-        }
-        #[cfg(not(feature = "gpu"))]
-        {
-            let _ = clock;
-            match device {
-                Device::Gpu => Err(Error::Call {
-                    message: format!("device 'gpu': {NO_GPU_RUNTIME}"),
-                    span: None,
-                }),
-                _ => Ok(Backend::cpu()),
-            }
-        }
-    }
-
-    /// `gpu` or `cpu`.
-    pub fn name(&self) -> &'static str {
-        #[cfg(feature = "gpu")]
-        if self.gpu.is_some() {
-            return "gpu";
-        }
-        "cpu"
-    }
-
-    /// The wgpu adapter calls run on, when on the GPU.
-    #[cfg(feature = "gpu")]
-    pub fn adapter(&self) -> Option<&AdapterSummary> {
-        self.gpu.as_ref().map(|slot| &slot.adapter)
-    }
-
-    /// The GPU runtime's counters (pipelines created, bytes held), when on the GPU.
-    #[cfg(feature = "gpu")]
-    pub async fn stats(&self) -> Option<GpuStats> {
-        match &self.gpu {
-            Some(slot) => Some(slot.hold().await.gpu().stats()),
-            None => None,
-        }
-    }
-
-    /// Runs every product lowered as tiled with `strategy` on the GPU (the benchmark
-    /// measures each form); `None` chooses per call by its sizes again.
-    #[cfg(feature = "gpu")]
-    pub async fn force_product_strategy(&self, strategy: Option<GemmStrategy>) {
-        if let Some(slot) = &self.gpu {
-            slot.hold().await.gpu().force_product_strategy(strategy);
-        }
-    }
-
-    /// Turns tiers on or off on the GPU (`Gpu::set_tiers`: a product runs naive while its
-    /// large form builds off the call's path); returns whether they were on. The benchmark
-    /// measures both ways.
-    #[cfg(feature = "gpu")]
-    pub async fn set_tiers(&self, on: bool) -> bool {
-        match &self.gpu {
-            Some(slot) => {
-                let mut held = slot.hold().await;
-                let was = held.gpu().tiers();
-                held.gpu().set_tiers(on);
-                was
-            }
-            None => false,
-        }
-    }
-
-    /// Turns the page's read-back nudges on or off on the GPU (`Gpu::set_nudges`: an empty
-    /// command list 1 ms after a call's submit where the mapping is still pending, twice for
-    /// a call that created buffers); returns whether they were on. The steady benchmark
-    /// measures both ways.
-    #[cfg(feature = "gpu")]
-    pub async fn set_nudges(&self, on: bool) -> bool {
-        match &self.gpu {
-            Some(slot) => slot.hold().await.gpu().set_nudges(on),
-            None => false,
-        }
-    }
-
-    /// Turns the subgroup forms of row reductions on or off on the GPU
-    /// (`Gpu::set_subgroups`); returns whether they are on now (never where the adapter has
-    /// no subgroups). The benchmark measures both ways.
-    #[cfg(feature = "gpu")]
-    pub async fn set_subgroups(&self, on: bool) -> bool {
-        match &self.gpu {
-            Some(slot) => {
-                let mut held = slot.hold().await;
-                held.gpu().set_subgroups(on);
-                held.gpu().subgroups()
-            }
-            None => false,
-        }
-    }
-
-    /// Waits until the GPU's background builds are in its pipeline cache.
-    #[cfg(feature = "gpu")]
-    pub async fn wait_for_builds(&self) -> Result<(), Error> {
-        if let Some(slot) = &self.gpu {
-            slot.hold().await.gpu().wait_for_builds().await?;
-        }
-        Ok(())
-    }
-
-    /// Drops the GPU's cached pipelines and pooled buffers, so the next builds pay what a
-    /// fresh process pays (kept kernels rebuild their pipelines on their next run).
-    pub async fn clear_cache(&self) {
-        #[cfg(feature = "gpu")]
-        if let Some(slot) = &self.gpu {
-            slot.hold().await.gpu().clear_cache();
-        }
-    }
-
-    /// The kernels of `compiled` in `mode` for this backend; `bindings` fixes the sizes of
-    /// static code.
-    fn kernels(
-        &self,
-        compiled: &Compiled,
-        mode: Mode,
-        bindings: &Bindings,
-    ) -> Result<Kernels, Error> {
-        let schedule = compiled
-            .schedule()
-            .map_err(|err| Error::from(err.clone()))?;
-        #[cfg(feature = "gpu")]
-        if self.gpu.is_some() {
-            let wgsl = compiled.wgsl(mode, bindings)?.into_owned();
-            let fixed = (mode == Mode::Static).then(|| bindings.clone());
-            return Ok(Kernels::Gpu(Box::new(Program::from_wgsl(
-                schedule.clone(),
-                mode,
-                wgsl,
-                fixed,
-            ))));
-        }
-        let _ = (mode, bindings);
-        Ok(Kernels::Cpu(Box::new(crate::runtime::cpu::Program::new(
-            schedule.clone(),
-        ))))
-    }
-
-    /// Runs `kernels` on `inputs`; `timing` asks for per-kernel times (GPU only).
-    async fn run(
-        &self,
-        kernels: &mut Kernels,
-        inputs: &[Tensor],
-        ints: &[i64],
-        timing: bool,
-        clock: &dyn Fn() -> f64,
-    ) -> Result<Ran, Error> {
-        match kernels {
-            Kernels::Cpu(program) => {
-                // The CPU backend runs kernels back to back and does not time them one by one.
-                let _ = timing;
-                let started = clock();
-                let outputs = program.run(inputs, ints)?;
-                let run_ms = clock() - started;
-                Ok(Ran {
-                    outputs,
-                    build_ms: 0.0,
-                    run_ms,
-                    kernel_ms: Vec::new(),
-                    timing: "off",
-                    products: Vec::new(),
-                    host_ms: run_ms,
-                    arena_bytes: program.arena_elems() * size_of::<f32>(),
-                    scratch_bytes: program.scratch_elems() * size_of::<f32>(),
-                })
-            }
-            #[cfg(feature = "gpu")]
-            Kernels::Gpu(program) => {
-                let slot = self
-                    .gpu
-                    .as_ref()
-                    .expect("GPU kernels are made only by a GPU backend");
-                let mut held = slot.hold().await;
-                let gpu = held.gpu();
-                let before = gpu.stats();
-                let started = clock();
-                gpu.prepare(program).await?;
-                let prepared = clock();
-                let after = gpu.stats();
-                // `prepare` returns at once for a program already on the device: then
-                // nothing was built, whatever the (coarse) clock says.
-                let built = after.pipelines_created != before.pipelines_created
-                    || after.bytes_held != before.bytes_held;
-                let prepare_ms = if built { prepared - started } else { 0.0 };
-                // Override code creates a pipeline per new shape inside `run`: count it as
-                // building, not running.
-                let pipelines_before = gpu.stats().pipeline_ms;
-                let run = gpu.run(program, inputs, ints, timing).await?;
-                let finished = clock();
-                let pipeline_ms = gpu.stats().pipeline_ms - pipelines_before;
-                Ok(Ran {
-                    outputs: run.outputs,
-                    build_ms: prepare_ms + pipeline_ms,
-                    run_ms: (finished - prepared - pipeline_ms).max(0.0),
-                    kernel_ms: run.kernel_ms,
-                    timing: run.timing.name(),
-                    products: run
-                        .products
-                        .into_iter()
-                        .map(|(kernel, strategy)| ProductRun {
-                            building: run
-                                .building
-                                .iter()
-                                .find(|b| b.kernel == kernel)
-                                .map(|b| b.strategy),
-                            kernel,
-                            strategy,
-                        })
-                        .collect(),
-                    host_ms: run.host_ms,
-                    arena_bytes: 0,
-                    scratch_bytes: 0,
-                })
-            }
-        }
-    }
-}
 
 /// Which kept kernels a run uses.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -460,7 +73,7 @@ pub struct RunOptions {
 /// A run whose kernels are ready for the backend. It owns them until it is kept again.
 pub struct Job {
     key: KernelKey,
-    kernels: Kernels,
+    kernels: Box<dyn Kernels>,
     /// Preparing the kernels on the host (WGSL of a new specialisation; for an eager call,
     /// its capture and lowering), in ms.
     prepare_ms: f64,
@@ -476,7 +89,7 @@ pub struct Job {
 /// A finished run: its outcome, and the kernels to keep for the next one.
 pub struct Finished {
     key: KernelKey,
-    kernels: Kernels,
+    kernels: Box<dyn Kernels>,
     /// What the run gave.
     pub outcome: Result<Outcome, Error>,
 }
@@ -545,7 +158,7 @@ impl Outcome {
 /// Runs calls on one backend and keeps every entry's kernels.
 pub struct Executor {
     backend: Rc<Backend>,
-    kept: HashMap<KernelKey, Kernels>,
+    kept: HashMap<KernelKey, Box<dyn Kernels>>,
     clock: Rc<dyn Fn() -> f64>,
 }
 
@@ -770,9 +383,10 @@ impl Executor {
         Ok((Some(expected), (self.clock)() - started))
     }
 
-    /// Runs `job` on `backend`; borrows no executor, so a page can await it while other
-    /// calls start. Give the result to [`Executor::keep`] to keep the kernels.
-    pub async fn run(backend: &Backend, clock: &dyn Fn() -> f64, job: Job) -> Finished {
+    /// Runs `job` on the backend that built its kernels; borrows no executor, so a page can
+    /// await it while other calls start. Give the result to [`Executor::keep`] to keep the
+    /// kernels.
+    pub async fn run(clock: &dyn Fn() -> f64, job: Job) -> Finished {
         let Job {
             key,
             mut kernels,
@@ -784,9 +398,7 @@ impl Executor {
             reference_ms,
             timing,
         } = job;
-        let ran = backend
-            .run(&mut kernels, &inputs, &ints, timing, clock)
-            .await;
+        let ran = kernels.run(&inputs, &ints, timing, clock).await;
         let outcome = ran.map(|ran| {
             let max_abs_err = expected.as_ref().map(|e| max_abs_err(&ran.outputs, e));
             // Eager mode captures and dispatches op by op on every call: that is running.
@@ -825,9 +437,8 @@ impl Executor {
 
     /// Starts, runs and keeps one job: for callers that can wait (the CLI, the benchmark).
     pub async fn execute(&mut self, job: Job) -> Result<Outcome, Error> {
-        let backend = Rc::clone(&self.backend);
         let clock = Rc::clone(&self.clock);
-        let finished = Executor::run(&backend, &*clock, job).await;
+        let finished = Executor::run(&*clock, job).await;
         self.keep(finished)
     }
 }
