@@ -25,7 +25,6 @@ _OPERATORS = {
 # Unsupported names whose work a supported spelling does, as PyTorch computes it.
 _ALTERNATIVES = {
     "Tensor.numpy": "x.tolist() outside forward",
-    "Tensor.copy_": "x = src.expand_as(x).to(x.dtype): in-place ops are not in the subset yet",
     "torch.nn.functional.unfold": "a strided slice, or nn.Conv2d",
     "torch.nn.LSTM": "the recurrence written with nn.Linear and a Python loop over time steps",
     "torch.nn.GRU": "the recurrence written with nn.Linear and a Python loop over time steps",
@@ -85,8 +84,8 @@ def instead(path):
     if group is None:
         return None
     if group == "Tensor" and name.endswith("_") and hasattr(torch.Tensor, name[:-1]):
-        # `x.add_(y)`: its functional form, as PyTorch's functionalization writes it.
-        return f"use x = x.{name[:-1]}(...): in-place ops are not in the subset yet"
+        # `x.unsqueeze_(0)`: an in-place form Tailor lacks, of a method it has.
+        return f"use x = x.{name[:-1]}(...), its out-of-place form"
     candidates = surface()[group]
     scored = sorted((_distance(name.lower(), c.lower()), c) for c in candidates)
     if scored and scored[0][0] <= max(1, len(name) // 3):

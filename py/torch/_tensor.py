@@ -341,15 +341,15 @@ class Tensor(_tailor.TensorBase):
         return self / other
 
     def floor_divide(self, other):
-        return (self / other).floor()
+        return _integral(self, other, (self / other).floor())
 
     def remainder(self, other):
         # Python's modulo: the sign of the divisor.
-        return self - (self / other).floor() * other
+        return _integral(self, other, self - (self / other).floor() * other)
 
     def fmod(self, other):
         # C's modulo: the sign of the dividend.
-        return self - (self / other).trunc() * other
+        return _integral(self, other, self - (self / other).trunc() * other)
 
     def lerp(self, end, weight):
         # PyTorch's two-sided formula: exact at weight 0 and at weight 1.
@@ -524,34 +524,54 @@ class Tensor(_tailor.TensorBase):
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         return _made(_tailor.constant(_sizes(size), "fill", 1.0), dtype or self.dtype)
 
-    # ---- in place, where a model defines its state -----------------------------------------
+    # ---- in place -----------------------------------------------------------------------
     #
-    # `self.bias.data.zero_()`, `m.weight.data.normal_(std=0.02)`: a constant (a parameter, a
-    # buffer, a tensor made by a factory) outside forward gets a new fill, as `nn.init` sets
-    # one. In forward an in-place op would have to rebind the tensor to its result, which
-    # the proxies cannot yet.
+    # Functionalized, as PyTorch's functionalization does: the op's out-of-place result, cast
+    # to this tensor's dtype, and the tensor rebound to it (`_in_place`), so every reference
+    # to it sees the write and the graph holds the out-of-place op. A fill of a constant
+    # outside forward (`self.bias.data.zero_()`, `nn.init`) sets the constant's fill itself.
+    # The in-place forms of the elementwise ops are defined after the class (`_IN_PLACE`).
 
     def fill_(self, value):
-        _outside_forward("fill_", "x = torch.full_like(x, value)")
         if self.dtype is int64:
             value = int(value)
         elif self.dtype is bool_:
             value = bool(value)
-        return _tailor.set_init(self, "fill", value)
+        if _tailor.is_constant(self) and not _tailor.tracing():
+            return _tailor.set_init(self, "fill", value)
+        return _in_place(self, _full_like(self, value), "fill_")
 
     def zero_(self):
-        _outside_forward("zero_", "x = torch.zeros_like(x)")
-        return _tailor.set_init(self, "fill", 0.0)
+        return self.fill_(0)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        _outside_forward("normal_", "x = torch.randn_like(x) * std")
-        from torch.nn import init
-        return init.normal_(self, mean, std)
+        if _tailor.is_constant(self) and not _tailor.tracing():
+            from torch.nn import init
+            return init.normal_(self, mean, std)
+        draws = _tailor.constant(list(self.shape), "normal", 1.0)
+        return _in_place(self, draws * std + mean, "normal_")
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-        _outside_forward("uniform_", "x = torch.rand_like(x)")
-        from torch.nn import init
-        return init.uniform_(self, from_, to)
+        if _tailor.is_constant(self) and not _tailor.tracing():
+            from torch.nn import init
+            return init.uniform_(self, from_, to)
+        draws = _tailor.constant(list(self.shape), "unit", 0.0)
+        return _in_place(self, draws * (to - from_) + from_, "uniform_")
+
+    def copy_(self, src, non_blocking=False):
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        # copy_ converts any dtype (PyTorch's copy casts; only the ops' results are checked)
+        # and broadcasts src to this tensor's shape.
+        for i in range(1, min(self.dim(), src.dim()) + 1):
+            a, b = self.shape[-i], src.shape[-i]
+            if isinstance(a, int) and isinstance(b, int) and b not in (1, a):
+                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b "
+                                   f"({b}) at non-singleton dimension {self.dim() - i}")
+        return _tailor.rebind(self, _cast(src, self.dtype).expand_as(self), "copy_")
+
+    def __setitem__(self, index, value):
+        _in_place(self, _index_put(self, index, value), "__setitem__")
 
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         if correction is None:
@@ -622,10 +642,22 @@ class Tensor(_tailor.TensorBase):
         if index.dtype is not int64:
             raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
         d = _dim_index(dim, self.dim())
+        if self.dim() == 2 and d == 0 and _tailor.is_constant(self) or not _tailor.tracing():
+            # A table the compiled lookup reads as it is stored: module state, or any tensor
+            # outside forward (where ops run on values).
+            moved = self.movedim(d, 0)
+            rows = moved.reshape(moved.size(0), -1)
+            picked = _tailor.op("embedding", index.reshape(-1), rows)
+            return picked.reshape([index.numel()] + list(moved.shape[1:])).movedim(0, d)
+        # A computed table: each picked row is the sum of the rows its index matches (one),
+        # as gather picks, so no lookup reads a tensor the graph has not stored whole.
+        import torch
         moved = self.movedim(d, 0)
-        rows = moved.reshape(moved.size(0), -1)
-        picked = _tailor.op("embedding", index.reshape(-1), rows)
-        return picked.reshape([index.numel()] + list(moved.shape[1:])).movedim(0, d)
+        flat = index.reshape(-1)
+        hit = flat.unsqueeze(1) == torch.arange(moved.size(0)).unsqueeze(0)
+        hit = hit.reshape([flat.numel(), moved.size(0)] + [1] * (moved.dim() - 1))
+        picked = torch.where(hit, moved.unsqueeze(0), 0).sum(1)
+        return picked.movedim(0, d)
 
     def gather(self, dim, index):
         """`out[..., j, ...] = self[..., index[..., j, ...], ...]` along `dim`, decomposed as
@@ -683,10 +715,16 @@ class Tensor(_tailor.TensorBase):
         return _tailor.op("pow", self, other)
 
     def __floordiv__(self, other):
-        return _tailor.unsupported("operator // on tensors", "use + - * / @ or a comparison")
+        return self.floor_divide(other)
+
+    def __rfloordiv__(self, other):
+        return _integral(self, other, (other / self).floor())
 
     def __mod__(self, other):
-        return _tailor.unsupported("operator % on tensors", "use + - * / @ or a comparison")
+        return self.remainder(other)
+
+    def __rmod__(self, other):
+        return _integral(self, other, other - (other / self).floor() * self)
 
     def __neg__(self):
         return _tailor.op("neg", self)
@@ -793,11 +831,116 @@ def _python_number(value, of):
     return value
 
 
-def _outside_forward(name, instead):
-    """Refuses the in-place `Tensor.name` while forward is captured."""
-    if _tailor.tracing():
-        _tailor.unsupported(f"Tensor.{name} in forward",
-                            f"in-place ops are not in the subset yet; write {instead}")
+def _integral(x, other, result):
+    """`result` of `//`, `%` or `fmod` on `x` and `other`, computed through true division,
+    in the dtype PyTorch gives it: int64 where both operands are integral."""
+    integral = (isinstance(other, Tensor) and not other.dtype.is_floating_point) or (
+        isinstance(other, int) and not isinstance(other, bool) and not isinstance(other, SymInt))
+    if x.dtype is int64 and integral:
+        return _cast(result.round(), int64)
+    return result
+
+
+def _full_like(x, value):
+    return _cast(_tailor.constant(list(x.shape), "fill", value), x.dtype)
+
+
+# PyTorch's `canCast`: an in-place result may not go down a kind (float to integral, or
+# anything but bool to bool).
+_KIND = {"bool": 0, "int64": 1, "int32": 1, "float32": 2, "float64": 2, "float16": 2,
+         "bfloat16": 2}
+_TYPE_NAMES = {"bool": "Bool", "int64": "Long", "int32": "Int", "float32": "Float",
+               "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def _in_place(x, result, name):
+    """`x` written in place by the op `name`, whose out-of-place result is `result`: the
+    result is cast to x's dtype as PyTorch casts an in-place result, and x rebound to it."""
+    if not isinstance(result, Tensor):
+        result = _full_like(x, result)
+    if result.dtype is not x.dtype:
+        if _KIND[result.dtype.name] > _KIND[x.dtype.name]:
+            raise RuntimeError(f"result type {_TYPE_NAMES[result.dtype.name]} can't be cast to "
+                               f"the desired output type {_TYPE_NAMES[x.dtype.name]}")
+        result = _cast(result, x.dtype)
+    return _tailor.rebind(x, result, name)
+
+
+def _index_put(x, index, value):
+    """`x` with `x[index] = value` written, out of place (PyTorch's `index_put` and
+    `slice_scatter`): a bool mask of x's leading dims takes a fill; ints, slices, `...` and
+    `None` take a value broadcast to the region they select, placed back along each dim by
+    padding (`_placed`), and kept where the region's mask, placed the same way, is set."""
+    items = index if isinstance(index, tuple) else (index,)
+    if len(items) == 1 and isinstance(items[0], Tensor) and items[0].dtype is bool_:
+        mask = items[0]
+        while mask.dim() < x.dim():
+            mask = mask.unsqueeze(-1)
+        if isinstance(value, Tensor) and value.dim() > 0:
+            _tailor.unsupported("x[mask] = tensor",
+                                "its values go where the mask is true, a data-dependent "
+                                "count; write x = torch.where(mask, values, x)")
+        return x.masked_fill(mask, value)
+    for item in items:
+        if isinstance(item, (Tensor, list, tuple)):
+            _tailor.unsupported("x[index tensor] = value",
+                                "writing at tensor indices (index_put) is not in the subset; "
+                                "write x = torch.where(mask, values, x) with a mask")
+    region = x[index]
+    if not isinstance(value, Tensor):
+        value = _full_like(region, value)
+    value = _cast(value, x.dtype).expand_as(region)
+    inside = _cast(_tailor.constant(list(region.shape), "fill", 1.0), float32)
+    # x's dims beside the region's: `...` spelled out as full slices, trailing dims added.
+    named = len([i for i in items if i is not None and i is not Ellipsis])
+    expanded = []
+    for item in items:
+        expanded.extend([slice(None)] * (x.dim() - named) if item is Ellipsis else [item])
+    expanded.extend([slice(None)] * (x.dim() - len([i for i in expanded if i is not None])))
+    dim, at = 0, 0   # the dim of x, and of the value
+    for item in expanded:
+        if item is None:
+            value, inside = value.squeeze(at), inside.squeeze(at)
+            continue
+        size = x.size(dim)
+        if isinstance(item, slice):
+            if item != slice(None):
+                start, step = _slice_start(item, size), item.step or 1
+                value = _placed(value, at, start, step, size)
+                inside = _placed(inside, at, start, step, size)
+        else:
+            start = item + size if not isinstance(item, SymInt) and item < 0 else item
+            value = _placed(value.unsqueeze(at), at, start, 1, size)
+            inside = _placed(inside.unsqueeze(at), at, start, 1, size)
+        dim, at = dim + 1, at + 1
+    return _tailor.op("where", inside > 0, value, x)
+
+
+def _slice_start(item, size):
+    """Where a slice of a dim of `size` starts, as Python clamps it."""
+    if item.step is not None and item.step <= 0:
+        raise ValueError("step must be greater than zero")
+    start = item.start
+    if start is None:
+        return 0
+    if not isinstance(start, SymInt) and start < 0:
+        return max(size + start, 0)
+    return start
+
+
+def _placed(part, dim, start, step, size):
+    """`part` (length L along `dim`) spread over a dim of `size`: element j at
+    `start + step * j`, zeros elsewhere. Interleaving zeros is a pad of a new dim after
+    `dim` merged into it; the trailing gap is cut, so the pad after the last element is
+    `size - start - step * (L - 1) - 1`, never negative."""
+    length = part.size(dim)
+    if step > 1:
+        spread = _tailor.op("constant_pad", part.unsqueeze(dim + 1), dim + 1, 0, step - 1, 0.0)
+        merged = list(part.shape)
+        merged[dim] = length * step
+        part = spread.reshape(merged).narrow(dim, 0, length * step - step + 1)
+    after = size - start - step * (length - 1) - 1
+    return _tailor.op("constant_pad", part, dim, start, after, 0.0)
 
 
 def _bool_operands(name, *operands):
@@ -837,6 +980,26 @@ _define_aliases("Tensor.", _methods)
 for _name, _method in _methods.items():
     setattr(Tensor, _name, _method)
 Tensor.__abs__ = Tensor.abs
+
+# The in-place forms `x.name_(...)` of out-of-place methods (`_in_place`).
+_IN_PLACE = ["abs", "add", "addcdiv", "addcmul", "ceil", "clamp", "clamp_max", "clamp_min",
+             "clip", "cos", "div", "erf", "exp", "floor", "floor_divide", "fmod", "lerp", "log",
+             "logical_not", "masked_fill", "mul", "neg", "pow", "reciprocal", "relu",
+             "remainder", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "sub",
+             "tanh", "tril", "triu", "true_divide", "trunc"]
+
+
+def _in_place_method(name):
+    def method(self, *args, **kwargs):
+        return _in_place(self, getattr(self, name)(*args, **kwargs), name + "_")
+
+    method.__name__ = name + "_"
+    return method
+
+
+for _name in _IN_PLACE:
+    if hasattr(Tensor, _name):
+        setattr(Tensor, _name + "_", _in_place_method(_name))
 
 
 class SymInt(_tailor.SymIntBase):

@@ -42,7 +42,7 @@ pub(super) fn record(
     {
         return;
     }
-    let lifted = match value.downcast_ref::<TensorBase>().map(|t| &t.tensor) {
+    let lifted = match value.downcast_ref::<TensorBase>().map(|t| t.tensor()) {
         Some(TensorRef::Const(c)) if !c.is_param => Some(c.id),
         Some(_) => return,
         None => None,

@@ -160,14 +160,61 @@ pub(super) mod _tailor {
     #[pyclass(name = "TensorBase")]
     #[derive(Debug, PyPayload)]
     pub struct TensorBase {
-        pub tensor: TensorRef,
-        pub capture: u64,
+        /// What the tensor is now: an in-place op rebinds it (`_tailor.rebind`).
+        held: RefCell<TensorRef>,
+        /// The capture its node belongs to.
+        capture: Cell<u64>,
+        /// Whether a view op made it inside `forward` (PyTorch's view shares its base's
+        /// memory, so an in-place write would reach the base too).
+        view: Cell<bool>,
         /// `torch._dynamo.mark_dynamic` / `mark_static` on this tensor (script mode).
         pub marks: RefCell<Vec<DimMark>>,
     }
 
     #[pyclass(flags(BASETYPE))]
     impl TensorBase {}
+
+    impl TensorBase {
+        /// A proxy of `tensor`, a node of the capture numbered `capture` (0 for others).
+        pub fn new(tensor: TensorRef, capture: u64) -> TensorBase {
+            TensorBase {
+                held: RefCell::new(tensor),
+                capture: Cell::new(capture),
+                view: Cell::new(false),
+                marks: RefCell::default(),
+            }
+        }
+
+        /// A proxy of a view op's result `tensor` inside `forward`.
+        pub fn view(tensor: TensorRef, capture: u64) -> TensorBase {
+            let proxy = TensorBase::new(tensor, capture);
+            proxy.view.set(true);
+            proxy
+        }
+
+        /// Whether a view op made it inside `forward` and no write has rebound it since.
+        pub fn is_view(&self) -> bool {
+            self.view.get()
+        }
+
+        /// The tensor the proxy holds now.
+        pub fn tensor(&self) -> TensorRef {
+            self.held.borrow().clone()
+        }
+
+        /// The capture its node belongs to (0 for a constant or a value).
+        pub fn capture(&self) -> u64 {
+            self.capture.get()
+        }
+
+        /// Makes the proxy hold `tensor` of capture `capture`: what an in-place op leaves,
+        /// seen through every Python reference to the same tensor object.
+        pub fn rebind(&self, tensor: TensorRef, capture: u64) {
+            *self.held.borrow_mut() = tensor;
+            self.capture.set(capture);
+            self.view.set(false);
+        }
+    }
 
     /// A symbolic size of the capture numbered `capture`.
     #[pyattr]
@@ -280,7 +327,7 @@ pub(super) mod _tailor {
             let proxy = x.downcast_ref::<TensorBase>().ok_or_else(|| {
                 call.type_error(format!("expected a Tensor, got {}", call.type_name(&x)))
             })?;
-            let tensor = match proxy.tensor.clone() {
+            let tensor = match proxy.tensor() {
                 TensorRef::Value(value, _) => crate::graph::Tensor::clone(&value),
                 TensorRef::Const(constant) if call.is_eager() => constant.observed(),
                 _ => {
@@ -354,7 +401,7 @@ pub(super) mod _tailor {
     /// A tensor's values when it has them now (a computed value; a constant outside
     /// forward): the proxy's own tensor, never an input of a graph after a break.
     fn value_of(call: &Call<'_>, x: &PyObjectRef) -> Option<crate::graph::Tensor> {
-        match &x.downcast_ref::<TensorBase>()?.tensor {
+        match &x.downcast_ref::<TensorBase>()?.tensor() {
             TensorRef::Value(value, _) => Some(crate::graph::Tensor::clone(value)),
             TensorRef::Const(constant) if call.is_eager() => Some(constant.observed()),
             _ => None,
@@ -409,7 +456,7 @@ pub(super) mod _tailor {
     #[pyfunction]
     fn has_values(x: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
         Call::run_with(vm, |call| {
-            Ok(match &x.downcast_ref::<TensorBase>().map(|t| &t.tensor) {
+            Ok(match &x.downcast_ref::<TensorBase>().map(|t| t.tensor()) {
                 Some(TensorRef::Value(..)) => true,
                 Some(TensorRef::Const(_)) => call.is_eager(),
                 _ => false,
@@ -561,6 +608,19 @@ pub(super) mod _tailor {
         })
     }
 
+    /// An in-place op (`x.add_(y)`, `x[i] = v`): `dst` holds `src`, the op's out-of-place
+    /// result cast to `dst`'s dtype, from now on (`Call::rebind`); `op` names it. Returns
+    /// `dst`.
+    #[pyfunction]
+    fn rebind(
+        dst: PyObjectRef,
+        src: PyObjectRef,
+        op: PyUtf8StrRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| call.rebind(&dst, &src, op.as_str()))
+    }
+
     /// `nn.Parameter(t)` and buffers: a new module-state constant with `t`'s shape and fill.
     #[pyfunction]
     fn as_state(data: PyObjectRef, vm: &VirtualMachine) -> PyResult {
@@ -630,10 +690,20 @@ pub(super) mod _tailor {
         })
     }
 
+    /// Whether `tensor` is a constant: module state, or a tensor a factory made outside
+    /// `forward` (whose fill `nn.init` and `fill_` set in place).
+    #[pyfunction]
+    fn is_constant(tensor: PyObjectRef) -> bool {
+        matches!(
+            tensor.downcast_ref::<TensorBase>().map(|t| t.tensor()),
+            Some(TensorRef::Const(_))
+        )
+    }
+
     #[pyfunction]
     fn is_state(tensor: PyObjectRef) -> bool {
         matches!(
-            tensor.downcast_ref::<TensorBase>().map(|t| &t.tensor),
+            tensor.downcast_ref::<TensorBase>().map(|t| t.tensor()),
             Some(TensorRef::Const(c)) if c.is_param
         )
     }
@@ -662,7 +732,7 @@ pub(super) mod _tailor {
     /// Names a constant after its dotted path (`layers.0.weight`), if it has no name yet.
     #[pyfunction]
     fn set_name(tensor: PyObjectRef, name: PyUtf8StrRef) {
-        if let Some(TensorRef::Const(c)) = tensor.downcast_ref::<TensorBase>().map(|t| &t.tensor) {
+        if let Some(TensorRef::Const(c)) = tensor.downcast_ref::<TensorBase>().map(|t| t.tensor()) {
             if c.name.borrow().is_empty() {
                 *c.name.borrow_mut() = name.as_str().to_string();
             }

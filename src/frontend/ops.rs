@@ -236,7 +236,8 @@ impl<'a> Ops<'a> {
         // A tensor that is neither an argument nor a parameter or buffer is lifted, as Dynamo
         // lifts it: a plain tensor attribute where the trace read one, else a module-level
         // tensor (a constant the capture found under a name).
-        let holder = (!c.is_param && tracing.fed.is_none()).then(|| {
+        // A factory's tensor made in forward is the graph's own constant, not lifted.
+        let holder = (!c.is_param && c.made_in == 0 && tracing.fed.is_none()).then(|| {
             tracing
                 .holders
                 .get(&c.id)
@@ -1138,6 +1139,9 @@ pub struct ConstTensor {
     pub is_param: bool,
     /// Its element type (parameters are float32; a buffer keeps its tensor's).
     pub dtype: DType,
+    /// The capture whose `forward` made it (a factory's tensor of this call, which an
+    /// in-place op may write), 0 outside `forward`.
+    pub made_in: u64,
 }
 
 impl ConstTensor {

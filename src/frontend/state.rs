@@ -59,7 +59,7 @@ impl Program {
             let mut position_of: BTreeMap<usize, usize> = BTreeMap::new();
             for (name, tensor) in entries {
                 let Some(TensorRef::Const(constant)) =
-                    tensor.downcast_ref::<TensorBase>().map(|t| &t.tensor)
+                    tensor.downcast_ref::<TensorBase>().map(|t| t.tensor())
                 else {
                     return Err(FrontendError::Type {
                         span: Span { line: 1, col: 1 },
@@ -73,7 +73,7 @@ impl Program {
                         state.push(StateTensor {
                             names: vec![name],
                             shape: constant.shape.clone(),
-                            tensor: Rc::clone(constant),
+                            tensor: constant,
                         });
                     }
                 }

@@ -184,6 +184,43 @@ fn a_parameter_larger_than_the_runtimes_hold_is_refused_where_it_is_made() {
     );
 }
 
+/// An in-place write inside `forward` that a rebinding cannot make what PyTorch makes is
+/// refused at its line, saying what it writes into and what to write instead: an input
+/// (PyTorch copies it back into the caller's tensor), a view (PyTorch writes the tensor
+/// viewed too) and module state (PyTorch changes it for every later call).
+#[test]
+fn an_in_place_write_that_would_escape_the_tensor_is_refused_at_its_line() {
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "x.add_(1)\n        return x",
+            &[
+                "Tensor.add_ in forward",
+                "the input 'x'",
+                "x = x.add(...)",
+                "11:9",
+            ],
+        ),
+        (
+            "y = x * 2\n        v = y.view(-1)\n        v.mul_(3)\n        return y",
+            &["Tensor.mul_ in forward", "through a view", "13:9"],
+        ),
+        (
+            "y = x.t()\n        y[0] = 1.0\n        return y",
+            &["Tensor.__setitem__ in forward", "through a view", "12:9"],
+        ),
+        (
+            "self.scale.fill_(2.0)\n        return x * self.scale",
+            &["Tensor.fill_ in forward", "'scale'", "11:9"],
+        ),
+    ];
+    for (body, needles) in cases {
+        let source = format!(
+            "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.register_buffer('scale', torch.ones(3))\n\n    def forward(self, x):\n        {body}\n"
+        );
+        check_model_error(&source, "x=2,3", &no_marks(), needles, None);
+    }
+}
+
 #[test]
 fn nonzero_is_unsupported() {
     let source = "import torch\n\n\ndef f(x):\n    return torch.nonzero(x)\n";
@@ -229,11 +266,11 @@ def f(x):
 }
 
 /// An unsupported name's error says what to write instead: the supported alternative where
-/// one does the same work (an in-place op's functional form), or, for a misspelling, the
+/// one does the same work (an in-place form's out-of-place one), or, for a misspelling, the
 /// closest supported name of its group; a name with neither gets no guess.
 #[test]
 fn an_unsupported_name_names_what_to_write_instead() {
-    let cases: [(&str, &[&str]); 8] = [
+    let cases: [(&str, &[&str]); 6] = [
         ("x.sigmod()", &["Tensor.sigmod", "did you mean x.sigmoid?"]),
         (
             "F.leaky_rellu(x)",
@@ -250,20 +287,16 @@ fn an_unsupported_name_names_what_to_write_instead() {
         (
             "x.masked_fill_(x > 0, 0.0)",
             &[
-                "Tensor.masked_fill_",
-                "use x = x.masked_fill(...): in-place ops",
+                "Tensor.masked_fill_ in forward",
+                "the input 'x'",
+                "x = x.masked_fill(...)",
             ],
         ),
-        ("x.add_(1.0)", &["Tensor.add_", "use x = x.add(...)"]),
         (
-            "x.copy_(x * 2)",
-            &["Tensor.copy_", "use x = src.expand_as(x).to(x.dtype)"],
-        ),
-        (
-            "x.fill_(0.0)",
+            "x.unsqueeze_(0)",
             &[
-                "Tensor.fill_ in forward",
-                "write x = torch.full_like(x, value)",
+                "Tensor.unsqueeze_",
+                "use x = x.unsqueeze(...), its out-of-place form",
             ],
         ),
     ];

@@ -22,7 +22,8 @@
 //! linspace, meshgrid, logsumexp; `adaptive.py`: global max and 1-d pools; `embedding.py`:
 //! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more;
 //! `small_ops.py`: constants, full_like, mm, roll, repeat_interleave, definition-time fills
-//! and contextlib, with its recompiles and shape guards against `small_ops.eager.txt`).
+//! and contextlib, with its recompiles and shape guards against `small_ops.eager.txt`;
+//! `in_place.py`: in-place ops and index assignment, likewise against `in_place.eager.txt`).
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
 
@@ -382,6 +383,21 @@ fn tensor_methods_compute_what_pytorch_computes() {
 fn small_ops_compute_and_guard_what_pytorch_does() {
     assert_prints_close_to_what_pytorch_printed("small_ops");
     assert_logs_what_pytorch_logged("small_ops", "recompiles,guards", |line| {
+        line.contains("[__recompiles]") || is_shape_guard(line)
+    });
+}
+
+/// In-place ops, functionalized (`tests/data/scripts/in_place.py`): index assignment with
+/// ints, strided slices, `...` and masks, `fill_`/`zero_`/`copy_`/`mul_`/`masked_fill_` and
+/// the rest, where a model builds its tables (a sinusoidal position table) and inside a
+/// compiled `forward` and a time loop writing each step into a buffer of its own; `//` and
+/// `%` on tensors; PyTorch's errors for an in-place result of another dtype or shape. It
+/// prints what PyTorch prints (`tests/data/pytorch/in_place.txt`) and logs its recompiles and
+/// shape guards (`in_place.eager.txt`): a write asks nothing of a symbolic size.
+#[test]
+fn in_place_writes_compute_and_guard_what_pytorch_does() {
+    assert_prints_close_to_what_pytorch_printed("in_place");
+    assert_logs_what_pytorch_logged("in_place", "recompiles,guards", |line| {
         line.contains("[__recompiles]") || is_shape_guard(line)
     });
 }

@@ -33,20 +33,20 @@ impl<'vm> Call<'vm> {
                 self.type_error(format!("expected a Tensor, got {}", self.type_name(value)))
             );
         };
-        match &proxy.tensor {
-            TensorRef::Node(_) if Some(proxy.capture) != self.capture_number() => Err(self
+        match &proxy.tensor() {
+            TensorRef::Node(_) if Some(proxy.capture()) != self.capture_number() => Err(self
                 .unsupported(
                     "a tensor of an earlier capture",
                     "a graph tensor was kept after forward returned (on self or in a global)",
                 )),
             TensorRef::Const(c) => {
                 self.name_constant(value, c);
-                Ok(proxy.tensor.clone())
+                Ok(proxy.tensor())
             }
             TensorRef::Value(value, _) => Ok(self
                 .resume_input(value)?
-                .map_or_else(|| proxy.tensor.clone(), TensorRef::Node)),
-            TensorRef::Node(_) => Ok(proxy.tensor.clone()),
+                .map_or_else(|| proxy.tensor(), TensorRef::Node)),
+            TensorRef::Node(_) => Ok(proxy.tensor()),
         }
     }
 
@@ -79,6 +79,7 @@ impl<'vm> Call<'vm> {
             name: RefCell::new(String::new()),
             is_param: false,
             dtype,
+            made_in: self.capture_number().unwrap_or(0),
         })))
     }
 

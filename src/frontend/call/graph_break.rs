@@ -128,9 +128,9 @@ impl<'vm> Call<'vm> {
             .chain(held)
             .filter_map(|value| {
                 let proxy = value.downcast_ref::<TensorBase>()?;
-                match &proxy.tensor {
+                match &proxy.tensor() {
                     TensorRef::Node(id)
-                        if proxy.capture == capture.number
+                        if proxy.capture() == capture.number
                             && !matches!(capture.graph.node(*id).op, Op::Input { .. }) =>
                     {
                         Some(*id)
@@ -155,7 +155,7 @@ impl<'vm> Call<'vm> {
         };
         for (name, value) in self.frame_locals(frame) {
             if let Some(proxy) = value.downcast_ref::<TensorBase>() {
-                if let TensorRef::Value(values, dtype) = &proxy.tensor {
+                if let TensorRef::Value(values, dtype) = &proxy.tensor() {
                     point.tensors.push((name, values.clone(), *dtype));
                 }
             } else if value.class().is(self.vm.ctx.types.bool_type) {

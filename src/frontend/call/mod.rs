@@ -9,11 +9,12 @@
 //!
 //! Here: the call itself, its errors and the capture it runs in. `arguments.rs`: reading
 //! Python arguments; `graph_break.rs`: breaks met in a call; `proxies.rs`: making proxies;
-//! `decide.rs`: deciding sizes.
+//! `decide.rs`: deciding sizes; `in_place.rs`: in-place ops, rebinding a proxy.
 
 mod arguments;
 mod decide;
 mod graph_break;
+mod in_place;
 mod proxies;
 
 use crate::frontend::FrontendError;
@@ -321,15 +322,15 @@ impl<'vm> Call<'vm> {
                 self.type_error(format!("expected a Tensor, got {}", self.type_name(value)))
             );
         };
-        if matches!(proxy.tensor, TensorRef::Node(_))
-            && Some(proxy.capture) != self.capture_number()
+        if matches!(proxy.tensor(), TensorRef::Node(_))
+            && Some(proxy.capture()) != self.capture_number()
         {
             return Err(self.unsupported(
                 "a tensor of an earlier capture",
                 "a graph tensor was kept after forward returned (on self or in a global)",
             ));
         }
-        Ok(self.dtype_of(&proxy.tensor))
+        Ok(self.dtype_of(&proxy.tensor()))
     }
 
     /// Runs `op` on the tensor operations of the capture in progress (or outside it).

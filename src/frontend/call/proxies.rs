@@ -38,13 +38,27 @@ impl<'vm> Call<'vm> {
             TensorRef::Const(_) | TensorRef::Value(..) => 0,
         };
         let class = self.class_of(|c| &c.tensor)?;
-        Ok(TensorBase {
-            tensor,
-            capture,
-            marks: RefCell::default(),
-        }
-        .into_ref_with_type(self.vm, class)?
-        .into())
+        let proxy = if self.is_view_node(&tensor) {
+            TensorBase::view(tensor, capture)
+        } else {
+            TensorBase::new(tensor, capture)
+        };
+        Ok(proxy.into_ref_with_type(self.vm, class)?.into())
+    }
+
+    /// Whether `tensor` is the result of a view op of the capture in progress (a reshape,
+    /// an expand, a permute or a slice, which share their input's memory in PyTorch).
+    fn is_view_node(&self, tensor: &TensorRef) -> bool {
+        let TensorRef::Node(id) = tensor else {
+            return false;
+        };
+        let capture = self.session.capture.borrow();
+        capture.as_ref().is_some_and(|capture| {
+            matches!(
+                capture.graph.node(*id).op,
+                Op::Reshape | Op::Expand | Op::Permute { .. } | Op::Slice { .. }
+            )
+        })
     }
 
     /// The proxy of a symbolic float argument: a `SymFloat`, a 0-dimensional tensor of the
@@ -52,13 +66,9 @@ impl<'vm> Call<'vm> {
     pub(super) fn wrap_sym_float(&self, id: NodeId) -> Result<PyObjectRef> {
         let capture = self.capture_number().unwrap_or(0);
         let class = self.class_of(|c| &c.symfloat)?;
-        Ok(TensorBase {
-            tensor: TensorRef::Node(id),
-            capture,
-            marks: RefCell::default(),
-        }
-        .into_ref_with_type(self.vm, class)?
-        .into())
+        Ok(TensorBase::new(TensorRef::Node(id), capture)
+            .into_ref_with_type(self.vm, class)?
+            .into())
     }
 
     /// The name and traced value of the symbolic float argument `f` is.
@@ -159,6 +169,7 @@ impl<'vm> Call<'vm> {
             name: RefCell::new(String::new()),
             is_param,
             dtype,
+            made_in: self.capture_number().unwrap_or(0),
         })))
     }
 
@@ -177,7 +188,7 @@ impl<'vm> Call<'vm> {
         let script = self.session.interpreter.borrow().upgrade().is_some();
         let scaled = match (lhs.downcast_ref::<TensorBase>(), name, self.scalar(rhs)) {
             _ if script => None,
-            (Some(proxy), "mul", Some(Scalar::Number(k))) => match &proxy.tensor {
+            (Some(proxy), "mul", Some(Scalar::Number(k))) => match &proxy.tensor() {
                 TensorRef::Const(c) => match &*c.init.borrow() {
                     Init::Normal { std } => Some((c.clone(), Init::Normal { std: std * k })),
                     Init::Uniform { bound } => Some((
