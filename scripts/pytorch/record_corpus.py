@@ -63,10 +63,16 @@ def source_of(entry):
 
 
 def parse_call(call):
-    """`x=2,3,32,32;ids=2,16:int64` -> {name: (shape, dtype)}."""
+    """`x=2,3,32,32;ids=2,16:int64;flag=True` -> {name: (shape, dtype) or a Python value}."""
     args = {}
     for part in call.split(";"):
         name, spec = part.split("=", 1)
+        if spec in ("True", "False"):
+            args[name.strip()] = spec == "True"
+            continue
+        if spec.startswith("int("):
+            args[name.strip()] = int(spec[4:-1])
+            continue
         dims, _, dtype = spec.partition(":")
         shape = tuple(int(d) for d in dims.split(",")) if dims else ()
         args[name.strip()] = (shape, DTYPES[dtype])
@@ -76,7 +82,11 @@ def parse_call(call):
 def inputs_of(call, seed):
     generator = torch.Generator().manual_seed(seed)
     values = {}
-    for name, (shape, dtype) in parse_call(call).items():
+    for name, arg in parse_call(call).items():
+        if not isinstance(arg, tuple):
+            values[name] = arg
+            continue
+        shape, dtype = arg
         if dtype is torch.float32:
             values[name] = torch.randn(shape, generator=generator)
         elif dtype is torch.int64:
