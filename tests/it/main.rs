@@ -2,6 +2,7 @@
 
 mod cli;
 mod conformance;
+mod corpus;
 mod errors;
 mod executor;
 mod files;
