@@ -14,8 +14,11 @@ import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
 from torch._tensor import bfloat16, bool_, float16, float64, int32, int64, _define_aliases
 from torch._tensor import _cast, _dims, _log_softmax, _made, _sizes, _missing_names
-from torch import cuda, _dynamo, _logging, return_types
+from torch import autograd, cuda, jit, _dynamo, _logging, return_types
 from torch import nn
+
+# The PyTorch whose torch.compile Tailor follows.
+__version__ = "2.15.0"
 
 float = float32
 long = int64
@@ -30,6 +33,38 @@ inf = _math.inf
 nan = _math.nan
 pi = _math.pi
 e = _math.e
+
+
+class finfo:
+    """A float dtype's limits, as PyTorch gives them."""
+
+    _LIMITS = {
+        "float32": (1.1920928955078125e-07, 3.4028234663852886e+38, 1.1754943508222875e-38, 32),
+        "float64": (2.220446049250313e-16, 1.7976931348623157e+308, 2.2250738585072014e-308, 64),
+        "float16": (0.0009765625, 65504.0, 6.103515625e-05, 16),
+        "bfloat16": (0.0078125, 3.3895313892515355e+38, 1.1754943508222875e-38, 16),
+    }
+
+    def __init__(self, type=None):
+        type = float32 if type is None else type
+        if not isinstance(type, dtype) or type.name not in self._LIMITS:
+            raise TypeError(f"finfo(): argument 'type' must be a floating point dtype, not {type!r}")
+        self.dtype = type.name
+        self.eps, self.max, self.tiny, self.bits = self._LIMITS[type.name]
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+
+
+class iinfo:
+    """An integer dtype's limits, as PyTorch gives them."""
+
+    def __init__(self, type):
+        bits = {"int64": 64, "int32": 32}.get(getattr(type, "name", None))
+        if bits is None:
+            raise TypeError(f"iinfo(): argument 'type' must be an integer dtype, not {type!r}")
+        self.dtype, self.bits = type.name, bits
+        self.max = 2 ** (bits - 1) - 1
+        self.min = -(2 ** (bits - 1))
 
 
 # ---- creating tensors (constants: made outside forward, static shape, seeded fill) ----------
@@ -126,6 +161,22 @@ def split(tensor, split_size_or_sections, dim=0):
 
 def chunk(input, chunks, dim=0):
     return input.chunk(chunks, dim)
+
+
+def log1p(input):
+    return input.log1p()
+
+
+def expm1(input):
+    return input.expm1()
+
+
+def cumsum(input, dim, *, dtype=None):
+    return input.cumsum(dim, dtype=dtype)
+
+
+def logcumsumexp(input, dim):
+    return input.logcumsumexp(dim)
 
 
 def masked_fill(input, mask, value):

@@ -573,6 +573,51 @@ class Tensor(_tailor.TensorBase):
     def __setitem__(self, index, value):
         _in_place(self, _index_put(self, index, value), "__setitem__")
 
+    def log1p(self):
+        """`log(1 + x)`, by its series where `1 + x` would round x away."""
+        small = self.abs() < 1e-4
+        series = self - self * self / 2 + self * self * self / 3
+        return _tailor.op("where", small, series, (self + 1).log())
+
+    def expm1(self):
+        """`exp(x) - 1`, by its series where the difference would cancel."""
+        small = self.abs() < 1e-5
+        return _tailor.op("where", small, self + self * self / 2, self.exp() - 1)
+
+    def cumsum(self, dim, *, dtype=None):
+        """Running sums along `dim`: a product with an upper-triangular matrix of ones
+        (column j sums the elements up to j), in float32; integral inputs give int64, as in
+        PyTorch."""
+        import torch
+        x = self if dtype is None else _cast(self, dtype)
+        d = _dim_index(dim, x.dim())
+        moved = _cast(x, float32).movedim(d, -1)
+        n = moved.size(-1)
+        summed = (moved @ torch.ones(n, n).triu()).movedim(-1, d)
+        if x.dtype.is_floating_point:
+            return summed
+        return _cast(summed.round(), int64)
+
+    def logcumsumexp(self, dim):
+        """`log(cumsum(exp(x)))` along `dim`, shifted by the dim's largest element so no
+        exp overflows."""
+        d = _dim_index(dim, self.dim())
+        top = self.amax(d, keepdim=True)
+        return (self - top).exp().cumsum(d).log() + top
+
+    @property
+    def requires_grad(self):
+        # Parameters require gradients unless told otherwise; buffers and the rest do not.
+        return _tailor.requires_grad(self)
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        _tailor.set_requires_grad(self, bool(value))
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         if correction is None:
             correction = 1 if unbiased else 0
@@ -960,6 +1005,9 @@ OP_ALIASES = _tailor.op_aliases()
 
 def _op_function(op, name):
     def function(*args, **kwargs):
+        if "keepdims" in kwargs:
+            # NumPy's spelling, which PyTorch's reductions accept too.
+            kwargs["keepdim"] = kwargs.pop("keepdims")
         return _tailor.op(op, *args, **kwargs)
 
     function.__name__ = name

@@ -140,7 +140,7 @@ impl EntryPoint {
 static STDLIB: &FrozenLib<[u8]> =
     FrozenLib::from_ref(include_bytes!(concat!(env!("OUT_DIR"), "/stdlib.frozen")).as_slice());
 
-/// A fresh interpreter with the native `_tailor` and `math`, `py/` frozen (the `torch`
+/// A fresh interpreter with the native `_tailor` and `_math` (under `py/math.py`), `py/` frozen (the `torch`
 /// stand-in) and the CPython modules of `STDLIB`; its integers bounded (`bounds.rs`).
 pub fn interpreter() -> Interpreter {
     let mut settings = Settings::default();

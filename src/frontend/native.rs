@@ -167,6 +167,9 @@ pub(super) mod _tailor {
         /// Whether a view op made it inside `forward` (PyTorch's view shares its base's
         /// memory, so an in-place write would reach the base too).
         view: Cell<bool>,
+        /// `requires_grad` where the model set it (`nn.Parameter(t, requires_grad=False)`,
+        /// `t.requires_grad_()`); unset, a parameter requires it and anything else does not.
+        requires_grad: Cell<Option<bool>>,
         /// `torch._dynamo.mark_dynamic` / `mark_static` on this tensor (script mode).
         pub marks: RefCell<Vec<DimMark>>,
     }
@@ -181,6 +184,7 @@ pub(super) mod _tailor {
                 held: RefCell::new(tensor),
                 capture: Cell::new(capture),
                 view: Cell::new(false),
+                requires_grad: Cell::new(None),
                 marks: RefCell::default(),
             }
         }
@@ -688,6 +692,27 @@ pub(super) mod _tailor {
             let dtype = call.proxy_dtype(&tensor)?;
             Ok(vm.ctx.new_str(dtype.name()).into())
         })
+    }
+
+    /// `tensor.requires_grad`: what the model set, else whether it is module state (a
+    /// parameter; `register_buffer` sets its buffers' to false).
+    #[pyfunction]
+    fn requires_grad(tensor: PyObjectRef) -> bool {
+        let Some(proxy) = tensor.downcast_ref::<TensorBase>() else {
+            return false;
+        };
+        proxy
+            .requires_grad
+            .get()
+            .unwrap_or_else(|| matches!(proxy.tensor(), TensorRef::Const(c) if c.is_param))
+    }
+
+    /// Sets `tensor.requires_grad` (`requires_grad_`, `nn.Parameter(…, requires_grad=)`).
+    #[pyfunction]
+    fn set_requires_grad(tensor: PyObjectRef, value: bool) {
+        if let Some(proxy) = tensor.downcast_ref::<TensorBase>() {
+            proxy.requires_grad.set(Some(value));
+        }
     }
 
     /// Whether `tensor` is a constant: module state, or a tensor a factory made outside

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use super::{Atom, AtomKind, Expr, Factor, Sym, Term};
+use super::{Atom, AtomKind, CmpOp, Expr, Factor, Sym, Term};
 
 /// Python precedence levels, lowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -317,12 +317,20 @@ fn atom_source(atom: &Atom, name: &dyn Fn(Sym) -> String) -> String {
     }
 }
 
-/// A side of a relation in source form: a product is parenthesized, as PyTorch's printer
-/// does (`(4*(s0 // 4)) != s0`); sums and atoms bring their own parentheses.
-pub(super) fn relation_side(expr: &Expr, name: &dyn Fn(Sym) -> String) -> String {
+/// A side of a relation `op` in source form, as PyTorch's printer writes it: beside `==` or
+/// `!=` a product is parenthesized (`(4*(s0 // 4)) != s0`) and sums and atoms bring their
+/// own parentheses; beside an inequality, which binds looser than both, neither is
+/// (`(-2) + 2*(s0 // 2) < s0`, `2*(((-1) + s0) // 2) < s0`).
+pub(super) fn relation_side(expr: &Expr, op: CmpOp, name: &dyn Fn(Sym) -> String) -> String {
     let text = to_source(expr, name);
     let product = expr.constant == 0 && expr.terms.len() == 1 && expr.as_atom().is_none();
-    if product { format!("({text})") } else { text }
+    let sum = !expr.terms.is_empty() && (expr.terms.len() > 1 || expr.constant != 0);
+    match op {
+        CmpOp::Eq | CmpOp::Ne if product => format!("({text})"),
+        CmpOp::Eq | CmpOp::Ne => text,
+        _ if sum => text[1..text.len() - 1].to_string(),
+        _ => text,
+    }
 }
 
 /// An operand of `//` or `%` in source form: sums and atoms bring their own parentheses;

@@ -197,12 +197,8 @@ impl Rel {
 
     /// The PyTorch guard source form, e.g. `L['x'].size()[0] >= 2`.
     pub fn to_source(&self, name: &dyn Fn(Sym) -> String) -> String {
-        format!(
-            "{} {} {}",
-            super::print::relation_side(&self.lhs, name),
-            self.op,
-            super::print::relation_side(&self.rhs, name)
-        )
+        let side = |expr: &Expr| super::print::relation_side(expr, self.op, name);
+        format!("{} {} {}", side(&self.lhs), self.op, side(&self.rhs))
     }
 }
 

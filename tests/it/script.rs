@@ -23,7 +23,9 @@
 //! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more;
 //! `small_ops.py`: constants, full_like, mm, roll, repeat_interleave, definition-time fills
 //! and contextlib, with its recompiles and shape guards against `small_ops.eager.txt`;
-//! `in_place.py`: in-place ops and index assignment, likewise against `in_place.eager.txt`).
+//! `in_place.py`: in-place ops and index assignment, likewise against `in_place.eager.txt`;
+//! `model_helpers.py`: `math`, `torch.autograd.Function`, `torch.jit`, ceil-mode pools and
+//! the other helpers model files use, likewise).
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
 
@@ -398,6 +400,23 @@ fn small_ops_compute_and_guard_what_pytorch_does() {
 fn in_place_writes_compute_and_guard_what_pytorch_does() {
     assert_prints_close_to_what_pytorch_printed("in_place");
     assert_logs_what_pytorch_logged("in_place", "recompiles,guards", |line| {
+        line.contains("[__recompiles]") || is_shape_guard(line)
+    });
+}
+
+/// What real model files reach for while they are built and run
+/// (`tests/data/scripts/model_helpers.py`): `math` beyond `sqrt` (`log2`, `prod`, `gcd`,
+/// `erf`, …), `torch.nn.modules.utils`' tuples, `finfo`/`iinfo`, `cumsum` and
+/// `logcumsumexp`, NumPy's `keepdims`, ceil-mode pools (an average pool whose last windows
+/// overhang divides by what they cover), a `torch.autograd.Function`, `torch.jit`'s
+/// decorators, `ModuleList.insert` and item assignment, `reset_parameters`, `RMSNorm`,
+/// `L1Loss`/`MSELoss`, `ParameterList` and `requires_grad`, eagerly and compiled over three
+/// batch sizes: it prints what PyTorch prints (`model_helpers.txt`) and logs its recompiles
+/// and shape guards (`model_helpers.eager.txt`).
+#[test]
+fn model_helpers_compute_and_guard_what_pytorch_does() {
+    assert_prints_close_to_what_pytorch_printed("model_helpers");
+    assert_logs_what_pytorch_logged("model_helpers", "recompiles,guards", |line| {
         line.contains("[__recompiles]") || is_shape_guard(line)
     });
 }

@@ -170,6 +170,101 @@ def linear(input, weight, bias=None):
     return _tailor.op("linear", input, weight, bias)
 
 
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """`x / sqrt(mean(x**2) + eps) * weight` over the last dims; `eps` defaults to the
+    dtype's machine epsilon, as PyTorch's."""
+    import torch
+    dims = list(range(-len(_tuple(normalized_shape, 1)), 0))
+    if eps is None:
+        eps = torch.finfo(input.dtype).eps
+    out = input * torch.rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
+    return out if weight is None else out * weight
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _reduced((input - target).abs(), reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _reduced((input - target).pow(2), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    diff = (input - target).abs()
+    if beta == 0:
+        return _reduced(diff, reduction)
+    return _reduced(torch_where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta),
+                    reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    # PyTorch clamps each log at -100, so a 0 or 1 probability gives a finite loss.
+    loss = -(target * input.log().clamp(min=-100)
+             + (1 - target) * (1 - input).log().clamp(min=-100))
+    return _reduced(loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    # log(1 + exp(-x)) as PyTorch computes it, stable for both signs.
+    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0)
+    log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input + log_weight * softplus_neg
+    return _reduced(loss if weight is None else loss * weight, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    return _nll(log_softmax(input, 1), target, weight, ignore_index, reduction,
+                label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    return _nll(input, target, weight, ignore_index, reduction, 0.0)
+
+
+def _nll(logp, target, weight, ignore_index, reduction, smoothing):
+    """The negative log-likelihood of class indices (dim 1 of `logp` holds the classes) or
+    of class probabilities, as PyTorch weighs, ignores, smooths and averages it."""
+    import torch
+    classes = logp.size(1)
+    weights = torch.ones(classes) if weight is None else weight
+    shape = [1] * logp.dim()
+    shape[1] = classes
+    weights = weights.view(shape)
+    if target.dtype.is_floating_point:
+        if smoothing:
+            target = target * (1 - smoothing) + smoothing / classes
+        return _reduced(-(logp * target * weights).sum(1), reduction)
+    valid = target != ignore_index
+    index = torch.where(valid, target, 0).unsqueeze(1)
+    picked = -(logp * weights).gather(1, index).squeeze(1)
+    kept = torch.where(valid, weights.view(-1).index_select(0, index.reshape(-1)).view(index.squeeze(1).shape), 0.0)
+    loss = torch.where(valid, picked, 0.0)
+    if smoothing:
+        uniform = -(logp * weights).sum(1) / classes
+        loss = loss * (1 - smoothing) + torch.where(valid, uniform, 0.0) * smoothing
+    if reduction == "mean":
+        return loss.sum() / kept.sum()
+    return _reduced(loss, reduction)
+
+
+def torch_where(condition, input, other):
+    return _tailor.op("where", condition, input, other)
+
+
+def _reduced(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if not isinstance(normalized_shape, (tuple, list)):
         normalized_shape = [normalized_shape]
@@ -241,16 +336,84 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation, 2)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0):
-    kernel = _tuple(kernel_size, 2)
-    stride = kernel if stride is None else _tuple(stride, 2)
-    return _tailor.op("max_pool2d", input, kernel, stride, _tuple(padding, 2))
+# The lowest float32: what a max pool's ceil-mode overhang is padded with, so it never wins
+# (an infinity would not survive every backend's constants).
+_LOWEST = -3.4028234663852886e38
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0):
+def _ceil_overhang(size, kernel, stride, padding):
+    """How far the last window of a ceil-mode pool reaches past the padded input, by
+    PyTorch's rule: one more window where the division leaves a rest, unless that window
+    would start in the right padding."""
+    span = size + 2 * padding - kernel
+    windows = (span + stride - 1) // stride + 1
+    if (windows - 1) * stride >= size + padding:
+        windows = windows - 1
+    return (windows - 1) * stride + kernel - (size + 2 * padding)
+
+
+def _may_be_positive(size):
+    """Whether a size computed from the input's may be above 0: a symbolic one is taken to
+    be, so no guard asks (padding by 0 changes nothing)."""
+    return size > 0 if isinstance(size, int) else True
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
     kernel = _tuple(kernel_size, 2)
-    stride = kernel if stride is None else _tuple(stride, 2)
-    return _tailor.op("avg_pool2d", input, kernel, stride, _tuple(padding, 2))
+    stride = kernel if stride is None or stride == [] else _tuple(stride, 2)
+    padding = _tuple(padding, 2)
+    if _tuple(dilation, 2) != [1, 1]:
+        _tailor.unsupported("max_pool2d with dilation", "use dilation=1")
+    if return_indices:
+        _tailor.unsupported("max_pool2d with return_indices=True",
+                            "the indices are not computed; use return_indices=False")
+    if ceil_mode:
+        # Ceil mode is floor mode over an input padded on the right by the last window's
+        # overhang, with values no element loses to.
+        for dim, (k, s, p) in ((-2, (kernel[0], stride[0], padding[0])),
+                               (-1, (kernel[1], stride[1], padding[1]))):
+            extra = _ceil_overhang(input.size(dim), k, s, p)
+            if _may_be_positive(extra):
+                input = _tailor.op("constant_pad", input, input.dim() + dim, 0, extra, _LOWEST)
+    return _tailor.op("max_pool2d", input, kernel, stride, padding)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    kernel = _tuple(kernel_size, 2)
+    stride = kernel if stride is None or stride == [] else _tuple(stride, 2)
+    padding = _tuple(padding, 2)
+    if divisor_override is not None:
+        _tailor.unsupported("avg_pool2d with divisor_override", "divide the pool's sum yourself")
+    if not count_include_pad and padding != [0, 0]:
+        _tailor.unsupported("avg_pool2d with count_include_pad=False and padding",
+                            "pad explicitly with F.pad, or use count_include_pad=True")
+    if ceil_mode:
+        extra = [_ceil_overhang(input.size(d), k, s, p) for d, k, s, p in
+                 ((-2, kernel[0], stride[0], padding[0]), (-1, kernel[1], stride[1], padding[1]))]
+        if _may_be_positive(extra[0]) or _may_be_positive(extra[1]):
+            return _overhanging_avg_pool2d(input, kernel, stride, padding, extra)
+    return _tailor.op("avg_pool2d", input, kernel, stride, padding)
+
+
+def _overhanging_avg_pool2d(input, kernel, stride, padding, extra):
+    """A ceil-mode average pool whose last windows overhang the padded input: PyTorch
+    divides each window's sum by the elements it covers inside the padded input. Both are
+    floor-mode pools over the input padded by the padding and the overhang (zeros): the
+    sums of the input, and the counts of a map of ones over the padded input. (The division
+    is an elementwise op: where the pooled sizes are symbolic it asks PyTorch's `!= 1` of
+    them, which PyTorch's own pool does not.)"""
+    import torch
+    area = kernel[0] * kernel[1]
+    sums, ones = input, torch.ones(input.size(-2) + 2 * padding[0],
+                                   input.size(-1) + 2 * padding[1])
+    for axis, (p, e) in enumerate(zip(padding, extra)):
+        sums = _tailor.op("constant_pad", sums, input.dim() - 2 + axis, p, p + e, 0.0)
+        ones = _tailor.op("constant_pad", ones, axis, 0, e, 0.0)
+    pooled = _tailor.op("avg_pool2d", sums, kernel, stride, [0, 0])
+    counts = _tailor.op("avg_pool2d", ones.unsqueeze(0), kernel, stride, [0, 0])
+    return pooled * area / (counts * area)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -281,6 +444,26 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     if return_indices:
         _tailor.unsupported("adaptive_max_pool2d with return_indices", "")
     return _adaptive_to_one("adaptive_max_pool2d", "amax", input, output_size, 2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """A 2-d pool over a height of 1."""
+    kernel = _tuple(kernel_size, 1)[0]
+    stride = kernel if stride is None or stride == [] else _tuple(stride, 1)[0]
+    pooled = max_pool2d(input.unsqueeze(-2), (1, kernel), (1, stride), (0, _tuple(padding, 1)[0]),
+                        (1, _tuple(dilation, 1)[0]), ceil_mode, return_indices)
+    return pooled.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """A 2-d pool over a height of 1."""
+    kernel = _tuple(kernel_size, 1)[0]
+    stride = kernel if stride is None or stride == [] else _tuple(stride, 1)[0]
+    pooled = avg_pool2d(input.unsqueeze(-2), (1, kernel), (1, stride), (0, _tuple(padding, 1)[0]),
+                        ceil_mode, count_include_pad)
+    return pooled.squeeze(-2)
 
 
 def adaptive_avg_pool1d(input, output_size):

@@ -24,7 +24,9 @@ class Parameter(metaclass=_ParameterMeta):
     """A tensor that is module state: `Parameter(torch.randn(4, 4))`."""
 
     def __new__(cls, data=None, requires_grad=True):
-        return _tailor.as_state(data)
+        state = _tailor.as_state(data)
+        state.requires_grad = requires_grad
+        return state
 
 
 class Module:
@@ -107,6 +109,8 @@ class Module:
 
     def register_buffer(self, name, tensor, persistent=True):
         self._buffers[name] = None if tensor is None else _tailor.as_state(tensor)
+        if tensor is not None:
+            self._buffers[name].requires_grad = False
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -281,6 +285,27 @@ class ModuleList(Module):
             self.append(module)
         return self
 
+    def insert(self, index, module):
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._renumber(modules)
+
+    def __setitem__(self, index, module):
+        modules = list(self._modules.values())
+        modules[index] = module
+        self._renumber(modules)
+
+    def __delitem__(self, index):
+        modules = list(self._modules.values())
+        del modules[index]
+        self._renumber(modules)
+
+    def _renumber(self, modules):
+        """Registers `modules` as "0", "1", … as PyTorch's list numbers them."""
+        self._modules.clear()
+        for module in modules:
+            self.append(module)
+
 
 class ModuleDict(Module):
     def __init__(self, modules=None):
@@ -330,6 +355,12 @@ class Linear(Module):
             self.bias = _tailor.parameter([out_features], "uniform", in_features)
         else:
             self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        """The constructor's fills again (Kaiming-uniform weight, bias bound 1/sqrt(fan_in))."""
+        _tailor.set_init(self.weight, "uniform", self.in_features)
+        if self.bias is not None:
+            _tailor.set_init(self.bias, "uniform", self.in_features)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -526,26 +557,79 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
 
-class _Pool2d(Module):
-    kind = "max_pool2d"
+class RMSNorm(Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.normalized_shape = _tuple(normalized_shape, 1)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = _tailor.parameter(list(self.normalized_shape), "fill", 1.0)
+        else:
+            self.register_parameter("weight", None)
 
-    def __init__(self, kernel_size, stride=None, padding=0):
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+
+class ParameterList(Module):
+    """Parameters registered as "0", "1", … as PyTorch's list names them."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for value in values or ():
+            self.append(value)
+
+    def append(self, value):
+        self.register_parameter(str(len(self)), Parameter(value))
+        return self
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __getitem__(self, index):
+        return list(self._parameters.values())[index]
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
         super().__init__()
         self.kernel_size = _tuple(kernel_size, 2)
         self.stride = self.kernel_size if stride is None else _tuple(stride, 2)
         self.padding = _tuple(padding, 2)
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return _tailor.op(self.kind, input, list(self.kernel_size), list(self.stride),
-                          list(self.padding))
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
 
 
-class MaxPool2d(_Pool2d):
-    kind = "max_pool2d"
+class AvgPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, 2)
+        self.stride = self.kernel_size if stride is None else _tuple(stride, 2)
+        self.padding = _tuple(padding, 2)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
 
-
-class AvgPool2d(_Pool2d):
-    kind = "avg_pool2d"
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
 
 class AdaptiveAvgPool2d(Module):
@@ -766,9 +850,43 @@ _FUNCTIONAL_MODULES = [
     ("AdaptiveMaxPool2d", F.adaptive_max_pool2d, (("output_size", None),)),
     ("AdaptiveAvgPool1d", F.adaptive_avg_pool1d, (("output_size", None),)),
     ("AdaptiveMaxPool1d", F.adaptive_max_pool1d, (("output_size", None),)),
+    ("MaxPool1d", F.max_pool1d, (("kernel_size", None), ("stride", None), ("padding", 0),
+                                 ("dilation", 1), ("return_indices", False),
+                                 ("ceil_mode", False))),
+    ("AvgPool1d", F.avg_pool1d, (("kernel_size", None), ("stride", None), ("padding", 0),
+                                 ("ceil_mode", False), ("count_include_pad", True))),
 ]
 for _name, _function, _options in _FUNCTIONAL_MODULES:
     globals()[_name] = type(_name, (_Functional,), {
+        "function": staticmethod(_function),
+        "options": _options,
+    })
+
+
+class _Loss(_Functional):
+    """A loss: the function of F on the prediction and the target."""
+
+    def forward(self, input, target):
+        return type(self).function(input, target, **self.values)
+
+
+# Losses: (name, function of F, options with their defaults, in the module's order).
+_REDUCTION = (("size_average", None), ("reduce", None), ("reduction", "mean"))
+_LOSS_MODULES = [
+    ("L1Loss", F.l1_loss, _REDUCTION),
+    ("MSELoss", F.mse_loss, _REDUCTION),
+    ("SmoothL1Loss", F.smooth_l1_loss, _REDUCTION + (("beta", 1.0),)),
+    ("BCELoss", F.binary_cross_entropy, (("weight", None),) + _REDUCTION),
+    ("BCEWithLogitsLoss", F.binary_cross_entropy_with_logits,
+     (("weight", None),) + _REDUCTION + (("pos_weight", None),)),
+    ("CrossEntropyLoss", F.cross_entropy, (("weight", None), ("size_average", None),
+                                           ("ignore_index", -100), ("reduce", None),
+                                           ("reduction", "mean"), ("label_smoothing", 0.0))),
+    ("NLLLoss", F.nll_loss, (("weight", None), ("size_average", None), ("ignore_index", -100),
+                             ("reduce", None), ("reduction", "mean"))),
+]
+for _name, _function, _options in _LOSS_MODULES:
+    globals()[_name] = type(_name, (_Loss,), {
         "function": staticmethod(_function),
         "options": _options,
     })
