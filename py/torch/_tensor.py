@@ -87,6 +87,11 @@ float16 = dtype("float16", True)
 bfloat16 = dtype("bfloat16", True)
 int32 = dtype("int32", False)
 _DTYPES = {d.name: d for d in (float32, int64, bool_, float64, float16, bfloat16, int32)}
+# `Tensor.type()`'s names of the legacy tensor types.
+_TENSOR_TYPE_NAMES = {"float32": "torch.FloatTensor", "int64": "torch.LongTensor",
+                      "bool": "torch.BoolTensor", "float64": "torch.DoubleTensor",
+                      "float16": "torch.HalfTensor", "bfloat16": "torch.BFloat16Tensor",
+                      "int32": "torch.IntTensor"}
 
 
 def _cast(tensor, to):
@@ -199,9 +204,8 @@ def _roll_dim(x, shift, dim):
 
 
 class Tensor(_tailor.TensorBase):
-    """A float32 tensor of symbolic shape: a node of the captured graph, or a constant."""
-
-    __slots__ = ()
+    """A float32 tensor of symbolic shape: a node of the captured graph, or a constant.
+    Instances take attributes as PyTorch's do (`p._no_weight_decay = True`)."""
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -328,10 +332,15 @@ class Tensor(_tailor.TensorBase):
     def type_as(self, other):
         return _cast(self, other.dtype)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False):
         if dtype is None:
-            return {"float32": "torch.FloatTensor", "int64": "torch.LongTensor",
-                    "bool": "torch.BoolTensor"}[self.dtype.name]
+            return _TENSOR_TYPE_NAMES[self.dtype.name]
+        if isinstance(dtype, str):
+            # The names `type()` returns (`"torch.FloatTensor"`), as PyTorch accepts them.
+            names = {name: dtype_name for dtype_name, name in _TENSOR_TYPE_NAMES.items()}
+            if dtype not in names:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = _DTYPES[names[dtype]]
         return _cast(self, dtype)
 
     def reciprocal(self):

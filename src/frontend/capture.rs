@@ -17,7 +17,7 @@ use super::errors::frontend_error;
 use super::native::Session;
 use super::script::{CallArg, Output};
 use crate::frontend::FrontendError;
-use crate::graph::{Graph, Holder, NodeId, Op, Returned, Shape, Tensor, TracedArg};
+use crate::graph::{Graph, Holder, NodeId, Op, Returned, ReturnedItem, Shape, Tensor, TracedArg};
 use crate::guard::{ArgValue, AttributePath};
 use crate::shape::{ShapeEnv, ShapeError};
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
@@ -272,7 +272,9 @@ fn run_plan(
     };
     let (outputs, returned, graph_break) = match forward.ended {
         Some((graph_break, held)) => {
-            let returned = Returned::Tuple((0..held.len()).map(Some).collect());
+            let returned = Returned::Tree(ReturnedItem::Tuple(
+                (0..held.len()).map(ReturnedItem::Output).collect(),
+            ));
             (held, returned, Some(graph_break))
         }
         None => {

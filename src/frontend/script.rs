@@ -16,7 +16,7 @@ use super::ops::TensorRef;
 use super::source::{FILE_NAME, UserSource};
 use super::{EntryPoint, FrontendError, Program, budgeted, interpreter, package_error, prepare};
 use crate::config::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
-use crate::graph::{DType, Returned, Span, Tensor};
+use crate::graph::{DType, Returned, ReturnedItem, Span, Tensor};
 use crate::shape::rules;
 use rustpython_vm::compiler::Mode;
 use rustpython_vm::{AsObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
@@ -298,20 +298,34 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
                 call.wrap_tensor(TensorRef::Value(Rc::new(tensor), dtype))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(match result.returned {
+        Ok(match &result.returned {
             Returned::Tensor if outputs.len() == 1 => outputs.remove(0),
             Returned::Tensor => vm.ctx.new_tuple(outputs).into(),
-            Returned::Tuple(layout) => {
-                let items = layout
-                    .iter()
-                    .map(|item| match item {
-                        Some(i) => outputs.get(*i).cloned().unwrap_or_else(|| vm.ctx.none()),
-                        None => vm.ctx.none(),
-                    })
-                    .collect();
-                vm.ctx.new_tuple(items).into()
-            }
+            Returned::Tree(tree) => rebuilt(vm, tree, &outputs)?,
         })
+    })
+}
+
+/// The Python value of a returned structure whose outputs are `outputs`.
+fn rebuilt(vm: &VirtualMachine, item: &ReturnedItem, outputs: &[PyObjectRef]) -> PyResult {
+    let all = |items: &[ReturnedItem]| -> PyResult<Vec<PyObjectRef>> {
+        items
+            .iter()
+            .map(|item| rebuilt(vm, item, outputs))
+            .collect()
+    };
+    Ok(match item {
+        ReturnedItem::Output(i) => outputs.get(*i).cloned().unwrap_or_else(|| vm.ctx.none()),
+        ReturnedItem::None => vm.ctx.none(),
+        ReturnedItem::Tuple(items) => vm.ctx.new_tuple(all(items)?).into(),
+        ReturnedItem::List(items) => vm.ctx.new_list(all(items)?).into(),
+        ReturnedItem::Dict(items) => {
+            let dict = vm.ctx.new_dict();
+            for (key, item) in items {
+                dict.set_item(key.as_str(), rebuilt(vm, item, outputs)?, vm)?;
+            }
+            dict.into()
+        }
     })
 }
 

@@ -845,15 +845,32 @@ pub enum TracedArg {
     },
 }
 
-/// The shape of what `forward` returned: one tensor, or a tuple whose items are outputs
-/// (by position in the `Output` node) or `None` (nanoGPT's `return logits, None`).
+/// The shape of what `forward` returned: one tensor, or a structure of tuples, lists and
+/// dicts whose leaves are outputs (by position in the `Output` node) or `None` (nanoGPT's
+/// `return logits, None`; an LSTM's `out, (h, c)`; a backbone's dict of feature maps), the
+/// pytree Dynamo flattens into the graph's outputs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub enum Returned {
     /// A single tensor, the one output.
     #[default]
     Tensor,
-    /// A tuple or list.
-    Tuple(Vec<Option<usize>>),
+    /// A structure holding the outputs.
+    Tree(ReturnedItem),
+}
+
+/// One item of a returned structure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum ReturnedItem {
+    /// Output number `n`.
+    Output(usize),
+    /// `None`.
+    None,
+    /// A tuple of items.
+    Tuple(Vec<ReturnedItem>),
+    /// A list of items.
+    List(Vec<ReturnedItem>),
+    /// A dict of items by string key, in insertion order.
+    Dict(Vec<(String, ReturnedItem)>),
 }
 
 impl Graph {

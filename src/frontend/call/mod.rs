@@ -22,11 +22,13 @@ use crate::frontend::native::{Session, SymBoolBase, SymIntBase, TensorBase};
 use crate::frontend::ops::{Ops, TensorRef, Tracing};
 use crate::frontend::script::CallArg;
 use crate::frontend::source::FILE_NAME;
-use crate::graph::{DType, DTypeError, EvalError, Graph, NodeId, Op, Returned, Span, Tensor};
+use crate::graph::{
+    DType, DTypeError, EvalError, Graph, NodeId, Op, Returned, ReturnedItem, Span, Tensor,
+};
 use crate::shape::ShapeEnv;
 use crate::shape::rules::OpCtx;
 use crate::symbolic::{Bindings, Expr};
-use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode, PyList, PyTuple};
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode, PyDict, PyList, PyStr, PyTuple};
 use rustpython_vm::{AsObject, PyObjectRef, PyRef, PyResult, VirtualMachine};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -433,47 +435,70 @@ impl<'vm> Call<'vm> {
         })
     }
 
-    /// The nodes of what `forward` returned (a tensor, or a tuple or list of tensors and
-    /// `None`s), and how the return value is made of them.
+    /// The nodes of what `forward` returned (a tensor, or tuples, lists and string-keyed
+    /// dicts of tensors and `None`s, nested), and how the return value is made of them.
     pub fn output_nodes(
         vm: &VirtualMachine,
         value: &PyObjectRef,
     ) -> PyResult<(Vec<NodeId>, Returned)> {
         Call::run_with(vm, |call| {
-            let returning = |value: &PyObjectRef, note: &str| {
-                call.unsupported(
-                    format!(
-                        "returning {} from forward",
-                        with_article(&call.type_name(value))
-                    ),
-                    note,
-                )
-            };
+            let mut nodes = Vec::new();
             if call.is_tensor(value) {
-                let tensor = call.tensor(value)?;
-                let node = call.with_ops(|ops| ops.node_of(&tensor, call.span))?;
-                return Ok((vec![node], Returned::Tensor));
+                call.returned_item(value, &mut nodes, 0)?;
+                return Ok((nodes, Returned::Tensor));
             }
-            if value.downcast_ref::<PyTuple>().is_none() && value.downcast_ref::<PyList>().is_none()
-            {
-                return Err(returning(value, "return a tensor or a tuple of tensors"));
+            let tree = call.returned_item(value, &mut nodes, 0)?;
+            if matches!(tree, ReturnedItem::Output(_) | ReturnedItem::None) {
+                return Err(self_returning(call, value));
             }
-            let items: Vec<PyObjectRef> = vm.extract_elements_with(value, Ok)?;
-            let mut nodes = Vec::with_capacity(items.len());
-            let mut layout = Vec::with_capacity(items.len());
-            for item in &items {
-                if vm.is_none(item) {
-                    layout.push(None);
-                    continue;
-                }
-                if !call.is_tensor(item) {
-                    return Err(returning(item, "return tensors (or None) only"));
-                }
-                let tensor = call.tensor(item)?;
-                layout.push(Some(nodes.len()));
-                nodes.push(call.with_ops(|ops| ops.node_of(&tensor, call.span))?);
+            Ok((nodes, Returned::Tree(tree)))
+        })
+    }
+
+    /// One item of what `forward` returned, its tensors' nodes appended to `nodes`.
+    fn returned_item(
+        &self,
+        value: &PyObjectRef,
+        nodes: &mut Vec<NodeId>,
+        depth: usize,
+    ) -> Result<ReturnedItem> {
+        // Deeper than any model's outputs: a self-referencing list, not a structure.
+        const MAX_DEPTH: usize = 32;
+        if self.is_tensor(value) {
+            let tensor = self.tensor(value)?;
+            nodes.push(self.with_ops(|ops| ops.node_of(&tensor, self.span))?);
+            return Ok(ReturnedItem::Output(nodes.len() - 1));
+        }
+        if self.vm.is_none(value) {
+            return Ok(ReturnedItem::None);
+        }
+        if depth >= MAX_DEPTH {
+            return Err(self_returning(self, value));
+        }
+        if let Some(dict) = value.downcast_ref::<PyDict>() {
+            let mut items = Vec::new();
+            for (key, item) in dict {
+                let Some(key) = key.downcast_ref::<PyStr>() else {
+                    return Err(self_returning(self, value));
+                };
+                let key = key.to_string_lossy().into_owned();
+                items.push((key, self.returned_item(&item, nodes, depth + 1)?));
             }
-            Ok((nodes, Returned::Tuple(layout)))
+            return Ok(ReturnedItem::Dict(items));
+        }
+        let is_tuple = value.downcast_ref::<PyTuple>().is_some();
+        if !is_tuple && value.downcast_ref::<PyList>().is_none() {
+            return Err(self_returning(self, value));
+        }
+        let elements: Vec<PyObjectRef> = self.vm.extract_elements_with(value, Ok)?;
+        let items = elements
+            .iter()
+            .map(|item| self.returned_item(item, nodes, depth + 1))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(if is_tuple {
+            ReturnedItem::Tuple(items)
+        } else {
+            ReturnedItem::List(items)
         })
     }
 
@@ -490,6 +515,17 @@ impl<'vm> Call<'vm> {
             Err(_) => "tensor(<earlier capture>)".into(),
         }
     }
+}
+
+/// `forward` returned `value`, which is not a tensor or a structure of tensors.
+fn self_returning(call: &Call<'_>, value: &PyObjectRef) -> Raise {
+    call.unsupported(
+        format!(
+            "returning {} from forward",
+            with_article(&call.type_name(value))
+        ),
+        "return a tensor, or tuples, lists and dicts (with string keys) of tensors and None",
+    )
 }
 
 /// `a list`, `an int`: a type name with its indefinite article.

@@ -106,3 +106,19 @@ for n in (2, 3, 5):
         images = torch.sin(torch.arange(27 * (7 + n)).view(1, 3, 7 + n, 9) * 0.1)
         out = compiled(inputs, images)
     print([tuple(t.shape) for t in out], [round(t.sum().item(), 3) for t in out])
+
+
+def nested(x):
+    # Outputs in a structure: Dynamo flattens it into the graph's outputs and rebuilds it.
+    h = x * 2
+    return h, (h.sum(0), [h + 1, None]), {"a": h.t(), "b": (h,)}
+
+
+compiled_nested = torch.compile(nested)
+for n in (2, 3):
+    out = compiled_nested(torch.ones(n, 4))
+    print(type(out[1]).__name__, type(out[1][1]).__name__, list(out[2].keys()), out[1][1][1],
+          out[2]["b"][0].shape, out[1][0], out[0].type())
+weight = nn.Linear(2, 2).weight
+weight._no_weight_decay = True
+print(weight._no_weight_decay, torch.ones(2).type("torch.LongTensor").dtype)
