@@ -126,7 +126,7 @@ pub struct Segment {
 
 /// What a run gave: a segment, or a probe's break points.
 pub(crate) enum Ran {
-    Segment(Segment),
+    Segment(Box<Segment>),
     Probe(Vec<BreakPoint>, Vec<(usize, Output)>),
 }
 
@@ -289,12 +289,12 @@ fn run_plan(
         return Err(violation.into());
     }
     graph.map_exprs(|e| env.replace(e));
-    Ok(Ran::Segment(Segment {
+    Ok(Ran::Segment(Box::new(Segment {
         graph,
         graph_break,
         resume_args,
         attributes: std::mem::take(&mut capture.attributes),
-    }))
+    })))
 }
 
 /// Starts capturing `graph` in `env` (at forward's start, or after a break).

@@ -511,7 +511,7 @@ pub fn probe(
 
 fn segment(ran: capture::Ran) -> Segment {
     match ran {
-        capture::Ran::Segment(segment) => segment,
+        capture::Ran::Segment(segment) => *segment,
         capture::Ran::Probe(..) => unreachable!("only a probe plan probes"),
     }
 }
