@@ -17,7 +17,9 @@ use super::errors::frontend_error;
 use super::native::Session;
 use super::script::{CallArg, Output};
 use crate::frontend::FrontendError;
-use crate::graph::{Graph, Holder, NodeId, Op, Returned, ReturnedItem, Shape, Tensor, TracedArg};
+use crate::graph::{
+    Graph, Holder, NodeId, Op, Returned, ReturnedItem, Shape, Span, Tensor, TracedArg,
+};
 use crate::guard::{ArgValue, AttributePath};
 use crate::shape::{ShapeEnv, ShapeError};
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
@@ -49,6 +51,10 @@ pub(crate) struct Capture {
     /// Where the trace first read each constant that is a module's plain tensor
     /// attribute, by constant id (`attributes::record`).
     pub holders: BTreeMap<usize, Holder>,
+    /// The tensors an in-place op wrote through a view of, with where: PyTorch's write
+    /// reaches them, a rebinding does not, so reading one later is an error
+    /// (`call/in_place.rs`).
+    pub stale: BTreeMap<NodeId, Span>,
 }
 
 impl std::fmt::Debug for Capture {
@@ -316,6 +322,7 @@ pub(super) fn start_capture(
         floats: BTreeMap::new(),
         attributes: Vec::new(),
         holders: BTreeMap::new(),
+        stale: BTreeMap::new(),
     });
 }
 

@@ -186,8 +186,10 @@ fn a_parameter_larger_than_the_runtimes_hold_is_refused_where_it_is_made() {
 
 /// An in-place write inside `forward` that a rebinding cannot make what PyTorch makes is
 /// refused at its line, saying what it writes into and what to write instead: an input
-/// (PyTorch copies it back into the caller's tensor), a view (PyTorch writes the tensor
-/// viewed too) and module state (PyTorch changes it for every later call).
+/// (PyTorch copies it back into the caller's tensor; also through a view of it) and module
+/// state (PyTorch changes it for every later call); reading a tensor written through a view
+/// of it (PyTorch's write reaches it, a rebinding does not) is refused where it is read,
+/// naming the write.
 #[test]
 fn an_in_place_write_that_would_escape_the_tensor_is_refused_at_its_line() {
     let cases: [(&str, &[&str]); 4] = [
@@ -202,11 +204,18 @@ fn an_in_place_write_that_would_escape_the_tensor_is_refused_at_its_line() {
         ),
         (
             "y = x * 2\n        v = y.view(-1)\n        v.mul_(3)\n        return y",
-            &["Tensor.mul_ in forward", "through a view", "13:9"],
+            &[
+                "reading a tensor written in place through a view",
+                "the write at line 13, col 9",
+            ],
         ),
         (
             "y = x.t()\n        y[0] = 1.0\n        return y",
-            &["Tensor.__setitem__ in forward", "through a view", "12:9"],
+            &[
+                "Tensor.__setitem__ in forward",
+                "through a view into the input 'x'",
+                "12:9",
+            ],
         ),
         (
             "self.scale.fill_(2.0)\n        return x * self.scale",

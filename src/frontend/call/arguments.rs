@@ -46,7 +46,11 @@ impl<'vm> Call<'vm> {
             TensorRef::Value(value, _) => Ok(self
                 .resume_input(value)?
                 .map_or_else(|| proxy.tensor(), TensorRef::Node)),
-            TensorRef::Node(_) => Ok(proxy.tensor()),
+            TensorRef::Node(_) => {
+                let tensor = proxy.tensor();
+                self.check_fresh(&tensor)?;
+                Ok(tensor)
+            }
         }
     }
 

@@ -5,9 +5,10 @@
 //!
 //! In: the written tensor's proxy and the result. Out: the same proxy, now holding the
 //! result; or an error where rebinding would not be what PyTorch computes. Invariant: a
-//! write is refused where other tensors would have to see it and cannot (a view of another
-//! tensor inside `forward`), and where it would have to outlive the call (an input of
-//! `forward`, module state inside `forward`); outside `forward` a constant (a parameter, a
+//! tensor another write should have reached is never read (a write through a view makes the
+//! tensors viewed stale, and reading one is an error naming the write), and a write is
+//! refused where it would have to outlive the call (an input of `forward`, module state
+//! inside `forward`); outside `forward` a constant (a parameter, a
 //! buffer, a factory's tensor) takes the values in place, so the module state sharing it
 //! sees them.
 
@@ -90,18 +91,77 @@ impl Call<'_> {
         Ok(dst.clone())
     }
 
+    /// A write through a view (a reshape, expand, permute or slice of another tensor)
+    /// reaches the tensors viewed in PyTorch, not here: each becomes stale, and reading it
+    /// later is an error naming the write (`check_fresh`). Most code rebinds the name to the
+    /// view (`x = x.view(...)`) and never reads the old tensor again.
+    fn mark_viewed_stale(&self, written: &TensorRef, op: &str) -> Result<()> {
+        let TensorRef::Node(mut id) = *written else {
+            return Ok(());
+        };
+        let mut capture = self.session.capture.borrow_mut();
+        let Some(capture) = capture.as_mut() else {
+            return Ok(());
+        };
+        loop {
+            let node = capture.graph.node(id);
+            let is_view = matches!(
+                node.op,
+                Op::Reshape | Op::Expand | Op::Permute { .. } | Op::Slice { .. }
+            );
+            let Some(&base) = node.inputs.first().filter(|_| is_view) else {
+                return Ok(());
+            };
+            // Through a view of an input or a parameter, the write would outlive the call.
+            let escapes = match &capture.graph.node(base).op {
+                Op::Input { name } => Some(format!("the input '{name}'")),
+                Op::Param { path, .. } => Some(format!("the parameter '{path}'")),
+                _ => None,
+            };
+            if let Some(what) = escapes {
+                return Err(self.unsupported(
+                    format!("Tensor.{op} in forward"),
+                    format!(
+                        "it writes through a view into {what}, which PyTorch would change \
+                         outside the call; compute a new tensor instead"
+                    ),
+                ));
+            }
+            capture.stale.entry(base).or_insert(self.span);
+            id = base;
+        }
+    }
+
+    /// Refuses to read a tensor an in-place op wrote through a view of (see
+    /// `mark_viewed_stale`).
+    pub(super) fn check_fresh(&self, tensor: &TensorRef) -> Result<()> {
+        let TensorRef::Node(id) = tensor else {
+            return Ok(());
+        };
+        let written = {
+            let capture = self.session.capture.borrow();
+            capture.as_ref().and_then(|c| c.stale.get(id).copied())
+        };
+        let Some(written) = written else {
+            return Ok(());
+        };
+        Err(self.unsupported(
+            "reading a tensor written in place through a view",
+            format!(
+                "the write at line {}, col {} went through a view of it, which PyTorch writes \
+                 into this tensor too; write into the tensor itself, or compute a new one",
+                written.line, written.col
+            ),
+        ))
+    }
+
     /// Inside `forward`: refuses a write PyTorch would make visible outside the tensor
     /// itself, which a rebinding cannot.
     fn check_writable(&self, proxy: &TensorBase, written: &TensorRef, op: &str) -> Result<()> {
         let construct = format!("Tensor.{op} in forward");
         let method = op.trim_end_matches('_');
         if proxy.is_view() {
-            return Err(self.unsupported(
-                construct,
-                "it writes through a view (a reshape, expand, permute or slice), which PyTorch \
-                 also writes into the tensor viewed; compute a new tensor instead, or write \
-                 into the tensor itself (x[...] = v)",
-            ));
+            self.mark_viewed_stale(written, op)?;
         }
         match written {
             // A factory's tensor made in this forward is the call's own.
