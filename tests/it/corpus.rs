@@ -252,7 +252,9 @@ fn corpus_entries_do_what_the_manifest_says() {
         );
         let claimed = entry["tailor"].as_str().unwrap_or("");
         if claimed != status {
-            wrong.push(format!("{id}: the manifest says {claimed:?}, Tailor {status:?}"));
+            wrong.push(format!(
+                "{id}: the manifest says {claimed:?}, Tailor {status:?}"
+            ));
         }
         statuses.insert(id.to_string(), status);
     }
