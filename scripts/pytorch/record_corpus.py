@@ -1,21 +1,22 @@
 """What real torch.compile does with the corpus of published model files.
 
 Run with PyTorch 2.15 (CPU is enough) from the repository root, after
-`python3 scripts/corpus/fetch.py`; the files import einops, which the venv needs too:
+`python3 scripts/corpus/fetch.py`; the files import einops and yaml, which the venv needs
+too:
 
-    /tmp/torch/bin/pip install einops==0.8.2
+    /tmp/torch/bin/pip install einops==0.8.2 pyyaml
     /tmp/torch/bin/python scripts/pytorch/record_corpus.py [ID ...]
 
 It writes tests/data/pytorch/corpus.txt. Arguments, when given, are entry ids: only those
 are run, and their lines replace the old ones (the lines of entries the manifest no longer
-has are dropped). For each entry of tests/corpus/manifest.json it builds the
-source as tests/it/corpus.rs does (the files in order, the manifest's edits applied, the
-build lines appended), imports it as a module, and for each `dynamic` mode constructs
-`Entry()` (seeded, in eval mode), compiles it with a counting backend
-(`torch._dynamo.testing.CompileCounter`, `torch._dynamo.reset()` before each mode, as
+has are dropped). For each entry of tests/corpus/manifest.json and each of its `dynamic`
+modes, a Python process of its own builds the source as tests/it/corpus.rs does (the files
+in order, the manifest's edits applied, the build lines appended), imports it as a module,
+constructs `Entry()` (seeded, in eval mode), compiles it with a counting backend
+(`torch._dynamo.testing.CompileCounter`, after `torch._dynamo.reset()`, as
 pytorch-semantics.md and check_files.py do) and makes the calls under `torch.no_grad()`:
 float inputs from `torch.randn`, int64 ones (token ids) from `torch.randint(0, 16)`.
-It prints one line per entry and mode:
+The record has one line per entry and mode:
 
     ID dynamic=MODE: ACTIONS | graphs=N | outputs=SHAPES
 
@@ -30,6 +31,7 @@ import contextlib
 import importlib.util
 import json
 import pathlib
+import subprocess
 import sys
 import tempfile
 import warnings
@@ -128,7 +130,20 @@ def record(entry, module, mode):
     return f"{' '.join(actions)} | graphs={counter.frame_count} | outputs={shapes}"
 
 
+def record_one(entry_id, mode):
+    """One entry under one mode, in this (fresh) process: its record line, on stdout."""
+    manifest = json.loads((CORPUS / "manifest.json").read_text())
+    entry = next(e for e in manifest["entries"] if e["id"] == entry_id)
+    with tempfile.TemporaryDirectory() as directory:
+        sys.path.insert(0, directory)
+        module = load(entry, directory)
+        print(record(entry, module, mode))
+
+
 def main():
+    if sys.argv[1:2] == ["--one"]:
+        record_one(sys.argv[2], sys.argv[3])
+        return
     manifest = json.loads((CORPUS / "manifest.json").read_text())
     wanted = set(sys.argv[1:])
     lines = {}
@@ -136,29 +151,24 @@ def main():
         for line in RECORD.read_text().splitlines():
             lines[line.split(": ", 1)[0]] = line
     failed = False
-    with tempfile.TemporaryDirectory() as directory:
-        sys.path.insert(0, directory)
-        for entry in manifest["entries"]:
-            if wanted and entry["id"] not in wanted:
-                continue
-            try:
-                module = load(entry, directory)
-            except Exception as err:  # noqa: BLE001
-                print(f"{entry['id']}: loading failed: {type(err).__name__}: {err}", file=sys.stderr)
+    for entry in manifest["entries"]:
+        if wanted and entry["id"] not in wanted:
+            continue
+        for mode in entry["dynamic"]:
+            key = f"{entry['id']} dynamic={MODES[mode]}"
+            # A process of its own per entry and mode, as a learner's run is: state that
+            # outlives torch._dynamo.reset() (einops' shape caches, for one) would otherwise
+            # carry from one entry into the next.
+            run = subprocess.run([sys.executable, __file__, "--one", entry["id"], mode],
+                                 capture_output=True, text=True)
+            out = run.stdout.strip().splitlines()
+            if run.returncode != 0 or not out:
+                error = (run.stderr.strip().splitlines() or ["no output"])[-1]
+                print(f"{key}: PyTorch failed: {error}", file=sys.stderr, flush=True)
                 failed = True
                 continue
-            for mode in entry["dynamic"]:
-                try:
-                    line = record(entry, module, mode)
-                except Exception as err:  # noqa: BLE001
-                    first = str(err).splitlines()[0] if str(err) else ""
-                    print(f"{entry['id']} dynamic={mode}: {type(err).__name__}: {first}",
-                          file=sys.stderr)
-                    failed = True
-                    continue
-                key = f"{entry['id']} dynamic={MODES[mode]}"
-                lines[key] = f"{key}: {line}"
-                print(lines[key], file=sys.stderr, flush=True)
+            lines[key] = f"{key}: {out[-1]}"
+            print(lines[key], file=sys.stderr, flush=True)
     order = [f"{e['id']} dynamic={MODES[m]}" for e in manifest["entries"] for m in e["dynamic"]]
     RECORD.write_text("".join(lines[key] + "\n" for key in order if key in lines))
     sys.exit(1 if failed else 0)
