@@ -295,7 +295,7 @@ for _name in ("rsqrt", "clamp", "clamp_min", "clamp_max", "square", "var", "norm
                               "reciprocal", "true_divide", "floor_divide", "remainder", "fmod",
                               "lerp", "addcmul", "addcdiv", "all", "any", "logical_not",
                               "logical_and", "logical_or", "argmax", "argmin", "index_select",
-                              "gather", "mm", "roll", "repeat_interleave"):
+                              "gather", "mm", "roll", "repeat_interleave", "prod"):
     globals()[_name] = _function_of_method(_name)
 clip = clamp
 

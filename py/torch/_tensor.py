@@ -679,6 +679,32 @@ class Tensor(_tailor.TensorBase):
             total = total.squeeze(d)
         return total
 
+    def prod(self, dim=None, keepdim=False, dtype=None):
+        """The product along `dim` (of every element when None; an integral or bool tensor's
+        is int64, as PyTorch's), as the product of the dim's slices one by one, so the dim's
+        size must be an int."""
+        x = _cast(self, dtype)
+        if not x.dtype.is_floating_point:
+            x = _cast(x, int64)
+        if dim is None:
+            out = x.reshape(-1).prod(0)
+            return out.reshape([1] * self.dim()) if keepdim else out
+        d = _dim_index(dim, x.dim())
+        n = x.size(d)
+        if not isinstance(n, int):
+            _tailor.unsupported("prod over a dim of symbolic size",
+                                "Tailor multiplies a dim's slices one by one; reduce with "
+                                "sum or amax, or make the dim's size static")
+        if n == 0:
+            shape = list(x.shape)
+            del shape[d]
+            out = _made(_tailor.constant(shape, "fill", 1.0), x.dtype)
+        else:
+            out = x[(slice(None),) * d + (0,)]
+            for i in range(1, n):
+                out = out * x[(slice(None),) * d + (i,)]
+        return out.unsqueeze(d) if keepdim else out
+
     def amin(self, dim=None, keepdim=False):
         return -(-self).amax(dim, keepdim)
 

@@ -879,6 +879,18 @@ pub(super) mod _tailor {
                 "sub" => &a - &b,
                 "mul" => &a * &b,
                 op @ ("floordiv" | "mod") => {
+                    // A symbolic divisor that divides exactly as polynomials (einops'
+                    // `(x y)` of length `s2*s3` split by `y=s3`): the quotient, remainder 0,
+                    // as PyTorch's sympy simplifies `FloorDiv(s2*s3, s3)`.
+                    let exact = b.as_int().is_none().then(|| a.divide_exact(&b)).flatten();
+                    if let Some(quotient) = exact {
+                        let result = if op == "floordiv" {
+                            quotient
+                        } else {
+                            Expr::int(0)
+                        };
+                        return call.wrap_size(call.replace(&result));
+                    }
                     if b.as_int().is_none_or(|d| d <= 0) {
                         return Err(call.unsupported(
                             "dividing by a symbolic size",

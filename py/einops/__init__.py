@@ -1,0 +1,64 @@
+"""einops for Tailor: `rearrange`, `reduce`, `repeat` and `parse_shape` over the torch
+stand-in's tensors, and the layers `einops.layers.torch.Rearrange` / `Reduce`.
+
+Written for Tailor from einops' documented semantics (https://einops.rocks), not from its
+source. A pattern names a tensor's axes on each side of `->`: names (`b c h w`), groups of
+axes merged into one dim (`(h p1)`), `...` for any number of dims (inside a group on the
+right it merges them), and `1` or `()` for a dim of length 1; lengths are given as keywords
+(`p1=16`). Each call is a few reshape/permute/reduce/expand calls on the tensor
+(`_recipe.py`), so inside `forward` it is captured op by op with symbolic sizes, as PyTorch's
+Dynamo traces through einops 0.8. Not here: `einsum`, `pack`/`unpack`, `EinMix` and the other
+frameworks' backends.
+"""
+
+from einops._recipe import EinopsError, run as _run
+
+__version__ = "0.8.2"
+__all__ = ["EinopsError", "parse_shape", "rearrange", "reduce", "repeat"]
+
+
+def rearrange(tensor, pattern, **axes_lengths):
+    """The same elements in another arrangement: `rearrange(x, 'b c h w -> b (h w) c')`."""
+    return _run(tensor, pattern, "rearrange", None, axes_lengths)
+
+
+def reduce(tensor, pattern, reduction, **axes_lengths):
+    """Axes missing on the right reduced by `reduction` ('mean', 'sum', 'max', 'min',
+    'prod', 'any', 'all', or a callable `(tensor, dims)`): `reduce(x, 'b c h w -> b c',
+    'mean')`."""
+    return _run(tensor, pattern, "reduce", reduction, axes_lengths)
+
+
+def repeat(tensor, pattern, **axes_lengths):
+    """New axes on the right, of the lengths given (`repeat(x, 'h w -> b h w', b=2)`, or
+    written as numbers: `'h w -> h (w 2)'`), the tensor repeated along them."""
+    return _run(tensor, pattern, "repeat", None, axes_lengths)
+
+
+def parse_shape(x, pattern):
+    """The lengths of the named axes of `x`'s shape: `parse_shape(x, 'b _ h w')` ->
+    `{'b': 2, 'h': 8, 'w': 8}` (`_` skips a dim, `...` any number of dims; a number is a
+    dim of that length)."""
+    words = pattern.replace("...", " ... ").split()
+    if any("(" in word or ")" in word for word in words):
+        raise EinopsError(f"parse_shape '{pattern}': groups are not allowed")
+    shape = list(x.shape)
+    if "..." in words:
+        at = words.index("...")
+        n_ellipsis = len(shape) - (len(words) - 1)
+        if n_ellipsis < 0:
+            raise EinopsError(f"parse_shape '{pattern}': a tensor of shape {shape} has too "
+                              "few dims")
+        words = words[:at] + ["_"] * n_ellipsis + words[at + 1:]
+    if len(words) != len(shape):
+        raise EinopsError(f"parse_shape '{pattern}': {len(words)} axes for a tensor of shape "
+                          f"{shape}")
+    lengths = {}
+    for word, size in zip(words, shape):
+        if word.isdecimal():
+            if isinstance(size, int) and size != int(word):
+                raise EinopsError(f"parse_shape '{pattern}': a dim of length {size} is not "
+                                  f"{word}")
+        elif word != "_":
+            lengths[word] = size
+    return lengths
