@@ -258,7 +258,22 @@ fn split_dim(
 /// `size // outer`, using a known exact division `numel / known` the way PyTorch's
 /// `ShapeEnv` does once `numel % known == 0` is a guard: `(numel*m) // (numel // known)`
 /// is `known*m`.
+///
+/// Likewise `a // (a // k)` is `k` once `a % k == 0` is known (a dim that einops split in
+/// parts of `k`, `s2 // (s2//2)`), as PyTorch's `ShapeEnv.simplify` rewrites it.
 fn quotient(env: &ShapeEnv, size: &Expr, outer: &Expr, exact: Option<(&Expr, &Expr)>) -> Expr {
+    if let (Some(whole), Some(part)) = (env.hint(size), env.hint(outer))
+        && part > 0
+        && whole % part == 0
+        && outer.as_int().is_none()
+    {
+        let k = Expr::int(whole / part);
+        if env.replace(&size.floor_div(&k)) == env.replace(outer)
+            && env.is_known(&Rel::new(size.modulo(&k), CmpOp::Eq, Expr::int(0)))
+        {
+            return k;
+        }
+    }
     if let Some((numel, known)) = exact {
         let (numel, known) = (env.replace(numel), env.replace(known));
         if env.replace(outer) == env.replace(&numel.floor_div(&known))

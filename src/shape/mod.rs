@@ -699,13 +699,17 @@ impl ShapeEnv {
             });
             return known;
         }
-        // A question an earlier guard already answered needs no second guard.
+        // A question an earlier guard already answered needs no second guard, also asked
+        // with its sides swapped (`s2 != s2//2` after `s2//2 != s2`: PyTorch's canonical
+        // relations are the same).
+        let swapped = Rel::new(asked.rhs.clone(), asked.op.swap(), asked.lhs.clone()).simplify();
         for guard in &self.guards {
             let recorded = guard.rel.simplify();
-            if recorded == canonical {
+            if recorded == canonical || recorded == swapped {
                 return true;
             }
-            if recorded == canonical.negate().simplify() {
+            if recorded == canonical.negate().simplify() || recorded == swapped.negate().simplify()
+            {
                 return false;
             }
         }
@@ -722,6 +726,16 @@ impl ShapeEnv {
         });
         self.learn(&recorded.simplify(), origin);
         truth
+    }
+
+    /// Whether `rel` holds by the ranges or by a recorded guard; asks nothing and records
+    /// nothing (PyTorch's `ShapeEnv.simplify` reading the divisibility it learnt).
+    pub fn is_known(&self, rel: &Rel) -> bool {
+        let canonical = Rel::new(self.replace(&rel.lhs), rel.op, self.replace(&rel.rhs)).simplify();
+        if let Some(known) = canonical.decide_by_ranges(&|s| self.range(s)) {
+            return known;
+        }
+        self.guards.iter().any(|guard| guard.rel.simplify() == canonical)
     }
 
     /// Records that `lhs == rhs` must hold for an op; returns false (and records nothing) when
