@@ -304,6 +304,12 @@ impl Expr {
         rules::divide_exact(self, divisor)
     }
 
+    /// `self / divisor` when `divisor` divides it exactly as polynomials, a divisor of
+    /// several terms included (`(s0 + 1)*(s1 + 1)` by `s1 + 1` is `s0 + 1`).
+    pub fn divide_polynomial(&self, divisor: &Expr) -> Option<Expr> {
+        rules::divide_polynomial(self, divisor)
+    }
+
     /// Every symbol the expression mentions, including inside atoms.
     pub fn free_syms(&self) -> BTreeSet<Sym> {
         let mut syms = BTreeSet::new();

@@ -369,18 +369,69 @@ pub(super) fn divide_exact(a: &Expr, b: &Expr) -> Option<Expr> {
                 quotients.iter().map(|(m, c)| (m.as_slice(), *c)),
             ))
         }
-        None => {
-            // A sum divisor: only a constant multiple k*b of it divides exactly here.
-            let (first_a, first_b) = (a.terms.first()?, b.terms.first()?);
-            if first_a.monomial != first_b.monomial
-                || first_a.coeff.checked_rem(first_b.coeff)? != 0
-            {
-                return None;
-            }
-            let k = first_a.coeff.checked_div(first_b.coeff)?;
-            (scale_poly(b, k) == *a).then(|| Expr::int(k))
+        // A sum divisor: long division (`(A + 1)**2` by `A + 1`, as PyTorch's `FloorDiv`
+        // cancels a common factor).
+        None => divide_polynomial(a, b),
+    }
+}
+
+/// `a / b` by long division when `b` divides `a` exactly as polynomials over the atoms,
+/// a divisor of several terms included (`(s0 + 1)*(s1 + 1)` by `s1 + 1` is `s0 + 1`):
+/// each step divides the remainder's leading term by the divisor's, graded-lex over the
+/// atoms' order (a monomial order, so the leading terms strictly decrease and the
+/// division ends); `None` when a step does not divide or the steps run out.
+pub(super) fn divide_polynomial(a: &Expr, b: &Expr) -> Option<Expr> {
+    if b.is_zero() || a.is_overflow() || b.is_overflow() {
+        return None;
+    }
+    let lead = |e: &Expr| -> Option<(Vec<Factor>, i64)> {
+        parts(e)
+            .max_by(|x, y| graded_lex(x.0, y.0))
+            .map(|(monomial, coeff)| (monomial.to_vec(), coeff))
+    };
+    let (divisor_monomial, divisor_coeff) = lead(b)?;
+    let divisor = Divisor::Term(&divisor_monomial, divisor_coeff);
+    let mut rest = a.clone();
+    let mut quotient = Expr::int(0);
+    for _ in 0..64 {
+        if rest.is_zero() {
+            return Some(quotient);
+        }
+        let (monomial, coeff) = lead(&rest)?;
+        let (part_monomial, part_coeff) = divide_part(&monomial, coeff, &divisor)?;
+        let part = term_expr(&part_monomial, part_coeff);
+        quotient = add_poly(&quotient, &part);
+        rest = &rest - &(&part * b);
+        if rest.is_overflow() {
+            return None;
         }
     }
+    None
+}
+
+/// Graded-lex order of monomials: total degree, then exponents atom by atom in the atoms'
+/// order.
+fn graded_lex(a: &[Factor], b: &[Factor]) -> std::cmp::Ordering {
+    let degree = |m: &[Factor]| m.iter().map(|f| u64::from(f.exp)).sum::<u64>();
+    degree(a).cmp(&degree(b)).then_with(|| {
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let atom = match (a.get(i), b.get(j)) {
+                (Some(x), Some(y)) => x.atom.clone().min(y.atom.clone()),
+                (Some(x), None) => x.atom.clone(),
+                (None, Some(y)) => y.atom.clone(),
+                (None, None) => break,
+            };
+            let exp_a = a.get(i).filter(|f| f.atom == atom).map_or(0, |f| f.exp);
+            let exp_b = b.get(j).filter(|f| f.atom == atom).map_or(0, |f| f.exp);
+            if exp_a != exp_b {
+                return exp_a.cmp(&exp_b);
+            }
+            i += usize::from(a.get(i).is_some_and(|f| f.atom == atom));
+            j += usize::from(b.get(j).is_some_and(|f| f.atom == atom));
+        }
+        std::cmp::Ordering::Equal
+    })
 }
 
 /// Splits `a` into (the exact quotient by `b` of the summands `b` divides, the other
