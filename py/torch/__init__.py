@@ -9,6 +9,7 @@ on a GPU is answered as CPU PyTorch 2.x would. Training mode computes as PyTorch
 
 import builtins as _builtins
 import math as _math
+import sys as _sys
 
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
@@ -183,11 +184,31 @@ def masked_fill(input, mask, value):
     return input.masked_fill(mask, value)
 
 
+def _of_numpy(data):
+    """The tensor of one of Tailor's numpy arrays (`py/numpy`), else None."""
+    numpy = _sys.modules.get("numpy")
+    if numpy is not None and isinstance(data, numpy.ndarray):
+        return data._tensor
+    return None
+
+
+def from_numpy(ndarray):
+    """The array's values as a tensor: a copy (Tailor's tensors are values, not views of the
+    array's memory), float32 for a float64 array (Tailor's tensors are float32, int64 or
+    bool)."""
+    tensor = _of_numpy(ndarray)
+    if tensor is None:
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return tensor
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False):
-    """A constant from nested lists of numbers; its dtype is bool, int64 or float32 by the
-    numbers' Python types, as PyTorch infers it."""
+    """A constant from nested lists of numbers (or a numpy array); its dtype is bool, int64
+    or float32 by the numbers' Python types, as PyTorch infers it."""
     if isinstance(data, Tensor):
         return _cast(data, dtype)
+    if _of_numpy(data) is not None:
+        return _cast(_of_numpy(data), dtype)
     shape, flat, item = [], [], data
     while isinstance(item, (list, tuple)):
         shape.append(len(item))

@@ -21,9 +21,12 @@ class UnsupportedAttribute(AttributeError):
     older PyTorch; the front end reports a use of it as an unsupported construct.
     """
 
-    def __init__(self, path):
-        super().__init__(f"{path} is not in Tailor's PyTorch subset")
+    def __init__(self, path, note=None):
+        super().__init__(f"{path} is not in Tailor's PyTorch subset" if note is None
+                         else f"{path} is not supported: {note}")
         self.path = path
+        # Why, where the name is not PyTorch's (`numpy.random`); None for PyTorch's names.
+        self.note = note
 
 
 def _extremum(x, dim, keepdim, which):

@@ -38,17 +38,20 @@ def _leaves(nested):
 class _Formatter:
     def __init__(self, values, dtype="float32"):
         self.dtype = dtype
-        finite = [abs(v) for v in values if math.isfinite(v)]
-        nonzero = [v for v in finite if v != 0]
-        self.int_mode = all(v == math.ceil(v) for v in finite)
+        # A float tensor's form and width come from its nonzero finite values only: zeros,
+        # infinities and NaNs are printed in that width (`0.` beside `-inf`).
+        shown = [v for v in values if math.isfinite(v) and v != 0]
+        nonzero = [abs(v) for v in shown]
+        self.int_mode = all(v == math.ceil(v) for v in nonzero)
         self.sci_mode = False
         if nonzero:
             largest, smallest = max(nonzero), min(nonzero)
-            if self.int_mode:
-                self.sci_mode = largest > 1e8
-            else:
-                self.sci_mode = largest / smallest > 1000 or largest > 1e8 or smallest < 1e-4
-        self.width = max((len(self._plain(v)) for v in values), default=1)
+            self.sci_mode = largest / smallest > 1000 or largest > 1e8
+            if not self.int_mode:
+                self.sci_mode = self.sci_mode or smallest < 1e-4
+        if dtype in ("int64", "bool"):
+            shown = values
+        self.width = max((len(self._plain(v)) for v in shown), default=1)
 
     def _plain(self, value):
         if self.dtype == "int64":

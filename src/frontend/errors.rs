@@ -283,9 +283,15 @@ pub(super) fn frontend_error(
             let construct = attribute("path")
                 .and_then(|path| path.str(vm).ok())
                 .map_or(message, |path| path.to_string_lossy().into_owned());
-            let note = match super::surface::instead(vm, &construct) {
-                Some(instead) => format!("it is not in Tailor's PyTorch subset; {instead}"),
-                None => "it is not in Tailor's PyTorch subset".to_string(),
+            // A name of another package than torch (`numpy.random`) says why itself.
+            let own_note = attribute("note")
+                .filter(|note| !vm.is_none(note))
+                .and_then(|note| note.str(vm).ok())
+                .map(|note| note.to_string_lossy().into_owned());
+            let note = match (own_note, super::surface::instead(vm, &construct)) {
+                (Some(note), _) => note,
+                (None, Some(instead)) => format!("it is not in Tailor's PyTorch subset; {instead}"),
+                (None, None) => "it is not in Tailor's PyTorch subset".to_string(),
             };
             FrontendError::Unsupported {
                 span,

@@ -405,6 +405,21 @@ fn einops_patterns_compute_and_guard_what_pytorch_does() {
     });
 }
 
+/// numpy while a model is built (`tests/data/scripts/numpy_tables.py`, Tailor's own
+/// `py/numpy`): constants, scalar types, math on numbers and shapes (`np.log`, `np.prod`),
+/// arrays printed as numpy prints them (their float32 values within the last digit),
+/// ufuncs, indexing and reductions, `torch.from_numpy`/`torch.tensor` of arrays, Whisper's
+/// sinusoids and `-np.inf` mask, and numpy constants and ufuncs in a compiled `forward`,
+/// print what PyTorch 2.15 with numpy 2 prints (`tests/data/pytorch/numpy_tables.txt`)
+/// and log its recompiles and shape guards (`numpy_tables.eager.txt`).
+#[test]
+fn numpy_at_definition_time_computes_and_guards_what_pytorch_does() {
+    assert_prints_close_to_what_pytorch_printed("numpy_tables");
+    assert_logs_what_pytorch_logged("numpy_tables", "recompiles,guards", |line| {
+        line.contains("[__recompiles]") || is_shape_guard(line)
+    });
+}
+
 /// In-place ops, functionalized (`tests/data/scripts/in_place.py`): index assignment with
 /// ints, strided slices, `...` and masks, `fill_`/`zero_`/`copy_`/`mul_`/`masked_fill_` and
 /// the rest, where a model builds its tables (a sinusoidal position table) and inside a
