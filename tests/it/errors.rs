@@ -236,6 +236,33 @@ fn nonzero_is_unsupported() {
     check_model_error(source, "x=4", &no_marks(), &["torch.nonzero", "5:12"], None);
 }
 
+/// What Tailor's `py/numpy` lacks is an error naming it at its line, where it is used:
+/// `np.random` and `np.cumsum` while the model is built.
+#[test]
+fn a_numpy_name_tailors_numpy_lacks_is_named_where_it_is_used() {
+    let model = |line: &str| {
+        format!(
+            "import numpy as np\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    \
+             def __init__(self):\n        super().__init__()\n        {line}\n\n    \
+             def forward(self, x):\n        return x\n"
+        )
+    };
+    check_model_error(
+        &model("self.noise = np.random.randn(4)"),
+        "x=4",
+        &no_marks(),
+        &["numpy.random", "8:22", "not in Tailor's numpy"],
+        None,
+    );
+    check_model_error(
+        &model("self.steps = np.cumsum(np.arange(4))"),
+        "x=4",
+        &no_marks(),
+        &["numpy.cumsum", "8:22"],
+        None,
+    );
+}
+
 /// A call an op's schema does not take (`frontend::table`) is Python's `TypeError` at its
 /// line: an unknown keyword, a missing argument, too many arguments, a repeated one.
 #[test]
