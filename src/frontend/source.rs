@@ -283,9 +283,29 @@ fn kind_of(stmt: &Stmt) -> ChunkKind {
             ChunkKind::Definition
         }
         Stmt::Assign(_) | Stmt::AnnAssign(_) => ChunkKind::Assignment,
+        // `try: from torch.nn.functional import sdpa; SDPA = True except ImportError: SDPA =
+        // False` (Whisper): setup, run as an assignment is (an escaping error skips it).
+        Stmt::Try(attempt)
+            if is_setup(&attempt.body)
+                && is_setup(&attempt.orelse)
+                && is_setup(&attempt.finalbody)
+                && attempt.handlers.iter().all(|handler| match handler {
+                    ast::ExceptHandler::ExceptHandler(handler) => is_setup(&handler.body),
+                }) =>
+        {
+            ChunkKind::Assignment
+        }
         Stmt::Expr(e) if e.value.is_literal_expr() => ChunkKind::Docstring,
         _ => ChunkKind::Driver,
     }
+}
+
+/// Whether `body` only imports, defines, assigns or passes.
+fn is_setup(body: &[Stmt]) -> bool {
+    body.iter().all(|stmt| {
+        matches!(stmt, Stmt::Pass(_))
+            || matches!(kind_of(stmt), ChunkKind::Definition | ChunkKind::Assignment)
+    })
 }
 
 /// Walks the file once, noting each construct that decides a truth test.

@@ -391,12 +391,13 @@ fn small_ops_compute_and_guard_what_pytorch_does() {
 
 /// einops (`tests/data/scripts/rearranging.py`, Tailor's own `py/einops`): `rearrange`,
 /// `reduce` (mean, sum, max, min, prod), `repeat` and `parse_shape` with groups, `...`, `1`
-/// and `()` and keyword lengths, and the `Rearrange`/`Reduce` layers, eagerly and compiled (a
-/// small ViT under automatic dynamic, LeViT's and CvT's patterns under `dynamic=True`), print
-/// what PyTorch 2.15 with einops 0.8.2 prints (`tests/data/pytorch/rearranging.txt`) and log
-/// its recompiles and shape guards (`rearranging.eager.txt`): a split `(h 2)` of a symbolic
-/// size asks `h % 2 == 0` as PyTorch's trace through einops does, and `(x y)` split by a
-/// symbolic `y` asks nothing.
+/// and `()` and keyword lengths, the `Rearrange`/`Reduce` layers, and the `torch.eye` and
+/// `torch.finfo` of vit-pytorch's LSA mask, eagerly and compiled (a small ViT under
+/// automatic dynamic, LeViT's and CvT's patterns under `dynamic=True`), print what PyTorch
+/// 2.15 with einops 0.8.2 prints (`tests/data/pytorch/rearranging.txt`) and log its
+/// recompiles and shape guards (`rearranging.eager.txt`): a split `(h 2)` of a symbolic size
+/// asks `h % 2 == 0` as PyTorch's trace through einops does, and `(x y)` split by a symbolic
+/// `y` asks nothing.
 #[test]
 fn einops_patterns_compute_and_guard_what_pytorch_does() {
     assert_prints_close_to_what_pytorch_printed("rearranging");

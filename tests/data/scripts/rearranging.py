@@ -19,6 +19,9 @@ print(repeat(x[0, 0], "n -> n r", r=2), repeat(x[0], "c n -> (c 2) n"))
 print(repeat(x[0], "c n -> b c n", b=2).shape, repeat(x, "b c n -> b (c r) n", r=2)[1, 3])
 print(repeat(x[:, :1], "b () n -> b k n", k=3).shape, repeat(x[0, 0], "... -> b ...", b=2).shape)
 print(parse_shape(x, "b _ n"), parse_shape(x, "b ..."))
+# vit-pytorch's LSA masks the diagonal with torch.eye and torch.finfo's largest float.
+print(torch.eye(3), torch.eye(2, 4, dtype=torch.bool), torch.finfo(torch.float32).max)
+print(-torch.finfo(x.dtype).max, torch.finfo(torch.float16).eps, torch.finfo().tiny)
 layers = nn.Sequential(Rearrange("b c (h p1) -> b h (p1 c)", p1=2), Reduce("b h d -> b d", "mean"))
 print(layers, layers(x))
 for bad in ("b c (h w) -> b c h w", "b c n -> b n", "b c -> b c"):
@@ -80,9 +83,12 @@ print(y[1, 2], rearrange(y, "b (ph pw) (h w) d -> b d (h ph) (w pw)", h=2, w=3, 
 
 
 def tokens(x):
-    # LeViT's `...` inside a group, a reduce by a written length, a repeat.
+    # LeViT's `...` inside a group, a reduce by a written length, a repeat, and LSA's
+    # diagonal mask of a symbolic size.
     flat = rearrange(x, "b (h d) ... -> b h (...) d", h=1)
-    return flat, reduce(x, "b d (h 2) w -> b d h", "sum"), repeat(x.mean(1), "b h w -> b h w r", r=3)
+    rows = x[0, 0] @ x[0, 0].t()
+    lsa = rows.masked_fill(torch.eye(rows.shape[-1], dtype=torch.bool), -torch.finfo(rows.dtype).max)
+    return flat, reduce(x, "b d (h 2) w -> b d h", "sum"), repeat(x.mean(1), "b h w -> b h w r", r=3), lsa.softmax(-1)
 
 
 def heads(x):
@@ -98,7 +104,7 @@ for h in (4, 6, 8):
     x = torch.cos(torch.arange(2 * 3 * h * 6).view(2, 3, h, 6) * 0.45)
     torch._dynamo.mark_static(x, (0, 1, 3))
     out = compiled_tokens(x)
-    print([t.shape for t in out], out[1][1], out[2][0, -1])
+    print([t.shape for t in out], out[1][1], out[2][0, -1], out[3][1])
 for w in (3, 5):
     x = torch.cos(torch.arange(2 * 4 * 3 * w).view(2, 4, 3, w) * 0.45)
     torch._dynamo.mark_static(x, (0, 1, 2))
