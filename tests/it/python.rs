@@ -483,6 +483,29 @@ fn an_endless_loop_at_module_level_is_stopped() {
     expect_test::expect!["line 4, col 1: not evaluated: line 4, col 26: the model ran more than 200000 lines of Python without finishing (an endless loop?); Tailor stops a run there"].assert_eq(&skipped.join("\n"));
 }
 
+/// A module-level `try` that only imports and assigns is setup (Whisper's
+/// `SDPA_AVAILABLE`), run as an assignment; one that does anything else is driver code.
+#[test]
+fn a_try_that_only_imports_and_assigns_runs_at_module_level() {
+    let source = "import torch\n\ntry:\n    from torch.nn.functional import not_there\n    FOUND = True\nexcept ImportError:\n    FOUND = False\n\ntry:\n    print('driver')\nexcept Exception:\n    pass\n\n\ndef f(x):\n    return x * 2 if not FOUND else x\n";
+    let program = frontend::parse(source).expect("the file parses");
+    let skipped: Vec<String> = program
+        .skipped()
+        .iter()
+        .map(|s| format!("{}: {}", s.span, s.reason))
+        .collect();
+    expect_test::expect!["line 9, col 1: driver code: Tailor compiles the model and runs only definitions and assignments at module level"].assert_eq(&skipped.join("\n"));
+    // FOUND is False: forward doubles.
+    check_capture(source, "3", expect_test::expect![[r#"
+        graph(x: f32[s0]):
+          %x = input x : f32[s0]
+          %mul = mul(%x, 2) : f32[s0]  # 16:12
+          return (%mul)
+        event @0 create_symbol s0 = 3 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+        event @1 eval s0 != 1 [statically known, no guard] (mul at line 16, col 12)
+    "#]]);
+}
+
 /// A file as people paste it: imports of modules Tailor's Python lacks (`argparse`,
 /// `torchvision`, `torch.optim`) give stand-ins, driver code that calls them is skipped with
 /// the reason, and the model captures; calling a stand-in inside `forward` is an error
