@@ -515,33 +515,6 @@ def reshape(input, shape):
 # ---- what a model may ask of the framework ---------------------------------------------------
 
 
-class finfo:
-    """The limits of a float dtype (`-torch.finfo(x.dtype).max` as a mask's fill)."""
-
-    # dtype: (bits, max, eps, smallest normal), as IEEE 754 and PyTorch give them.
-    _LIMITS = {
-        "float32": (32, 3.4028234663852886e38, 1.1920928955078125e-07, 1.1754943508222875e-38),
-        "float64": (64, 1.7976931348623157e308, 2.220446049250313e-16, 2.2250738585072014e-308),
-        "float16": (16, 65504.0, 0.0009765625, 6.103515625e-05),
-        "bfloat16": (16, 3.3895313892515355e38, 0.0078125, 1.1754943508222875e-38),
-    }
-
-    def __init__(self, type=None):
-        type = float32 if type is None else type
-        if not isinstance(type, dtype) or type.name not in self._LIMITS:
-            raise TypeError(f"torch.finfo() requires a floating point input type, got {type!r}")
-        self.bits, self.max, self.eps, self.tiny = self._LIMITS[type.name]
-        self.min = -self.max
-        self.smallest_normal = self.tiny
-        self.dtype = type.name
-
-    def __repr__(self):
-        return (f"finfo(resolution={self.eps:g}, min={self.min:g}, max={self.max:g}, "
-                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
-                f"dtype={self.dtype})")
-
-
-
 class no_grad:
     """Gradients are never computed while capturing; usable as a context and a decorator."""
 
