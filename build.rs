@@ -1,8 +1,9 @@
 //! Build script: the Python the front end freezes into the binary, from two places.
 //!
-//! - Tailor's own package in `py/` (the `torch` stand-in, `dataclasses`, `contextlib`, the
-//!   front end's helpers): `frontend::interpreter` freezes that folder with `py_freeze!`,
-//!   which cargo does not track by itself, hence `rerun-if-changed=py`.
+//! - Tailor's own packages in `py/` (the `torch` stand-in, `einops`, `numpy`, `math`,
+//!   `dataclasses`, `contextlib`, the front end's helpers): `frontend::interpreter` freezes
+//!   that folder with `py_freeze!`, which cargo does not track by itself, hence
+//!   `rerun-if-changed=py`. A folder with an `__init__.py` is a package (`einops.layers.torch`).
 //! - The CPython modules in `STDLIB`: taken unchanged from the `Lib/` folder of the
 //!   `rustpython-pylib` crate (CPython's pure-Python standard library as RustPython 0.6.0
 //!   ships it, under the PSF licence: `Lib/PSF-LICENSE`, that crate's licence file) and

@@ -883,7 +883,11 @@ pub(super) mod _tailor {
                     // `(x y)` of length `s2*s3` split by `y=s3`, or of a convolution's
                     // `(s2//4 + 1)**2` by `s2//4 + 1`): the quotient, remainder 0, as
                     // PyTorch's sympy simplifies `FloorDiv(s2*s3, s3)`.
-                    let exact = b.as_int().is_none().then(|| a.divide_polynomial(&b)).flatten();
+                    let exact = b
+                        .as_int()
+                        .is_none()
+                        .then(|| a.divide_polynomial(&b))
+                        .flatten();
                     if let Some(quotient) = exact {
                         let result = if op == "floordiv" {
                             quotient

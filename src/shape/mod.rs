@@ -735,7 +735,9 @@ impl ShapeEnv {
         if let Some(known) = canonical.decide_by_ranges(&|s| self.range(s)) {
             return known;
         }
-        self.guards.iter().any(|guard| guard.rel.simplify() == canonical)
+        self.guards
+            .iter()
+            .any(|guard| guard.rel.simplify() == canonical)
     }
 
     /// Records that `lhs == rhs` must hold for an op; returns false (and records nothing) when
