@@ -496,14 +496,18 @@ fn a_try_that_only_imports_and_assigns_runs_at_module_level() {
         .collect();
     expect_test::expect!["line 9, col 1: driver code: Tailor compiles the model and runs only definitions and assignments at module level"].assert_eq(&skipped.join("\n"));
     // FOUND is False: forward doubles.
-    check_capture(source, "3", expect_test::expect![[r#"
+    check_capture(
+        source,
+        "3",
+        expect_test::expect![[r#"
         graph(x: f32[s0]):
           %x = input x : f32[s0]
           %mul = mul(%x, 2) : f32[s0]  # 16:12
           return (%mul)
         event @0 create_symbol s0 = 3 for L['x'].size()[0] [2, int_oo] (dynamic=True)
         event @1 eval s0 != 1 [statically known, no guard] (mul at line 16, col 12)
-    "#]]);
+    "#]],
+    );
 }
 
 /// A file as people paste it: imports of modules Tailor's Python lacks (`argparse`,
