@@ -105,10 +105,7 @@ impl Call<'_> {
         };
         loop {
             let node = capture.graph.node(id);
-            let is_view = matches!(
-                node.op,
-                Op::Reshape | Op::Expand | Op::Permute { .. } | Op::Slice { .. }
-            );
+            let is_view = super::proxies::shares_memory(&node.op);
             let Some(&base) = node.inputs.first().filter(|_| is_view) else {
                 return Ok(());
             };

@@ -53,12 +53,9 @@ impl<'vm> Call<'vm> {
             return false;
         };
         let capture = self.session.capture.borrow();
-        capture.as_ref().is_some_and(|capture| {
-            matches!(
-                capture.graph.node(*id).op,
-                Op::Reshape | Op::Expand | Op::Permute { .. } | Op::Slice { .. }
-            )
-        })
+        capture
+            .as_ref()
+            .is_some_and(|capture| shares_memory(&capture.graph.node(*id).op))
     }
 
     /// The proxy of a symbolic float argument: a `SymFloat`, a 0-dimensional tensor of the
@@ -215,4 +212,13 @@ impl<'vm> Call<'vm> {
             )),
         }
     }
+}
+
+/// Whether `op` makes a view that shares its input's memory in PyTorch (a reshape, an expand,
+/// a permute or a slice), so an in-place write through it reaches the input.
+pub(super) fn shares_memory(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Reshape | Op::Expand | Op::Permute { .. } | Op::Slice { .. }
+    )
 }

@@ -130,13 +130,6 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// The CPU backend.
-    pub fn cpu() -> Backend {
-        Backend {
-            runtime: Box::new(super::cpu::CpuRuntime),
-        }
-    }
-
     /// Opens what `device` asks for (natively; the page probes WebGPU first and uses
     /// `Backend::gpu` or [`Backend::cpu`]). `clock` gives milliseconds to the GPU runtime.
     #[cfg(not(target_arch = "wasm32"))]

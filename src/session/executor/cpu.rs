@@ -4,7 +4,7 @@
 //! and the arena and scratch the program keeps. Invariant: kernels run back to back on the
 //! calling thread, and are not timed one by one; nothing is built ahead (binding is free).
 
-use super::backend::{Kernels, LocalFuture, Ran, Runtime};
+use super::backend::{Backend, Kernels, LocalFuture, Ran, Runtime};
 use crate::codegen::Mode;
 use crate::compile::Compiled;
 use crate::error::Error;
@@ -14,7 +14,16 @@ use crate::symbolic::Bindings;
 use std::any::Any;
 
 /// The CPU backend.
-pub(super) struct CpuRuntime;
+struct CpuRuntime;
+
+impl Backend {
+    /// The CPU backend.
+    pub fn cpu() -> Backend {
+        Backend {
+            runtime: Box::new(CpuRuntime),
+        }
+    }
+}
 
 /// A schedule with its bound kernels and buffers.
 struct CpuKernels(Box<Program>);
