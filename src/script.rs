@@ -90,7 +90,12 @@ pub fn run(source: &str, options: ScriptOptions) -> ScriptRun {
         next_frame: 0,
         logged_breaks: Vec::new(),
     }));
-    let outcome = frontend::run_script(source, Box::new(SharedHost(host.clone())), clock);
+    let outcome = frontend::run_script(
+        frontend::Vm::fresh(),
+        source,
+        Box::new(SharedHost(host.clone())),
+        clock,
+    );
     let host = host.borrow();
     ScriptRun {
         output: outcome.output,

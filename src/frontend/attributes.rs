@@ -11,11 +11,11 @@
 //! other constants, such as `eps` or `stride`, are fixed by construction and not guarded).
 
 use super::call::Call;
-use super::native::Session;
-use super::native::TensorBase;
+use super::objects::Session;
+use super::objects::TensorBase;
 use super::ops::TensorRef;
+use super::program::{EntryPoint, Program};
 use super::source::FILE_NAME;
-use super::{EntryPoint, Program};
 use crate::graph::Holder;
 use crate::guard::{ArgValue, AttributePath};
 use rustpython_vm::builtins::{PyCode, PyDict, PyFloat, PyInt};

@@ -117,7 +117,7 @@ pub struct Probed {
     /// One per break, in order.
     pub points: Vec<BreakPoint>,
     /// The output, tagged.
-    pub printed: Vec<(usize, crate::frontend::Output)>,
+    pub printed: Vec<(usize, super::host::Output)>,
 }
 
 /// What Python held in the forward frame at one break: the resume function's arguments.

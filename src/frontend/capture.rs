@@ -1,28 +1,18 @@
-//! One capture on the Python VM: the graph and `ShapeEnv` move into the session for a run
-//! of `forward`, and come back out with the graph's outputs: what it returned, or, where the
-//! graph ended at a graph break (`breaks.rs`), the tensors Python still holds there.
+//! The state of one capture and of one run of `forward`: the graph under construction with
+//! its `ShapeEnv`, the plan a run follows (forward's first graph, the graph after a break,
+//! or an eager probe), and what a run gives back (a finished segment, or a probe's break
+//! points).
 //!
-//! Input: the entry (a module instance or a function), a plan (forward's first graph from
-//! traced arguments; the graph after a given break, the run going there eagerly on the
-//! call's values; or a probe that runs the whole forward eagerly) and the cache's
-//! `ShapeEnv`. Output: the finished `Graph` (output node, `mark_dynamic` violations checked,
-//! final replacements applied) and the break that ended it, or a probe's break points.
-//! Invariant: the `ShapeEnv` is given back to the caller whatever happens, and the session
-//! holds the capture and forward run it held before (none, or a script's) afterwards.
+//! In: nothing but the graph and shape floors' types. Out: the plain state the session
+//! (`objects.rs`) holds while `forward` runs, and `forward.rs` drives. Invariant: one
+//! capture's nodes carry its number, so proxies of another capture are refused.
 
-use super::EntryPoint;
 use super::breaks::{BreakPoint, GraphBreak};
-use super::call::{Argument, Call};
-use super::errors::frontend_error;
-use super::native::Session;
-use super::script::{CallArg, Output};
-use crate::frontend::FrontendError;
-use crate::graph::{
-    Graph, Holder, NodeId, Op, Returned, ReturnedItem, Shape, Span, Tensor, TracedArg,
-};
+use super::host::{CallArg, Output};
+use crate::graph::{Graph, Holder, NodeId, Shape, Span, Tensor, TracedArg};
 use crate::guard::{ArgValue, AttributePath};
 use crate::shape::{ShapeEnv, ShapeError};
-use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
+use rustpython_vm::PyObjectRef;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -55,6 +45,24 @@ pub(crate) struct Capture {
     /// reaches them, a rebinding does not, so reading one later is an error
     /// (`call/in_place.rs`).
     pub stale: BTreeMap<NodeId, Span>,
+}
+
+impl Capture {
+    /// An empty capture of `graph` in `env`, numbered `number`.
+    pub fn new(graph: Graph, env: ShapeEnv, number: u64, resume: Option<Resume>) -> Capture {
+        Capture {
+            graph,
+            env,
+            const_nodes: BTreeMap::new(),
+            strides: BTreeMap::new(),
+            number,
+            resume,
+            floats: BTreeMap::new(),
+            attributes: Vec::new(),
+            holders: BTreeMap::new(),
+            stale: BTreeMap::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Capture {
@@ -134,205 +142,4 @@ pub struct Segment {
 pub(crate) enum Ran {
     Segment(Box<Segment>),
     Probe(Vec<BreakPoint>, Vec<(usize, Output)>),
-}
-
-/// Runs `entry` under `plan` and returns the finished graph, or the probe's break points.
-pub(super) fn run(
-    vm: &VirtualMachine,
-    session: &PyRef<Session>,
-    entry: &EntryPoint,
-    plan: Plan<'_>,
-    env: &mut ShapeEnv,
-) -> Result<Ran, FrontendError> {
-    let outer_capture = session.capture.borrow_mut().take();
-    let outer_forward = session.forward.borrow_mut().take();
-    let result = run_plan(vm, session, entry, plan, env);
-    *session.capture.borrow_mut() = outer_capture;
-    *session.forward.borrow_mut() = outer_forward;
-    result
-}
-
-fn run_plan(
-    vm: &VirtualMachine,
-    session: &PyRef<Session>,
-    entry: &EntryPoint,
-    plan: Plan<'_>,
-    env: &mut ShapeEnv,
-) -> Result<Ran, FrontendError> {
-    let mut forward = ForwardRun {
-        target: Some(0),
-        points: Vec::new(),
-        outer_frames: super::call::user_frame_count(vm),
-        function: entry.function.0.clone(),
-        mute: false,
-        printed: Vec::new(),
-        start: None,
-        ended: None,
-        root: entry.module.clone(),
-    };
-    session.errors.borrow_mut().clear();
-    let inputs = match plan {
-        Plan::First(args) => {
-            let mut graph = Graph::default();
-            let mut inputs = Vec::new();
-            let mut floats = BTreeMap::new();
-            for (name, arg) in args {
-                inputs.push(match arg {
-                    TracedArg::Tensor(shape, dtype) => Argument::Tensor(graph.push_typed(
-                        name,
-                        Op::Input { name: name.clone() },
-                        vec![],
-                        shape.clone(),
-                        None,
-                        *dtype,
-                    )),
-                    TracedArg::Int(expr) => {
-                        graph.int_inputs.push((name.clone(), expr.clone()));
-                        Argument::Int(expr.clone())
-                    }
-                    TracedArg::Bool(b) => Argument::Bool(*b),
-                    TracedArg::Float {
-                        value,
-                        symbolic: false,
-                    } => Argument::FloatValue(*value),
-                    TracedArg::Float {
-                        value,
-                        symbolic: true,
-                    } => {
-                        let node = graph.push(
-                            name,
-                            Op::Input { name: name.clone() },
-                            vec![],
-                            vec![],
-                            None,
-                        );
-                        floats.insert(node, (name.clone(), *value));
-                        Argument::SymFloat(node)
-                    }
-                });
-            }
-            start_capture(session, graph, std::mem::take(env), None);
-            if let Some(capture) = session.capture.borrow_mut().as_mut() {
-                capture.floats = floats;
-            }
-            inputs
-        }
-        Plan::Resume {
-            values,
-            index,
-            tracer,
-        } => {
-            forward.target = Some(index);
-            forward.mute = true;
-            forward.start = Some((std::mem::take(env), tracer));
-            values.iter().map(Argument::value).collect()
-        }
-        Plan::Probe(values) => {
-            forward.target = None;
-            values.iter().map(Argument::value).collect()
-        }
-    };
-    let probing = forward.target.is_none();
-    *session.forward.borrow_mut() = Some(forward);
-    let python = |exc| frontend_error(vm, session, exc);
-    let result = call_entry(vm, session, entry, &inputs).and_then(|value| {
-        if probing {
-            Ok((Vec::new(), Returned::Tensor))
-        } else {
-            Call::output_nodes(vm, &value).map_err(python)
-        }
-    });
-    let forward = session
-        .forward
-        .borrow_mut()
-        .take()
-        .expect("only this function ends a forward run");
-    let capture = session.capture.borrow_mut().take();
-    // The environment goes back whatever happened: from the capture, or unused.
-    let (capture, resume_args) = match (capture, forward.start) {
-        (Some(mut capture), _) => {
-            *env = std::mem::take(&mut capture.env);
-            let traced = capture
-                .resume
-                .take()
-                .map(|resume| resume.traced)
-                .unwrap_or_default();
-            (Some(capture), traced)
-        }
-        (None, Some((start, _))) => {
-            *env = start;
-            (None, Vec::new())
-        }
-        (None, None) => (None, Vec::new()),
-    };
-    if probing {
-        result?;
-        return Ok(Ran::Probe(forward.points, forward.printed));
-    }
-    let Some(mut capture) = capture else {
-        result?;
-        return Err(FrontendError::Replay {
-            breaks: forward.points.len(),
-            target: forward.target.unwrap_or(0),
-        });
-    };
-    let (outputs, returned, graph_break) = match forward.ended {
-        Some((graph_break, held)) => {
-            let returned = Returned::Tree(ReturnedItem::Tuple(
-                (0..held.len()).map(ReturnedItem::Output).collect(),
-            ));
-            (held, returned, Some(graph_break))
-        }
-        None => {
-            let (outputs, returned) = result?;
-            (outputs, returned, None)
-        }
-    };
-    let mut graph = std::mem::take(&mut capture.graph);
-    graph.push("output", Op::Output, outputs, vec![], None);
-    graph.returned = returned;
-    if let Some(violation) = env.take_violations().into_iter().next() {
-        return Err(violation.into());
-    }
-    graph.map_exprs(|e| env.replace(e));
-    Ok(Ran::Segment(Box::new(Segment {
-        graph,
-        graph_break,
-        resume_args,
-        attributes: std::mem::take(&mut capture.attributes),
-    })))
-}
-
-/// Starts capturing `graph` in `env` (at forward's start, or after a break).
-pub(super) fn start_capture(
-    session: &Session,
-    graph: Graph,
-    env: ShapeEnv,
-    resume: Option<Resume>,
-) {
-    let number = session.captures.get() + 1;
-    session.captures.set(number);
-    *session.capture.borrow_mut() = Some(Capture {
-        graph,
-        env,
-        const_nodes: BTreeMap::new(),
-        strides: BTreeMap::new(),
-        number,
-        resume,
-        floats: BTreeMap::new(),
-        attributes: Vec::new(),
-        holders: BTreeMap::new(),
-        stale: BTreeMap::new(),
-    });
-}
-
-fn call_entry(
-    vm: &VirtualMachine,
-    session: &PyRef<Session>,
-    entry: &EntryPoint,
-    inputs: &[Argument],
-) -> Result<PyObjectRef, FrontendError> {
-    let python = |exc| frontend_error(vm, session, exc);
-    let args: Vec<PyObjectRef> = Call::input_proxies(vm, inputs).map_err(python)?;
-    entry.callable.call(args, vm).map_err(python)
 }

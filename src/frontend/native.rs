@@ -11,104 +11,31 @@
 
 use rustpython_vm::pymodule;
 
-pub(super) use _tailor::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
-
 #[pymodule]
 pub(super) mod _tailor {
     use super::super::call::Call;
-    use crate::frontend::FrontendError;
     use crate::frontend::breaks::BreakReason;
-    use crate::frontend::capture::{Capture, ForwardRun};
+    use crate::frontend::errors::FrontendError;
+
+    use crate::frontend::host::{Output, SCRIPT_TIME_LIMIT_MS, Stream};
+    use crate::frontend::objects::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
     use crate::frontend::ops::TensorRef;
-    use crate::frontend::script::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, Stream};
-    use crate::frontend::source::{FILE_NAME, UserSource};
+    use crate::frontend::source::FILE_NAME;
     use crate::frontend::table;
     use crate::graph::{DType, Init, RandomKind};
     use crate::shape::rules;
     use crate::symbolic::{CmpOp, Expr, Rel};
-    use rustpython_vm::Interpreter;
     use rustpython_vm::builtins::{PyCode, PyTypeRef, PyUtf8StrRef};
+    use rustpython_vm::class::PyClassImpl;
     use rustpython_vm::function::{ArgIntoFloat, FuncArgs};
     use rustpython_vm::{
         AsObject, Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass,
     };
-    use std::cell::{Cell, RefCell};
-    use std::rc::{Rc, Weak};
 
     /// How many lines of the user's file one run (the module level, or one capture) may
     /// execute: far more than any model's `__init__` and `forward` take, and, in the
     /// browser, a few seconds of an endless loop.
     pub const STEP_LIMIT: u64 = 200_000;
-
-    /// The Python classes the `torch` package registers: results are made of these.
-    #[derive(Debug, Clone)]
-    pub struct Classes {
-        pub tensor: PyTypeRef,
-        pub symint: PyTypeRef,
-        pub symbool: PyTypeRef,
-        pub symfloat: PyTypeRef,
-        pub error: PyTypeRef,
-    }
-
-    /// The front end's state inside the VM: the registered classes, the user's file, the
-    /// capture in progress, and the errors raised into Python.
-    #[pyattr]
-    #[pyclass(name = "Session")]
-    #[derive(PyPayload, Default)]
-    pub struct Session {
-        pub classes: RefCell<Option<Classes>>,
-        pub source: RefCell<Option<Rc<UserSource>>>,
-        pub capture: RefCell<Option<Capture>>,
-        /// The run of forward in progress (graph breaks, `breaks.rs`).
-        pub forward: RefCell<Option<ForwardRun>>,
-        pub errors: RefCell<Vec<FrontendError>>,
-        pub next_const: Cell<usize>,
-        pub captures: Cell<u64>,
-        /// Lines of the user's file executed in this run (see `trace`).
-        pub steps: Cell<u64>,
-        /// This session's bound `trace`, while a run is traced.
-        pub tracer: RefCell<Option<PyObjectRef>>,
-        /// Script mode: where `torch.compile`d calls go.
-        pub host: RefCell<Option<Box<dyn ScriptHost>>>,
-        /// Script mode: the running interpreter, for the programs of compiled functions.
-        pub interpreter: RefCell<Weak<Interpreter>>,
-        /// Script mode: what the script wrote and the host logged, in order.
-        pub output: RefCell<Vec<Output>>,
-        /// Script mode: the clock (ms) and the time the run must end by.
-        pub clock: RefCell<Option<Rc<dyn Fn() -> f64>>>,
-        pub deadline: Cell<Option<f64>>,
-    }
-
-    impl std::fmt::Debug for Session {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.debug_struct("Session")
-                .field("captures", &self.captures)
-                .field("steps", &self.steps)
-                .finish_non_exhaustive()
-        }
-    }
-
-    impl Session {
-        /// Appends to the script's output, merging with the last piece of the same stream.
-        pub fn write(&self, stream: Stream, text: &str) {
-            let mut output = self.output.borrow_mut();
-            match output.last_mut() {
-                Some(last) if last.stream == stream => last.text.push_str(text),
-                _ => output.push(Output {
-                    stream,
-                    text: text.to_string(),
-                }),
-            }
-        }
-
-        /// Whether a script's wall-time limit has passed.
-        fn past_deadline(&self) -> bool {
-            match (self.deadline.get(), &*self.clock.borrow()) {
-                (Some(deadline), Some(clock)) => clock() > deadline,
-                _ => false,
-            }
-        }
-    }
 
     #[pyclass]
     impl Session {
@@ -155,94 +82,25 @@ pub(super) mod _tailor {
         Session::default().into_ref(&vm.ctx)
     }
 
-    /// A tensor: a node of the capture numbered `capture`, or a constant (capture 0).
-    #[pyattr]
-    #[pyclass(name = "TensorBase")]
-    #[derive(Debug, PyPayload)]
-    pub struct TensorBase {
-        /// What the tensor is now: an in-place op rebinds it (`_tailor.rebind`).
-        held: RefCell<TensorRef>,
-        /// The capture its node belongs to.
-        capture: Cell<u64>,
-        /// Whether a view op made it inside `forward` (PyTorch's view shares its base's
-        /// memory, so an in-place write would reach the base too).
-        view: Cell<bool>,
-        /// `requires_grad` where the model set it (`nn.Parameter(t, requires_grad=False)`,
-        /// `t.requires_grad_()`); unset, a parameter requires it and anything else does not.
-        requires_grad: Cell<Option<bool>>,
-        /// `torch._dynamo.mark_dynamic` / `mark_static` on this tensor (script mode).
-        pub marks: RefCell<Vec<DimMark>>,
+    #[pyattr(name = "Session")]
+    fn session_class(_vm: &VirtualMachine) -> PyTypeRef {
+        Session::make_static_type()
     }
 
-    #[pyclass(flags(BASETYPE))]
-    impl TensorBase {}
-
-    impl TensorBase {
-        /// A proxy of `tensor`, a node of the capture numbered `capture` (0 for others).
-        pub fn new(tensor: TensorRef, capture: u64) -> TensorBase {
-            TensorBase {
-                held: RefCell::new(tensor),
-                capture: Cell::new(capture),
-                view: Cell::new(false),
-                requires_grad: Cell::new(None),
-                marks: RefCell::default(),
-            }
-        }
-
-        /// A proxy of a view op's result `tensor` inside `forward`.
-        pub fn view(tensor: TensorRef, capture: u64) -> TensorBase {
-            let proxy = TensorBase::new(tensor, capture);
-            proxy.view.set(true);
-            proxy
-        }
-
-        /// Whether a view op made it inside `forward` and no write has rebound it since.
-        pub fn is_view(&self) -> bool {
-            self.view.get()
-        }
-
-        /// The tensor the proxy holds now.
-        pub fn tensor(&self) -> TensorRef {
-            self.held.borrow().clone()
-        }
-
-        /// The capture its node belongs to (0 for a constant or a value).
-        pub fn capture(&self) -> u64 {
-            self.capture.get()
-        }
-
-        /// Makes the proxy hold `tensor` of capture `capture`: what an in-place op leaves,
-        /// seen through every Python reference to the same tensor object.
-        pub fn rebind(&self, tensor: TensorRef, capture: u64) {
-            *self.held.borrow_mut() = tensor;
-            self.capture.set(capture);
-            self.view.set(false);
-        }
+    #[pyattr(name = "TensorBase")]
+    fn tensor_base_class(_vm: &VirtualMachine) -> PyTypeRef {
+        TensorBase::make_static_type()
     }
 
-    /// A symbolic size of the capture numbered `capture`.
-    #[pyattr]
-    #[pyclass(name = "SymIntBase")]
-    #[derive(Debug, PyPayload)]
-    pub struct SymIntBase {
-        pub expr: Expr,
-        pub capture: u64,
+    #[pyattr(name = "SymIntBase")]
+    fn sym_int_base_class(_vm: &VirtualMachine) -> PyTypeRef {
+        SymIntBase::make_static_type()
     }
 
-    #[pyclass(flags(BASETYPE))]
-    impl SymIntBase {}
-
-    /// A comparison of sizes of the capture numbered `capture`, not yet decided.
-    #[pyattr]
-    #[pyclass(name = "SymBoolBase")]
-    #[derive(Debug, PyPayload)]
-    pub struct SymBoolBase {
-        pub rel: Rel,
-        pub capture: u64,
+    #[pyattr(name = "SymBoolBase")]
+    fn sym_bool_base_class(_vm: &VirtualMachine) -> PyTypeRef {
+        SymBoolBase::make_static_type()
     }
-
-    #[pyclass(flags(BASETYPE))]
-    impl SymBoolBase {}
 
     #[pyfunction]
     fn register(
@@ -702,8 +560,7 @@ pub(super) mod _tailor {
             return false;
         };
         proxy
-            .requires_grad
-            .get()
+            .requires_grad()
             .unwrap_or_else(|| matches!(proxy.tensor(), TensorRef::Const(c) if c.is_param))
     }
 
@@ -711,7 +568,7 @@ pub(super) mod _tailor {
     #[pyfunction]
     fn set_requires_grad(tensor: PyObjectRef, value: bool) {
         if let Some(proxy) = tensor.downcast_ref::<TensorBase>() {
-            proxy.requires_grad.set(Some(value));
+            proxy.set_requires_grad(value);
         }
     }
 

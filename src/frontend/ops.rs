@@ -7,7 +7,7 @@
 //! argument order, and `ShapeEnv::node_cursor` names the node being built whenever a rule
 //! runs; so the same calls build the same graph and the same events.
 
-use super::FrontendError;
+use super::errors::FrontendError;
 use crate::graph::Holder;
 use crate::graph::{
     BinaryOp, Graph, Init, Lifted, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span,

@@ -8,9 +8,10 @@
 //! a guard's origin names.
 //! Invariant: every span is the file's own 1-based line and character column.
 
-use super::FrontendError;
+use super::errors::FrontendError;
 use crate::graph::Span;
 use ruff_text_size::{Ranged, TextRange};
+use rustpython_vm::builtins::PyCode;
 use rustpython_vm::compiler::ast::token::{TokenKind, Tokens};
 use rustpython_vm::compiler::ast::visitor::{self, Visitor};
 use rustpython_vm::compiler::ast::{self, Expr, ModModule, Stmt};
@@ -411,4 +412,10 @@ impl<'a> Visitor<'a> for SiteCollector<'_> {
         }
         visitor::walk_elif_else_clause(self, clause);
     }
+}
+
+/// The position of the instruction at byte offset `lasti` of `code`.
+pub(super) fn instruction_position(code: &PyCode, lasti: usize) -> Option<(usize, usize)> {
+    let (start, _) = code.code.locations.get(lasti / 2)?;
+    Some((start.line.get(), start.character_offset.get()))
 }

@@ -8,9 +8,10 @@
 //! constant of the session (`_tailor_frontend.state_entries` makes a computed buffer state
 //! first), so values set before a capture are the values every backend uses.
 
-use super::native::TensorBase;
+use super::errors::FrontendError;
+use super::objects::TensorBase;
 use super::ops::{ConstTensor, TensorRef};
-use super::{EntryPoint, FrontendError, Program, package_error};
+use super::program::{EntryPoint, Program, package_error};
 use crate::graph::{Init, Span};
 use rustpython_vm::PyObjectRef;
 use std::collections::BTreeMap;

@@ -10,9 +10,10 @@
 //! rows what the table holds, so a layer added to `py/torch` or an op added to the table is
 //! listed without another change.
 
+use super::errors::FrontendError;
+use super::program::Vm;
+use super::program::package_error;
 use super::table::{self, OpRow};
-use super::{FrontendError, Vm, package_error};
-use rustpython_vm::VirtualMachine;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -59,14 +60,4 @@ pub fn surface_in(vm: Vm) -> Result<Surface, FrontendError> {
             ops: table::rows(),
         })
     })
-}
-
-/// What to write instead of the unsupported `path` (`Tensor.amin`), when there is a
-/// supported alternative or a close spelling.
-pub(super) fn instead(vm: &VirtualMachine, path: &str) -> Option<String> {
-    let module = vm.import("_tailor_surface", 0).ok()?;
-    let answer = vm
-        .call_method(&module, "instead", (path.to_string(),))
-        .ok()?;
-    answer.try_into_value::<Option<String>>(vm).ok().flatten()
 }

@@ -9,10 +9,14 @@
 //! `torch._prims_common.is_contiguous` — so a capture records the guards PyTorch records
 //! (`(s0*s1) % 4 == 0` is `rules::reshape`'s; `((s0*s1)//4) != s0` and the rest are these).
 
-use super::rules::numel;
 use super::{Origin, ShapeEnv};
 use crate::graph::Shape;
 use crate::symbolic::{CmpOp, Expr, Rel, Sym, ValueRange};
+
+/// Product of sizes.
+pub fn numel(shape: &[Expr]) -> Expr {
+    shape.iter().fold(Expr::int(1), |acc, d| &acc * d)
+}
 
 /// The strides of a fresh tensor of `shape`: row-major, the last dim's stride 1.
 pub fn contiguous(shape: &[Expr]) -> Shape {

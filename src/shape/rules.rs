@@ -8,6 +8,7 @@
 use super::{Asker, Origin, ShapeEnv, ShapeError, layout};
 use crate::graph::{ReduceKind, Shape, Span, shape_to_string};
 use crate::symbolic::{CmpOp, Expr, Rel};
+pub use layout::numel;
 
 /// Who is asking: the op's display name and where it was called.
 #[derive(Clone, Debug)]
@@ -569,11 +570,6 @@ pub fn layer_norm(
         }
     }
     Ok(x.iter().map(|d| env.replace(d)).collect())
-}
-
-/// Product of sizes.
-pub fn numel(shape: &[Expr]) -> Expr {
-    shape.iter().fold(Expr::int(1), |acc, d| &acc * d)
 }
 
 /// `view`/`reshape` with at most one `-1` (given as `None`).

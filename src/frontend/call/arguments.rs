@@ -6,8 +6,8 @@
 //! what was expected. Invariant: a proxy of an earlier capture is never an operand.
 
 use super::*;
-use crate::frontend::FrontendError;
-use crate::frontend::native::{SymIntBase, TensorBase};
+use crate::frontend::errors::FrontendError;
+use crate::frontend::objects::{SymIntBase, TensorBase};
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::{IndexItem, TensorRef};
 use crate::graph::{DType, Init, Scalar, Shape};

@@ -6,7 +6,7 @@
 //! Invariant: every branch on a symbol goes through `ShapeEnv::evaluate`.
 
 use super::*;
-use crate::frontend::native::SymBoolBase;
+use crate::frontend::objects::SymBoolBase;
 use crate::frontend::source::Decision;
 use crate::graph::Span;
 use crate::shape::{Asker, Origin};

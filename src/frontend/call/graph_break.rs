@@ -6,10 +6,10 @@
 //! `BreakPoint`. Invariant: outside a run of forward nothing breaks.
 
 use super::*;
-use crate::frontend::FrontendError;
 use crate::frontend::breaks::{BreakPoint, BreakReason, GraphBreak, stack_name};
-use crate::frontend::capture::{Resume, start_capture};
-use crate::frontend::native::TensorBase;
+use crate::frontend::capture::Resume;
+use crate::frontend::errors::FrontendError;
+use crate::frontend::objects::TensorBase;
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::TensorRef;
 use crate::graph::{Graph, NodeId, Op, Tensor, TracedArg};
@@ -106,7 +106,7 @@ impl<'vm> Call<'vm> {
             }
             resume.traced.push((name.clone(), traced));
         }
-        start_capture(&self.session, graph, env, Some(resume));
+        self.session.start_capture(graph, env, Some(resume));
         if let Some(capture) = self.session.capture.borrow_mut().as_mut() {
             capture.floats = floats;
         }

@@ -17,11 +17,11 @@ mod graph_break;
 mod in_place;
 mod proxies;
 
-use crate::frontend::FrontendError;
-use crate::frontend::native::{Session, SymBoolBase, SymIntBase, TensorBase};
+use crate::frontend::errors::FrontendError;
+use crate::frontend::host::CallArg;
+use crate::frontend::objects::{Session, SymBoolBase, SymIntBase, TensorBase};
 use crate::frontend::ops::{Ops, TensorRef, Tracing};
-use crate::frontend::script::CallArg;
-use crate::frontend::source::FILE_NAME;
+use crate::frontend::source::{FILE_NAME, instruction_position};
 use crate::graph::{
     DType, DTypeError, EvalError, Graph, NodeId, Op, Returned, ReturnedItem, Span, Tensor,
 };
@@ -110,12 +110,6 @@ pub(super) fn user_frames(vm: &VirtualMachine) -> Vec<PyObjectRef> {
         }
     }
     frames
-}
-
-/// The position of the instruction at byte offset `lasti` of `code`.
-pub(super) fn instruction_position(code: &PyCode, lasti: usize) -> Option<(usize, usize)> {
-    let (start, _) = code.code.locations.get(lasti / 2)?;
-    Some((start.line.get(), start.character_offset.get()))
 }
 
 /// One argument of a capture's call of `forward`.

@@ -6,8 +6,8 @@
 //! capture it belongs to, so a later capture refuses it.
 
 use super::*;
-use crate::frontend::FrontendError;
-use crate::frontend::native::{Classes, SymBoolBase, SymIntBase, TensorBase};
+use crate::frontend::errors::FrontendError;
+use crate::frontend::objects::{Classes, SymBoolBase, SymIntBase, TensorBase};
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::TensorRef;
 use crate::graph::{DType, Init, MAX_ELEMENTS, NodeId, Scalar, element_count};

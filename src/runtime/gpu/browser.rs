@@ -11,12 +11,11 @@
 
 use super::GpuError;
 use super::objects::constants;
-use super::readback::Nudges;
 use crate::codegen::Wgsl;
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = r#"
@@ -410,7 +409,7 @@ impl Recorder {
 }
 
 /// The time between a pending read-back's nudges, and before the first, in ms
-/// (`readback::Nudges`): the shortest timer there is, since `setTimeout` takes whole
+/// (`readback::MAX_NUDGES`): the shortest timer there is, since `setTimeout` takes whole
 /// milliseconds. All of a read-back's timers are set at once: a timer set by a timer is
 /// clamped to 4 ms after five levels of nesting.
 const NUDGE_EVERY_MS: f64 = 1.0;
@@ -420,12 +419,13 @@ const NUDGE_EVERY_MS: f64 = 1.0;
 /// so that [`read_mapped`] reads each with one call into JavaScript (wgpu's mapped range
 /// copies through a buffer of its own); wgpu's record of the mappings stays empty, and
 /// every mapping of a read-back buffer goes through here. While the mappings are pending,
-/// an empty command list is submitted to `queue` every [`NUDGE_EVERY_MS`], `nudges.count`
-/// times at most, and counted in `nudges.sent`.
+/// an empty command list is submitted to `queue` every [`NUDGE_EVERY_MS`], `nudges` times
+/// at most, and counted in `nudges_sent`.
 pub(in crate::runtime::gpu) fn map_read(
     targets: &[(wgpu::Buffer, u64)],
     queue: &wgpu::Queue,
-    nudges: &Nudges,
+    nudges: u32,
+    nudges_sent: &Arc<AtomicU64>,
 ) -> impl std::future::Future<Output = Result<(), GpuError>> + use<> {
     let buffers = targets
         .iter()
@@ -433,8 +433,8 @@ pub(in crate::runtime::gpu) fn map_read(
         .collect();
     let bytes: Vec<f64> = targets.iter().map(|&(_, bytes)| bytes as f64).collect();
     let queue = JsValue::from(queue.as_webgpu().expect(ONLY_WEBGPU).clone());
-    let mapping = js_map_read(buffers, &bytes, &queue, NUDGE_EVERY_MS, nudges.count);
-    let sent = Arc::clone(&nudges.sent);
+    let mapping = js_map_read(buffers, &bytes, &queue, NUDGE_EVERY_MS, nudges);
+    let sent = Arc::clone(nudges_sent);
     async move {
         let promise = mapping.map_err(|e| GpuError::ReadBack(message(&e)))?;
         let nudged = wasm_bindgen_futures::JsFuture::from(promise)

@@ -142,7 +142,7 @@ pub struct GpuStats {
     /// Calls that created nothing and so ran without error scopes (the steady path).
     pub unscoped_calls: usize,
     /// Empty command lists the page's read-backs submitted while waiting for their mappings
-    /// (`readback::Nudges`; none natively).
+    /// (`readback::MAX_NUDGES`; none natively).
     pub nudges_sent: u64,
 }
 
@@ -229,7 +229,7 @@ struct CallPlan {
     pipelines: Vec<Arc<objects::Pipeline>>,
     building: Vec<TierBuild>,
     /// How long the last call's read-back waited for the device, from the submit, in ms
-    /// (none before the first): it decides the next one's nudges (`readback::Nudges`).
+    /// (none before the first): it decides the next one's nudges (`readback::MAX_NUDGES`).
     last_wait_ms: Option<f64>,
 }
 
@@ -515,7 +515,7 @@ pub struct Gpu {
     /// Large forms building off the calls' path, by pipeline key.
     building: HashMap<pipelines::PipelineKey, tiers::Building>,
     /// Whether the page's read-backs nudge the browser while their mappings are pending
-    /// (`readback::Nudges`).
+    /// (`readback::MAX_NUDGES`).
     nudges_on: bool,
     /// The nudges they sent.
     nudges_sent: Arc<AtomicU64>,

@@ -12,6 +12,7 @@ use super::{CallPlan, Gpu, GpuError, Program};
 use crate::graph::Tensor;
 use std::future::Future;
 use std::pin::Pin;
+#[cfg(not(target_arch = "wasm32"))]
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
@@ -20,14 +21,7 @@ use std::task::{Context, Poll, Waker};
 pub(super) const MAPPABLE: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
 
-/// The most nudges of one read-back (`Nudges`).
-pub(super) const MAX_NUDGES: u32 = 8;
-
-/// A call whose plan's last read-back waited longer than this, in ms, is not nudged
-/// (`Nudges`).
-pub(super) const LONG_WAIT_MS: f64 = 4.0;
-
-/// The nudges of a pending read-back in the page: while a call's outputs are not mapped,
+/// The most nudges of one read-back. The nudges of a pending read-back in the page: while a call's outputs are not mapped,
 /// an empty command list is submitted every 1 ms (`browser::NUDGE_EVERY_MS`), `count` times
 /// at most. Measured in headless Chromium (SwiftShader), the browser's GPU process notices
 /// that submitted work has finished when it handles a command from the page, or else on its
@@ -41,16 +35,11 @@ pub(super) const LONG_WAIT_MS: f64 = 4.0;
 /// nudges made a call 1.085× as long, 4 nudges 0.99×). A call whose same-shaped call last
 /// waited longer than [`LONG_WAIT_MS`] is not nudged: past 2 ms the timer polls every 1 ms,
 /// as nudges would. Natively nothing is nudged: `device.poll` waits for the mapping.
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    expect(dead_code, reason = "natively `device.poll` waits: nothing is nudged")
-)]
-pub(super) struct Nudges {
-    /// How many nudges at most (0: none).
-    pub count: u32,
-    /// Nudges sent so far by every read-back of the device.
-    pub sent: Arc<AtomicU64>,
-}
+pub(super) const MAX_NUDGES: u32 = 8;
+
+/// A call whose plan's last read-back waited longer than this, in ms, is not nudged
+/// (`MAX_NUDGES`).
+pub(super) const LONG_WAIT_MS: f64 = 4.0;
 
 /// A one-shot value set by a callback and awaited as a future (read-back on the web must
 /// not block, so completion is signalled, not waited for).
@@ -132,11 +121,7 @@ impl Gpu {
         let submitted = recorder.submit(&self.queue);
         held.extend(targets.iter().map(|(target, _)| target.clone()));
         submitted?;
-        let nudges = Nudges {
-            count: nudges,
-            sent: Arc::clone(&self.nudges_sent),
-        };
-        let mapped = map_targets(&targets, &self.queue, &nudges);
+        let mapped = map_targets(&targets, &self.queue, nudges, &self.nudges_sent);
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
         // The kernels' names and the tick's length, only for a timed call.
         let timestamps = queries.is_some().then(|| {
@@ -166,7 +151,7 @@ impl Gpu {
         })
     }
 
-    /// Turns the page's read-back nudges ([`Nudges`]) on or off (on by default); returns
+    /// Turns the page's read-back nudges ([`MAX_NUDGES`]) on or off (on by default); returns
     /// whether they were on. The steady benchmark measures both ways.
     pub fn set_nudges(&mut self, on: bool) -> bool {
         std::mem::replace(&mut self.nudges_on, on)
@@ -201,7 +186,8 @@ pub(super) type ReadBack = Result<(Vec<Tensor>, Vec<(String, f64)>), GpuError>;
 fn map_targets(
     targets: &[(wgpu::Buffer, u64)],
     _queue: &wgpu::Queue,
-    _nudges: &Nudges,
+    _nudges: u32,
+    _nudges_sent: &Arc<AtomicU64>,
 ) -> impl Future<Output = Result<(), GpuError>> + use<> {
     let mut signals = Vec::with_capacity(targets.len());
     for (target, bytes) in targets {

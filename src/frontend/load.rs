@@ -1,0 +1,300 @@
+//! A model file, loaded and captured: its module level run as the learner's file would run
+//! (`parse`), the entry constructed (`Program::entry`), and `forward` captured into a graph
+//! from traced arguments, after a given graph break, or probed eagerly (`capture`,
+//! `capture_resume`, `probe`).
+//!
+//! In: the file's text and a `Vm`; then an entry, traced arguments and the cache's
+//! `ShapeEnv`. Out: a `Program`, an `EntryPoint`, a `Segment` or `Probed`. Invariant: the
+//! module level runs once per program; driver code is skipped and reported, never run.
+
+use super::breaks::Probed;
+use super::budget::budgeted;
+use super::call::Call;
+use super::capture::{self, ResumeTracer, Segment};
+use super::errors::FrontendError;
+use super::forward;
+use super::host::CallArg;
+use super::objects::Session;
+use super::program::{ABSENT_MODULE, DRIVER_CODE, EntryPoint, Program, Skipped, Vm, package_error};
+use super::raised::frontend_error;
+use super::source::{ChunkKind, FILE_NAME, UserSource};
+use crate::graph::TracedArg;
+use crate::shape::ShapeEnv;
+use rustpython_vm::builtins::PyBaseExceptionRef;
+use rustpython_vm::compiler::Mode;
+use rustpython_vm::scope::Scope;
+use rustpython_vm::{Interpreter, PyObjectRef, PyResult, VirtualMachine};
+use std::rc::Rc;
+
+/// Runs `source`'s module level in `vm` (fresh, or warmed; never one that ran a program
+/// already): definitions and imports (an error stops here), assignments (an error skips
+/// the assignment) and nothing else (driver code is reported as skipped).
+pub fn parse_in(vm: Vm, source: &str) -> Result<Program, FrontendError> {
+    let source = Rc::new(UserSource::parse(source)?);
+    let interpreter = Rc::new(vm.0);
+    let (globals, skipped) = interpreter.enter(|vm| budgeted(vm, || run_module(vm, &source)))??;
+    Ok(Program {
+        source,
+        globals,
+        skipped,
+        interpreter,
+    })
+}
+
+/// Readies the interpreter for the user's `source`: the session knows it, `torch` is
+/// imported, absent modules get stand-ins and what the file prints is kept in the session
+/// (nanoGPT prints its parameter count). Returns the `_tailor_frontend` helper module.
+pub(super) fn prepare(
+    vm: &VirtualMachine,
+    session: &Session,
+    source: &Rc<UserSource>,
+) -> Result<PyObjectRef, FrontendError> {
+    let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
+    *session.source.borrow_mut() = Some(source.clone());
+    vm.import("torch", 0).map_err(package)?;
+    let helper = vm.import("_tailor_frontend", 0).map_err(package)?;
+    vm.call_method(&helper, "install_absent_modules", ())
+        .map_err(package)?;
+    vm.call_method(&helper, "capture_output", ())
+        .map_err(package)?;
+    Ok(helper)
+}
+
+fn run_module(
+    vm: &VirtualMachine,
+    source: &Rc<UserSource>,
+) -> Result<(PyObjectRef, Vec<Skipped>), FrontendError> {
+    let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
+    let session = Call::session(vm).map_err(package)?;
+    let helper = prepare(vm, &session, source)?;
+    let scope = vm.new_scope_with_main().map_err(package)?;
+    let mut skipped = Vec::new();
+    for chunk in source.chunks() {
+        let outcome = match chunk.kind {
+            ChunkKind::Docstring => continue,
+            ChunkKind::Driver => {
+                skipped.push(Skipped {
+                    span: chunk.span,
+                    reason: DRIVER_CODE.to_string(),
+                });
+                continue;
+            }
+            ChunkKind::Definition | ChunkKind::Assignment => run_chunk(vm, &scope, &chunk.code),
+        };
+        let absent: Vec<String> = vm
+            .call_method(&helper, "take_absent_modules", ())
+            .and_then(|names| names.try_into_value(vm))
+            .map_err(package)?;
+        skipped.extend(absent.into_iter().map(|module| Skipped {
+            span: chunk.span,
+            reason: format!(
+                "{ABSENT_MODULE} '{module}': its names are stand-ins, and calling one is an error"
+            ),
+        }));
+        let Err(exc) = outcome else {
+            continue;
+        };
+        let err = frontend_error(vm, &session, exc);
+        if chunk.kind == ChunkKind::Definition {
+            return Err(err);
+        }
+        skipped.push(Skipped {
+            span: chunk.span,
+            reason: format!("not evaluated: {err}"),
+        });
+    }
+    Ok((scope.globals.into(), skipped))
+}
+
+fn run_chunk(vm: &VirtualMachine, scope: &Scope, code: &str) -> PyResult<()> {
+    let code = vm
+        .compile(code, Mode::Exec, FILE_NAME)
+        .map_err(|err| err.into_pyexception(vm, Some(code)))?;
+    vm.run_code_obj(code, scope.clone()).map(drop)
+}
+
+impl Program {
+    /// The program of a script's compiled functions: the script's own interpreter, which
+    /// is running (a capture enters it again).
+    pub(super) fn of_script(
+        vm: &VirtualMachine,
+        session: &Session,
+        interpreter: Rc<Interpreter>,
+    ) -> Option<Program> {
+        Some(Program {
+            source: session.source.borrow().clone()?,
+            globals: vm.ctx.none(),
+            skipped: Vec::new(),
+            interpreter,
+        })
+    }
+
+    /// The module-level statements that were not executed.
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+
+    /// The text of a 1-based line, without its newline.
+    pub fn line_text(&self, line: u32) -> &str {
+        self.source.line_text(line)
+    }
+
+    /// Finds and constructs the entry: `name`, or the last `nn.Module` subclass, or the
+    /// last function. Modules are constructed with their default arguments, in eval mode.
+    pub fn entry(&self, name: Option<&str>) -> Result<EntryPoint, FrontendError> {
+        self.interpreter.enter(|vm| {
+            let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+            let helper = vm
+                .import("_tailor_frontend", 0)
+                .map_err(|exc| package_error(vm, &exc))?;
+            let package = |exc: PyBaseExceptionRef| package_error(vm, &exc);
+            let candidates = vm
+                .call_method(&helper, "candidates", (self.globals.clone(),))
+                .map_err(package)?;
+            let candidates: Vec<(String, PyObjectRef, bool)> = vm
+                .extract_elements_with(&candidates, |item| {
+                    let fields: Vec<PyObjectRef> = vm.extract_elements_with(&item, Ok)?;
+                    let [name, value, is_module] = fields.as_slice() else {
+                        return Err(vm.new_type_error("a candidate is (name, value, is_module)"));
+                    };
+                    Ok((
+                        name.clone().try_into_value::<String>(vm)?,
+                        value.clone(),
+                        is_module.clone().try_into_value::<bool>(vm)?,
+                    ))
+                })
+                .map_err(package)?;
+            let chosen = match name {
+                Some(name) => candidates.iter().rev().find(|(n, _, _)| n == name),
+                None => candidates
+                    .iter()
+                    .rev()
+                    .find(|(_, _, is_module)| *is_module)
+                    .or_else(|| candidates.last()),
+            };
+            let Some((entry_name, value, is_module)) = chosen else {
+                return Err(match name {
+                    Some(name) => FrontendError::NoEntry {
+                        name: name.to_string(),
+                        found: candidates
+                            .iter()
+                            .map(|(n, _, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                    None => FrontendError::Empty,
+                });
+            };
+            let python = |exc| frontend_error(vm, &session, exc);
+            let (callable, function, module) = if *is_module {
+                let module = budgeted(vm, || value.call((), vm))?.map_err(python)?;
+                // Compiled for inference, as `Model().eval()`: the mode PyTorch's recorded
+                // behaviour here was measured in (a script chooses its own mode).
+                vm.call_method(&module, "eval", ()).map_err(python)?;
+                vm.call_method(&helper, "name_state", (module.clone(),))
+                    .map_err(package)?;
+                let forward = vm
+                    .call_method(&helper, "forward_of", (value.clone(),))
+                    .map_err(package)?;
+                if vm.is_none(&forward) {
+                    return Err(FrontendError::Type {
+                        span: self.source.definition_span(entry_name),
+                        message: format!("class '{entry_name}' has no forward method"),
+                    });
+                }
+                let callable = module.get_attr("forward", vm).map_err(python)?;
+                (callable, forward, Some(module))
+            } else {
+                (value.clone(), value.clone(), None)
+            };
+            let inputs: Vec<String> = vm
+                .call_method(&helper, "inputs", (function.clone(), *is_module))
+                .and_then(|names| names.try_into_value(vm))
+                .map_err(package)?;
+            let line: u32 = vm
+                .call_method(&helper, "first_line", (function.clone(),))
+                .and_then(|line| line.try_into_value(vm))
+                .map_err(package)?;
+            let function_name = if *is_module {
+                "forward".to_string()
+            } else {
+                entry_name.clone()
+            };
+            Ok(EntryPoint {
+                name: entry_name.clone(),
+                inputs,
+                function: (function_name, line),
+                callable,
+                module,
+            })
+        })
+    }
+}
+
+/// Runs the entry's `forward` over inputs of the given symbolic shapes, building its first
+/// graph: to the return, or to the first graph break.
+///
+/// Errors PyTorch raises at the end of tracing (constraint violations of `mark_dynamic`)
+/// are raised here too; on success every shape in the graph has the final replacements
+/// applied.
+pub fn capture(
+    program: &Program,
+    entry: &EntryPoint,
+    args: &[(String, TracedArg)],
+    env: &mut ShapeEnv,
+) -> Result<Segment, FrontendError> {
+    run_forward(program, entry, capture::Plan::First(args), env).map(segment)
+}
+
+/// Builds the graph after break `index - 1` of a call (the resume function's): forward runs
+/// eagerly on the call's `values` to that break, then traces with the resume arguments
+/// `tracer` gives, to the next break or the return.
+pub fn capture_resume(
+    program: &Program,
+    entry: &EntryPoint,
+    values: &[CallArg],
+    index: usize,
+    tracer: ResumeTracer,
+    env: &mut ShapeEnv,
+) -> Result<Segment, FrontendError> {
+    let plan = capture::Plan::Resume {
+        values,
+        index,
+        tracer,
+    };
+    run_forward(program, entry, plan, env).map(segment)
+}
+
+/// Runs the whole of forward eagerly on a call's `values`, as Python runs it between the
+/// graphs of a function that breaks: returns what it held at each break, and what it
+/// printed, each piece with the number of breaks passed before it.
+pub fn probe(
+    program: &Program,
+    entry: &EntryPoint,
+    values: &[CallArg],
+) -> Result<Probed, FrontendError> {
+    let mut env = ShapeEnv::new();
+    match run_forward(program, entry, capture::Plan::Probe(values), &mut env)? {
+        capture::Ran::Probe(points, printed) => Ok(Probed { points, printed }),
+        capture::Ran::Segment(_) => unreachable!("a probe captures nothing"),
+    }
+}
+
+fn segment(ran: capture::Ran) -> Segment {
+    match ran {
+        capture::Ran::Segment(segment) => *segment,
+        capture::Ran::Probe(..) => unreachable!("only a probe plan probes"),
+    }
+}
+
+fn run_forward(
+    program: &Program,
+    entry: &EntryPoint,
+    plan: capture::Plan<'_>,
+    env: &mut ShapeEnv,
+) -> Result<capture::Ran, FrontendError> {
+    program.interpreter.enter(|vm| {
+        let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
+        budgeted(vm, || forward::run(vm, &session, entry, plan, env))?
+    })
+}
