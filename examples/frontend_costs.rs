@@ -33,7 +33,7 @@ fn ms(duration: Duration) -> String {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
-    drop(frontend::interpreter());
+    drop(frontend::Vm::fresh());
     println!("interpreter creation            {}", ms(start.elapsed()));
 
     let start = Instant::now();

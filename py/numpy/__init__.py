@@ -20,7 +20,7 @@ import builtins as _builtins
 import math as _math
 
 import torch as _torch
-from torch._tensor import UnsupportedAttribute as _Unsupported
+from torch._missing import UnsupportedAttribute as _Unsupported
 
 from numpy._array import array, asarray, ndarray, wrap as _wrap, binary as _binary
 from numpy._array import torch_dtype as _torch_dtype

@@ -14,7 +14,8 @@ import sys as _sys
 import _tailor
 from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dtype, float32
 from torch._tensor import bfloat16, bool_, float16, float64, int32, int64, _define_aliases
-from torch._tensor import _cast, _dims, _log_softmax, _made, _sizes, _missing_names
+from torch._missing import _missing_names
+from torch._tensor import _cast, _dims, _log_softmax, _made, _sizes
 from torch import autograd, cuda, jit, _dynamo, _logging, return_types
 from torch import nn
 

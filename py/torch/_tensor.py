@@ -8,25 +8,11 @@ condition asks the shape environment and records a guard, as TorchDynamo does.
 """
 
 import _tailor
+from torch._missing import UnsupportedAttribute
 
 
 class TailorError(Exception):
     """An error of Tailor's capture: an op's shape error, or a construct outside the subset."""
-
-
-class UnsupportedAttribute(AttributeError):
-    """A name of PyTorch's API that Tailor's subset lacks.
-
-    An AttributeError, so `hasattr(F, "scaled_dot_product_attention")` is False as on an
-    older PyTorch; the front end reports a use of it as an unsupported construct.
-    """
-
-    def __init__(self, path, note=None):
-        super().__init__(f"{path} is not in Tailor's PyTorch subset" if note is None
-                         else f"{path} is not supported: {note}")
-        self.path = path
-        # Why, where the name is not PyTorch's (`numpy.random`); None for PyTorch's names.
-        self.note = note
 
 
 def _extremum(x, dim, keepdim, which):
@@ -56,18 +42,6 @@ def _arg_extremum(x, dim, keepdim, which):
     shape[d] = n
     positions = torch.arange(n).reshape(shape)
     return torch.where(x == best, positions, positions * 0 + n).amin(d, keepdim)
-
-
-def _missing_names(owner):
-    """A module-level `__getattr__` for `owner` (PEP 562): a missing public name is an
-    UnsupportedAttribute naming `owner.name`."""
-
-    def __getattr__(name):
-        if name.startswith("__"):
-            raise AttributeError(f"module '{owner}' has no attribute '{name}'")
-        raise UnsupportedAttribute(f"{owner}.{name}")
-
-    return __getattr__
 
 
 class dtype:

@@ -79,6 +79,8 @@ pub(super) mod _tailor {
 
     #[pyattr]
     fn session(vm: &VirtualMachine) -> PyRef<Session> {
+        // The class first: the module's attributes are made in no set order.
+        let _class = Session::make_static_type();
         Session::default().into_ref(&vm.ctx)
     }
 

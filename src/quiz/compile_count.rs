@@ -5,8 +5,8 @@
 //! (marks and a small recompile limit from `hard` on). Invariant: the count is
 //! `CodeCache::compiles()` and the dims are read from the last entry's inputs.
 
-use super::exercise::{Body, Grade, Puzzle, is_none_answer, words};
 use super::modelgen::{self, Template, TemplateKind};
+use super::puzzle::{Body, Grade, Puzzle, is_none_answer, words};
 use super::rng::Rng;
 use super::scenario::{Scenario, dynamic_dims, inputs_text, mark};
 use super::text::{fill, msg};

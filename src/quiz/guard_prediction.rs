@@ -7,8 +7,8 @@
 //! the failing guard is the one `GuardSet::check` reports for the entry PyTorch checks first
 //! (the first line of its recompile log).
 
-use super::exercise::{Body, Choice, EntryView, Grade, Puzzle, words};
 use super::modelgen::{self, Template, TemplateKind};
+use super::puzzle::{Body, Choice, EntryView, Grade, Puzzle, words};
 use super::rng::Rng;
 use super::scenario::{Scenario, failing_line, inputs_text, mark};
 use super::text::{fill, msg};

@@ -19,6 +19,7 @@ mod exercise;
 mod guard_prediction;
 mod modelgen;
 mod output_shape;
+mod puzzle;
 mod questions;
 mod rng;
 mod scenario;
@@ -30,9 +31,8 @@ mod write_guard;
 mod tests;
 
 pub use demo::{Demo, DemoOutcome, DemoRun, EntrySummary, model_source};
-pub use exercise::{
-    Choice, EntryView, Exercise, ExerciseKind, Grade, Replay, generate, grade, solve,
-};
+pub use exercise::{Exercise, ExerciseKind, generate, grade, solve};
+pub use puzzle::{Choice, EntryView, Grade, Replay};
 pub use questions::{
     Answer, FactCheck, Link, Question, QuestionChoice, QuestionOption, Section, Verdict, check,
     links, question, questions,

@@ -5,8 +5,8 @@
 //! shape in the compiled graph. Invariant: answers are compared by expression equivalence
 //! over the input symbols' ranges (`s0*2` and `2*s0` both pass), never as strings.
 
-use super::exercise::{Body, Grade, Puzzle, Replay};
 use super::modelgen::{self, ShapeModel};
+use super::puzzle::{Body, Grade, Puzzle, Replay};
 use super::rng::Rng;
 use super::scenario::{Scenario, call1, inputs_text, mark};
 use super::text::msg;

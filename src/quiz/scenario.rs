@@ -7,7 +7,7 @@
 //! Invariant: nothing here decides an outcome; every hit, recompile, guard and shape is
 //! read from the cache.
 
-use super::exercise::Replay;
+use super::puzzle::Replay;
 use crate::cache::{CallEvent, CodeCache, DimSpec, Entry};
 use crate::config::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
 use crate::error::Error;

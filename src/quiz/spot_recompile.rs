@@ -6,8 +6,8 @@
 //! as the difficulty rises). Invariant: the recompiling calls are the cache's `compile`
 //! events after the first call; each one's reason is the cache's first failure reason.
 
-use super::exercise::{Body, Grade, Puzzle, is_none_answer, numbers_text, words};
 use super::modelgen::{self, BranchModel};
+use super::puzzle::{Body, Grade, Puzzle, is_none_answer, numbers_text, words};
 use super::rng::Rng;
 use super::scenario::{Scenario, call1};
 use super::text::{fill, msg};

@@ -558,7 +558,7 @@ fn difficulty_of(seed: u32) -> Difficulty {
 }
 
 /// Runs `check` on the first accepted puzzle of every seed, which must not need the fallback.
-fn for_each_puzzle(kind: ExerciseKind, check: impl Fn(u32, &dyn super::exercise::Puzzle)) {
+fn for_each_puzzle(kind: ExerciseKind, check: impl Fn(u32, &dyn super::puzzle::Puzzle)) {
     for_each_puzzle_of(kind, 0..SEEDS, check);
 }
 
@@ -567,7 +567,7 @@ fn for_each_puzzle(kind: ExerciseKind, check: impl Fn(u32, &dyn super::exercise:
 fn for_each_puzzle_of(
     kind: ExerciseKind,
     seeds: std::ops::Range<u32>,
-    check: impl Fn(u32, &dyn super::exercise::Puzzle),
+    check: impl Fn(u32, &dyn super::puzzle::Puzzle),
 ) {
     for seed in seeds {
         let difficulty = difficulty_of(seed);
@@ -578,7 +578,7 @@ fn for_each_puzzle_of(
 }
 
 #[track_caller]
-fn assert_right(puzzle: &dyn super::exercise::Puzzle, answer: &str, context: &str) {
+fn assert_right(puzzle: &dyn super::puzzle::Puzzle, answer: &str, context: &str) {
     let grade = puzzle.grade(answer);
     assert!(
         grade.correct,
@@ -589,7 +589,7 @@ fn assert_right(puzzle: &dyn super::exercise::Puzzle, answer: &str, context: &st
 }
 
 #[track_caller]
-fn assert_wrong(puzzle: &dyn super::exercise::Puzzle, answer: &str, context: &str) {
+fn assert_wrong(puzzle: &dyn super::puzzle::Puzzle, answer: &str, context: &str) {
     let grade = puzzle.grade(answer);
     assert!(
         !grade.correct,
@@ -604,7 +604,7 @@ fn assert_wrong(puzzle: &dyn super::exercise::Puzzle, answer: &str, context: &st
 }
 
 #[track_caller]
-fn assert_malformed(puzzle: &dyn super::exercise::Puzzle, answer: &str, context: &str) {
+fn assert_malformed(puzzle: &dyn super::puzzle::Puzzle, answer: &str, context: &str) {
     let grade = puzzle.grade(answer);
     assert!(
         grade.malformed && !grade.correct,
@@ -1013,6 +1013,7 @@ fn every_message_is_used_and_every_used_message_exists() {
         include_str!("write_guard.rs"),
         include_str!("spot_recompile.rs"),
         include_str!("exercise.rs"),
+        include_str!("puzzle.rs"),
     ]
     .join("\n");
     // Keys built at run time from an outcome or action name.

@@ -8,8 +8,8 @@
 //! options are exactly lines the compiler printed, and a made-up option is kept only if it
 //! is not one of them.
 
-use super::exercise::{Body, Choice, Grade, Puzzle};
 use super::modelgen::{self, Template, TemplateKind};
+use super::puzzle::{Body, Choice, Grade, Puzzle};
 use super::rng::Rng;
 use super::scenario::{Scenario, inputs_text};
 use super::text::{fill, msg};

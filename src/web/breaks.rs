@@ -10,7 +10,7 @@
 //! the compiler's printed form or PyTorch's reason text, never a sentence of the page's own
 //! (the page words everything in the reader's language).
 
-use super::view::{self, NodeView, ReasonView, SpanView};
+use super::parts::{self, NodeView, ReasonView, SpanView};
 use crate::cache::{CallEvent, CodeCache};
 use crate::frontend::{BreakReason, GraphBreak, Output};
 use crate::message::Message;
@@ -120,12 +120,12 @@ fn graph_view(
         compile_id: call.entry.or(call.compile_id),
         function,
         action: call.action.to_string(),
-        reasons: view::reason_views(&call.reasons),
+        reasons: parts::reason_views(&call.reasons),
         error: call.error.clone(),
         error_message: call.error_message.clone(),
-        error_span: view::span_view(call.error_span),
+        error_span: parts::span_view(call.error_span),
         text: entry.map(|e| e.graph.to_string()),
-        nodes: entry.map_or_else(Vec::new, |e| view::node_views(&e.graph)),
+        nodes: entry.map_or_else(Vec::new, |e| parts::node_views(&e.graph)),
         guards: entry.map_or_else(Vec::new, |e| e.guards.source_lines()),
         ends_at: None,
         printed: printed.iter().map(|output| output.text.as_str()).collect(),
@@ -168,7 +168,7 @@ pub(super) fn resume_call_views(event: &CallEvent) -> Vec<ResumeCallView> {
             function: resume.function.clone(),
             action: resume.call.action.to_string(),
             entry: resume.call.entry,
-            reasons: view::reason_views(&resume.call.reasons),
+            reasons: parts::reason_views(&resume.call.reasons),
             error: resume.call.error.clone(),
             error_message: resume.call.error_message.clone(),
             graph_break: break_view(&resume.graph_break, &resume.function),

@@ -16,6 +16,7 @@ mod device;
 mod driven;
 mod kernels;
 mod model;
+mod parts;
 mod presets;
 mod quiz;
 mod script;

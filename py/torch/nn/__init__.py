@@ -1,6 +1,6 @@
 """torch.nn: modules whose parameters are named as PyTorch names them, and the layers."""
 
-from torch._tensor import _missing_names
+from torch._missing import _missing_names
 from torch.nn import functional, init
 from torch.nn.modules import (
     AdaptiveAvgPool1d,

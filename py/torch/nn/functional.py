@@ -1,7 +1,7 @@
 """torch.nn.functional: stateless layers, each one call into `_tailor`."""
 
 import _tailor
-from torch._tensor import _missing_names
+from torch._missing import _missing_names
 from torch._tensor import _define_aliases
 from torch._tensor import _dims
 from torch._tensor import _log_softmax

@@ -12,7 +12,7 @@ tensor.
 """
 
 import _tailor
-from torch._tensor import _missing_names
+from torch._missing import _missing_names
 
 
 def calculate_gain(nonlinearity, param=None):
