@@ -123,6 +123,18 @@ pub struct Wgsl {
     pub symbols: Vec<Sym>,
 }
 
+impl Wgsl {
+    /// The override constants of the kernel's pipeline: each size symbol's name (as the
+    /// source names it) with its value in `overrides`.
+    pub fn override_constants(&self, overrides: &[i64]) -> Vec<(String, f64)> {
+        self.symbols
+            .iter()
+            .map(Sym::to_string)
+            .zip(overrides.iter().map(|&value| value as f64))
+            .collect()
+    }
+}
+
 /// Emits the WGSL of `kernel` (of `schedule`) for `spec`.
 ///
 /// Kernels always name symbols by their numbers (`dims.s0`, `override s0`), whatever names a

@@ -327,3 +327,168 @@ fn imports_only_point_down() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// Files of one folder that import each other in a loop, allowed, with why. Any other loop
+/// between the files (or sub-folders) of a folder fails `files_of_a_folder_import_as_a_dag`.
+const ALLOWED_LOOPS: &[(&[&str], &str)] = &[(
+    &["symbolic::rules", "symbolic::simplify"],
+    "the simplifier runs the rule table, and each rule simplifies its rewritten parts with \
+     the simplifier: an engine and its rules as data, one recursion in two files",
+)];
+
+/// The module paths a file's code names through `crate::`, `super::` or `self::`, resolved
+/// from `module` (the file's own path: `["frontend", "objects"]`; a `mod.rs` is its folder's),
+/// each group of a grouped import (`use super::{a::B, c};`) a path of its own.
+fn module_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    fn ident(text: &str) -> &str {
+        let end = text
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(text.len());
+        &text[..end]
+    }
+    /// The paths under `prefix` written at the start of `text` (after a `::`).
+    fn read(text: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let text = text.trim_start();
+        if let Some(group) = text.strip_prefix('{') {
+            let mut depth = 0;
+            let mut item = 0;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        read(&group[item..i], prefix.clone(), out);
+                        return;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        read(&group[item..i], prefix.clone(), out);
+                        item = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            return;
+        }
+        let name = ident(text);
+        if name.is_empty() {
+            out.push(prefix);
+            return;
+        }
+        let mut path = prefix;
+        path.push(name.to_string());
+        match text[name.len()..].strip_prefix("::") {
+            Some(rest) => read(rest, path, out),
+            None => out.push(path),
+        }
+    }
+    let mut paths = Vec::new();
+    let bytes = code.as_bytes();
+    for start in 0..code.len() {
+        if !code.is_char_boundary(start) {
+            continue;
+        }
+        let boundary = start == 0
+            || !(bytes[start - 1].is_ascii_alphanumeric()
+                || bytes[start - 1] == b'_'
+                || bytes[start - 1] == b':');
+        if !boundary {
+            continue;
+        }
+        let rest = &code[start..];
+        let (mut base, mut tail) = if let Some(tail) = rest.strip_prefix("crate::") {
+            (Vec::new(), tail)
+        } else if let Some(tail) = rest.strip_prefix("self::") {
+            (module.to_vec(), tail)
+        } else if let Some(tail) = rest.strip_prefix("super::") {
+            (module[..module.len().saturating_sub(1)].to_vec(), tail)
+        } else {
+            continue;
+        };
+        while let Some(more) = tail.strip_prefix("super::") {
+            base.pop();
+            tail = more;
+        }
+        read(tail, base, &mut paths);
+    }
+    paths
+}
+
+#[test]
+fn files_of_a_folder_import_as_a_dag() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    // Every file as its module path (`src/frontend/call/mod.rs` is `frontend::call`).
+    let files: Vec<(String, Vec<String>)> = rust_files("src")
+        .into_iter()
+        .filter_map(|path| {
+            let inside = path
+                .strip_prefix(&src)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
+            if inside == "lib.rs" || inside.starts_with("bin/") || inside.ends_with("tests.rs") {
+                return None;
+            }
+            let mut module: Vec<String> = inside
+                .trim_end_matches(".rs")
+                .split('/')
+                .map(str::to_string)
+                .collect();
+            if module.last().is_some_and(|last| last == "mod") {
+                module.pop();
+            }
+            Some((inside, module))
+        })
+        .collect();
+    let is_module = |path: &[String]| files.iter().any(|(_, m)| m.starts_with(path));
+    // Edges between the children of one folder: `a::b -> a::c` when a file in `a::b` names
+    // `a::c` (a folder's own `mod.rs` only names its children, so it is not a node).
+    let mut edges: std::collections::BTreeSet<(String, String)> = Default::default();
+    for (inside, module) in &files {
+        let text = std::fs::read_to_string(src.join(inside)).expect("a source file reads");
+        let text = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
+        let code: String = code_lines(text)
+            .flat_map(|(_, line)| [line, "\n"])
+            .collect();
+        for path in module_paths(&code, module) {
+            let common = module.iter().zip(&path).take_while(|(a, b)| a == b).count();
+            if common >= module.len() || common >= path.len() {
+                continue;
+            }
+            let from = module[..=common].join("::");
+            let to = path[..=common].join("::");
+            if is_module(&path[..=common]) {
+                edges.insert((from, to));
+            }
+        }
+    }
+    // A loop is a strongly connected set of two or more children; Tarjan's would do, but
+    // the folders are small: a child is in a loop with each child it reaches and back.
+    let reaches = |from: &str, to: &str| {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut pending = vec![from.to_string()];
+        while let Some(node) = pending.pop() {
+            for (a, b) in &edges {
+                if *a == node && seen.insert(b.clone()) {
+                    if b == to {
+                        return true;
+                    }
+                    pending.push(b.clone());
+                }
+            }
+        }
+        false
+    };
+    let mut broken = Vec::new();
+    for (a, b) in &edges {
+        let allowed = ALLOWED_LOOPS
+            .iter()
+            .any(|(loop_, _)| loop_.contains(&a.as_str()) && loop_.contains(&b.as_str()));
+        if !allowed && reaches(b, a) {
+            broken.push(format!(
+                "`{a}` imports `{b}`, and `{b}` reaches `{a}` again: the files of a folder \
+                 import as a DAG (move what both need into a file below them)"
+            ));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}

@@ -10,7 +10,6 @@
 //! back as a [`GpuError::Rejected`] naming what was being made, never as a trap.
 
 use super::GpuError;
-use super::objects::constants;
 use crate::codegen::Wgsl;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -213,7 +212,7 @@ fn rejected(what: String, error: &JsValue) -> GpuError {
 /// The override constants as a JavaScript object, name to value.
 fn constants_object(wgsl: &Wgsl, overrides: &[i64]) -> JsValue {
     let object = js_sys::Object::new();
-    for (name, value) in constants(wgsl, overrides) {
+    for (name, value) in wgsl.override_constants(overrides) {
         // Setting a property on a fresh plain object cannot fail.
         let _ = js_sys::Reflect::set(&object, &name.into(), &value.into());
     }

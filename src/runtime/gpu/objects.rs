@@ -15,8 +15,8 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 use super::GpuError;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::codegen::Wgsl;
-use crate::symbolic::Sym;
 
 #[cfg(target_arch = "wasm32")]
 pub(super) use super::browser::{
@@ -33,15 +33,6 @@ pub(super) type BindGroup = wgpu::BindGroup;
 #[cfg(not(target_arch = "wasm32"))]
 pub(super) type QuerySet = wgpu::QuerySet;
 
-/// The override constants of a kernel's pipeline: each size symbol's name and value.
-pub(super) fn constants(wgsl: &Wgsl, overrides: &[i64]) -> Vec<(String, f64)> {
-    wgsl.symbols
-        .iter()
-        .map(Sym::to_string)
-        .zip(overrides.iter().map(|&value| value as f64))
-        .collect()
-}
-
 /// A kernel's shader module and pipeline with these override values; errors surface in
 /// the caller's error scope (on the caller's thread).
 #[cfg(not(target_arch = "wasm32"))]
@@ -54,7 +45,7 @@ pub(super) fn build_pipeline(
         label: Some(&wgsl.kernel),
         source: wgpu::ShaderSource::Wgsl(wgsl.source.as_str().into()),
     });
-    let constants = constants(wgsl, overrides);
+    let constants = wgsl.override_constants(overrides);
     let constants: Vec<(&str, f64)> = constants
         .iter()
         .map(|(name, value)| (name.as_str(), *value))
