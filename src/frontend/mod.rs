@@ -93,6 +93,9 @@ pub struct EntryPoint {
     pub name: String,
     /// Tensor argument names (parameters without defaults, `self` excluded).
     pub inputs: Vec<String>,
+    /// How many of `inputs`, the last ones, are keyword-only (passed by name, as PyTorch's
+    /// caller passes them).
+    keyword: usize,
     /// The compiled function (`forward` for a module) and the line it is defined on.
     pub function: (String, u32),
     callable: PyObjectRef,
@@ -115,6 +118,9 @@ impl EntryPoint {
         let inputs: Vec<String> = vm
             .call_method(&helper, "inputs", (function.clone(), is_module))?
             .try_into_value(vm)?;
+        let keyword: Vec<String> = vm
+            .call_method(&helper, "keyword_inputs", (function.clone(),))?
+            .try_into_value(vm)?;
         let line: u32 = vm
             .call_method(&helper, "first_line", (function.clone(),))?
             .try_into_value(vm)?;
@@ -127,6 +133,7 @@ impl EntryPoint {
         let entry = EntryPoint {
             name,
             inputs,
+            keyword: keyword.len(),
             function: (function_name, line),
             callable: callable.clone(),
             module: is_module.then(|| target.clone()),
@@ -440,6 +447,10 @@ impl Program {
                 .call_method(&helper, "inputs", (function.clone(), *is_module))
                 .and_then(|names| names.try_into_value(vm))
                 .map_err(package)?;
+            let keyword: Vec<String> = vm
+                .call_method(&helper, "keyword_inputs", (function.clone(),))
+                .and_then(|names| names.try_into_value(vm))
+                .map_err(package)?;
             let line: u32 = vm
                 .call_method(&helper, "first_line", (function.clone(),))
                 .and_then(|line| line.try_into_value(vm))
@@ -452,6 +463,7 @@ impl Program {
             Ok(EntryPoint {
                 name: entry_name.clone(),
                 inputs,
+                keyword: keyword.len(),
                 function: (function_name, line),
                 callable,
                 module,
