@@ -14,6 +14,7 @@
 //! `reshuffles.txt`; `pads.py`: constant pads of symbolic amounts, against `pads.txt`;
 //! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
 //! `nearest.py`: nearest interpolation to a size, against `nearest.txt`;
+//! `unfold.py`: F.unfold and F.fold, against `unfold.txt`;
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
 //! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
@@ -263,6 +264,14 @@ fn reshuffles_pads_and_norms_compute_what_pytorch_computes() {
 #[test]
 fn constant_pads_of_symbolic_amounts_compute_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("pads");
+}
+
+/// `F.unfold` and `F.fold` (kernels, dilations, paddings and strides of both dims, an
+/// unbatched input, `nn.Unfold` and `nn.Fold`) eagerly and compiled under `dynamic=True`
+/// (PiT's patch embedding) print what PyTorch prints (`tests/data/pytorch/unfold.txt`).
+#[test]
+fn unfold_and_fold_compute_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("unfold");
 }
 
 /// Linear and bilinear interpolation (scale factors, sizes, aligned corners, shrinking)

@@ -657,6 +657,86 @@ def _pad_dim(x, dim, before, after, mode, value):
     return _tailor.op("cat", left + [x] + right, dim)
 
 
+# ---- sliding blocks: im2col and col2im as a convolution with one-hot kernels ----------------
+
+
+def _block_kernels(kernel):
+    """The (kh*kw, 1, kh, kw) kernels whose k-th picks position k of a block, in PyTorch's
+    order (row by row): a convolution with them reads every block's values (unfold), and
+    the transposed convolution sums them back where they came from (fold)."""
+    n = kernel[0] * kernel[1]
+    # Stored values, not ops: a convolution's weights are a stored tensor.
+    values = [1.0 if i == j else 0.0 for i in range(n) for j in range(n)]
+    return _tailor.from_values([n, 1, kernel[0], kernel[1]], values, "float32")
+
+
+def _blocks(size, kernel, dilation, padding, stride):
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """PyTorch's im2col: (N, C, H, W) to (N, C*kh*kw, L), each column one block. The
+    channels are folded into the batch, so one convolution with one-hot kernels (exact:
+    each output sums one value and zeros) does it for any number of channels. It is exact for finite values (each output
+    sums one value and zeros); an infinity in a block would make its neighbours' sums NaN."""
+    window = [_tuple(v, 2) for v in (kernel_size, dilation, padding, stride)]
+    kernel, dilation, padding, stride = window
+    if input.dim() not in (3, 4):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           "and other non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    batched = input if input.dim() == 4 else input.unsqueeze(0)
+    n, c, h, w = batched.shape
+    rows, cols = (_blocks(size, *args) for size, args in zip(
+        (h, w), zip(kernel, dilation, padding, stride)))
+    if isinstance(rows, int) and isinstance(cols, int) and (rows < 1 or cols < 1):
+        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size="
+                           f"{tuple(kernel)}, dilation={tuple(dilation)}, padding="
+                           f"{tuple(padding)}, calculated shape of the array of sliding "
+                           f"blocks as ({rows}, {cols}), but its components must be at "
+                           "least one.")
+    blocks = conv2d(batched.reshape(n * c, 1, h, w), _block_kernels(kernel), None, stride,
+                    padding, dilation)
+    out = blocks.reshape(n, c * kernel[0] * kernel[1], blocks.size(2) * blocks.size(3))
+    return out if input.dim() == 4 else out.squeeze(0)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """PyTorch's col2im, unfold's adjoint: (N, C*kh*kw, L) to (N, C, H, W), overlapping
+    blocks summed; the transposed convolution with unfold's one-hot kernels, its output
+    padding reaching the rows and columns no block covers."""
+    window = [_tuple(v, 2) for v in (output_size, kernel_size, dilation, padding, stride)]
+    size, kernel, dilation, padding, stride = window
+    if input.dim() not in (2, 3):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor with possibly 0 batch size "
+                           "and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    batched = input if input.dim() == 3 else input.unsqueeze(0)
+    n, ckk, length = batched.shape
+    per_block = kernel[0] * kernel[1]
+    if ckk % per_block != 0:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={ckk} and "
+                           f"kernel_size={tuple(kernel)}")
+    rows, cols = (_blocks(s, *args) for s, args in zip(
+        size, zip(kernel, dilation, padding, stride)))
+    if length != rows * cols:
+        raise RuntimeError(f"Given output_size={tuple(size)}, kernel_size={tuple(kernel)}, "
+                           f"dilation={tuple(dilation)}, padding={tuple(padding)}, stride="
+                           f"{tuple(stride)}, expected size of input's dimension 2 to match "
+                           f"the calculated number of sliding blocks {rows} * {cols} = "
+                           f"{rows * cols}, but got input.size(2)={length}.")
+    reach = [(b - 1) * st - 2 * p + d * (k - 1) + 1
+             for b, st, p, d, k in zip((rows, cols), stride, padding, dilation, kernel)]
+    extra = [s - r for s, r in zip(size, reach)]
+    c = ckk // per_block
+    blocks = batched.reshape(n * c, per_block, rows, cols)
+    out = conv_transpose2d(blocks, _block_kernels(kernel), None, stride, padding, extra, 1,
+                           dilation)
+    out = out.reshape(n, c, size[0], size[1])
+    return out if input.dim() == 3 else out.squeeze(0)
+
+
 # ---- normalisations over instances and groups: means and variances, as PyTorch decomposes --
 
 
