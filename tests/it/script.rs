@@ -16,7 +16,8 @@
 //! `nearest.py`: nearest interpolation to a size, against `nearest.txt`;
 //! `unfold.py`: F.unfold and F.fold, against `unfold.txt`;
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
-//! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
+//! `nn.MultiheadAttention`, against `attention.txt`; `attention_functional.py`:
+//! `F.multi_head_attention_forward`, against `attention_functional.txt`; `encoder_layer.py`:
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
@@ -306,6 +307,17 @@ fn trigonometry_erf_and_roundings_compute_what_pytorch_computes() {
 #[test]
 fn multihead_attention_computes_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("attention");
+}
+
+/// `F.multi_head_attention_forward` as CLIP's `AttentionPool2d` calls it (separate
+/// projections, an output projection to another width, no weights), with packed
+/// projections, a float mask and per-head weights, and compiled under `dynamic=True`,
+/// prints what PyTorch prints to the last digit's rounding (PyTorch's path without weights
+/// is `scaled_dot_product_attention`, its sums in another order;
+/// `tests/data/pytorch/attention_functional.txt`).
+#[test]
+fn multi_head_attention_forward_computes_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("attention_functional");
 }
 
 /// Attention masks as PyTorch applies them (`tests/data/scripts/attention_masks.py`):

@@ -161,6 +161,86 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return weights @ value
 
 
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """PyTorch's, sequence first (L, N, E): the packed (`in_proj_weight`) or separate input
+    projections, heads folded into the batch, softmax of the scaled scores plus the masks
+    (dropped out in training), the output projection; the attention weights averaged over
+    the heads unless asked per head, or None without `need_weights`. PyTorch's path without
+    weights calls scaled_dot_product_attention, the same values in another order of sums."""
+    if bias_k is not None or bias_v is not None or add_zero_attn:
+        _tailor.unsupported("multi_head_attention_forward with bias_k, bias_v or "
+                            "add_zero_attn", "leave them None and False")
+    if static_k is not None or static_v is not None:
+        _tailor.unsupported("multi_head_attention_forward with static_k or static_v",
+                            "pass the keys and values as key and value")
+    if query.dim() != 3:
+        _tailor.unsupported(f"multi_head_attention_forward of a {query.dim()}-d query",
+                            "give batched (3-d) inputs")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
+                           "the Transformer module method `generate_square_subsequent_mask`"
+                           " to create this mask.")
+    target, batch, embed = query.shape
+    source = key.shape[0]
+    if embed != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, "
+                             f"but got {embed}")
+    head_dim = embed // num_heads
+    if head_dim * num_heads != embed:
+        raise AssertionError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if any(w is None for w in (q_proj_weight, k_proj_weight, v_proj_weight)):
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias.chunk(3)
+    q = linear(query, w_q, b_q).reshape(target, batch * num_heads, head_dim).transpose(0, 1)
+    k = linear(key, w_k, b_k).reshape(source, batch * num_heads, head_dim).transpose(0, 1)
+    v = linear(value, w_v, b_v).reshape(source, batch * num_heads, head_dim).transpose(0, 1)
+    scores = (q * (1.0 / head_dim) ** 0.5) @ k.transpose(-2, -1)
+    # A bool mask's True positions are not attended (-inf), a float one is added; the key
+    # padding mask per batch row.
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            attn_mask = attn_mask.unsqueeze(0)
+        scores = scores + _additive_mask(attn_mask)
+    if key_padding_mask is not None:
+        padding = _additive_mask(key_padding_mask).reshape(batch, 1, 1, source)
+        padding = padding.expand(batch, num_heads, 1, source)
+        scores = scores + padding.reshape(batch * num_heads, 1, source)
+    weights = softmax(scores, dim=-1)
+    if training and dropout_p > 0.0:
+        weights = dropout(weights, p=dropout_p)
+    out = (weights @ v).transpose(0, 1).reshape(target * batch, embed)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.reshape(target, batch, out.size(1))
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(batch, num_heads, target, source)
+    return out, (weights.mean(dim=1) if average_attn_weights else weights)
+
+
+def _additive_mask(mask):
+    """A mask as multi-head attention adds it: -inf where a bool mask is True, a float mask
+    as it is."""
+    import torch
+    if mask.dtype is torch.bool:
+        return torch.where(mask, float("-inf"), 0.0)
+    return mask
+
+
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom
