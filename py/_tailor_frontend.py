@@ -159,7 +159,7 @@ class _AbsentModule(type(_tailor)):
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return _absent(f"{self.__name__}.{name}", self.__name__.split(".")[0])
+        return _absent(f"{self.__name__}.{name}", self.__name__)
 
 
 class _AbsentFinder:

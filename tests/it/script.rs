@@ -14,7 +14,8 @@
 //! `reshuffles.txt`; `pads.py`: constant pads of symbolic amounts, against `pads.txt`;
 //! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
 //! `nearest.py`: nearest interpolation to a size, against `nearest.txt`;
-//! `unfold.py`: F.unfold and F.fold, against `unfold.txt`;
+//! `unfold.py`: F.unfold and F.fold, against `unfold.txt`; `regex.py`: the `re` module,
+//! against `regex.txt`;
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
 //! `nn.MultiheadAttention`, against `attention.txt`; `attention_functional.py`:
 //! `F.multi_head_attention_forward`, against `attention_functional.txt`; `encoder_layer.py`:
@@ -273,6 +274,14 @@ fn constant_pads_of_symbolic_amounts_compute_what_pytorch_computes() {
 #[test]
 fn unfold_and_fold_compute_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("unfold");
+}
+
+/// `re` (CPython's, frozen in over the VM's native `_sre`): the splits, matches,
+/// substitutions and flags model files parse their config strings with print what CPython
+/// prints (`tests/data/pytorch/regex.txt`).
+#[test]
+fn regular_expressions_match_what_cpython_matches() {
+    assert_prints_what_pytorch_printed("regex");
 }
 
 /// Linear and bilinear interpolation (scale factors, sizes, aligned corners, shrinking)
