@@ -15,7 +15,7 @@
 //! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
 //! `nearest.py`: nearest interpolation to a size, against `nearest.txt`;
 //! `unfold.py`: F.unfold and F.fold, against `unfold.txt`; `regex.py`: the `re` module,
-//! against `regex.txt`;
+//! against `regex.txt`; `indexing.py`: indexing by tensors, against `indexing.txt`;
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
 //! `nn.MultiheadAttention`, against `attention.txt`; `attention_functional.py`:
 //! `F.multi_head_attention_forward`, against `attention_functional.txt`; `encoder_layer.py`:
@@ -282,6 +282,16 @@ fn unfold_and_fold_compute_what_pytorch_computes() {
 #[test]
 fn regular_expressions_match_what_cpython_matches() {
     assert_prints_what_pytorch_printed("regex");
+}
+
+/// Indexing by integer tensors (one or several, broadcast, negative, beside ints, slices,
+/// `None` and `...`; an index list of several ints), eagerly and compiled under
+/// `dynamic=True` (SAM's parameter table read at relative coordinates, CLIP's row per batch
+/// element at a computed position), prints what PyTorch prints
+/// (`tests/data/pytorch/indexing.txt`).
+#[test]
+fn indexing_by_tensors_computes_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("indexing");
 }
 
 /// Linear and bilinear interpolation (scale factors, sizes, aligned corners, shrinking)
