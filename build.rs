@@ -23,9 +23,10 @@ use rustpython_compiler::{CompileOpts, Mode};
 use std::path::{Path, PathBuf};
 
 /// The CPython modules frozen in, by module name, and why each is there: those
-/// `import typing` needs, and those `copy.deepcopy` needs (model files clone layers with it).
-/// The VM itself provides the native modules they import (`_abc`, `_collections`, …).
-const STDLIB: [&str; 13] = [
+/// `import typing` needs, those `copy.deepcopy` needs (model files clone layers with it),
+/// and `re` (a package: its submodules by dotted name).
+/// The VM itself provides the native modules they import (`_abc`, `_collections`, `_sre`, …).
+const STDLIB: [&str; 19] = [
     "typing",           // model files' annotations (`from typing import Optional`)
     "abc",              // typing, _collections_abc: `ABCMeta`
     "_collections_abc", // collections (it is `collections.abc`), typing, weakref
@@ -39,6 +40,12 @@ const STDLIB: [&str; 13] = [
     "copy",             // `copy.deepcopy`
     "weakref",          // copy: `weakref.ref` is copied as an atomic value
     "_weakrefset",      // weakref: `WeakSet`
+    "re",               // model files parsing config strings (EfficientNet's `re.split`)
+    "re._compiler",     // re
+    "re._parser",       // re
+    "re._constants",    // re
+    "re._casefix",      // re._compiler
+    "enum",             // re: its flags are an `enum.IntFlag`
 ];
 
 fn main() {
@@ -60,15 +67,16 @@ fn main() {
     std::fs::write(out.join("stdlib.frozen"), frozen.bytes).expect("OUT_DIR is writable");
 }
 
-/// Compiles module `name` of `lib` (a package is its folder's `__init__.py`) as
-/// `py_freeze!` does.
+/// Compiles module `name` of `lib` (a package is its folder's `__init__.py`; a dotted name
+/// is a module of a package) as `py_freeze!` does.
 fn freeze(lib: &Path, name: &str) -> FrozenModule<Vec<u8>> {
-    let package_init = lib.join(name).join("__init__.py");
+    let relative = name.replace('.', "/");
+    let package_init = lib.join(&relative).join("__init__.py");
     let package = package_init.is_file();
     let path = if package {
         package_init
     } else {
-        lib.join(format!("{name}.py"))
+        lib.join(format!("{relative}.py"))
     };
     println!("cargo::rerun-if-changed={}", path.display());
     let source = std::fs::read_to_string(&path)

@@ -28,11 +28,20 @@ def forward_of(cls):
 
 
 def inputs(function, is_method):
-    """The parameters without defaults (self excluded): the tensors `forward` takes."""
+    """The parameters without defaults (self excluded): the tensors `forward` takes, the
+    positional ones first, then the keyword-only ones (`def forward(self, *, x)`)."""
     code = function.__code__
     names = code.co_varnames[:code.co_argcount]
     required = len(names) - len(function.__defaults__ or ())
-    return list(names[1 if is_method else 0:required])
+    return list(names[1 if is_method else 0:required]) + keyword_inputs(function)
+
+
+def keyword_inputs(function):
+    """The keyword-only parameters without defaults, which a call passes by name."""
+    code = function.__code__
+    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    defaults = function.__kwdefaults__ or {}
+    return [name for name in names if name not in defaults]
 
 
 def first_line(function):
@@ -150,7 +159,7 @@ class _AbsentModule(type(_tailor)):
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return _absent(f"{self.__name__}.{name}", self.__name__.split(".")[0])
+        return _absent(f"{self.__name__}.{name}", self.__name__)
 
 
 class _AbsentFinder:

@@ -145,14 +145,74 @@ def _log_softmax(input, dim, dtype):
 
 def _one_index_list_as_slice(item):
     """`x[:, [-1], :]`: an index list of one int keeps its dim, as a one-long slice does;
-    longer lists are advanced indexing, outside the subset."""
+    a longer list is an index tensor (advanced indexing)."""
     if not isinstance(item, list):
         return item
     if len(item) == 1 and isinstance(item[0], int):
         i = item[0]
         return slice(i, None) if i == -1 else slice(i, i + 1)
-    _tailor.unsupported("indexing with a list of several indices",
-                        "advanced indexing (index_select, gather) is not in Tailor's subset")
+    import torch
+    return torch.tensor(item)
+
+
+def _advanced_index(x, items):
+    """`x[idx]`, `x[:, idx]`, `x[rows, cols]`: indexing by integer tensors, as PyTorch does
+    it. The other items index first (ints drop their dim, None adds one), each tensor's dim
+    kept whole; then the indices, broadcast together to a shape B and made non-negative,
+    pick rows: one tensor by index_select along its dim, several by one index_select of
+    their dims flattened (the linear index). B replaces the indexed dims where they are
+    next to each other, else it comes first. An index out of range is not checked here
+    (PyTorch's kernel raises)."""
+    import torch
+    consumed = sum(1 for item in items if item is not None and item is not Ellipsis)
+    basic, positions, indices, at = [], [], [], 0
+    for item in items:
+        if isinstance(item, Tensor):
+            if item.dtype is bool_:
+                _tailor.unsupported("indexing a tensor with a bool mask",
+                                    "the result's size depends on the mask's values; "
+                                    "torch.where(mask, x, 0) keeps the shape")
+            if item.dtype not in (int64, int32):
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
+            positions.append(at)
+            indices.append(_cast(item, int64))
+            basic.append(slice(None))
+            at += 1
+            continue
+        basic.append(item)
+        if item is Ellipsis:
+            at += x.dim() - consumed
+        elif item is None or isinstance(item, slice):
+            at += 1
+    if consumed > x.dim():
+        raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
+    plain = all(isinstance(item, slice) and item.start is None and item.stop is None
+                and item.step is None for item in basic)
+    y = x if plain else _tailor.op("index", x, tuple(basic))
+    sizes = [y.size(p) for p in positions]
+    indices = [torch.where(i < 0, i + n, i) for i, n in zip(indices, sizes)]
+    if len(indices) == 1:
+        index, p = indices[0], positions[0]
+        picked = y.index_select(p, index.reshape(-1))
+        return picked.reshape(list(y.shape[:p]) + list(index.shape) + list(y.shape[p + 1:]))
+    linear = indices[0]
+    for i, n in zip(indices[1:], sizes[1:]):
+        linear = linear * n + i
+    rest = [d for d in range(y.dim()) if d not in positions]
+    moved = y.permute(positions + rest)
+    count = 1
+    for n in sizes:
+        count = count * n
+    table = moved.reshape([count] + [y.size(d) for d in rest])
+    picked = table.index_select(0, linear.reshape(-1))
+    picked = picked.reshape(list(linear.shape) + [y.size(d) for d in rest])
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    if not adjacent or positions[0] == 0:
+        return picked
+    b = linear.dim()
+    order = list(range(b, b + positions[0])) + list(range(b)) + list(range(b + positions[0], picked.dim()))
+    return picked.permute(order)
 
 
 def _dim_index(dim, rank):
@@ -412,7 +472,10 @@ class Tensor(_tailor.TensorBase):
 
     def __getitem__(self, index):
         items = index if isinstance(index, tuple) else (index,)
-        return _tailor.op("index", self, tuple(_one_index_list_as_slice(item) for item in items))
+        items = tuple(_one_index_list_as_slice(item) for item in items)
+        if any(isinstance(item, Tensor) for item in items):
+            return _advanced_index(self, items)
+        return _tailor.op("index", self, items)
 
     def split(self, split_size_or_sections, dim=0):
         size = self.size(dim)
@@ -699,9 +762,12 @@ class Tensor(_tailor.TensorBase):
         if index.dtype is not int64:
             raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
         d = _dim_index(dim, self.dim())
-        if self.dim() == 2 and d == 0 and _tailor.is_constant(self) or not _tailor.tracing():
-            # A table the compiled lookup reads as it is stored: module state, or any tensor
-            # outside forward (where ops run on values).
+        if self.dim() == 2 and d == 0 and _tailor.is_constant(self):
+            # A table the compiled lookup reads as it is stored: module state, given whole
+            # (a view of it would be a computed table).
+            return _tailor.op("embedding", index.reshape(-1), self)
+        if not _tailor.tracing():
+            # Outside forward ops run on values: any table is a lookup's.
             moved = self.movedim(d, 0)
             rows = moved.reshape(moved.size(0), -1)
             picked = _tailor.op("embedding", index.reshape(-1), rows)

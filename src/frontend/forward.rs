@@ -12,6 +12,7 @@ use super::raised::frontend_error;
 use crate::frontend::errors::FrontendError;
 use crate::graph::{Graph, Op, Returned, ReturnedItem, TracedArg};
 use crate::shape::ShapeEnv;
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
 use std::collections::BTreeMap;
 
@@ -190,5 +191,14 @@ fn call_entry(
 ) -> Result<PyObjectRef, FrontendError> {
     let python = |exc| frontend_error(vm, session, exc);
     let args: Vec<PyObjectRef> = Call::input_proxies(vm, inputs).map_err(python)?;
+    // Keyword-only inputs go by name; a call of another arity (a script's) goes as it came,
+    // for Python to say what is missing.
+    let keyword = if args.len() == entry.inputs.len() {
+        entry.keyword
+    } else {
+        0
+    };
+    let names = entry.inputs[entry.inputs.len() - keyword..].iter().cloned();
+    let args = FuncArgs::with_kwargs_names(args.into_iter(), names);
     entry.callable.call(args, vm).map_err(python)
 }

@@ -211,6 +211,10 @@ impl Program {
                 .call_method(&helper, "inputs", (function.clone(), *is_module))
                 .and_then(|names| names.try_into_value(vm))
                 .map_err(package)?;
+            let keyword: Vec<String> = vm
+                .call_method(&helper, "keyword_inputs", (function.clone(),))
+                .and_then(|names| names.try_into_value(vm))
+                .map_err(package)?;
             let line: u32 = vm
                 .call_method(&helper, "first_line", (function.clone(),))
                 .and_then(|line| line.try_into_value(vm))
@@ -223,6 +227,7 @@ impl Program {
             Ok(EntryPoint {
                 name: entry_name.clone(),
                 inputs,
+                keyword: keyword.len(),
                 function: (function_name, line),
                 callable,
                 module,

@@ -58,6 +58,9 @@ pub struct EntryPoint {
     pub name: String,
     /// Tensor argument names (parameters without defaults, `self` excluded).
     pub inputs: Vec<String>,
+    /// How many of `inputs`, the last ones, are keyword-only (passed by name, as PyTorch's
+    /// caller passes them).
+    pub(super) keyword: usize,
     /// The compiled function (`forward` for a module) and the line it is defined on.
     pub function: (String, u32),
     pub(super) callable: PyObjectRef,
@@ -83,6 +86,9 @@ impl EntryPoint {
         let inputs: Vec<String> = vm
             .call_method(&helper, "inputs", (function.clone(), is_module))?
             .try_into_value(vm)?;
+        let keyword: Vec<String> = vm
+            .call_method(&helper, "keyword_inputs", (function.clone(),))?
+            .try_into_value(vm)?;
         let line: u32 = vm
             .call_method(&helper, "first_line", (function.clone(),))?
             .try_into_value(vm)?;
@@ -95,6 +101,7 @@ impl EntryPoint {
         let entry = EntryPoint {
             name,
             inputs,
+            keyword: keyword.len(),
             function: (function_name, line),
             callable: callable.clone(),
             module: is_module.then(|| target.clone()),

@@ -626,3 +626,38 @@ fn floor_division_bounds_narrow_the_symbols_range_exactly() {
         }
     }
 }
+
+/// A keyword-only parameter of `forward` (`def forward(self, *, x, mask=None)`, labml's
+/// gMLP block) is an input, passed by name as PyTorch's caller passes it; one with a
+/// default is not.
+#[test]
+fn keyword_only_parameters_are_inputs() {
+    let source = "\
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def forward(self, y, *, x, mask=None):
+        return y - x
+";
+    let program = frontend::parse(source).unwrap();
+    let entry = program.entry(None).unwrap();
+    assert_eq!(entry.inputs, ["y", "x"]);
+    check_capture(
+        source,
+        "2,3;2,3",
+        expect_test::expect![[r#"
+        graph(y: f32[s0, s1], x: f32[s0, s1]):
+          %y = input y : f32[s0, s1]
+          %x = input x : f32[s0, s1]
+          %sub = sub(%y, %x) : f32[s0, s1]  # 6:16
+          return (%sub)
+        event @0 create_symbol s0 = 2 for L['y'].size()[0] [2, int_oo] (dynamic=True)
+        event @0 create_symbol s1 = 3 for L['y'].size()[1] [2, int_oo] (dynamic=True)
+        event @0 duck sizing: L['x'].size()[0] reuses s0 (same size)
+        event @0 duck sizing: L['x'].size()[1] reuses s1 (same size)
+        event @2 eval s0 != 1 [statically known, no guard] (sub at line 6, col 16)
+        event @2 eval s1 != 1 [statically known, no guard] (sub at line 6, col 16)
+    "#]],
+    );
+}

@@ -14,8 +14,11 @@
 //! `reshuffles.txt`; `pads.py`: constant pads of symbolic amounts, against `pads.txt`;
 //! `interpolate.py`: linear and bilinear interpolation, against `interpolate.txt`;
 //! `nearest.py`: nearest interpolation to a size, against `nearest.txt`;
+//! `unfold.py`: F.unfold and F.fold, against `unfold.txt`; `regex.py`: the `re` module,
+//! against `regex.txt`; `indexing.py`: indexing by tensors, against `indexing.txt`;
 //! `unary.py`: sin, cos, erf, roundings and sign, against `unary.txt`; `attention.py`:
-//! `nn.MultiheadAttention`, against `attention.txt`; `encoder_layer.py`:
+//! `nn.MultiheadAttention`, against `attention.txt`; `attention_functional.py`:
+//! `F.multi_head_attention_forward`, against `attention_functional.txt`; `encoder_layer.py`:
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
@@ -265,6 +268,32 @@ fn constant_pads_of_symbolic_amounts_compute_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("pads");
 }
 
+/// `F.unfold` and `F.fold` (kernels, dilations, paddings and strides of both dims, an
+/// unbatched input, `nn.Unfold` and `nn.Fold`) eagerly and compiled under `dynamic=True`
+/// (PiT's patch embedding) print what PyTorch prints (`tests/data/pytorch/unfold.txt`).
+#[test]
+fn unfold_and_fold_compute_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("unfold");
+}
+
+/// `re` (CPython's, frozen in over the VM's native `_sre`): the splits, matches,
+/// substitutions and flags model files parse their config strings with print what CPython
+/// prints (`tests/data/pytorch/regex.txt`).
+#[test]
+fn regular_expressions_match_what_cpython_matches() {
+    assert_prints_what_pytorch_printed("regex");
+}
+
+/// Indexing by integer tensors (one or several, broadcast, negative, beside ints, slices,
+/// `None` and `...`; an index list of several ints), eagerly and compiled under
+/// `dynamic=True` (SAM's parameter table read at relative coordinates, CLIP's row per batch
+/// element at a computed position), prints what PyTorch prints
+/// (`tests/data/pytorch/indexing.txt`).
+#[test]
+fn indexing_by_tensors_computes_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("indexing");
+}
+
 /// Linear and bilinear interpolation (scale factors, sizes, aligned corners, shrinking)
 /// eagerly and compiled under `dynamic=True` to symbolic sizes print what PyTorch prints
 /// (`tests/data/pytorch/interpolate.txt`).
@@ -297,6 +326,17 @@ fn trigonometry_erf_and_roundings_compute_what_pytorch_computes() {
 #[test]
 fn multihead_attention_computes_what_pytorch_computes() {
     assert_prints_what_pytorch_printed("attention");
+}
+
+/// `F.multi_head_attention_forward` as CLIP's `AttentionPool2d` calls it (separate
+/// projections, an output projection to another width, no weights), with packed
+/// projections, a float mask and per-head weights, and compiled under `dynamic=True`,
+/// prints what PyTorch prints to the last digit's rounding (PyTorch's path without weights
+/// is `scaled_dot_product_attention`, its sums in another order;
+/// `tests/data/pytorch/attention_functional.txt`).
+#[test]
+fn multi_head_attention_forward_computes_what_pytorch_computes() {
+    assert_prints_close_to_what_pytorch_printed("attention_functional");
 }
 
 /// Attention masks as PyTorch applies them (`tests/data/scripts/attention_masks.py`):

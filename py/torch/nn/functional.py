@@ -161,6 +161,86 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return weights @ value
 
 
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """PyTorch's, sequence first (L, N, E): the packed (`in_proj_weight`) or separate input
+    projections, heads folded into the batch, softmax of the scaled scores plus the masks
+    (dropped out in training), the output projection; the attention weights averaged over
+    the heads unless asked per head, or None without `need_weights`. PyTorch's path without
+    weights calls scaled_dot_product_attention, the same values in another order of sums."""
+    if bias_k is not None or bias_v is not None or add_zero_attn:
+        _tailor.unsupported("multi_head_attention_forward with bias_k, bias_v or "
+                            "add_zero_attn", "leave them None and False")
+    if static_k is not None or static_v is not None:
+        _tailor.unsupported("multi_head_attention_forward with static_k or static_v",
+                            "pass the keys and values as key and value")
+    if query.dim() != 3:
+        _tailor.unsupported(f"multi_head_attention_forward of a {query.dim()}-d query",
+                            "give batched (3-d) inputs")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
+                           "the Transformer module method `generate_square_subsequent_mask`"
+                           " to create this mask.")
+    target, batch, embed = query.shape
+    source = key.shape[0]
+    if embed != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, "
+                             f"but got {embed}")
+    head_dim = embed // num_heads
+    if head_dim * num_heads != embed:
+        raise AssertionError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if any(w is None for w in (q_proj_weight, k_proj_weight, v_proj_weight)):
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias.chunk(3)
+    q = linear(query, w_q, b_q).reshape(target, batch * num_heads, head_dim).transpose(0, 1)
+    k = linear(key, w_k, b_k).reshape(source, batch * num_heads, head_dim).transpose(0, 1)
+    v = linear(value, w_v, b_v).reshape(source, batch * num_heads, head_dim).transpose(0, 1)
+    scores = (q * (1.0 / head_dim) ** 0.5) @ k.transpose(-2, -1)
+    # A bool mask's True positions are not attended (-inf), a float one is added; the key
+    # padding mask per batch row.
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            attn_mask = attn_mask.unsqueeze(0)
+        scores = scores + _additive_mask(attn_mask)
+    if key_padding_mask is not None:
+        padding = _additive_mask(key_padding_mask).reshape(batch, 1, 1, source)
+        padding = padding.expand(batch, num_heads, 1, source)
+        scores = scores + padding.reshape(batch * num_heads, 1, source)
+    weights = softmax(scores, dim=-1)
+    if training and dropout_p > 0.0:
+        weights = dropout(weights, p=dropout_p)
+    out = (weights @ v).transpose(0, 1).reshape(target * batch, embed)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.reshape(target, batch, out.size(1))
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(batch, num_heads, target, source)
+    return out, (weights.mean(dim=1) if average_attn_weights else weights)
+
+
+def _additive_mask(mask):
+    """A mask as multi-head attention adds it: -inf where a bool mask is True, a float mask
+    as it is."""
+    import torch
+    if mask.dtype is torch.bool:
+        return torch.where(mask, float("-inf"), 0.0)
+    return mask
+
+
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom
@@ -655,6 +735,86 @@ def _pad_dim(x, dim, before, after, mode, value):
     if not left and not right:
         return x
     return _tailor.op("cat", left + [x] + right, dim)
+
+
+# ---- sliding blocks: im2col and col2im as a convolution with one-hot kernels ----------------
+
+
+def _block_kernels(kernel):
+    """The (kh*kw, 1, kh, kw) kernels whose k-th picks position k of a block, in PyTorch's
+    order (row by row): a convolution with them reads every block's values (unfold), and
+    the transposed convolution sums them back where they came from (fold)."""
+    n = kernel[0] * kernel[1]
+    # Stored values, not ops: a convolution's weights are a stored tensor.
+    values = [1.0 if i == j else 0.0 for i in range(n) for j in range(n)]
+    return _tailor.from_values([n, 1, kernel[0], kernel[1]], values, "float32")
+
+
+def _blocks(size, kernel, dilation, padding, stride):
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """PyTorch's im2col: (N, C, H, W) to (N, C*kh*kw, L), each column one block. The
+    channels are folded into the batch, so one convolution with one-hot kernels (exact:
+    each output sums one value and zeros) does it for any number of channels. It is exact for finite values (each output
+    sums one value and zeros); an infinity in a block would make its neighbours' sums NaN."""
+    window = [_tuple(v, 2) for v in (kernel_size, dilation, padding, stride)]
+    kernel, dilation, padding, stride = window
+    if input.dim() not in (3, 4):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           "and other non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    batched = input if input.dim() == 4 else input.unsqueeze(0)
+    n, c, h, w = batched.shape
+    rows, cols = (_blocks(size, *args) for size, args in zip(
+        (h, w), zip(kernel, dilation, padding, stride)))
+    if isinstance(rows, int) and isinstance(cols, int) and (rows < 1 or cols < 1):
+        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size="
+                           f"{tuple(kernel)}, dilation={tuple(dilation)}, padding="
+                           f"{tuple(padding)}, calculated shape of the array of sliding "
+                           f"blocks as ({rows}, {cols}), but its components must be at "
+                           "least one.")
+    blocks = conv2d(batched.reshape(n * c, 1, h, w), _block_kernels(kernel), None, stride,
+                    padding, dilation)
+    out = blocks.reshape(n, c * kernel[0] * kernel[1], blocks.size(2) * blocks.size(3))
+    return out if input.dim() == 4 else out.squeeze(0)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """PyTorch's col2im, unfold's adjoint: (N, C*kh*kw, L) to (N, C, H, W), overlapping
+    blocks summed; the transposed convolution with unfold's one-hot kernels, its output
+    padding reaching the rows and columns no block covers."""
+    window = [_tuple(v, 2) for v in (output_size, kernel_size, dilation, padding, stride)]
+    size, kernel, dilation, padding, stride = window
+    if input.dim() not in (2, 3):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor with possibly 0 batch size "
+                           "and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    batched = input if input.dim() == 3 else input.unsqueeze(0)
+    n, ckk, length = batched.shape
+    per_block = kernel[0] * kernel[1]
+    if ckk % per_block != 0:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={ckk} and "
+                           f"kernel_size={tuple(kernel)}")
+    rows, cols = (_blocks(s, *args) for s, args in zip(
+        size, zip(kernel, dilation, padding, stride)))
+    if length != rows * cols:
+        raise RuntimeError(f"Given output_size={tuple(size)}, kernel_size={tuple(kernel)}, "
+                           f"dilation={tuple(dilation)}, padding={tuple(padding)}, stride="
+                           f"{tuple(stride)}, expected size of input's dimension 2 to match "
+                           f"the calculated number of sliding blocks {rows} * {cols} = "
+                           f"{rows * cols}, but got input.size(2)={length}.")
+    reach = [(b - 1) * st - 2 * p + d * (k - 1) + 1
+             for b, st, p, d, k in zip((rows, cols), stride, padding, dilation, kernel)]
+    extra = [s - r for s, r in zip(size, reach)]
+    c = ckk // per_block
+    blocks = batched.reshape(n * c, per_block, rows, cols)
+    out = conv_transpose2d(blocks, _block_kernels(kernel), None, stride, padding, extra, 1,
+                           dilation)
+    out = out.reshape(n, c, size[0], size[1])
+    return out if input.dim() == 3 else out.squeeze(0)
 
 
 # ---- normalisations over instances and groups: means and variances, as PyTorch decomposes --

@@ -662,6 +662,32 @@ class PixelUnshuffle(Module):
         return F.pixel_unshuffle(input, self.downscale_factor)
 
 
+class Unfold(Module):
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(Module):
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+
 class Upsample(Module):
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):
@@ -992,10 +1018,8 @@ class Embedding(Module):
 
 
 class MultiheadAttention(Module):
-    """PyTorch's nn.MultiheadAttention as F.multi_head_attention_forward computes it: the
-    packed (or separate) input projections, heads folded into the batch, softmax of the
-    scaled scores (dropped out in training), the output projection; the attention weights
-    averaged over the heads unless asked per head."""
+    """PyTorch's nn.MultiheadAttention: its projections' parameters, given to
+    F.multi_head_attention_forward (sequence first: a batch-first call is transposed)."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
@@ -1039,60 +1063,18 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
-                               "the Transformer module method `generate_square_subsequent_mask`"
-                               " to create this mask.")
-        if query.dim() != 3:
-            _tailor.unsupported(f"nn.MultiheadAttention of a {query.dim()}-d query",
-                                "give batched (3-d) inputs")
         if self.batch_first:
             query, key, value = (t.transpose(1, 0) for t in (query, key, value))
-        target, batch, embed = query.shape
-        source = key.shape[0]
-        heads, head_dim = self.num_heads, self.head_dim
-        if self._qkv_same_embed_dim:
-            w_q, w_k, w_v = self.in_proj_weight.chunk(3)
-        else:
-            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        b_q = b_k = b_v = None
-        if self.in_proj_bias is not None:
-            b_q, b_k, b_v = self.in_proj_bias.chunk(3)
-        q = F.linear(query, w_q, b_q).reshape(target, batch * heads, head_dim).transpose(0, 1)
-        k = F.linear(key, w_k, b_k).reshape(source, batch * heads, head_dim).transpose(0, 1)
-        v = F.linear(value, w_v, b_v).reshape(source, batch * heads, head_dim).transpose(0, 1)
-        scores = (q * (1.0 / head_dim) ** 0.5) @ k.transpose(-2, -1)
-        # F.multi_head_attention_forward's masks: a bool one's True positions are not
-        # attended (-inf), a float one is added; the key padding mask per batch row.
-        if attn_mask is not None:
-            if attn_mask.dim() == 2:
-                attn_mask = attn_mask.unsqueeze(0)
-            scores = scores + _additive_mask(attn_mask)
-        if key_padding_mask is not None:
-            padding = _additive_mask(key_padding_mask).reshape(batch, 1, 1, source)
-            padding = padding.expand(batch, heads, 1, source).reshape(batch * heads, 1, source)
-            scores = scores + padding
-        weights = F.softmax(scores, dim=-1)
-        dropout_p = self.dropout if self.training else 0.0
-        if dropout_p > 0.0:
-            weights = F.dropout(weights, p=dropout_p)
-        out = (weights @ v).transpose(0, 1).reshape(target * batch, embed)
-        out = self.out_proj(out).reshape(target, batch, embed)
-        if self.batch_first:
-            out = out.transpose(1, 0)
-        if not need_weights:
-            return out, None
-        weights = weights.reshape(batch, heads, target, source)
-        return out, (weights.mean(dim=1) if average_attn_weights else weights)
-
-
-def _additive_mask(mask):
-    """A mask as MultiheadAttention adds it: -inf where a bool mask is True, a float mask
-    as it is."""
-    import torch
-    if mask.dtype is torch.bool:
-        return torch.where(mask, float("-inf"), 0.0)
-    return mask
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, None, None, False, self.dropout, self.out_proj.weight,
+            self.out_proj.bias, training=self.training, key_padding_mask=key_padding_mask,
+            need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
+        return (out.transpose(1, 0) if self.batch_first else out), weights
 
 
 class TransformerEncoderLayer(Module):
