@@ -107,9 +107,23 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
-    # Integer bounds give int64 (PyTorch's default for them); float bounds are refused by
-    # `_tailor.arange` unless whole, and give float32.
+    # Integer bounds give int64 (PyTorch's default for them); float bounds give float32.
     integral = _builtins.all(not isinstance(v, (_builtins.float, Tensor)) for v in (start, end, step))
+    numbers = _builtins.all(type(v) in (_builtins.int, _builtins.float) for v in (start, end, step))
+    if numbers:
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
+        if (end - start) * step < 0:
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+        if step < 0 or not _builtins.all(_builtins.float(v).is_integer() for v in (start, end, step)):
+            # PyTorch's values, start + i * step for i < ceil((end - start) / step), over
+            # the integer positions (the native range counts up in whole steps). An integer
+            # range steps in integers, start and step truncated, as PyTorch's kernel casts.
+            count = _math.ceil((end - start) / step)
+            if integral or dtype in (int64, int32):
+                return (arange(count) * _builtins.int(step) + _builtins.int(start)).to(dtype or int64)
+            return (arange(count) * step + start).to(dtype or float32)
+        start, end, step = (_builtins.int(v) for v in (start, end, step))
     return _made(_tailor.op("arange", start, end, step), dtype or (int64 if integral else float32))
 
 

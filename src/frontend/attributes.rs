@@ -13,13 +13,15 @@
 use super::call::Call;
 use super::objects::Session;
 use super::objects::TensorBase;
-use super::ops::TensorRef;
+use super::ops::{ConstTensor, TensorRef};
 use super::program::{EntryPoint, Program};
 use super::source::FILE_NAME;
-use crate::graph::Holder;
+use crate::graph::{Holder, Init};
 use crate::guard::{ArgValue, AttributePath};
 use rustpython_vm::builtins::{PyCode, PyDict, PyFloat, PyInt};
 use rustpython_vm::{AsObject, PyObjectRef, VirtualMachine};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// The attribute every layer reads to choose between training and inference.
 const TRAINING: &str = "training";
@@ -42,6 +44,12 @@ pub(super) fn record(
     {
         return;
     }
+    let in_own_dict = module
+        .dict()
+        .is_some_and(|dict| dict.get_item_opt(name, vm).ok().flatten().is_some());
+    if in_own_dict && let Some(proxy) = value.downcast_ref::<TensorBase>() {
+        hold_values(session, proxy);
+    }
     let lifted = match value.downcast_ref::<TensorBase>().map(|t| t.tensor()) {
         Some(TensorRef::Const(c)) if !c.is_param => Some(c.id),
         Some(_) => return,
@@ -50,9 +58,6 @@ pub(super) fn record(
     if lifted.is_none() && name != TRAINING && !read_by_user(vm) {
         return;
     }
-    let in_own_dict = module
-        .dict()
-        .is_some_and(|dict| dict.get_item_opt(name, vm).ok().flatten().is_some());
     let seen = constant(vm, value);
     if !in_own_dict || (lifted.is_none() && seen.is_none()) {
         return;
@@ -91,6 +96,31 @@ pub(super) fn record(
         }
         (None, None) => {}
     }
+}
+
+/// Makes a tensor computed outside forward (by ops in `__init__`: SimpleViT's sin-cos
+/// position embedding, Swin's relative-position indices) that a module keeps as a plain
+/// attribute a constant holding its values, seen through every reference to it: Dynamo
+/// lifts such an attribute as an input like any tensor attribute (`L['self'].pos_embedding`),
+/// and a constant is what `record` lifts (its values taken at capture, as for every lifted
+/// tensor: docs/python-values.md). A tensor computed at module level stays a value, refused
+/// in a capture (`Ops::value_node`).
+fn hold_values(session: &Session, proxy: &TensorBase) {
+    let TensorRef::Value(values, dtype) = proxy.tensor() else {
+        return;
+    };
+    let id = session.next_const.get();
+    session.next_const.set(id + 1);
+    let constant = ConstTensor {
+        id,
+        shape: values.shape.iter().map(|&d| d as i64).collect(),
+        init: RefCell::new(Init::Data(values.data.clone().into())),
+        name: RefCell::new(String::new()),
+        is_param: false,
+        dtype,
+        made_in: 0,
+    };
+    proxy.rebind(TensorRef::Const(Rc::new(constant)), 0);
 }
 
 /// The current values of `paths` on the entry's module (`None` where a path no longer

@@ -22,7 +22,8 @@
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
-//! linspace, meshgrid, logsumexp; `adaptive.py`: global max and 1-d pools; `embedding.py`:
+//! linspace, meshgrid, logsumexp; `factories.py`: arange with float bounds, float or negative
+//! steps, and PyTorch's errors; `adaptive.py`: global max and 1-d pools; `embedding.py`:
 //! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more;
 //! `small_ops.py`: constants, full_like, mm, roll, repeat_interleave, definition-time fills
 //! and contextlib, with its recompiles and shape guards against `small_ops.eager.txt`;
@@ -379,6 +380,15 @@ fn einsum_computes_what_pytorch_computes() {
 #[test]
 fn more_activations_compute_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("activations2");
+}
+
+/// `torch.arange` with float bounds or steps gives PyTorch's float32 values (an integer dtype
+/// steps in truncated integers, as PyTorch's kernel does), a negative step counts down, and
+/// a step that cannot reach the end raises PyTorch's error
+/// (`tests/data/pytorch/factories.txt`).
+#[test]
+fn ranges_with_float_or_negative_steps_compute_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("factories");
 }
 
 /// `torch.linspace` (PyTorch's two-ended values), `meshgrid` in both indexings and
@@ -1052,7 +1062,8 @@ g(torch.ones(3))
 }
 
 /// Tensors a compiled function reads without receiving them
-/// (`tests/data/scripts/lifted.py`: module-level tensors, a module's plain tensor attribute,
+/// (`tests/data/scripts/lifted.py`: module-level tensors, a module's plain tensor attribute
+/// made by a factory or computed in `__init__`,
 /// a global's size read in a reshape, each under `dynamic=None` and `dynamic=True`) are
 /// lifted as Dynamo lifts them (`tests/data/pytorch/lifted.eager.txt`): a `TENSOR_MATCH` and
 /// a marking guard each, a place in `NO_TENSOR_ALIASING`, and under `dynamic=True` symbols
@@ -1114,7 +1125,7 @@ fn lifted_tensors_are_guarded_as_pytorch_guards_them() {
     };
     let tailor_guard = |rest: &str| (!rest.starts_with("GUARDS:")).then(|| rest.to_string());
     let (ours, theirs) = (blocks(&ours, tailor_guard), blocks(theirs, pytorch_guard));
-    assert_eq!(ours.len(), 9, "nine compiles");
+    assert_eq!(ours.len(), 12, "twelve compiles");
     assert_eq!(ours, theirs);
     assert_eq!(
         without_numbers(&run.text(&[Stream::Stdout])),

@@ -26,12 +26,23 @@ class Attr(nn.Module):
         return (x @ self.A).relu()
 
 
+class Table(nn.Module):
+    # A tensor computed in __init__ and kept as a plain attribute (SimpleViT's sin-cos
+    # position embedding): lifted like any tensor attribute.
+    def __init__(self):
+        super().__init__()
+        self.T = torch.sin(torch.arange(16.0).unsqueeze(1) * torch.arange(1.0, 4.0))
+
+    def forward(self, x):
+        return x @ self.T
+
+
 def rows(x):
     return x.reshape(-1, V.shape[0]) * 2
 
 
 for mode in [None, True]:
-    for model in [Glob(), Attr()]:
+    for model in [Glob(), Attr(), Table()]:
         torch._dynamo.reset()
         f = torch.compile(model, dynamic=mode)
         for n in [4, 5, 6]:
