@@ -2,9 +2,30 @@
 CPython's `math` computes them); the integer and sequence functions are here, with
 CPython's semantics for ints."""
 
-from _math import (acos, asin, atan, atan2, ceil, copysign, cos, cosh, e, exp, expm1, fabs,
-                   floor, fmod, hypot, inf, isfinite, isinf, isnan, log, log10, log1p, log2,
-                   nan, pi, pow, sin, sinh, sqrt, tan, tanh, tau, trunc)
+import _math
+from _math import (acos, asin, atan, atan2, copysign, cos, cosh, e, exp, expm1, fabs,
+                   fmod, hypot, inf, isfinite, isinf, isnan, log, log10, log1p, log2,
+                   nan, pi, pow, sin, sinh, sqrt, tan, tanh, tau)
+
+
+def _rounding(name, native):
+    """`math.ceil`/`floor`/`trunc` as CPython's: a number that is not a float rounds by its
+    own `__ceil__`/`__floor__`/`__trunc__` (an int is itself; a size divided by a number,
+    `torch.SymInt / 2`, is a size again), a float natively."""
+
+    def rounded(x):
+        method = getattr(type(x), name, None)
+        if method is not None and type(x) is not float:
+            return method(x)
+        return native(x)
+
+    rounded.__name__ = native.__name__
+    return rounded
+
+
+ceil = _rounding("__ceil__", _math.ceil)
+floor = _rounding("__floor__", _math.floor)
+trunc = _rounding("__trunc__", _math.trunc)
 
 
 def degrees(x):

@@ -1164,10 +1164,16 @@ class SymInt(_tailor.SymIntBase):
         return _tailor.sym_binary("mod", other, self)
 
     def __truediv__(self, other):
-        return _tailor.sym_binary("truediv", self, other)
+        if type(other) is int and other > 0:
+            return SymRatio(self, other)
+        if isinstance(other, (int, float, SymInt)):
+            return float(self) / float(other)
+        return NotImplemented
 
     def __rtruediv__(self, other):
-        return _tailor.sym_binary("truediv", other, self)
+        if isinstance(other, (int, float)):
+            return float(other) / float(self)
+        return NotImplemented
 
     def __pow__(self, other):
         return _tailor.sym_binary("pow", self, other)
@@ -1214,10 +1220,143 @@ class SymInt(_tailor.SymIntBase):
         return _tailor.sym_specialize(self)
 
     def __float__(self):
-        return _tailor.unsupported("float() of a symbolic size", "it would produce a SymFloat")
+        # PyTorch keeps `float(s0)` symbolic (a SymFloat); Tailor uses its value in this
+        # trace, guarded (`s0 == 8`), so the result stays right at the cost of recompiles.
+        return float(_tailor.sym_specialize(self))
+
+    def __ceil__(self):
+        return self
+
+    __floor__ = __trunc__ = __round__ = __ceil__
 
     def __repr__(self):
         return _tailor.describe(self)
+
+
+class SymRatio:
+    """A size divided by a positive int (`(length - kernel) / stride + 1`), PyTorch's SymFloat
+    of `IntTrueDiv`: as numerator (an int or a size) over a positive int. `math.ceil`,
+    `math.floor` and `int()` of it are sizes again, exactly, as floor divisions (no guard:
+    `ceil(n / d) == (n + d - 1) // d`); sums and products with ints, floats (each a ratio
+    of ints) and sizes, and comparisons (guarded where they are decided, as any comparison
+    of sizes), stay exact.
+    Anything else (a float operand, `math.log2`, a tensor scalar) takes its value through
+    `float()`, which specialises the numerator with a guard."""
+
+    __slots__ = ("num", "den")
+
+    def __init__(self, num, den):
+        self.num = num
+        self.den = den
+
+    @staticmethod
+    def _of(other):
+        if isinstance(other, SymRatio):
+            return other
+        if type(other) is int or isinstance(other, SymInt):
+            return SymRatio(other, 1)
+        if type(other) is float and other == other and abs(other) != float("inf"):
+            # A float is a ratio of ints exactly (`0.5` is 1/2), so sums and comparisons
+            # with one stay exact.
+            return SymRatio(*other.as_integer_ratio())
+        return None
+
+    def __add__(self, other):
+        o = SymRatio._of(other)
+        if o is None:
+            return float(self) + other
+        return SymRatio(self.num * o.den + o.num * self.den, self.den * o.den)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        o = SymRatio._of(other)
+        if o is None:
+            return float(self) - other
+        return SymRatio(self.num * o.den - o.num * self.den, self.den * o.den)
+
+    def __rsub__(self, other):
+        o = SymRatio._of(other)
+        if o is None:
+            return other - float(self)
+        return o - self
+
+    def __mul__(self, other):
+        o = SymRatio._of(other)
+        if o is None:
+            return float(self) * other
+        return SymRatio(self.num * o.num, self.den * o.den)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        o = SymRatio._of(other)
+        if o is not None and type(o.num) is int and o.num > 0:
+            return SymRatio(self.num * o.den, self.den * o.num)
+        return float(self) / other
+
+    def __rtruediv__(self, other):
+        return other / float(self)
+
+    def __neg__(self):
+        return SymRatio(-self.num, self.den)
+
+    def __pos__(self):
+        return self
+
+    def __ceil__(self):
+        return (self.num + self.den - 1) // self.den
+
+    def __floor__(self):
+        return self.num // self.den
+
+    def __trunc__(self):
+        if self.num >= 0:
+            return self.num // self.den
+        return -((-self.num) // self.den)
+
+    def __int__(self):
+        # Python's int() must give an int: the value in this trace, guarded (PyTorch keeps
+        # it symbolic; `math.trunc` does here too).
+        return int(self.__trunc__())
+
+    def __float__(self):
+        return float(int(self.num)) / int(self.den)
+
+    def __round__(self, ndigits=None):
+        return round(float(self), ndigits)
+
+    def _compare(self, other, op):
+        o = SymRatio._of(other)
+        if o is not None:
+            return op(self.num * o.den, o.num * self.den)
+        return NotImplemented
+
+    def __lt__(self, other):
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, lambda a, b: a >= b)
+
+    def __eq__(self, other):
+        return self._compare(other, lambda a, b: a == b)
+
+    def __ne__(self, other):
+        return self._compare(other, lambda a, b: a != b)
+
+    __hash__ = None
+
+    def __bool__(self):
+        return bool(self.num != 0)
+
+    def __repr__(self):
+        return f"({self.num!r})/{self.den}"
 
 
 class SymBool(_tailor.SymBoolBase):

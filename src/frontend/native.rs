@@ -767,12 +767,6 @@ pub(super) mod _tailor {
                         a.modulo(&b)
                     }
                 }
-                "truediv" => {
-                    return Err(call.unsupported(
-                        "true division of a symbolic size",
-                        "it would produce a SymFloat; use // for sizes",
-                    ));
-                }
                 _ => return Err(call.unsupported("operator ** on sizes", "")),
             };
             call.wrap_size(call.replace(&result))

@@ -953,6 +953,19 @@ impl<'a> Ops<'a> {
         if parts.is_empty() {
             return Err(type_error(span, "torch.cat needs at least one tensor"));
         }
+        // PyTorch skips a 1-d tensor of size 0 among others (its legacy empty tensor:
+        // Emformer's `torch.cat([mems, right_context, utterance])` with no memory yet).
+        let legacy_empty = |shape: &Shape| shape.len() == 1 && shape[0].as_int() == Some(0);
+        let kept: Vec<TensorRef> = parts
+            .iter()
+            .filter(|part| !legacy_empty(&self.shape_of(part)))
+            .cloned()
+            .collect();
+        let parts = match kept.len() {
+            0 => return Ok(parts[0].clone()),
+            1 => return Ok(kept[0].clone()),
+            _ => kept,
+        };
         let rank = self.shape_of(&parts[0]).len();
         let dim = rules::normalize_dim(&op_ctx("cat", span), dim, rank)?;
         self.push(Op::Cat { dim }, &parts, span, |env, ctx, shapes| {

@@ -23,7 +23,8 @@
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
 //! linspace, meshgrid, logsumexp; `factories.py`: arange with float bounds, float or negative
-//! steps, and PyTorch's errors; `adaptive.py`: global max and 1-d pools; `embedding.py`:
+//! steps, and PyTorch's errors; `hooks.py`: forward hooks and weight_norm; `size_ratios.py`: a size divided by an int,
+//! against `size_ratios.eager.txt`; `adaptive.py`: global max and 1-d pools; `embedding.py`:
 //! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more;
 //! `small_ops.py`: constants, full_like, mm, roll, repeat_interleave, definition-time fills
 //! and contextlib, with its recompiles and shape guards against `small_ops.eager.txt`;
@@ -380,6 +381,59 @@ fn einsum_computes_what_pytorch_computes() {
 #[test]
 fn more_activations_compute_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("activations2");
+}
+
+/// A size divided by an int (`tests/data/scripts/size_ratios.py`: EnCodec's padding to
+/// whole frames, `math.ceil((length - kernel) / stride + 1)`, and a comparison of a half)
+/// stays a size where PyTorch keeps a SymFloat: the calls recompile where PyTorch's do, for
+/// the same entries, with PyTorch's outputs (`size_ratios.eager.txt`). The one difference is
+/// a failed guard's text: Tailor states it over the size (`2 <= x.size()[0] <= 6`) where
+/// PyTorch prints the ratio (`(x.size()[0] / 2) <= 3.0`), the same sizes either way.
+#[test]
+fn sizes_divided_by_ints_recompile_where_pytorch_does() {
+    let recorded = data("tests/data/pytorch/size_ratios.eager.txt");
+    let (theirs, printed) = recorded
+        .split_once("---- stdout\n")
+        .expect("the record has both parts");
+    let path = "tests/data/scripts/size_ratios.py";
+    let run = run_script_at(path, &data(path), "recompiles");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let ours = run.text(&[Stream::Log]);
+    // Each failure reason as the entry it names; the ratio's guard compared on its own.
+    let lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|line| line.contains("[__recompiles]"))
+            .filter_map(without_comment)
+            .map(|line| match line.split_once("    - ") {
+                Some((head, reason)) if !reason.contains("size mismatch") => {
+                    format!(
+                        "{head}    - {}",
+                        reason.split(':').next().unwrap_or_default()
+                    )
+                }
+                _ => line,
+            })
+            .collect()
+    };
+    assert_eq!(lines(&ours), lines(theirs));
+    assert!(ours.contains("- 0/0: 2 <= x.size()[0] <= 6"), "{ours}");
+    assert!(
+        theirs.contains("- 0/0: (x.size()[0] / 2) <= 3.0"),
+        "{theirs}"
+    );
+    assert_eq!(
+        without_numbers(&run.text(&[Stream::Stdout])),
+        without_numbers(printed)
+    );
+}
+
+/// Forward hooks (a pre-hook replacing the arguments, a hook replacing the output, a removed
+/// one) and weight normalisation (`torch.nn.utils.weight_norm`'s pre-hook, `dim=None`,
+/// `remove_weight_norm`, and `parametrizations.weight_norm`), eagerly and compiled, print
+/// what PyTorch prints (`tests/data/pytorch/hooks.txt`).
+#[test]
+fn hooks_and_weight_norm_compute_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("hooks");
 }
 
 /// `torch.arange` with float bounds or steps gives PyTorch's float32 values (an integer dtype

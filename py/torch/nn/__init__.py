@@ -80,6 +80,7 @@ from torch.nn.modules import (
     ZeroPad1d,
     ZeroPad2d,
 )
+from torch.nn import utils
 
 
 __getattr__ = _missing_names("torch.nn")

@@ -233,10 +233,17 @@ impl Builder<'_> {
         Ok((w_id, Some(b)))
     }
 
+    /// The buffer of the weights: stored state, or a tensor an earlier kernel computed
+    /// (weight normalisation's `v * g / ‖v‖`), which the kernel reads as stored.
     fn weight_buffer(&mut self, weight: NodeId) -> Result<BufferId, LowerError> {
         match self.graph.node(weight).op {
             Op::Param { .. } | Op::Constant { .. } | Op::Input { .. } => self.leaf_buffer(weight),
-            _ => Err(self.node_error(weight, "convolution weights must be a stored tensor")),
+            _ => self.stored[weight.index()].ok_or_else(|| {
+                self.node_error(
+                    weight,
+                    "convolution weights must be computed by an earlier kernel",
+                )
+            }),
         }
     }
 }

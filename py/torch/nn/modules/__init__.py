@@ -29,6 +29,33 @@ class Parameter(metaclass=_ParameterMeta):
         return state
 
 
+class _HookHandle:
+    """What `register_forward_hook` returns: `remove()` takes the hook out again."""
+
+    _next_id = 0
+
+    def __init__(self, hooks, entry, prepend):
+        _HookHandle._next_id += 1
+        self.id = _HookHandle._next_id
+        self._hooks = hooks
+        if prepend:
+            items = list(hooks.items())
+            hooks.clear()
+            hooks[self.id] = entry
+            hooks.update(items)
+        else:
+            hooks[self.id] = entry
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
 class Module:
     """The base of every layer and model: attributes registered in assignment order.
 
@@ -44,6 +71,8 @@ class Module:
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_forward_pre_hooks", {})
+        object.__setattr__(self, "_forward_hooks", {})
 
     def __setattr__(self, name, value):
         registries = self.__dict__.get("_parameters"), self.__dict__.get("_modules")
@@ -90,7 +119,30 @@ class Module:
         object.__delattr__(self, name)
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        # Hooks run as PyTorch runs them (Dynamo inlines them into the graph): a pre-hook may
+        # replace the arguments (weight_norm computes the weight in one), a hook the output.
+        for hook, with_kwargs in self.__dict__.get("_forward_pre_hooks", {}).values():
+            if with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook, with_kwargs in self.__dict__.get("_forward_hooks", {}).values():
+            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        return _HookHandle(self._forward_pre_hooks, (hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        return _HookHandle(self._forward_hooks, (hook, with_kwargs), prepend)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"module '{type(self).__name__}' has no forward method")
