@@ -49,6 +49,7 @@ impl FrontendError {
             FrontendError::Type { message, .. } => Message::new(Id::PythonError, &[message]),
             FrontendError::Assertion { .. } => Message::new(Id::AssertionFailed, &[]),
             FrontendError::Budget { limit, .. } => Message::new(Id::StepBudget, &[limit]),
+            FrontendError::GraphTooLarge { limit, .. } => Message::new(Id::GraphTooLarge, &[limit]),
             FrontendError::Deadline { seconds, .. } => Message::new(Id::Deadline, &[seconds]),
             FrontendError::TooLarge {
                 shape,

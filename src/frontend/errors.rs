@@ -64,6 +64,17 @@ pub enum FrontendError {
         /// The budget, in lines executed.
         limit: u64,
     },
+    /// The graph of one capture grew past what Tailor builds (a loop that traces without end,
+    /// most likely: each iteration adds nodes).
+    #[error(
+        "{span}: forward's graph grew past {limit} ops (a loop that traces without end?); Tailor stops a capture there"
+    )]
+    GraphTooLarge {
+        /// The op that would have gone past the limit.
+        span: Span,
+        /// The limit, in graph nodes.
+        limit: usize,
+    },
     /// A script ran longer than its wall-time limit.
     #[error("{span}: the script ran longer than {seconds} s; Tailor stops a run there")]
     Deadline {
@@ -197,6 +208,7 @@ impl FrontendError {
             | FrontendError::Type { span, .. }
             | FrontendError::Assertion { span }
             | FrontendError::Budget { span, .. }
+            | FrontendError::GraphTooLarge { span, .. }
             | FrontendError::Deadline { span, .. }
             | FrontendError::TooLarge { span, .. }
             | FrontendError::Eager { span, .. }

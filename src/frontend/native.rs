@@ -834,12 +834,33 @@ pub(super) mod _tailor {
     }
 
     /// Whether `frame` runs the user's file.
+    /// Whether `frame` runs code the user wrote: their file, or anything it had Python
+    /// compile (`exec("while True: pass")`, `eval`, `compile(…)`), whose lines count
+    /// towards the budget like the file's own. A frame of a frozen module (the `torch`
+    /// package, the stdlib) is not: its code is named after its module and runs in that
+    /// module's own globals, which code the user compiled cannot both claim.
     fn is_user_frame(frame: &PyObjectRef, vm: &VirtualMachine) -> bool {
-        frame
+        let Some(code) = frame
             .get_attr("f_code", vm)
             .ok()
             .and_then(|code| code.downcast::<PyCode>().ok())
-            .is_some_and(|code| code.source_path().as_str() == FILE_NAME)
+        else {
+            return true;
+        };
+        let path = code.source_path();
+        if path.as_str() == FILE_NAME {
+            return true;
+        }
+        let module_globals = vm
+            .sys_module
+            .get_attr("modules", vm)
+            .and_then(|modules| modules.get_item(path.as_str(), vm))
+            .and_then(|module| module.get_attr("__dict__", vm));
+        let globals = frame.get_attr("f_globals", vm);
+        match (module_globals, globals) {
+            (Ok(module), Ok(globals)) => !module.is(&globals),
+            _ => true,
+        }
     }
 
     /// Raises `construct is not supported (note)` at the user's line.

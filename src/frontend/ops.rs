@@ -106,6 +106,11 @@ pub(crate) fn type_error(span: Span, message: impl Into<String>) -> FrontendErro
     }
 }
 
+/// The most nodes one capture's graph may hold: a large model's forward has a few thousand
+/// (nanoGPT's 12 layers, about 600); a loop that traces without end reaches this in seconds
+/// rather than at the step budget.
+pub const MAX_GRAPH_NODES: usize = 20_000;
+
 fn op_ctx(what: &str, span: Span) -> OpCtx {
     OpCtx {
         what: what.to_string(),
@@ -341,6 +346,12 @@ impl<'a> Ops<'a> {
                 note: "module-level code may only create parameters and constants".into(),
             });
         };
+        if tracing.graph.nodes.len() >= MAX_GRAPH_NODES {
+            return Err(FrontendError::GraphTooLarge {
+                span,
+                limit: MAX_GRAPH_NODES,
+            });
+        }
         tracing.env.node_cursor = tracing.graph.nodes.len();
         let ctx = op_ctx(name, span);
         let shape = rule(tracing.env, &ctx, &shapes)?;

@@ -6,7 +6,8 @@
 //! Invariants: only a group's last member (its tail) is ever read outside the group, so
 //! only tails are stored; an elementwise node joins a group only when it has the group's
 //! output shape, its producer has no other user, and every other operand it reads comes
-//! from an earlier group; a BatchNorm folds into a convolution only when all the values
+//! from an earlier group, and a group holds at most `MAX_FUSED_OPS` ops; a BatchNorm folds
+//! into a convolution only when all the values
 //! involved are parameters known at compile time. Under `FusionPolicy::PerOp` nothing joins
 //! or folds: every group is one op. Views launch nothing under either policy.
 
@@ -94,6 +95,11 @@ impl Fusion {
     }
 }
 
+/// The most ops one fused kernel computes, Inductor's `max_fusion_size`: a longer chain
+/// (a loop that adds a thousand times) starts a new kernel, so a kernel's expression, which
+/// code generation and the CPU backend walk recursively, stays shallow.
+pub const MAX_FUSED_OPS: usize = 64;
+
 /// Whether values of `node` are known at compile time.
 fn is_known(graph: &Graph, node: NodeId) -> bool {
     matches!(graph.node(node).op, Op::Param { .. } | Op::Constant { .. })
@@ -175,6 +181,7 @@ fn joinable_group(graph: &Graph, fusion: &Fusion, node: NodeId, users: &[usize])
         .iter()
         .filter_map(|&input| fusion.open_tail(input, users))
         .filter(|&group| *graph.shape(fusion.groups[group].tail()) == this.shape)
+        .filter(|&group| fusion.groups[group].members.len() < MAX_FUSED_OPS)
         .max()?;
     let tail = fusion.groups[group].tail();
     let others_ready = this

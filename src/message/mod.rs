@@ -126,6 +126,8 @@ message_ids! {
     AssertionFailed,
     /// [lines]: the step budget ran out.
     StepBudget,
+    /// [ops]: one capture's graph grew past its limit.
+    GraphTooLarge,
     /// [seconds]: a script's wall-time limit.
     Deadline,
     /// [shape, elements, limit].
