@@ -26,9 +26,6 @@ _OPERATORS = {
 _ALTERNATIVES = {
     "Tensor.numpy": "x.tolist() outside forward",
     "torch.nn.functional.unfold": "a strided slice, or nn.Conv2d",
-    "torch.nn.LSTM": "the recurrence written with nn.Linear and a Python loop over time steps",
-    "torch.nn.GRU": "the recurrence written with nn.Linear and a Python loop over time steps",
-    "torch.nn.RNN": "the recurrence written with nn.Linear and a Python loop over time steps",
 }
 
 

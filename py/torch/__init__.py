@@ -332,7 +332,7 @@ def _function_of_method(name):
 _define_aliases("torch.", globals())
 
 # torch.rsqrt(x) is x.rsqrt(), and so on, for the methods the package writes in Python.
-for _name in ("rsqrt", "clamp", "clamp_min", "clamp_max", "square", "var", "norm", "unflatten", "movedim",
+for _name in ("rsqrt", "clamp", "clamp_min", "clamp_max", "square", "var", "std", "norm", "unflatten", "movedim",
                               "moveaxis", "swapaxes", "swapdims", "narrow", "unbind",
                               "reciprocal", "true_divide", "floor_divide", "remainder", "fmod",
                               "lerp", "addcmul", "addcdiv", "all", "any", "logical_not",

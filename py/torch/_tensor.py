@@ -304,6 +304,12 @@ class Tensor(_tailor.TensorBase):
         # Gradients are never computed: the tensor is its own data.
         return self
 
+    @data.setter
+    def data(self, value):
+        # `w.data /= s` writes w in place, then assigns it back to itself.
+        if value is not self:
+            _tailor.rebind(self, value, "data")
+
     @property
     def T(self):
         return _tailor.op("transposed", self, False)
@@ -676,6 +682,9 @@ class Tensor(_tailor.TensorBase):
             count = count * self.size(d)
         centred = self - self.mean(dims, keepdim=True)
         return (centred * centred).sum(dims, keepdim=keepdim) / (count - correction)
+
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        return _tailor.op("sqrt", self.var(dim, unbiased, keepdim, correction=correction))
 
     def rsqrt(self):
         return 1.0 / _tailor.op("sqrt", self)

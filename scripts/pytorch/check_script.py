@@ -12,11 +12,18 @@ A third argument names other TORCH_LOGS artifacts (graph breaks):
     /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
         tests/data/scripts/graph_breaks.py recompiles,graph_breaks \
         > tests/data/pytorch/graph_breaks.eager.txt
+    /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
+        tests/data/scripts/rnn.py recompiles,graph_breaks > tests/data/pytorch/rnn.eager.txt
+
+(rnn.py's record is where PyTorch's reason for breaking at an nn.LSTM under the default
+`allow_rnn=False` is kept: "Dynamo does not support RNN, GRU, or LSTM", naming the module
+`L['self']._modules['lstm']`.)
 
 A script whose output is all that matters (how tensors print) is recorded by running it:
 
     /tmp/torch/bin/python tests/data/scripts/printing.py > tests/data/pytorch/printing.txt
     /tmp/torch/bin/python tests/data/scripts/activations.py > tests/data/pytorch/activations.txt
+    /tmp/torch/bin/python tests/data/scripts/rnn.py > tests/data/pytorch/rnn.txt
 
 The script runs verbatim, except that every torch.compile call gets `backend=BACKEND`
 (the material's demo uses the default, inductor). It prints the `[__recompiles]` log lines

@@ -1,6 +1,7 @@
 //! Graph breaks: where a capture meets Python that cannot go into a graph (`print`, a
-//! tensor's value read by `.item()`/`.tolist()`/`float()`, a branch on a tensor's value),
-//! the graph so far ends, as Dynamo ends it, and Python goes on with real values.
+//! tensor's value read by `.item()`/`.tolist()`/`float()`, a branch on a tensor's value, a
+//! call of an RNN module), the graph so far ends, as Dynamo ends it, and Python goes on
+//! with real values.
 //!
 //! RustPython has no frame-evaluation hook to resume bytecode at the break, so a call of a
 //! function that breaks is a *forward run*: the forward runs from its start, eagerly (each
@@ -38,6 +39,12 @@ pub enum BreakReason {
     },
     /// `if tensor:` / `bool(tensor)`: control flow on a tensor's value.
     Branch,
+    /// A call of an `nn.RNN`, `nn.GRU` or `nn.LSTM`, which Dynamo does not trace under its
+    /// default `allow_rnn=False`: the whole call runs eagerly.
+    Rnn {
+        /// The module as Dynamo names it (`L['self']._modules['rnn']`).
+        source: String,
+    },
 }
 
 impl fmt::Display for BreakReason {
@@ -62,6 +69,10 @@ impl fmt::Display for BreakReason {
                 "{CALL}\n\nUnsupported Tensor.{method}() call with capture_scalar_outputs=False"
             ),
             BreakReason::Branch => f.write_str("Data-dependent branching"),
+            BreakReason::Rnn { source } => write!(
+                f,
+                "{CALL}\n\nUnsupported function call (delayed)\n  Explanation: Dynamo determined that a graph break should occur when calling `{source}`. Reason: Dynamo does not support RNN, GRU, or LSTM. Set torch._dynamo.config.allow_rnn=True to enable experimental support for RNN, GRU, and LSTM in Dynamo"
+            ),
         }
     }
 }
@@ -133,7 +144,9 @@ pub struct BreakPoint {
     pub floats: Vec<(String, f64)>,
     /// What the break hands back to Python, on its value stack: the float `.item()`
     /// returned, as Dynamo names it (`___stack0`), which the resume function may make
-    /// symbolic (Tailor hands Python a `SymFloat` for it then).
+    /// symbolic (Tailor hands Python a `SymFloat` for it then). The tensors a call that
+    /// breaks returned (an RNN's) are in `tensors`, named by their place in what it
+    /// returned (`___stack0[0]`, `___stack0[1][0]`).
     pub stack: Vec<(String, f64)>,
 }
 

@@ -25,9 +25,9 @@ pub(super) mod _tailor {
     use crate::graph::{DType, Init, RandomKind};
     use crate::shape::rules;
     use crate::symbolic::{CmpOp, Expr, Rel};
-    use rustpython_vm::builtins::{PyCode, PyTypeRef, PyUtf8StrRef};
+    use rustpython_vm::builtins::{PyCode, PyDictRef, PyStr, PyTypeRef, PyUtf8StrRef};
     use rustpython_vm::class::PyClassImpl;
-    use rustpython_vm::function::{ArgIntoFloat, FuncArgs};
+    use rustpython_vm::function::{ArgIntoFloat, FuncArgs, KwArgs};
     use rustpython_vm::{
         AsObject, Py, PyObjectRef, PyPayload, PyRef, PyResult, VirtualMachine, pyclass,
     };
@@ -285,6 +285,41 @@ pub(super) mod _tailor {
                 .collect();
             call.graph_break(BreakReason::Print { arg_types }, None, None, None)
                 .map(drop)
+        })
+    }
+
+    /// `module(*args, **kwargs)` for an `nn.RNN`, `nn.GRU` or `nn.LSTM`, whose `forward` is
+    /// `function`: inside forward, a graph break around the call (Dynamo's default
+    /// `allow_rnn=False`), which runs eagerly and hands what it returned to the graph after
+    /// it; elsewhere, the call.
+    #[pyfunction]
+    fn call_break(
+        module: PyObjectRef,
+        function: PyObjectRef,
+        args: Vec<PyObjectRef>,
+        kwargs: PyDictRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        Call::run(vm, |call| {
+            let run = || {
+                let kwargs: KwArgs = kwargs
+                    .clone()
+                    .into_iter()
+                    .filter_map(|(key, value)| {
+                        let key = key.downcast_ref::<PyStr>()?.to_string_lossy().into_owned();
+                        Some((key, value))
+                    })
+                    .collect();
+                function.call(FuncArgs::new(args.clone(), kwargs), vm)
+            };
+            let in_forward = call.session_ref().forward.borrow().is_some();
+            if !in_forward {
+                return Ok(run()?);
+            }
+            let reason = BreakReason::Rnn {
+                source: call.module_source(&module),
+            };
+            call.call_break(reason, &args, &run)
         })
     }
 

@@ -12,7 +12,8 @@ use serde::Serialize;
 /// module's plain tensor attribute `L['self'].A`; parameters and buffers are not lifted).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Holder {
-    /// The argument of this name, `L['x']`.
+    /// The argument of this name, `L['x']`; an item of one, `___stack0[1][0]` (a value a
+    /// graph break hands back), is `L['___stack0'][1][0]`.
     Arg(String),
     /// The module-level name, `G['W']`.
     Global(String),
@@ -30,7 +31,10 @@ impl Holder {
     /// PyTorch's source form: `L['x']`, `G['W']`, `L['self']._modules['enc'].A`.
     pub fn to_source(&self) -> String {
         match self {
-            Holder::Arg(name) => format!("L['{name}']"),
+            Holder::Arg(name) => match name.split_once('[') {
+                Some((base, items)) => format!("L['{base}'][{items}"),
+                None => format!("L['{name}']"),
+            },
             Holder::Global(name) => format!("G['{name}']"),
             Holder::Attribute { .. } => format!("L['self']{}", &self.to_short()["self".len()..]),
         }

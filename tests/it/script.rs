@@ -30,7 +30,8 @@
 //! and contextlib, with its recompiles and shape guards against `small_ops.eager.txt`;
 //! `in_place.py`: in-place ops and index assignment, likewise against `in_place.eager.txt`;
 //! `model_helpers.py`: `math`, `torch.autograd.Function`, `torch.jit`, ceil-mode pools and
-//! the other helpers model files use, likewise).
+//! the other helpers model files use, likewise); `rnn.py`: the recurrent layers and
+//! their cells, against `rnn.txt`, and an LSTM's graph break, against `rnn.eager.txt`).
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
 
@@ -820,6 +821,22 @@ fn graph_breaks_make_pytorchs_graphs_and_resume_functions() {
         line.contains("[__recompiles]")
             || line.contains("[__graph_breaks] Graph break")
             || line.contains("[__graph_breaks] Graph Break Reason:")
+    });
+}
+
+/// `nn.RNN`, `nn.GRU`, `nn.LSTM` (layers, directions, batch first, initial states, no
+/// bias, unbatched) and their cells compute what PyTorch computes
+/// (`tests/data/pytorch/rnn.txt`), and inside a compiled forward an LSTM is the graph break
+/// Dynamo's default `allow_rnn=False` makes, with its reason (`rnn.eager.txt`), the LSTM's
+/// output and state flowing into the graph after it.
+#[test]
+fn recurrent_layers_compute_and_break_as_pytorch_does() {
+    assert_prints_close_to_what_pytorch_printed("rnn");
+    assert_logs_what_pytorch_logged("rnn", "recompiles,graph_breaks", |line| {
+        line.contains("[__recompiles]")
+            || line.contains("[__graph_breaks] Graph break")
+            || line.contains("[__graph_breaks] Graph Break Reason:")
+            || line.contains("[__graph_breaks]   Explanation:")
     });
 }
 

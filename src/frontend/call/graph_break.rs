@@ -1,19 +1,21 @@
-//! A graph break met inside a `_tailor` call: where the graph being captured ends, the
-//! break point (the tensors, ints and floats Python holds there) the next graph resumes
-//! from, and the resume function's inputs.
+//! A graph break met inside a `_tailor` call, or around a call Dynamo does not trace (an
+//! RNN module's): where the graph being captured ends, the break point (the tensors, ints
+//! and floats Python holds there, and the tensors such a call returned) the next graph
+//! resumes from, and the resume function's inputs.
 //!
 //! In: the user's frame at the break. Out: a `GraphBreak` raised into the capture, or a
 //! `BreakPoint`. Invariant: outside a run of forward nothing breaks.
 
 use super::*;
 use crate::frontend::breaks::{BreakPoint, BreakReason, GraphBreak, stack_name};
-use crate::frontend::capture::Resume;
+use crate::frontend::capture::{Resume, ResumeTracer};
 use crate::frontend::errors::FrontendError;
 use crate::frontend::objects::TensorBase;
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::TensorRef;
-use crate::graph::{Graph, NodeId, Op, Tensor, TracedArg};
-use rustpython_vm::builtins::PyFloat;
+use crate::graph::{DType, Graph, NodeId, Op, Tensor, TracedArg};
+use crate::shape::ShapeEnv;
+use rustpython_vm::builtins::{PyFloat, PyList, PyTuple};
 use rustpython_vm::{AsObject, PyObjectRef};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -35,6 +37,27 @@ impl<'vm> Call<'vm> {
         taken: Option<bool>,
         stack: Option<f64>,
     ) -> Result<Option<PyObjectRef>> {
+        let held: Vec<PyObjectRef> = held.into_iter().cloned().collect();
+        let Some(mut point) = self.meet_break(reason, &held, taken)? else {
+            return Ok(None);
+        };
+        point.stack = stack.map(|v| (stack_name(0), v)).into_iter().collect();
+        match self.pass_break(point) {
+            Some((point, env, tracer)) => self.start_resume(point, env, tracer),
+            None => Ok(None),
+        }
+    }
+
+    /// A break met in a run of forward (`None` outside one, where nothing breaks): in the
+    /// graph being captured it ends the graph (an exception only the capture sees, with the
+    /// nodes Python holds: forward's locals and `held`); passed with real values, what
+    /// forward's frame holds there.
+    fn meet_break(
+        &self,
+        reason: BreakReason,
+        held: &[PyObjectRef],
+        taken: Option<bool>,
+    ) -> Result<Option<BreakPoint>> {
         let mut forward = self.session.forward.borrow_mut();
         let Some(run) = forward.as_mut() else {
             return Ok(None);
@@ -60,16 +83,123 @@ impl<'vm> Call<'vm> {
             let stop = self.vm.ctx.exceptions.base_exception_type.to_owned();
             return Err(Raise::Python(self.vm.new_exception_empty(stop)));
         }
-        let mut point = self.break_point(&frames[0], graph_break)?;
-        point.stack = stack.map(|v| (stack_name(0), v)).into_iter().collect();
+        self.break_point(&frames[0], graph_break).map(Some)
+    }
+
+    /// Records a break Python passed; where the graph being captured starts after it, the
+    /// point with the environment and tracer to start it in.
+    fn pass_break(&self, point: BreakPoint) -> Option<(BreakPoint, ShapeEnv, ResumeTracer)> {
+        let mut forward = self.session.forward.borrow_mut();
+        let run = forward.as_mut()?;
         run.points.push(point.clone());
         if run.target != Some(run.points.len()) {
-            return Ok(None);
+            return None;
         }
-        let Some((mut env, tracer)) = run.start.take() else {
-            return Ok(None);
+        let (env, tracer) = run.start.take()?;
+        Some((point, env, tracer))
+    }
+
+    /// A call Dynamo does not trace (an RNN module's, `run`), as a graph break around the
+    /// whole call: in the graph being captured it ends the graph before the call (Python
+    /// stops there); on the way to that graph, or in a probe, the call runs eagerly on real
+    /// values, and the tensors it returned are the break's values on Python's stack
+    /// (`___stack0[0]`, …), which the graph after it takes as inputs. Outside a run of
+    /// forward the call just runs. `args` are the call's arguments, which the graph before
+    /// it hands on.
+    pub fn call_break(
+        &self,
+        reason: BreakReason,
+        args: &[PyObjectRef],
+        run: &dyn Fn() -> PyResult,
+    ) -> Result<PyObjectRef> {
+        let Some(mut point) = self.meet_break(reason, args, None)? else {
+            return Ok(run()?);
         };
-        drop(forward);
+        // No capture runs here: the call's ops run eagerly.
+        let value = run()?;
+        self.stack_tensors(&value, stack_name(0), &mut point.tensors);
+        if let Some((point, env, tracer)) = self.pass_break(point) {
+            self.start_resume(point, env, tracer)?;
+        }
+        Ok(value)
+    }
+
+    /// How Dynamo names a module forward calls: by its path from the compiled module
+    /// (`L['self']._modules['lstm']._modules['rnn']`), else by the variable of forward's
+    /// frame or the global that holds it.
+    pub fn module_source(&self, module: &PyObjectRef) -> String {
+        let vm = self.vm;
+        let root = self
+            .session
+            .forward
+            .borrow()
+            .as_ref()
+            .and_then(|run| run.root.clone());
+        let path = root.and_then(|root| {
+            let named = vm.call_method(&root, "named_modules", ()).ok()?;
+            let items: Vec<PyObjectRef> = vm.extract_elements_with(&named, Ok).ok()?;
+            items.iter().find_map(|item| {
+                let pair: Vec<PyObjectRef> = vm.extract_elements_with(item, Ok).ok()?;
+                match pair.as_slice() {
+                    [name, held] if held.is(module) => {
+                        name.str(vm).ok().map(|s| s.to_string_lossy().into_owned())
+                    }
+                    _ => None,
+                }
+            })
+        });
+        if let Some(path) = path {
+            return std::iter::once("L['self']".to_string())
+                .chain(
+                    path.split('.')
+                        .filter(|part| !part.is_empty())
+                        .map(|part| format!("._modules['{part}']")),
+                )
+                .collect();
+        }
+        let frame = user_frames(vm).into_iter().next();
+        let named = |scope| frame.as_ref().and_then(|f| self.name_in(f, scope, module));
+        match (named("f_locals"), named("f_globals")) {
+            (Some(local), _) => format!("L['{local}']"),
+            (None, Some(global)) => format!("G['{global}']"),
+            (None, None) => self.type_name(module),
+        }
+    }
+
+    /// The tensors in what a call returned, each named by its place in it (`___stack0[1][0]`
+    /// for the first of a tuple in a tuple), in order.
+    fn stack_tensors(
+        &self,
+        value: &PyObjectRef,
+        name: String,
+        tensors: &mut Vec<(String, Rc<Tensor>, DType)>,
+    ) {
+        if let Some(proxy) = value.downcast_ref::<TensorBase>() {
+            if let TensorRef::Value(values, dtype) = &proxy.tensor() {
+                tensors.push((name, values.clone(), *dtype));
+            }
+            return;
+        }
+        let is_sequence =
+            value.downcast_ref::<PyTuple>().is_some() || value.downcast_ref::<PyList>().is_some();
+        if !is_sequence {
+            return;
+        }
+        let items: Vec<PyObjectRef> = self.vm.extract_elements_with(value, Ok).unwrap_or_default();
+        for (index, item) in items.iter().enumerate() {
+            self.stack_tensors(item, format!("{name}[{index}]"), tensors);
+        }
+    }
+
+    /// Starts the capture of the graph after the break at `point`, in `env`, its arguments
+    /// traced by `tracer`: a `SymFloat` to hand Python back where the value on the stack is
+    /// one.
+    fn start_resume(
+        &self,
+        point: BreakPoint,
+        mut env: ShapeEnv,
+        tracer: ResumeTracer,
+    ) -> Result<Option<PyObjectRef>> {
         let mut resume = Resume {
             tensors: point
                 .tensors
@@ -116,7 +246,7 @@ impl<'vm> Call<'vm> {
     /// The nodes of the graph being captured that Python holds at its break: the tensors in
     /// forward's locals and the one the break reads, in graph order (inputs excluded: the
     /// next graph gets those from the caller).
-    fn held_nodes(&self, frame: &PyObjectRef, held: Option<&PyObjectRef>) -> Vec<NodeId> {
+    fn held_nodes(&self, frame: &PyObjectRef, held: &[PyObjectRef]) -> Vec<NodeId> {
         let capture = self.session.capture.borrow();
         let Some(capture) = capture.as_ref() else {
             return Vec::new();

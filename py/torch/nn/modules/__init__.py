@@ -170,6 +170,14 @@ class Module:
 
     # ---- traversal -------------------------------------------------------------------------
 
+    def get_submodule(self, target):
+        module = self
+        for name in target.split(".") if target else []:
+            if name not in module._modules:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+            module = module._modules[name]
+        return module
+
     def named_modules(self, memo=None, prefix=""):
         memo = set() if memo is None else memo
         if id(self) in memo:
@@ -1172,3 +1180,7 @@ class TransformerEncoderLayer(Module):
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
         return self.dropout2(x)
+
+
+# Last: the recurrent layers build on Module.
+from torch.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell  # noqa: E402
