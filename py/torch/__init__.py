@@ -133,6 +133,36 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _made(arange(n).unsqueeze(1) == arange(m).unsqueeze(0), dtype or float32)
 
 
+def _cosine_window(window_length, periodic, coefficients, dtype):
+    """sum_k (-1)^k a_k cos(2 pi k n / N) over n < window_length, N the length for a
+    periodic window (the first `window_length` points of one a point longer), else one
+    less: PyTorch's generalised cosine windows."""
+    if window_length == 0:
+        return zeros(0, dtype=dtype)
+    if window_length == 1:
+        return ones(1, dtype=dtype)
+    period = window_length if periodic else window_length - 1
+    phase = arange(window_length) * (2 * _math.pi / period)
+    window = full([window_length], _builtins.float(coefficients[0]))
+    for k, a in enumerate(coefficients[1:], start=1):
+        window = window + ((-1) ** k) * a * (phase * k).cos()
+    return window.to(dtype or float32)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
+    return _cosine_window(window_length, periodic, (0.5, 0.5), dtype)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   device=None, requires_grad=False):
+    return _cosine_window(window_length, periodic, (alpha, beta), dtype)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, device=None,
+                    requires_grad=False):
+    return _cosine_window(window_length, periodic, (0.42, 0.5, 0.08), dtype)
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """PyTorch's values: the first half counts up from `start`, the second down from `end`,
     so both ends are exact."""

@@ -23,7 +23,7 @@
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
 //! linspace, meshgrid, logsumexp; `factories.py`: arange with float bounds, float or negative
-//! steps, and PyTorch's errors; `hooks.py`: forward hooks and weight_norm; `size_ratios.py`: a size divided by an int,
+//! steps, PyTorch's errors, and the cosine windows; `hooks.py`: forward hooks and weight_norm; `size_ratios.py`: a size divided by an int,
 //! against `size_ratios.eager.txt`; `adaptive.py`: global max and 1-d pools; `embedding.py`:
 //! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more;
 //! `small_ops.py`: constants, full_like, mm, roll, repeat_interleave, definition-time fills

@@ -1,6 +1,6 @@
 # torch.arange with float bounds or step: float32 values start + i * step, whole float
 # bounds as the integer range, negative steps, and PyTorch's errors where the step cannot
-# get there.
+# get there; the cosine windows (hann, hamming, blackman).
 # Recorded by running it under PyTorch 2.15 (tests/data/pytorch/factories.txt).
 import torch
 
@@ -21,3 +21,8 @@ for args in [(3.0, 1.0), (0.0, 1.0, 0.0), (1, 0, 0.5), (3, 1), (0, 4, 0)]:
         torch.arange(*args)
     except RuntimeError as e:
         print(args, "RuntimeError:", e)
+
+for window in [torch.hann_window, torch.hamming_window, torch.blackman_window]:
+    for length, periodic in [(0, True), (1, True), (5, True), (5, False), (8, True)]:
+        w = window(length, periodic)
+        print(window.__name__, length, periodic, w.dtype, [round(v, 4) for v in w.tolist()])
