@@ -375,7 +375,9 @@ fn naive_vec4(w: &Writer<'_>, gemm: &Gemm, vec4: &Vec4Operands) -> String {
 }
 
 /// What precedes a naive product's loop: its sizes, and the output element (`bat`, `row`,
-/// `col`) this thread computes; threads past the last element return.
+/// `col`) this thread computes; threads past the last element return. The divisors are
+/// at least 1: a product with no output launches no thread, but its static code must
+/// still validate, and WGSL refuses a constant division by zero.
 fn naive_frame(w: &Writer<'_>, gemm: &Gemm) -> String {
     let mut text = prologue(w, SMALL_WORKGROUP);
     text.push_str(&define_gemm_sizes(w, gemm));
@@ -385,9 +387,9 @@ fn naive_frame(w: &Writer<'_>, gemm: &Gemm) -> String {
     if (gid >= BATCH * M * N) {{
         return;
     }}
-    let bat = gid / (M * N);
-    let row = (gid % (M * N)) / N;
-    let col = gid % N;
+    let bat = gid / max(M * N, 1i);
+    let row = (gid % max(M * N, 1i)) / max(N, 1i);
+    let col = gid % max(N, 1i);
 ",
     );
     text

@@ -267,6 +267,15 @@ impl RunError {
                 len_elems,
                 limit,
             } => Message::new(Id::BufferTooLarge, &[buffer, len_elems, limit]),
+            RunError::TooMuchWork {
+                kernel,
+                ops,
+                extents,
+                limit,
+            } => Message::new(
+                Id::TooMuchWork,
+                &[kernel, ops, &format!("{extents:?}"), &limit.to_string()],
+            ),
             RunError::OutOfBounds {
                 kernel,
                 buffer,

@@ -18,12 +18,12 @@ use super::objects::Session;
 use super::program::{ABSENT_MODULE, DRIVER_CODE, EntryPoint, Program, Skipped, Vm, package_error};
 use super::raised::frontend_error;
 use super::source::{ChunkKind, FILE_NAME, UserSource};
-use crate::graph::TracedArg;
+use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
 use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::compiler::Mode;
-use rustpython_vm::scope::Scope;
-use rustpython_vm::{Interpreter, PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::vm::VmCompileError;
+use rustpython_vm::{Interpreter, PyObjectRef, VirtualMachine};
 use std::rc::Rc;
 
 /// Runs `source`'s module level in `vm` (fresh, or warmed; never one that ran a program
@@ -79,7 +79,35 @@ fn run_module(
                 });
                 continue;
             }
-            ChunkKind::Definition | ChunkKind::Assignment => run_chunk(vm, &scope, &chunk.code),
+            ChunkKind::Definition | ChunkKind::Assignment => {
+                match vm.compile(&chunk.code, Mode::Exec, FILE_NAME) {
+                    Ok(code) => vm.run_code_obj(code, scope.clone()).map(drop),
+                    // The compiler's own refusal (`RecursionError` for a statement nested
+                    // too deeply) has no frame of the file: at its line, or the statement's.
+                    Err(err) => {
+                        let located = match &err {
+                            VmCompileError::Compile(error) => error.location(),
+                            VmCompileError::Warning(_) => None,
+                        };
+                        let span = located.map_or(chunk.span, |at| Span {
+                            line: at.line.get() as u32,
+                            col: at.character_offset.get() as u32,
+                        });
+                        let err = FrontendError::Syntax {
+                            span,
+                            message: err.to_string(),
+                        };
+                        if chunk.kind == ChunkKind::Definition {
+                            return Err(err);
+                        }
+                        skipped.push(Skipped {
+                            span: chunk.span,
+                            reason: format!("not evaluated: {err}"),
+                        });
+                        continue;
+                    }
+                }
+            }
         };
         let absent: Vec<String> = vm
             .call_method(&helper, "take_absent_modules", ())
@@ -104,13 +132,6 @@ fn run_module(
         });
     }
     Ok((scope.globals.into(), skipped))
-}
-
-fn run_chunk(vm: &VirtualMachine, scope: &Scope, code: &str) -> PyResult<()> {
-    let code = vm
-        .compile(code, Mode::Exec, FILE_NAME)
-        .map_err(|err| err.into_pyexception(vm, Some(code)))?;
-    vm.run_code_obj(code, scope.clone()).map(drop)
 }
 
 impl Program {

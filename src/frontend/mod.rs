@@ -34,6 +34,7 @@ mod host;
 mod load;
 mod math;
 mod native;
+mod nesting;
 mod objects;
 mod ops;
 mod program;

@@ -434,6 +434,14 @@ impl<'a> Ops<'a> {
     ) -> Result<TensorRef> {
         let rank = self.shape_of(&x).len();
         let what = if log { "log_softmax" } else { "softmax" };
+        if rank == 0 {
+            // A 0-d tensor is its own only row (dim 0 or -1, as PyTorch wraps it): the
+            // one-element vector's softmax, back to 0-d.
+            self.dims(what, dim, rank, span)?;
+            let row = self.reshape(x, vec![Some(Expr::int(1))], ReshapeKind::Reshape, span)?;
+            let normalised = self.softmax(log, row, Some(vec![0]), span)?;
+            return self.reshape(normalised, Vec::new(), ReshapeKind::Reshape, span);
+        }
         let dims = self.dims(what, dim, rank, span)?;
         let dim = dims[0];
         let op = if log {
@@ -455,6 +463,13 @@ impl<'a> Ops<'a> {
         span: Span,
     ) -> Result<TensorRef> {
         let rank = self.shape_of(&x).len();
+        if rank == 0 {
+            // PyTorch reduces a 0-d tensor over dim 0 or -1 (or all of its none) to 0-d,
+            // keepdim or not: the one-element vector's reduction.
+            self.dims(what, dim, rank, span)?;
+            let row = self.reshape(x, vec![Some(Expr::int(1))], ReshapeKind::Reshape, span)?;
+            return self.reduce(kind, what, row, Some(vec![0]), false, span);
+        }
         let dims = self.dims(what, dim, rank, span)?;
         let op = Op::Reduce {
             kind,

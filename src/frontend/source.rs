@@ -9,6 +9,7 @@
 //! Invariant: every span is the file's own 1-based line and character column.
 
 use super::errors::FrontendError;
+use super::nesting;
 use crate::graph::Span;
 use ruff_text_size::{Ranged, TextRange};
 use rustpython_vm::builtins::PyCode;
@@ -42,6 +43,19 @@ fn span_at(source: &str, line_starts: &[usize], offset: usize) -> Span {
 /// The module with its tokens, or its syntax error with line:col. It is the parser the VM
 /// compiles each chunk with, so both accept the same files.
 fn parse_module(source: &str, line_starts: &[usize]) -> Result<Parsed<ModModule>, FrontendError> {
+    if let Some(deep) = nesting::too_deep(source) {
+        return Err(FrontendError::Syntax {
+            span: Span {
+                line: deep.line as u32,
+                col: 1,
+            },
+            message: format!(
+                "this statement nests about {} levels deep; Tailor takes at most {} (Python's compiler gives up sooner)",
+                deep.depth,
+                nesting::MAX_NESTING
+            ),
+        });
+    }
     parser::parse_module(source).map_err(|err| FrontendError::Syntax {
         span: span_at(source, line_starts, err.location.start().to_usize()),
         message: err.error.to_string(),
@@ -132,6 +146,7 @@ impl UserSource {
             source: &source,
             sites: Vec::new(),
             asserts: Vec::new(),
+            depth: 0,
         };
         collector.visit_body(body);
         let (sites, asserts) = (collector.sites, collector.asserts);
@@ -314,7 +329,15 @@ struct SiteCollector<'s> {
     source: &'s UserSource,
     sites: Vec<Site>,
     asserts: Vec<(usize, usize, Span)>,
+    /// How many expressions the walk is inside: it stops descending at
+    /// `MAX_EXPRESSION_DEPTH`, past which the VM's compiler refuses the statement anyway
+    /// (`RecursionError`), so that `1+1+…+1` with 100,000 terms cannot exhaust the stack.
+    depth: usize,
 }
+
+/// How deep the site walk follows nested expressions (RustPython's compiler gives up at a
+/// few hundred levels).
+const MAX_EXPRESSION_DEPTH: usize = 1_000;
 
 impl SiteCollector<'_> {
     fn add(&mut self, region: TextRange, expression: bool, what: &'static str, at: TextRange) {
@@ -400,8 +423,13 @@ impl<'a> Visitor<'a> for SiteCollector<'_> {
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
+        if self.depth >= MAX_EXPRESSION_DEPTH {
+            return;
+        }
+        self.depth += 1;
         self.note_expr(expr);
         visitor::walk_expr(self, expr);
+        self.depth -= 1;
     }
 
     /// An `elif` is a clause of its `if` here, not a nested `if` statement, yet it decides

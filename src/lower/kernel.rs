@@ -507,6 +507,26 @@ pub enum Body {
 }
 
 impl Body {
+    /// The extents of its loops, one per index variable (`var_names`): their product is
+    /// the steps the kernel takes in a call.
+    pub fn loop_extents(&self) -> Vec<Expr> {
+        match self {
+            Body::Map { len, .. } => vec![len.clone()],
+            Body::Gemm(gemm) => vec![
+                gemm.batch.clone(),
+                gemm.m.clone(),
+                gemm.n.clone(),
+                gemm.k.clone(),
+            ],
+            Body::Rows(rows) => vec![rows.rows.clone(), rows.len.clone()],
+            Body::Pool(pool) => vec![
+                pool.len.clone(),
+                Expr::int(pool.window[0]),
+                Expr::int(pool.window[1]),
+            ],
+        }
+    }
+
     /// Names of the index variables, in symbol order.
     pub fn var_names(&self) -> &'static [&'static str] {
         match self {

@@ -232,6 +232,8 @@ message_ids! {
     RunSize,
     /// [buffer, elements, limit].
     BufferTooLarge,
+    /// [kernel, ops, extents, limit].
+    TooMuchWork,
     /// [kernel, offset, buffer, elements].
     OutOfBounds,
 

@@ -121,6 +121,21 @@ pub enum RunError {
         /// The most elements one buffer may hold.
         limit: usize,
     },
+    /// A kernel's loops would run longer than a call may, or one loop past what WGSL
+    /// indexes (a reduction over a huge broadcast view, a product of huge operands).
+    #[error(
+        "{kernel} ({ops}) would iterate over {extents:?} for these inputs: a kernel may take at most {limit} steps, each loop at most 2^31 - 1"
+    )]
+    TooMuchWork {
+        /// The kernel.
+        kernel: String,
+        /// The graph ops it computes.
+        ops: String,
+        /// Its loops' extents for this call.
+        extents: Vec<i64>,
+        /// The most steps (the product of the extents) one kernel may take.
+        limit: u128,
+    },
     /// A kernel addressed memory outside a buffer: a lowering bug, reported, not a crash.
     #[error("{kernel}: element {offset} of {buffer} is outside its {len_elems} elements")]
     OutOfBounds {
@@ -134,6 +149,10 @@ pub enum RunError {
         len_elems: usize,
     },
 }
+
+/// The most steps one kernel may take in a call (the product of its loops' extents):
+/// 2^36, about a minute on one core, far past any model's largest kernel.
+pub const MAX_KERNEL_STEPS: u128 = 1 << 36;
 
 /// The concrete sizes of one call.
 #[derive(Clone, Debug, PartialEq)]
@@ -237,6 +256,47 @@ pub fn bind(schedule: &Schedule, inputs: &[Vec<usize>], ints: &[i64]) -> Result<
         .iter()
         .map(|k| eval(&format!("{} workgroups", k.name), &k.workgroups).map(|v| v as u64))
         .collect::<Result<_, _>>()?;
+    // A kernel over a huge broadcast view (`x.expand(2**40, 2**20, -1).sum()`) stores
+    // nothing as large as its loops run: refused here, naming its ops, for every runtime
+    // (the CPU's loops would run for ever and size their scratch from the extents; WGSL
+    // indexes in i32).
+    let mut local = bindings.clone();
+    for kernel in &schedule.kernels {
+        // The extents are over the kernel's derived sizes too (`z0`, a convolution's output
+        // length), each over the shape symbols and the ones before it.
+        for size in &kernel.sizes {
+            let value = size.value.eval(&local).ok_or_else(|| RunError::Size {
+                what: format!("{} {}", kernel.name, size.name),
+                expr: size.value.to_string(),
+            })?;
+            local.set(size.sym, value);
+        }
+        let extents = kernel
+            .body
+            .loop_extents()
+            .iter()
+            .map(|extent| {
+                extent
+                    .eval(&local)
+                    .filter(|v| *v >= 0)
+                    .ok_or_else(|| RunError::Size {
+                        what: format!("{} loop", kernel.name),
+                        expr: extent.to_string(),
+                    })
+            })
+            .collect::<Result<Vec<i64>, _>>()?;
+        let steps = extents
+            .iter()
+            .fold(1u128, |acc, &e| acc.saturating_mul(e as u128));
+        if steps > MAX_KERNEL_STEPS || extents.iter().any(|&e| e > i64::from(i32::MAX)) {
+            return Err(RunError::TooMuchWork {
+                kernel: kernel.name.clone(),
+                ops: kernel.node_names.join(", "),
+                extents,
+                limit: MAX_KERNEL_STEPS,
+            });
+        }
+    }
     let mut slots = vec![0; schedule.first_index_sym as usize];
     for (sym, value) in bindings.iter() {
         if let Some(slot) = slots.get_mut(sym.index()) {

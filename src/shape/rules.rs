@@ -50,8 +50,9 @@ impl OpCtx {
 
 /// Normalises a possibly negative dimension index against `rank`.
 pub fn normalize_dim(ctx: &OpCtx, dim: i64, rank: usize) -> Result<usize, ShapeError> {
+    // A 0-d tensor has one dim to name, as PyTorch wraps a scalar: 0 or -1.
     let rank_i = rank as i64;
-    let fixed = if dim < 0 { dim + rank_i } else { dim };
+    let fixed = if dim < 0 { dim + rank_i.max(1) } else { dim };
     if (0..rank_i.max(1)).contains(&fixed) {
         Ok(fixed as usize)
     } else {

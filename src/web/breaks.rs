@@ -42,6 +42,7 @@ fn break_view(graph_break: &GraphBreak, resume: &str) -> BreakView {
             BreakReason::Print { .. } => "print",
             BreakReason::Value { .. } => "value",
             BreakReason::Branch => "branch",
+            BreakReason::Rnn { .. } => "rnn",
         },
         reason: graph_break.reason.to_string(),
         taken: graph_break.taken,

@@ -141,6 +141,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Frontend(FrontendError::Assertion { .. }) => "assertion",
         Error::Frontend(
             FrontendError::Budget { .. }
+            | FrontendError::GraphTooLarge { .. }
             | FrontendError::Deadline { .. }
             | FrontendError::TooLarge { .. },
         ) => "budget",

@@ -941,3 +941,132 @@ fn float_ids_for_an_embedding_are_pytorchs_error() {
     let call = spec::parse_shapes("idx=2,5:long", &names).unwrap();
     assert_eq!(call.to_spec(), "idx=2,5:int64");
 }
+
+/// Runs `source` (a file defining `f`) through the CLI on the CPU with `call`; the run
+/// must fail cleanly (no panic, exit 1) and mention every needle.
+#[track_caller]
+fn check_cli_run_error(name: &str, source: &str, call: &str, needles: &[&str]) {
+    let path = temp_file(name, source.as_bytes());
+    let path = path.to_string_lossy().into_owned();
+    check_cli_error(
+        &[
+            "run", &path, "--entry", "f", "--call", call, "--device", "cpu",
+        ],
+        needles,
+    );
+}
+
+#[test]
+fn a_loop_that_traces_without_end_stops_at_the_graph_limit() {
+    // Naming a node is constant time, so the 20,000 ops come in a second or two; the
+    // step budget (200,000 lines) would have taken far longer.
+    let source = "import torch\n\n\ndef f(x):\n    while True:\n        x = x + 1\n    return x\n";
+    check_model_error(
+        source,
+        "x=2,3",
+        &no_marks(),
+        &["grew past 20000 ops", "6:13"],
+        None,
+    );
+}
+
+#[test]
+fn a_long_chain_of_ops_compiles_and_runs() {
+    // 3,000 additions: built in linear time, fused 64 to a kernel (Inductor's
+    // max_fusion_size), so neither code generation nor the CPU backend recurse 3,000 deep.
+    let source =
+        "import torch\n\n\ndef f(x):\n    for i in range(3000):\n        x = x + 1\n    return x\n";
+    let path = temp_file("chain.py", source.as_bytes());
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args([
+            "run",
+            &path.to_string_lossy(),
+            "--entry",
+            "f",
+            "--call",
+            "x=2,3",
+        ])
+        .args(["--device", "cpu", "--check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("output [2, 3]  max_abs_err 0.000e0"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn code_the_model_compiles_counts_towards_the_step_budget() {
+    let source = "import torch\n\n\ndef f(x):\n    exec('while True: pass')\n    return x\n";
+    check_model_error(source, "x=2", &no_marks(), &["200000 lines", "5:5"], None);
+}
+
+#[test]
+fn a_statement_nested_too_deeply_is_refused_at_its_line() {
+    let sum = vec!["1"; 100_000].join("+");
+    let chained = format!("import torch\n\n\ndef f(x):\n    y = {sum}\n    return x + y\n");
+    check_model_error(
+        &chained,
+        "x=2",
+        &no_marks(),
+        &["5:1", "nests about 1001 levels deep"],
+        None,
+    );
+    let negated = format!(
+        "import torch\n\n\ndef f(x):\n    return x + {}1\n",
+        "-".repeat(200_000)
+    );
+    check_model_error(&negated, "x=2", &no_marks(), &["5:1", "at most 1000"], None);
+    // Past what RustPython's compiler nests, short of Tailor's estimate: the compiler's
+    // refusal, at the statement's line rather than the file's first.
+    let sum = vec!["1"; 500].join("+");
+    let deep = format!("import torch\n\n\ndef f(x):\n    y = {sum}\n    return x + y\n");
+    check_model_error(&deep, "x=2", &no_marks(), &["5:9", "recursion"], None);
+}
+
+#[test]
+fn a_kernel_over_a_huge_broadcast_view_is_refused_before_it_runs() {
+    check_cli_run_error(
+        "expand_sum.py",
+        "import torch\n\n\ndef f(x):\n    return x.expand(2**40, 2**20, -1).sum()\n",
+        "x=1,1,3",
+        &[
+            "k0_sum (sum) would iterate over",
+            "at most 68719476736 steps",
+        ],
+    );
+    check_cli_run_error(
+        "expand_matmul.py",
+        "import torch\n\n\ndef f(x):\n    return x.expand(1, 2**40) @ x.expand(2**40, 1)\n",
+        "x=1,1",
+        &["(matmul) would iterate over"],
+    );
+}
+
+#[test]
+fn a_reduction_of_a_0d_tensor_is_the_tensor_itself() {
+    // PyTorch reduces a 0-d tensor over dim 0 or -1 (keepdim or not) to 0-d; lowering once
+    // panicked on it.
+    let source = "import torch\n\n\ndef f(t):\n    a = t[0]\n    return a.sum(0), a.sum(-1, keepdim=True), a.amax(0), a.softmax(0), a.log_softmax(-1)\n";
+    let path = temp_file("zero_d.py", source.as_bytes());
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args([
+            "run",
+            &path.to_string_lossy(),
+            "--entry",
+            "f",
+            "--call",
+            "t=3",
+        ])
+        .args(["--device", "cpu", "--check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("output [], [], [], [], []  max_abs_err 0.000e0"),
+        "{stdout}"
+    );
+}

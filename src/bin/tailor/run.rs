@@ -48,15 +48,23 @@ pub struct RunResults {
 
 impl RunResults {
     /// The error in the program itself (not in one call's sizes), which fails the whole run.
+    /// A call whose kernels could not run (a buffer or a loop past what the runtimes
+    /// hold) fails it too: the report shows every call, and the exit code says one failed.
     pub fn failure(&self) -> Option<Error> {
-        self.calls
+        let in_program = self
+            .calls
             .iter()
             .map(|(event, _)| event)
             .find(|event| event.error_in_program)
             .map(|event| Error::Call {
                 message: event.error.clone().unwrap_or_default(),
                 span: event.error_span,
-            })
+            });
+        in_program.or_else(|| {
+            self.calls
+                .iter()
+                .find_map(|(_, outputs)| outputs.as_ref().err().cloned())
+        })
     }
 }
 
