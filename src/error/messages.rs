@@ -45,7 +45,16 @@ impl FrontendError {
             FrontendError::Unsupported {
                 construct, note, ..
             } => Message::new(Id::UnsupportedWithNote, &[construct, note]),
-            FrontendError::Name { name, .. } => Message::new(Id::NameNotDefined, &[name]),
+            FrontendError::Name {
+                name,
+                skipped: None,
+                ..
+            } => Message::new(Id::NameNotDefined, &[name]),
+            FrontendError::Name {
+                name,
+                skipped: Some((at, why)),
+                ..
+            } => Message::new(Id::NameSkipped, &[name, at, why]),
             FrontendError::Type { message, .. } => Message::new(Id::PythonError, &[message]),
             FrontendError::Assertion { .. } => Message::new(Id::AssertionFailed, &[]),
             FrontendError::Budget { limit, .. } => Message::new(Id::StepBudget, &[limit]),

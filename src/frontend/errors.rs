@@ -33,12 +33,15 @@ pub enum FrontendError {
         note: String,
     },
     /// A name that is not defined.
-    #[error("{span}: name '{name}' is not defined")]
+    #[error("{span}: name '{name}' is not defined{}", skipped_suffix(.skipped))]
     Name {
         /// Where.
         span: Span,
         /// The name.
         name: String,
+        /// Why its module-level assignment did not run, where one was skipped (`N =
+        /// 10**2147483648` overflowed): where it is and why.
+        skipped: Option<(Span, String)>,
     },
     /// A wrong type, arity or value (Python's TypeError / ValueError / AttributeError).
     #[error("{span}: {message}")]
@@ -176,6 +179,13 @@ pub enum FrontendError {
         /// What failed.
         message: String,
     },
+}
+
+fn skipped_suffix(skipped: &Option<(Span, String)>) -> String {
+    match skipped {
+        Some((at, why)) => format!(" (its assignment at {at} was skipped: {why})"),
+        None => String::new(),
+    }
 }
 
 fn note_suffix(note: &str) -> String {

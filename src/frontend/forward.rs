@@ -10,7 +10,7 @@ use super::objects::Session;
 use super::program::EntryPoint;
 use super::raised::frontend_error;
 use crate::frontend::errors::FrontendError;
-use crate::graph::{Graph, Op, Returned, ReturnedItem, TracedArg};
+use crate::graph::{Graph, Op, Returned, ReturnedItem, Span, TracedArg};
 use crate::shape::ShapeEnv;
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{PyObjectRef, PyRef, VirtualMachine};
@@ -119,7 +119,23 @@ fn run_plan(
         if probing {
             Ok((Vec::new(), Returned::Tensor))
         } else {
-            Call::output_nodes(vm, &value).map_err(python)
+            // What forward returned is read after its frame ended: an error about it with
+            // no line of the file is at forward's `def`.
+            Call::output_nodes(vm, &value).map_err(|exc| match python(exc) {
+                FrontendError::Unsupported {
+                    span: Span { line: 1, col: 1 },
+                    construct,
+                    note,
+                } => FrontendError::Unsupported {
+                    span: Span {
+                        line: entry.function.1,
+                        col: 1,
+                    },
+                    construct,
+                    note,
+                },
+                err => err,
+            })
         }
     });
     let forward = session

@@ -17,7 +17,7 @@ use super::host::CallArg;
 use super::objects::Session;
 use super::program::{ABSENT_MODULE, DRIVER_CODE, EntryPoint, Program, Skipped, Vm, package_error};
 use super::raised::frontend_error;
-use super::source::{ChunkKind, FILE_NAME, UserSource};
+use super::source::{Chunk, ChunkKind, FILE_NAME, UserSource};
 use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
 use rustpython_vm::builtins::PyBaseExceptionRef;
@@ -100,10 +100,7 @@ fn run_module(
                         if chunk.kind == ChunkKind::Definition {
                             return Err(err);
                         }
-                        skipped.push(Skipped {
-                            span: chunk.span,
-                            reason: format!("not evaluated: {err}"),
-                        });
+                        skipped.push(skip_assignment(&session, chunk, &err));
                         continue;
                     }
                 }
@@ -126,12 +123,30 @@ fn run_module(
         if chunk.kind == ChunkKind::Definition {
             return Err(err);
         }
-        skipped.push(Skipped {
-            span: chunk.span,
-            reason: format!("not evaluated: {err}"),
-        });
+        skipped.push(skip_assignment(&session, chunk, &err));
     }
     Ok((scope.globals.into(), skipped))
+}
+
+/// An assignment at module level that failed: reported as skipped, and each name it would
+/// have bound kept in the session, so that a later `NameError` for it says why.
+fn skip_assignment(session: &Session, chunk: &Chunk, err: &FrontendError) -> Skipped {
+    let text = err.to_string();
+    let why = err
+        .span()
+        .and_then(|span| text.strip_prefix(&format!("{span}: ")))
+        .unwrap_or(&text)
+        .to_string();
+    session.skipped_names.borrow_mut().extend(
+        chunk
+            .binds
+            .iter()
+            .map(|name| (name.clone(), chunk.span, why.clone())),
+    );
+    Skipped {
+        span: chunk.span,
+        reason: format!("not evaluated: {err}"),
+    }
 }
 
 impl Program {
@@ -207,8 +222,20 @@ impl Program {
                 });
             };
             let python = |exc| frontend_error(vm, &session, exc);
+            // An error with no line of the file (`__init__` returned a value, and Python's
+            // check after it has no frame of the user's) is the class's.
+            let constructing = |exc| match frontend_error(vm, &session, exc) {
+                FrontendError::Type {
+                    span: Span { line: 1, col: 1 },
+                    message,
+                } => FrontendError::Type {
+                    span: self.source.definition_span(entry_name),
+                    message,
+                },
+                err => err,
+            };
             let (callable, function, module) = if *is_module {
-                let module = budgeted(vm, || value.call((), vm))?.map_err(python)?;
+                let module = budgeted(vm, || value.call((), vm))?.map_err(constructing)?;
                 // Compiled for inference, as `Model().eval()`: the mode PyTorch's recorded
                 // behaviour here was measured in (a script chooses its own mode).
                 vm.call_method(&module, "eval", ()).map_err(python)?;

@@ -11,7 +11,7 @@ use super::errors::FrontendError;
 use super::host::{DimMark, Output, ScriptHost, Stream};
 use super::ops::TensorRef;
 use super::source::UserSource;
-use crate::graph::Graph;
+use crate::graph::{Graph, Span};
 use crate::shape::ShapeEnv;
 use crate::symbolic::{Expr, Rel};
 use rustpython_vm::builtins::PyTypeRef;
@@ -40,6 +40,9 @@ pub struct Session {
     /// The run of forward in progress (graph breaks, `breaks.rs`).
     pub forward: RefCell<Option<ForwardRun>>,
     pub errors: RefCell<Vec<FrontendError>>,
+    /// The names bound by module-level assignments that did not run, each with where and
+    /// why: a later `NameError` says so.
+    pub skipped_names: RefCell<Vec<(String, Span, String)>>,
     pub next_const: Cell<usize>,
     pub captures: Cell<u64>,
     /// Lines of the user's file executed in this run (see `trace`).

@@ -94,13 +94,23 @@ pub(super) fn frontend_error(
                 note,
             }
         }
-        "NameError" => FrontendError::Name {
-            span,
-            name: attribute("name")
+        "NameError" => {
+            let name = attribute("name")
                 .filter(|n| !vm.is_none(n))
                 .and_then(|n| n.str(vm).ok())
-                .map_or(message, |n| n.to_string_lossy().into_owned()),
-        },
+                .map_or(message, |n| n.to_string_lossy().into_owned());
+            let skipped = session
+                .skipped_names
+                .borrow()
+                .iter()
+                .find(|(skipped, ..)| *skipped == name)
+                .map(|(_, at, why)| (*at, why.clone()));
+            FrontendError::Name {
+                span,
+                name,
+                skipped,
+            }
+        }
         _ => FrontendError::Type {
             span,
             message: if message.is_empty() {

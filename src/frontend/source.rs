@@ -85,6 +85,30 @@ pub(super) struct Chunk {
     /// Its text, after blank lines that keep the file's line numbers (and the file's
     /// `from __future__` imports, which must come first in every compiled piece).
     pub code: String,
+    /// The names its assignments bind (`N = …`, `a, b = …`): what a later `NameError`
+    /// names when this chunk was skipped.
+    pub binds: Vec<String>,
+}
+
+/// The names an assignment statement binds at module level.
+fn bound_names(stmt: &Stmt) -> Vec<String> {
+    fn names(target: &Expr, into: &mut Vec<String>) {
+        match target {
+            Expr::Name(name) => into.push(name.id.to_string()),
+            Expr::Tuple(tuple) => tuple.elts.iter().for_each(|t| names(t, into)),
+            Expr::List(list) => list.elts.iter().for_each(|t| names(t, into)),
+            Expr::Starred(starred) => names(&starred.value, into),
+            _ => {}
+        }
+    }
+    let mut bound = Vec::new();
+    match stmt {
+        Stmt::Assign(assign) => assign.targets.iter().for_each(|t| names(t, &mut bound)),
+        Stmt::AnnAssign(assign) => names(&assign.target, &mut bound),
+        Stmt::AugAssign(assign) => names(&assign.target, &mut bound),
+        _ => {}
+    }
+    bound
 }
 
 /// The construct whose condition asked a size for its truth value.
@@ -238,7 +262,10 @@ impl UserSource {
             let end = stmt.end().to_usize();
             match chunks.last_mut() {
                 // Statements sharing a line (`import torch; import math`) run together.
-                Some(chunk) if first <= last_line => chunk.code.push_str(&self.text[last_end..end]),
+                Some(chunk) if first <= last_line => {
+                    chunk.code.push_str(&self.text[last_end..end]);
+                    chunk.binds.extend(bound_names(stmt));
+                }
                 _ => {
                     let padding = first - 1;
                     let text = &self.text[line_start..end];
@@ -252,6 +279,7 @@ impl UserSource {
                         kind: kind_of(stmt),
                         span,
                         code,
+                        binds: bound_names(stmt),
                     });
                 }
             }

@@ -120,6 +120,8 @@ message_ids! {
     UnsupportedWithNote,
     /// [name].
     NameNotDefined,
+    /// [name, where its assignment is, why it was skipped].
+    NameSkipped,
     /// [Python's `TypeName: message`].
     PythonError,
     /// A failed `assert`.

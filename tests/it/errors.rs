@@ -1070,3 +1070,43 @@ fn a_reduction_of_a_0d_tensor_is_the_tensor_itself() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_name_whose_assignment_was_skipped_says_why() {
+    let source = "import torch\nN = 10**2147483648\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x * N\n";
+    check_model_error(
+        source,
+        "x=2",
+        &no_marks(),
+        &[
+            "7:20",
+            "name 'N' is not defined",
+            "its assignment at line 2, col 1 was skipped",
+            "OverflowError",
+        ],
+        None,
+    );
+}
+
+#[test]
+fn errors_after_a_frame_ended_point_at_its_definition() {
+    // Python checks `__init__`'s return value after its frame ended, and forward's return
+    // value is read after forward's: neither has a line of the file, so the class's or
+    // forward's `def` stands for it rather than `import torch` on line 1.
+    let constructor = "import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        return 5\n\n    def forward(self, x):\n        return x\n";
+    check_model_error(
+        constructor,
+        "x=2",
+        &no_marks(),
+        &["4:1", "__init__() should return None"],
+        None,
+    );
+    let returned = "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return int\n";
+    check_model_error(
+        returned,
+        "x=2",
+        &no_marks(),
+        &["5:1", "returning a type from forward"],
+        None,
+    );
+}

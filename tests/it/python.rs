@@ -465,7 +465,7 @@ fn model_errors_name_their_line_and_column() {
         error: line 5, col 12: name 'y' is not defined
         error: line 5, col 8: a graph break inside a function that forward calls is not modelled yet (Dynamo compiles that function's frame on its own, with graphs and resume functions of its own)
         error: line 5, col 12: IndexError: too many indices for tensor of dimension 2
-        error: line 1, col 1: returning an int from forward is not supported (return a tensor, or tuples, lists and dicts (with string keys) of tensors and None)
+        error: line 4, col 1: returning an int from forward is not supported (return a tensor, or tuples, lists and dicts (with string keys) of tensors and None)
         error: line 5, col 15: syntax error: Expected an expression"#]].assert_eq(&reports.join("\n"));
 }
 
