@@ -21,9 +21,11 @@ use super::source::{Chunk, ChunkKind, FILE_NAME, UserSource};
 use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
 use rustpython_vm::builtins::PyBaseExceptionRef;
+use rustpython_vm::builtins::PyCode;
 use rustpython_vm::compiler::Mode;
-use rustpython_vm::vm::VmCompileError;
-use rustpython_vm::{Interpreter, PyObjectRef, VirtualMachine};
+use rustpython_vm::compiler::core::bytecode::{CodeObject, ConstantData};
+use rustpython_vm::compiler::{self, CompileError};
+use rustpython_vm::{Interpreter, PyObjectRef, PyRef, VirtualMachine};
 use std::rc::Rc;
 
 /// Runs `source`'s module level in `vm` (fresh, or warmed; never one that ran a program
@@ -80,17 +82,13 @@ fn run_module(
                 continue;
             }
             ChunkKind::Definition | ChunkKind::Assignment => {
-                match vm.compile(&chunk.code, Mode::Exec, FILE_NAME) {
+                match compile_chunk(vm, chunk) {
                     Ok(code) => vm.run_code_obj(code, scope.clone()).map(drop),
                     // The compiler's own refusal (`RecursionError` for a statement nested
                     // too deeply) has no frame of the file: at its line, or the statement's.
                     Err(err) => {
-                        let located = match &err {
-                            VmCompileError::Compile(error) => error.location(),
-                            VmCompileError::Warning(_) => None,
-                        };
-                        let span = located.map_or(chunk.span, |at| Span {
-                            line: at.line.get() as u32,
+                        let span = err.location().map_or(chunk.span, |at| Span {
+                            line: (at.line.get() + chunk.line_offset) as u32,
                             col: at.character_offset.get() as u32,
                         });
                         let err = FrontendError::Syntax {
@@ -126,6 +124,31 @@ fn run_module(
         skipped.push(skip_assignment(&session, chunk, &err));
     }
     Ok((scope.globals.into(), skipped))
+}
+
+/// The code of `chunk`, its lines those of the file.
+fn compile_chunk(vm: &VirtualMachine, chunk: &Chunk) -> Result<PyRef<PyCode>, CompileError> {
+    let mut code = compiler::compile(&chunk.code, Mode::Exec, FILE_NAME, vm.compile_opts())?;
+    move_lines(&mut code, chunk.line_offset);
+    Ok(PyCode::new_ref_from_bytecode(vm, code))
+}
+
+/// Moves every line of `code` and of the code objects inside it down by `by`: its
+/// instructions' locations, and its first line (which its line table is relative to).
+fn move_lines(code: &mut CodeObject, by: usize) {
+    if by == 0 {
+        return;
+    }
+    for (start, end) in code.locations.iter_mut() {
+        start.line = start.line.saturating_add(by);
+        end.line = end.line.saturating_add(by);
+    }
+    code.first_line_number = code.first_line_number.map(|line| line.saturating_add(by));
+    for constant in code.constants.iter_mut() {
+        if let ConstantData::Code { code } = constant {
+            move_lines(code, by);
+        }
+    }
 }
 
 /// An assignment at module level that failed: reported as skipped, and each name it would

@@ -56,6 +56,7 @@ pub use host::{
 pub use load::{capture, capture_resume, parse_in, probe};
 pub use program::{CodeKey, EntryPoint, Program, Skipped, Vm};
 pub use script::run_script;
+pub use source::MAX_SOURCE_BYTES;
 pub use state::StateTensor;
 pub use surface::{Surface, surface_in};
 pub use table::{Lowering, OpEntry, OpRow, SchemaError, check_schemas, entries as op_entries};

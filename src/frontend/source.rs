@@ -42,7 +42,20 @@ fn span_at(source: &str, line_starts: &[usize], offset: usize) -> Span {
 
 /// The module with its tokens, or its syntax error with line:col. It is the parser the VM
 /// compiles each chunk with, so both accept the same files.
+/// The largest model file Tailor reads: far past any model (nanoGPT's is 16 KB), and a
+/// few seconds of parsing.
+pub const MAX_SOURCE_BYTES: usize = 8 << 20;
+
 fn parse_module(source: &str, line_starts: &[usize]) -> Result<Parsed<ModModule>, FrontendError> {
+    if source.len() > MAX_SOURCE_BYTES {
+        return Err(FrontendError::Syntax {
+            span: Span { line: 1, col: 1 },
+            message: format!(
+                "the file has {} bytes; Tailor reads at most {MAX_SOURCE_BYTES} (8 MiB)",
+                source.len()
+            ),
+        });
+    }
     if let Some(deep) = nesting::too_deep(source) {
         return Err(FrontendError::Syntax {
             span: Span {
@@ -82,9 +95,13 @@ pub(super) struct Chunk {
     pub kind: ChunkKind,
     /// Where its first statement starts.
     pub span: Span,
-    /// Its text, after blank lines that keep the file's line numbers (and the file's
-    /// `from __future__` imports, which must come first in every compiled piece).
+    /// Its text from the start of its first line (after the file's `from __future__`
+    /// imports on a line of their own, which must come first in every compiled piece).
     pub code: String,
+    /// How many lines its code is ahead of the file: its compiled code's lines are moved
+    /// down by this many (`load::compile_chunk`), rather than padded with blank lines,
+    /// which made a file of N one-line statements cost N² to load.
+    pub line_offset: usize,
     /// The names its assignments bind (`N = …`, `a, b = …`): what a later `NameError`
     /// names when this chunk was skipped.
     pub binds: Vec<String>,
@@ -267,18 +284,18 @@ impl UserSource {
                     chunk.binds.extend(bound_names(stmt));
                 }
                 _ => {
-                    let padding = first - 1;
                     let text = &self.text[line_start..end];
-                    let code = if futures.is_empty() || padding == 0 {
-                        format!("{}{text}", "\n".repeat(padding))
+                    let (code, line_offset) = if futures.is_empty() {
+                        (text.to_string(), first - 1)
                     } else {
-                        // The future imports take the first blank line, so lines stay put.
-                        format!("{}\n{}{text}", futures.join("; "), "\n".repeat(padding - 1))
+                        // The future imports take a line of their own ahead of the text.
+                        (format!("{}\n{text}", futures.join("; ")), first - 2)
                     };
                     chunks.push(Chunk {
                         kind: kind_of(stmt),
                         span,
                         code,
+                        line_offset,
                         binds: bound_names(stmt),
                     });
                 }

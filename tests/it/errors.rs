@@ -1110,3 +1110,25 @@ fn errors_after_a_frame_ended_point_at_its_definition() {
         None,
     );
 }
+
+#[test]
+fn a_long_file_keeps_its_line_numbers() {
+    // Each top-level statement compiles on its own, its code's lines moved to the file's
+    // (once padded with blank lines, which cost N² for N statements).
+    let mut source = String::from("import torch\n");
+    for i in 0..3000 {
+        source.push_str(&format!("x{i} = {i}\n"));
+    }
+    source.push_str("N = 1 // 0\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        y = x * x2999\n        return y * N\n");
+    check_model_error(
+        &source,
+        "x=2",
+        &no_marks(),
+        &[
+            "3008:20",
+            "its assignment at line 3002, col 1 was skipped",
+            "ZeroDivisionError",
+        ],
+        None,
+    );
+}

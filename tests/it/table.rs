@@ -46,11 +46,13 @@ fn every_rule_and_reference_the_table_names_exists() {
         ("shape::rules::", include_str!("../../src/shape/rules.rs")),
         ("shape::layout::", include_str!("../../src/shape/layout.rs")),
         ("graph::eval::", include_str!("../../src/graph/eval.rs")),
-        // `graph`'s numerics are re-exported from its root (`graph::softmax_row`).
+        // `graph`'s ops and numerics are re-exported from its root (`graph::softmax_row`,
+        // `graph::UnaryOp::apply`).
         (
             "graph::",
             concat!(
                 include_str!("../../src/graph/mod.rs"),
+                include_str!("../../src/graph/op.rs"),
                 include_str!("../../src/graph/numerics.rs")
             ),
         ),

@@ -7,6 +7,7 @@
 use crate::args::{self, Command, ModelArgs, USAGE};
 use crate::{bench, explain, report, run, script};
 use std::ffi::OsString;
+use std::io::Read;
 use std::process::ExitCode;
 use tailor::Error;
 
@@ -117,7 +118,17 @@ fn on_the_file(
 }
 
 fn read_source(path: &str) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    // At most one byte past the limit: a link to /dev/zero is refused, not read for ever.
+    let limit = tailor::frontend::MAX_SOURCE_BYTES;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(limit as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
+    if bytes.len() > limit {
+        return Err(format!(
+            "{path} is larger than {limit} bytes (8 MiB), the most Tailor reads"
+        ));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         format!("{path} is not UTF-8 text (invalid byte at offset {offset})")
