@@ -279,7 +279,7 @@ impl ScriptHost for SharedHost {
         frame_log(&event, function, &mut log);
         for resume in &event.breaks {
             log.extend(resume.printed.iter().cloned());
-            let function = (resume.function.as_str(), resume.graph_break.span.line);
+            let function = (resume.function.as_str(), resume.graph_break.resume_line());
             frame_log(&resume.call, function, &mut log);
         }
         let mut record = ScriptCall {

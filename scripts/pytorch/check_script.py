@@ -15,6 +15,15 @@ A third argument names other TORCH_LOGS artifacts (graph breaks):
     /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
         tests/data/scripts/rnn.py recompiles,graph_breaks > tests/data/pytorch/rnn.eager.txt
 
+    /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
+        tests/data/scripts/nested_breaks.py recompiles,graph_breaks \
+        > tests/data/pytorch/nested_breaks.eager.txt
+
+(nested_breaks.py's record shows a break inside a helper and inside a submodule's forward:
+the compiled frame's graph ends at the call, the called function is a frame of its own
+with the next compile id, its break logged again as a duplicate, and the outer frame
+resumes in torch_dynamo_resume_in_forward_at_<line of the call>.)
+
 (rnn.py's record is where PyTorch's reason for breaking at an nn.LSTM under the default
 `allow_rnn=False` is kept: "Dynamo does not support RNN, GRU, or LSTM", naming the module
 `L['self']._modules['lstm']`.)
@@ -24,6 +33,7 @@ A script whose output is all that matters (how tensors print) is recorded by run
     /tmp/torch/bin/python tests/data/scripts/printing.py > tests/data/pytorch/printing.txt
     /tmp/torch/bin/python tests/data/scripts/activations.py > tests/data/pytorch/activations.txt
     /tmp/torch/bin/python tests/data/scripts/rnn.py > tests/data/pytorch/rnn.txt
+    /tmp/torch/bin/python tests/data/scripts/nested_breaks.py > tests/data/pytorch/nested_breaks.txt
 
 The script runs verbatim, except that every torch.compile call gets `backend=BACKEND`
 (the material's demo uses the default, inductor). It prints the `[__recompiles]` log lines

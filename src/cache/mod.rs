@@ -110,9 +110,10 @@ impl Frame {
     }
 }
 
-/// Which resume function a break leads to: the break's place and, for a branch, its way,
-/// with the names of the arguments Python hands it.
-type ResumeKey = (u32, u32, Option<bool>, Vec<String>);
+/// Which resume function a break leads to: the break's place (and the line of the call it
+/// is inside, for a break in a function forward calls) and, for a branch, its way, with the
+/// names of the arguments Python hands it.
+type ResumeKey = (u32, u32, Option<u32>, Option<bool>, Vec<String>);
 
 /// The cache of one code object, shared by every wrapper that compiles it.
 pub struct CodeCache {
@@ -330,6 +331,7 @@ impl CodeCache {
             let key: ResumeKey = (
                 point.graph_break.span.line,
                 point.graph_break.span.col,
+                point.graph_break.call_line,
                 point.graph_break.taken,
                 point.arg_names(),
             );

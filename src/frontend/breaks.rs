@@ -11,9 +11,15 @@
 //! each break: the tensors and ints in the forward frame's locals, which Dynamo passes to
 //! the resume function as its arguments.
 //!
+//! A break inside a function forward calls (a helper, a submodule's `forward`) ends
+//! forward's graph at the call in forward's frame, as Dynamo ends the outer frame's graph
+//! where it was inlining the call; the call runs eagerly, and forward's resume function
+//! starts after it with what it returned on the stack (`___stack0`). Dynamo compiles that
+//! call's frame on its own (its graphs and resume functions); Tailor runs it eagerly.
+//!
 //! Input: the break's kind and place. Output: `GraphBreak`s (printed in Dynamo's wording) and
-//! `BreakPoint`s. Invariant: only a break in the forward frame itself is modelled (Dynamo
-//! compiles a nested frame on its own); a tensor Python keeps across a break only on its
+//! `BreakPoint`s. Invariant: the breaks are forward's own (a nested one is forward's at
+//! the call that reached it); a tensor Python keeps across a break only on its
 //! value stack or inside a container is refused where it is used, never baked in; the ints
 //! and floats in forward's locals are the resume function's arguments, each guarded by
 //! value (Python holds them as plain numbers, which the graph after the break bakes in).
@@ -89,8 +95,12 @@ pub struct GraphBreak {
     pub reason: BreakReason,
     /// Where in the user's file.
     pub span: Span,
-    /// The function the break is in (`forward`, or the compiled function's name).
+    /// The compiled function whose graph it ends (`forward`, or the function's name).
     pub function: String,
+    /// For a break inside a function `function` calls: the line of that call in
+    /// `function`, where its graph ends and its resume function starts (`span` is the
+    /// inner line, which Dynamo's log names).
+    pub call_line: Option<u32>,
     /// For a branch, which way Python went: the resume functions of the two ways are
     /// different code, each with its own cache.
     pub taken: Option<bool>,
@@ -101,8 +111,14 @@ impl GraphBreak {
     pub fn resume_name(&self) -> String {
         format!(
             "torch_dynamo_resume_in_{}_at_{}",
-            self.function, self.span.line
+            self.function,
+            self.resume_line()
         )
+    }
+
+    /// The line the resume function starts at: the break's, or the call's it is inside.
+    pub fn resume_line(&self) -> u32 {
+        self.call_line.unwrap_or(self.span.line)
     }
 
     /// The lines `TORCH_LOGS=graph_breaks` prints for it (without the user stack).

@@ -123,6 +123,23 @@ pub(crate) struct ForwardRun {
     pub ended: Option<(GraphBreak, Vec<NodeId>)>,
     /// The module whose `forward` runs (`None` for a function): attribute paths start here.
     pub root: Option<PyObjectRef>,
+    /// The calls forward's frame made into functions of the user's file so far (a
+    /// helper's, a submodule's `forward`), counted as they start: the n-th is the same
+    /// call in every run of the same call.
+    pub calls: usize,
+    /// The number of the call forward's frame is in, while it is in one.
+    pub active_call: Option<usize>,
+    /// Where the graph being captured ends before a call that breaks inside: the call's
+    /// number and the break (Dynamo's restart of the frame's analysis, which then ends
+    /// the graph at the call).
+    pub stop_call: Option<(usize, GraphBreak)>,
+    /// A break met inside a call while the graph was being captured: the run starts again
+    /// with it as `stop_call`.
+    pub restart: Option<(usize, GraphBreak)>,
+    /// A break met inside a call with real values: forward's break point at that call,
+    /// passed when the call returns (what it returned is the resume function's
+    /// `___stack0`). The call runs eagerly to its end, its other breaks included.
+    pub pending: Option<(usize, BreakPoint)>,
 }
 
 /// A captured graph, and the break that ended it (`None`: forward returned).

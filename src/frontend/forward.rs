@@ -4,8 +4,9 @@
 //! In: the entry, a `Plan` (`capture.rs`) and the cache's `ShapeEnv`. Out: a `Ran`: the
 //! finished segment, or a probe's break points. Invariant: the session holds the capture
 //! and forward run it held before (none, or a script's) afterwards, whatever happens.
+use super::breaks::GraphBreak;
 use super::call::{Argument, Call};
-use super::capture::{ForwardRun, Plan, Ran, Segment};
+use super::capture::{ForwardRun, Plan, Ran, ResumeTracer, Segment};
 use super::objects::Session;
 use super::program::EntryPoint;
 use super::raised::frontend_error;
@@ -29,16 +30,91 @@ pub(super) fn run(
     let result = run_plan(vm, session, entry, plan, env);
     *session.capture.borrow_mut() = outer_capture;
     *session.forward.borrow_mut() = outer_forward;
+    retrace(vm, session)?;
     result
 }
 
+/// What one run gave: the plan's result, or a break met inside a call of forward's frame
+/// while capturing, after which the run starts again (`run_plan`).
+enum Once {
+    Ran(Ran),
+    Restart {
+        /// The call's number and the break.
+        stop_call: (usize, GraphBreak),
+        /// The resume arguments' tracer, given back for the next run.
+        tracer: Option<ResumeTracer>,
+    },
+}
+
+/// Runs `plan`; where the graph being captured meets a break inside a call forward's frame
+/// made, runs it again from the same environment, the graph ending where that call starts
+/// (Dynamo restarts the frame's analysis the same way).
 fn run_plan(
+    vm: &VirtualMachine,
+    session: &PyRef<Session>,
+    entry: &EntryPoint,
+    mut plan: Plan<'_>,
+    env: &mut ShapeEnv,
+) -> Result<Ran, FrontendError> {
+    let start = env.clone();
+    let mut stop_call = None;
+    loop {
+        let first = match &plan {
+            Plan::First(args) => Some(*args),
+            _ => None,
+        };
+        let resume = match &plan {
+            Plan::Resume { values, index, .. } => Some((*values, *index)),
+            _ => None,
+        };
+        match run_once(vm, session, entry, plan, env, stop_call.take())? {
+            Once::Ran(ran) => return Ok(ran),
+            Once::Restart {
+                stop_call: stop,
+                tracer,
+            } => {
+                *env = start.clone();
+                plan = match (first, resume, tracer) {
+                    (Some(args), _, _) => Plan::First(args),
+                    (None, Some((values, index)), Some(tracer)) => Plan::Resume {
+                        values,
+                        index,
+                        tracer,
+                    },
+                    _ => {
+                        return Err(FrontendError::Replay {
+                            breaks: 0,
+                            target: stop.0,
+                        });
+                    }
+                };
+                stop_call = Some(stop);
+            }
+        }
+    }
+}
+
+/// Switches the run's trace function on again: a trace function that raises (to end the
+/// graph as a call starts) is switched off by the VM.
+fn retrace(vm: &VirtualMachine, session: &PyRef<Session>) -> Result<(), FrontendError> {
+    let Some(trace) = session.tracer.borrow().clone() else {
+        return Ok(());
+    };
+    vm.sys_module
+        .get_attr("settrace", vm)
+        .and_then(|settrace| settrace.call((trace,), vm))
+        .map(drop)
+        .map_err(|exc| frontend_error(vm, session, exc))
+}
+
+fn run_once(
     vm: &VirtualMachine,
     session: &PyRef<Session>,
     entry: &EntryPoint,
     plan: Plan<'_>,
     env: &mut ShapeEnv,
-) -> Result<Ran, FrontendError> {
+    stop_call: Option<(usize, GraphBreak)>,
+) -> Result<Once, FrontendError> {
     let mut forward = ForwardRun {
         target: Some(0),
         points: Vec::new(),
@@ -49,6 +125,11 @@ fn run_plan(
         start: None,
         ended: None,
         root: entry.module.clone(),
+        calls: 0,
+        active_call: None,
+        stop_call,
+        restart: None,
+        pending: None,
     };
     session.errors.borrow_mut().clear();
     let inputs = match plan {
@@ -144,6 +225,13 @@ fn run_plan(
         .take()
         .expect("only this function ends a forward run");
     let capture = session.capture.borrow_mut().take();
+    if let Some(stop_call) = forward.restart {
+        // The environment is the caller's to restore: the run starts again from it.
+        let tracer = capture
+            .and_then(|mut capture| capture.resume.take())
+            .map(|resume| resume.tracer);
+        return Ok(Once::Restart { stop_call, tracer });
+    }
     // The environment goes back whatever happened: from the capture, or unused.
     let (capture, resume_args) = match (capture, forward.start) {
         (Some(mut capture), _) => {
@@ -163,7 +251,7 @@ fn run_plan(
     };
     if probing {
         result?;
-        return Ok(Ran::Probe(forward.points, forward.printed));
+        return Ok(Once::Ran(Ran::Probe(forward.points, forward.printed)));
     }
     let Some(mut capture) = capture else {
         result?;
@@ -191,12 +279,12 @@ fn run_plan(
         return Err(violation.into());
     }
     graph.map_exprs(|e| env.replace(e));
-    Ok(Ran::Segment(Box::new(Segment {
+    Ok(Once::Ran(Ran::Segment(Box::new(Segment {
         graph,
         graph_break,
         resume_args,
         attributes: std::mem::take(&mut capture.attributes),
-    })))
+    }))))
 }
 
 fn call_entry(

@@ -43,12 +43,14 @@ pub(super) mod _tailor {
         /// the user's Python it executes: frames of the user's file trace their lines, and
         /// each line is a step of `STEP_LIMIT`. Frames of the `torch` package and the
         /// stdlib are not traced (their loops are bounded by the user's sizes and calls).
+        /// While forward runs, the user's frames' starts and returns go to
+        /// `Call::frame_event`.
         #[pymethod]
         fn trace(
             zelf: &Py<Self>,
             frame: PyObjectRef,
             event: PyUtf8StrRef,
-            _arg: PyObjectRef,
+            arg: PyObjectRef,
             vm: &VirtualMachine,
         ) -> PyResult {
             let tracer = || {
@@ -59,6 +61,15 @@ pub(super) mod _tailor {
             };
             match event.as_str() {
                 "call" if !is_user_frame(&frame, vm) => Ok(vm.ctx.none()),
+                // A run of forward watches the calls its frame makes (graph breaks inside
+                // them end its graph at the call).
+                "call" | "return" if zelf.forward.borrow().is_some() => {
+                    Call::run(vm, |call| {
+                        call.frame_event(&frame, event.as_str(), &arg)?;
+                        Ok(vm.ctx.none())
+                    })?;
+                    Ok(tracer())
+                }
                 "line" => {
                     let steps = zelf.steps.get() + 1;
                     zelf.steps.set(steps);

@@ -22,6 +22,7 @@ use std::rc::Rc;
 use std::time::Instant;
 use tailor::cache::Action;
 use tailor::config::{CallMarks, CompileConfig, DynamicMode};
+use tailor::graph::Op;
 use tailor::session::Session;
 use tailor::session::executor::{self, Backend, RunOptions};
 use tailor::spec;
@@ -156,9 +157,17 @@ fn run_mode(source: &str, calls: &[String], mode: DynamicMode) -> Result<Outcome
             return Err(first_line(failed.error.as_deref().unwrap_or("an error")));
         }
         let ran = ran.map_err(|e| first_line(&e.to_string()))?;
+        // A counting backend sees a graph only where it computes something: Dynamo hands
+        // no graph without ops to the backend (a frame that breaks at its first line).
         let compiled = event
             .frames()
             .filter(|f| f.action == Action::Compile)
+            .filter_map(|f| session.cache.frame_entry(f.frame, f.entry?))
+            .filter(|entry| {
+                entry.graph.nodes.iter().any(|node| {
+                    !matches!(node.op, Op::Input { .. } | Op::Constant { .. } | Op::Output)
+                })
+            })
             .count();
         let action = match event.action {
             _ if compiled > 0 => "C",

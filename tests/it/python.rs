@@ -463,7 +463,13 @@ fn model_errors_name_their_line_and_column() {
     expect_test::expect![[r#"
         error: line 5, col 5: AssertionError: the assertion failed for these input sizes
         error: line 5, col 12: name 'y' is not defined
-        error: line 5, col 8: a graph break inside a function that forward calls is not modelled yet (Dynamo compiles that function's frame on its own, with graphs and resume functions of its own)
+        graph(x: f32[s0]):
+          %x = input x : f32[s0]
+          %mul = mul(%x, 2) : f32[s0]  # 11:14
+          return (%mul)
+        event @0 create_symbol s0 = 3 for L['x'].size()[0] [2, int_oo] (dynamic=True)
+        event @1 eval s0 != 1 [statically known, no guard] (mul at line 11, col 14)
+
         error: line 5, col 12: IndexError: too many indices for tensor of dimension 2
         error: line 4, col 1: returning an int from forward is not supported (return a tensor, or tuples, lists and dicts (with string keys) of tensors and None)
         error: line 5, col 15: syntax error: Expected an expression"#]].assert_eq(&reports.join("\n"));

@@ -840,6 +840,52 @@ fn recurrent_layers_compute_and_break_as_pytorch_does() {
     });
 }
 
+/// Graph breaks inside functions forward calls (`tests/data/scripts/nested_breaks.py`: a
+/// helper's `.item()`, a submodule's `print`): forward's graph ends at each call, and its
+/// resume functions are named after the call's line, as in PyTorch's record
+/// (`nested_breaks.eager.txt`); the values are PyTorch's. Dynamo compiles each called
+/// function as a frame of its own (PyTorch's frames 1, 2, 4 and 5: `helper`, its resume
+/// function, `Inner.forward` and its resume function), which Tailor runs eagerly: its
+/// frames are PyTorch's 0, 3 and 6, numbered 0, 1 and 2, and their lines are PyTorch's.
+#[test]
+fn a_break_inside_a_called_function_ends_forwards_graph_at_the_call() {
+    assert_prints_close_to_what_pytorch_printed("nested_breaks");
+    let kept = |line: &str| {
+        line.contains("[__recompiles] Recompiling")
+            || line.contains("[__recompiles]     - ")
+            || line.contains("[__graph_breaks] Graph break")
+            || line.contains("[__graph_breaks] Graph Break Reason:")
+    };
+    let recorded = data("tests/data/pytorch/nested_breaks.eager.txt");
+    let (theirs, _) = recorded.split_once("---- stdout\n").expect("both parts");
+    let forwards: Vec<String> = theirs
+        .lines()
+        .filter(|line| kept(line))
+        .filter_map(|line| {
+            let (frame, rest) = line.strip_prefix('[')?.split_once('/')?;
+            let ours = match frame {
+                "0" => "0",
+                "3" => "1",
+                "6" => "2",
+                _ => return None,
+            };
+            // A reason names the frame's entries by id too.
+            let rest = rest.replace(&format!("- {frame}/"), &format!("- {ours}/"));
+            Some(format!("[{ours}/{rest}"))
+        })
+        .collect();
+    let path = "tests/data/scripts/nested_breaks.py";
+    let run = run_script_at(path, &data(path), "recompiles,graph_breaks");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let ours: Vec<String> = run
+        .text(&[Stream::Log])
+        .lines()
+        .filter(|line| kept(line))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(ours, forwards);
+}
+
 /// Runs `tests/data/scripts/{name}.py` with `logs` and compares the log lines `kept`
 /// selects (their source comments and user stacks aside) and what it printed (numbers
 /// aside) with PyTorch's record of the same script (`tests/data/pytorch/{name}.eager.txt`).

@@ -3,6 +3,11 @@
 //! and floats Python holds there, and the tensors such a call returned) the next graph
 //! resumes from, and the resume function's inputs.
 //!
+//! A break inside a call forward's frame made ends forward's graph at that call: while
+//! the graph is captured, by starting the run again with the graph ending as the call
+//! starts (`frame_event`, from the run's trace function); with real values, the call
+//! runs eagerly to its end and its return is forward's break point.
+//!
 //! In: the user's frame at the break. Out: a `GraphBreak` raised into the capture, or a
 //! `BreakPoint`. Invariant: outside a run of forward nothing breaks.
 
@@ -63,27 +68,131 @@ impl<'vm> Call<'vm> {
             return Ok(None);
         };
         let frames = user_frames(self.vm);
-        if frames.len() != run.outer_frames + 1 {
-            return Err(FrontendError::Break {
-                span: self.span,
-                what: "inside a function that forward calls".into(),
-                note: "Dynamo compiles that function's frame on its own, with graphs and resume functions of its own".into(),
-            }
-            .into());
-        }
-        let graph_break = GraphBreak {
+        let Some(forward_frame) = frames.len().checked_sub(run.outer_frames + 1) else {
+            return Ok(None);
+        };
+        let mut graph_break = GraphBreak {
             reason,
             span: self.span,
             function: run.function.clone(),
             taken,
+            call_line: None,
         };
+        if forward_frame > 0 {
+            // Inside a call forward's frame made: forward's graph ends at that call.
+            let Some(call) = run.active_call else {
+                return Err(FrontendError::Break {
+                    span: self.span,
+                    what: "inside a function that forward calls from outside a call of its own (a comprehension's or a generator's frame)".into(),
+                    note: "Dynamo ends forward's graph at the call that leads to the break".into(),
+                }
+                .into());
+            };
+            graph_break.call_line = self.frame_line(&frames[forward_frame]);
+            if self.is_capturing() {
+                // Dynamo restarts the frame's analysis, ending its graph before the call.
+                if run.stop_call.is_some() {
+                    return Err(FrontendError::Replay {
+                        breaks: run.points.len(),
+                        target: run.target.unwrap_or(0),
+                    }
+                    .into());
+                }
+                run.restart = Some((call, graph_break));
+                return Err(self.stop_python());
+            }
+            if run.pending.is_none() {
+                let point = self.break_point(&frames[forward_frame], graph_break)?;
+                run.pending = Some((call, point));
+            }
+            // The call runs on eagerly, its other breaks included.
+            return Ok(None);
+        }
         if self.is_capturing() {
             let held = self.held_nodes(&frames[0], held);
             run.ended = Some((graph_break, held));
-            let stop = self.vm.ctx.exceptions.base_exception_type.to_owned();
-            return Err(Raise::Python(self.vm.new_exception_empty(stop)));
+            return Err(self.stop_python());
         }
         self.break_point(&frames[0], graph_break).map(Some)
+    }
+
+    /// The exception that stops Python where the graph being captured ends: a
+    /// `BaseException` only the capture sees.
+    fn stop_python(&self) -> Raise {
+        let stop = self.vm.ctx.exceptions.base_exception_type.to_owned();
+        Raise::Python(self.vm.new_exception_empty(stop))
+    }
+
+    /// The line a frame of the user's file is at.
+    fn frame_line(&self, frame: &PyObjectRef) -> Option<u32> {
+        frame
+            .get_attr("f_lineno", self.vm)
+            .ok()?
+            .try_into_value(self.vm)
+            .ok()
+    }
+
+    /// A frame of the user's file starting (`call`) or returning (`return`, `value` what it
+    /// returns), seen by the run's trace function. A call from forward's own frame is
+    /// counted; where the graph being captured ends before it (`stop_call`), Python stops
+    /// as the frame starts, the graph holding forward's locals and the call's arguments.
+    /// Where a break was met inside it with real values, its return passes forward's
+    /// break at it, what it returned being the resume function's `___stack0`.
+    pub fn frame_event(&self, frame: &PyObjectRef, event: &str, value: &PyObjectRef) -> Result<()> {
+        let mut forward = self.session.forward.borrow_mut();
+        let Some(run) = forward.as_mut() else {
+            return Ok(());
+        };
+        let frames = user_frames_from(self.vm, Some(frame.clone()));
+        if frames.len() != run.outer_frames + 2 || self.is_generator(frame) {
+            return Ok(());
+        }
+        match event {
+            "call" => {
+                run.calls += 1;
+                run.active_call = Some(run.calls);
+                let stop = match &run.stop_call {
+                    Some((call, graph_break)) if *call == run.calls && self.is_capturing() => {
+                        graph_break.clone()
+                    }
+                    _ => return Ok(()),
+                };
+                let arguments: Vec<PyObjectRef> = self
+                    .frame_locals(frame)
+                    .into_iter()
+                    .map(|(_, value)| value)
+                    .collect();
+                let held = self.held_nodes(&frames[1], &arguments);
+                run.ended = Some((stop, held));
+                Err(self.stop_python())
+            }
+            "return" => {
+                let call = run.active_call.take();
+                let Some((_, mut point)) =
+                    run.pending.take_if(|(pending, _)| Some(*pending) == call)
+                else {
+                    return Ok(());
+                };
+                drop(forward);
+                self.stack_tensors(value, stack_name(0), &mut point.tensors);
+                if let Some((point, env, tracer)) = self.pass_break(point) {
+                    self.start_resume(point, env, tracer)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a frame runs a generator's or a coroutine's code, which starts and returns
+    /// at each resumption and yield.
+    fn is_generator(&self, frame: &PyObjectRef) -> bool {
+        const GENERATOR_FLAGS: u32 = 0x20 | 0x80 | 0x200;
+        frame
+            .get_attr("f_code", self.vm)
+            .and_then(|code| code.get_attr("co_flags", self.vm))
+            .and_then(|flags| flags.try_into_value::<u32>(self.vm))
+            .is_ok_and(|flags| flags & GENERATOR_FLAGS != 0)
     }
 
     /// Records a break Python passed; where the graph being captured starts after it, the
@@ -251,11 +360,17 @@ impl<'vm> Call<'vm> {
         let Some(capture) = capture.as_ref() else {
             return Vec::new();
         };
-        let mut nodes: Vec<NodeId> = self
+        let mut values: Vec<PyObjectRef> = Vec::new();
+        for value in self
             .frame_locals(frame)
-            .iter()
+            .into_iter()
             .map(|(_, value)| value)
-            .chain(held)
+            .chain(held.iter().cloned())
+        {
+            self.flatten(value, &mut values);
+        }
+        let mut nodes: Vec<NodeId> = values
+            .iter()
             .filter_map(|value| {
                 let proxy = value.downcast_ref::<TensorBase>()?;
                 match &proxy.tensor() {
@@ -274,6 +389,23 @@ impl<'vm> Call<'vm> {
         nodes
     }
 
+    /// `value`, or the items of a list or tuple, theirs too, in order.
+    fn flatten(&self, value: PyObjectRef, into: &mut Vec<PyObjectRef>) {
+        let is_sequence =
+            value.downcast_ref::<PyTuple>().is_some() || value.downcast_ref::<PyList>().is_some();
+        if !is_sequence {
+            into.push(value);
+            return;
+        }
+        let items: Vec<PyObjectRef> = self
+            .vm
+            .extract_elements_with(&value, Ok)
+            .unwrap_or_default();
+        for item in items {
+            self.flatten(item, into);
+        }
+    }
+
     /// What forward's frame holds at a break Python passes with real values.
     fn break_point(&self, frame: &PyObjectRef, graph_break: GraphBreak) -> Result<BreakPoint> {
         let mut point = BreakPoint {
@@ -288,6 +420,12 @@ impl<'vm> Call<'vm> {
                 if let TensorRef::Value(values, dtype) = &proxy.tensor() {
                     point.tensors.push((name, values.clone(), *dtype));
                 }
+            } else if value.downcast_ref::<PyList>().is_some()
+                || value.downcast_ref::<PyTuple>().is_some()
+            {
+                // Dynamo hands the resume function a list's tensors by their place in it
+                // (`skips[0]`).
+                self.stack_tensors(&value, name, &mut point.tensors);
             } else if value.class().is(self.vm.ctx.types.bool_type) {
                 continue;
             } else if let Some(int) = self.small_int(&value) {

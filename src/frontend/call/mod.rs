@@ -93,8 +93,16 @@ pub(super) fn user_frame_count(vm: &VirtualMachine) -> usize {
 
 /// The frames of the user's file that are running, innermost first.
 pub(super) fn user_frames(vm: &VirtualMachine) -> Vec<PyObjectRef> {
+    user_frames_from(vm, vm.current_frame().map(Into::into))
+}
+
+/// The frames of the user's file from `frame` outwards, innermost first.
+pub(super) fn user_frames_from(
+    vm: &VirtualMachine,
+    frame: Option<PyObjectRef>,
+) -> Vec<PyObjectRef> {
     let mut frames = Vec::new();
-    let mut frame: Option<PyObjectRef> = vm.current_frame().map(Into::into);
+    let mut frame = frame;
     while let Some(current) = frame {
         let is_user = current
             .get_attr("f_code", vm)
