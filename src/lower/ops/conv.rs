@@ -233,11 +233,26 @@ impl Builder<'_> {
         Ok((w_id, Some(b)))
     }
 
+    /// Whether `node` is held in a buffer of its own, element after element: state, an
+    /// input, or what an earlier kernel stored.
+    fn is_contiguous_buffer(&self, node: NodeId) -> bool {
+        matches!(
+            self.graph.node(node).op,
+            Op::Param { .. } | Op::Constant { .. } | Op::Input { .. }
+        ) || self.stored[node.index()].is_some()
+    }
+
     /// The buffer of the weights: stored state, or a tensor an earlier kernel computed
     /// (weight normalisation's `v * g / ‖v‖`), which the kernel reads as stored.
     fn weight_buffer(&mut self, weight: NodeId) -> Result<BufferId, LowerError> {
-        match self.graph.node(weight).op {
+        let node = self.graph.node(weight);
+        match node.op {
             Op::Param { .. } | Op::Constant { .. } | Op::Input { .. } => self.leaf_buffer(weight),
+            // A reshape of a stored tensor (a buffer is contiguous) keeps its elements in
+            // order: the weights are its input's (the denoiser's resampling kernel).
+            Op::Reshape if self.is_contiguous_buffer(node.inputs[0]) => {
+                self.weight_buffer(node.inputs[0])
+            }
             _ => self.stored[weight.index()].ok_or_else(|| {
                 self.node_error(
                     weight,
