@@ -14,7 +14,8 @@
 //! `FrontendError` with its line:col, never a panic.
 //!
 //! The files, from the ground up (each imports only files listed before it; this file only
-//! names them): `errors`, `bounds`, `math`; `source`, `ops`; `program` (a loaded file, its
+//! names them): `errors`, `bounds`, `math`, `nesting` (how deep a text nests, before any
+//! parser sees it); `source`, `ops`; `program` (a loaded file, its
 //! entry, the `Vm` handle); `host` (the script host contract); `breaks`; `capture` (the
 //! state of one capture); `objects` (the session state and the proxies Python holds);
 //! `raised` (Python exceptions to `FrontendError`), `call/` (one call into `_tailor`),
