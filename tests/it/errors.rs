@@ -956,6 +956,28 @@ fn check_cli_run_error(name: &str, source: &str, call: &str, needles: &[&str]) {
     );
 }
 
+/// Runs `source` (a file defining `f`) through the CLI on the CPU with `call`, checking
+/// its outputs against the reference (`--check`); it must succeed. Returns the report.
+#[track_caller]
+fn check_cli_run(name: &str, source: &str, call: &str) -> String {
+    let path = temp_file(name, source.as_bytes());
+    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args([
+            "run",
+            &path.to_string_lossy(),
+            "--entry",
+            "f",
+            "--call",
+            call,
+        ])
+        .args(["--device", "cpu", "--check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{name}: {stdout}");
+    stdout
+}
+
 #[test]
 fn a_loop_that_traces_without_end_stops_at_the_graph_limit() {
     // Naming a node is constant time, so the 20,000 ops come in a second or two; the
@@ -976,21 +998,7 @@ fn a_long_chain_of_ops_compiles_and_runs() {
     // max_fusion_size), so neither code generation nor the CPU backend recurse 3,000 deep.
     let source =
         "import torch\n\n\ndef f(x):\n    for i in range(3000):\n        x = x + 1\n    return x\n";
-    let path = temp_file("chain.py", source.as_bytes());
-    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
-        .args([
-            "run",
-            &path.to_string_lossy(),
-            "--entry",
-            "f",
-            "--call",
-            "x=2,3",
-        ])
-        .args(["--device", "cpu", "--check"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}");
+    let stdout = check_cli_run("chain.py", source, "x=2,3");
     assert!(
         stdout.contains("output [2, 3]  max_abs_err 0.000e0"),
         "{stdout}"
@@ -1050,21 +1058,7 @@ fn a_reduction_of_a_0d_tensor_is_the_tensor_itself() {
     // PyTorch reduces a 0-d tensor over dim 0 or -1 (keepdim or not) to 0-d; lowering once
     // panicked on it.
     let source = "import torch\n\n\ndef f(t):\n    a = t[0]\n    return a.sum(0), a.sum(-1, keepdim=True), a.amax(0), a.softmax(0), a.log_softmax(-1)\n";
-    let path = temp_file("zero_d.py", source.as_bytes());
-    let output = Command::new(env!("CARGO_BIN_EXE_tailor"))
-        .args([
-            "run",
-            &path.to_string_lossy(),
-            "--entry",
-            "f",
-            "--call",
-            "t=3",
-        ])
-        .args(["--device", "cpu", "--check"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}");
+    let stdout = check_cli_run("zero_d.py", source, "t=3");
     assert!(
         stdout.contains("output [], [], [], [], []  max_abs_err 0.000e0"),
         "{stdout}"
