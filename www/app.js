@@ -105,6 +105,8 @@ const ctx = {
   steps: [],
   step: 0,
   instance: 0,
+  /** Whether the compile after a restart is running: a panic then stops instead (`guarded`). */
+  recompiling: false,
   /** What the status line says (`setStatus`), to say again in the other language. */
   status: null,
   /** The error on show (`showError`), to show again in the other language. */
@@ -142,13 +144,17 @@ async function loadCompiler() {
   ctx.presets = bindings.Tailor.presets();
 }
 
+/** A Rust panic, or the JS engine's own limit met inside the module (a stack overflow is a
+ * `RangeError`): either may leave the instance broken. */
 function isPanic(error) {
-  return error instanceof WebAssembly.RuntimeError;
+  return error instanceof WebAssembly.RuntimeError || error instanceof RangeError;
 }
 
 /**
  * Runs `work`; a Rust panic is shown in place, the module is re-initialised and the model is
  * compiled again from the editor, and `undefined` is returned. Other errors are rethrown.
+ * The compile after a restart is tried once: when it panics too (the same input panics
+ * again), the page stops there with the error shown, rather than restarting for ever.
  */
 async function guarded(work) {
   try {
@@ -167,8 +173,17 @@ async function guarded(work) {
     showError({ kind: "panic", message: detail, intro: "error.panic" });
     await loadCompiler();
     events.emit("restart");
-    await compile({ keepError: true });
-    setStatus("status.restarted");
+    if (ctx.recompiling) {
+      setStatus("status.restartedStopped");
+      return undefined;
+    }
+    ctx.recompiling = true;
+    try {
+      await compile({ keepError: true });
+    } finally {
+      ctx.recompiling = false;
+    }
+    if (ctx.status?.key !== "status.restartedStopped") setStatus("status.restarted");
     return undefined;
   }
 }

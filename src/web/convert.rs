@@ -71,12 +71,17 @@ extern "C" {
     );
 }
 
-/// Serialises a view for JS: maps become plain objects, `None` becomes `null`.
+/// Serialises a view for JS: maps become plain objects, `None` becomes `null`. A number
+/// past 2^53, which a JS number cannot hold exactly (a size of 2^62 typed into the shapes),
+/// goes through JSON text and becomes the nearest double, never a panic.
 pub(super) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    value
-        .serialize(&serializer)
-        .expect("views hold only strings, numbers, booleans, arrays and objects")
+    value.serialize(&serializer).unwrap_or_else(|_| {
+        serde_json::to_string(value)
+            .ok()
+            .and_then(|text| js_sys::JSON::parse(&text).ok())
+            .unwrap_or(JsValue::NULL)
+    })
 }
 
 /// A `TailorError` (as `js_error` makes it) that also carries the message for the page's

@@ -166,6 +166,16 @@ test("a panic shows in place, the module restarts and the page keeps working", a
   assert.equal(await shownError(page), null);
 });
 
+test("a size past 2^53 is an error or a view, never a panic that restarts the page", async () => {
+  // It once panicked converting the view (a JS number cannot hold 2^62) and the page then
+  // recompiled the same input after every restart, for ever.
+  await compileSource(page, simplenet, "x=4611686018427387904,64");
+  const kind = await page.getByTestId("error-message").getAttribute("data-kind");
+  assert.notEqual(kind, "panic", await shownError(page));
+  await compileSource(page, simplenet, "x=8,64");
+  assert.equal(await shownError(page), null);
+});
+
 test("no uncaught errors happened", () => {
   assert.deepEqual(session.errors, []);
 });
