@@ -107,6 +107,8 @@ const ctx = {
   instance: 0,
   /** Whether the compile after a restart is running: a panic then stops instead (`guarded`). */
   recompiling: false,
+  /** What the editor showed in place of a link's `src` that did not decode (else null). */
+  badLinkSource: null,
   /** What the status line says (`setStatus`), to say again in the other language. */
   status: null,
   /** The error on show (`showError`), to show again in the other language. */
@@ -299,8 +301,11 @@ function currentPreset() {
   return ctx.presets.find((p) => p.source === ui.editor.value) ?? null;
 }
 
-/** Model and settings in the URL fragment, so a link reopens the same compilation. */
+/** Model and settings in the URL fragment, so a link reopens the same compilation. While the
+ * editor still holds what the page showed in place of a link's `src` that did not decode, the
+ * link is left as it came: its text is not lost, and can be mended by hand. */
 function writeFragment() {
+  if (ctx.badLinkSource !== null && ui.editor.value === ctx.badLinkSource) return;
   const fragment = encodeFragment({
     presetId: currentPreset()?.id ?? null,
     source: ui.editor.value,
@@ -324,6 +329,7 @@ function readFragment() {
     ui.shapes.value = preset.shapes;
   } else if (state.source !== undefined) {
     ui.editor.value = state.source ?? ctx.presets[0].source;
+    if (state.source === null) ctx.badLinkSource = ui.editor.value;
   }
   if (state.shapes !== null) ui.shapes.value = state.shapes;
   if (state.mode !== null) ui.mode.value = state.mode;
@@ -856,6 +862,9 @@ async function main() {
   setupEditorScript(ctx, events, ui.editor, ui.script, $("editor-script-result"));
   for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.weights, ui.compile, ui.share, ui.script]) control.disabled = false;
   await compile({ step });
+  if (ctx.badLinkSource !== null) {
+    showError({ kind: "argument", message: t("error.badLinkSource") });
+  }
   // A handle for learners in the console, and for tests of the recovery path.
   window.tailorPage = {
     get tailor() {

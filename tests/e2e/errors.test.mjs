@@ -176,6 +176,18 @@ test("a size past 2^53 is an error or a view, never a panic that restarts the pa
   assert.equal(await shownError(page), null);
 });
 
+test("a link whose model does not decode says so and keeps the link as it came", async () => {
+  const other = await openPage({ hash: "#src=%%%not-base64%%%&shapes=x%3D8%2C64&mode=auto" });
+  try {
+    assert.equal(await other.page.getByTestId("error-message").getAttribute("data-kind"), "argument");
+    assert.match(await other.page.getByTestId("error-message").textContent(), /base64url/);
+    assert.match(other.page.url(), /src=%25%25%25not-base64%25%25%25|src=%%%not-base64%%%/, "the link is left as it came");
+    assert.deepEqual(other.errors, []);
+  } finally {
+    await other.close();
+  }
+});
+
 test("no uncaught errors happened", () => {
   assert.deepEqual(session.errors, []);
 });
