@@ -14,13 +14,27 @@
 
 use super::eval::{f32_floor_mul, f32_ratio_bits, gcd, py_floor_div, py_mod};
 use super::range;
-use super::simplify::{Simplifier, add_poly, from_parts, parts, scale_poly, term_expr};
-use super::{Atom, AtomKind, AtomView, Expr, Factor};
+use super::simplify::{NamedRule, Simplifier, add_poly, from_parts, parts, scale_poly, term_expr};
+use super::{Atom, AtomKind, AtomView, Expr, Factor, Sym, ValueRange};
 
-/// A rule: its kebab-case name and the function that tries it.
-pub(super) struct NamedRule {
-    pub(super) name: &'static str,
-    pub(super) apply: fn(&mut Simplifier<'_>, &Expr, &Expr) -> Option<Expr>,
+impl<'a> Simplifier<'a> {
+    /// No ranges (every symbol unbounded) and no log: what the constructors use.
+    pub(super) fn plain() -> Self {
+        Simplifier {
+            ranges: None,
+            log: None,
+            rules: rules_for,
+        }
+    }
+
+    /// Symbols ranged by `ranges`, no log.
+    pub(super) fn with_ranges(ranges: &'a dyn Fn(Sym) -> ValueRange) -> Self {
+        Simplifier {
+            ranges: Some(ranges),
+            log: None,
+            rules: rules_for,
+        }
+    }
 }
 
 const fn rule(

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use super::print;
 use super::range::{self, Interval};
-use super::rules;
 use super::{Atom, AtomKind, AtomView, Expr, Factor, Rewrite, Sym, Term, ValueRange};
 
 /// How many whole-tree passes `simplify_fixpoint` makes before giving up. One pass already
@@ -45,32 +44,28 @@ pub(super) const POLYNOMIAL_RULES: &[&str] = &[
     "sym-singleton",
 ];
 
-/// Runs simplification with optional symbol ranges and an optional rewrite log.
+/// A rule: its kebab-case name and the function that tries it.
+pub(super) struct NamedRule {
+    pub(super) name: &'static str,
+    pub(super) apply: fn(&mut Simplifier<'_>, &Expr, &Expr) -> Option<Expr>,
+}
+
+/// Runs simplification with optional symbol ranges and an optional rewrite log, over the
+/// atom rules its constructors (`rules.rs`: `plain`, `with_ranges`) give it: the rules are
+/// data the engine is handed, so this file never names the table.
 pub(super) struct Simplifier<'a> {
-    ranges: Option<&'a dyn Fn(Sym) -> ValueRange>,
-    log: Option<&'a mut Vec<Rewrite>>,
+    pub(super) ranges: Option<&'a dyn Fn(Sym) -> ValueRange>,
+    pub(super) log: Option<&'a mut Vec<Rewrite>>,
+    /// The rules of each atom kind, in the order they are tried.
+    pub(super) rules: fn(AtomKind) -> &'static [NamedRule],
 }
 
 impl<'a> Simplifier<'a> {
-    /// No ranges (every symbol unbounded) and no log: what the constructors use.
-    pub(super) fn plain() -> Self {
-        Simplifier {
-            ranges: None,
-            log: None,
-        }
-    }
-
-    pub(super) fn with_ranges(ranges: &'a dyn Fn(Sym) -> ValueRange) -> Self {
-        Simplifier {
-            ranges: Some(ranges),
-            log: None,
-        }
-    }
-
     pub(super) fn logging(self, log: &'a mut Vec<Rewrite>) -> Self {
         Simplifier {
             ranges: self.ranges,
             log: Some(log),
+            rules: self.rules,
         }
     }
 
@@ -212,7 +207,7 @@ impl<'a> Simplifier<'a> {
     }
 
     /// Builds the atom `kind(a, b)` from canonical arguments: the first rule (in the order of
-    /// `rules::rules_for`) that applies rewrites it, otherwise it stays an atom.
+    /// `self.rules`) that applies rewrites it, otherwise it stays an atom.
     fn reduce(&mut self, kind: AtomKind, a: &Expr, b: &Expr) -> Expr {
         if a.overflowed || b.overflowed {
             return Expr::overflow();
@@ -222,7 +217,7 @@ impl<'a> Simplifier<'a> {
             AtomKind::Min | AtomKind::Max if b < a => (b, a),
             _ => (a, b),
         };
-        for rule in rules::rules_for(kind) {
+        for rule in (self.rules)(kind) {
             if let Some(result) = (rule.apply)(self, a, b) {
                 // A rule whose rebuilt result overflowed is skipped: the atom form is still
                 // correct, and overflow must only come from the expression itself.

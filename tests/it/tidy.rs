@@ -328,14 +328,6 @@ fn imports_only_point_down() {
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 
-/// Files of one folder that import each other in a loop, allowed, with why. Any other loop
-/// between the files (or sub-folders) of a folder fails `files_of_a_folder_import_as_a_dag`.
-const ALLOWED_LOOPS: &[(&[&str], &str)] = &[(
-    &["symbolic::rules", "symbolic::simplify"],
-    "the simplifier runs the rule table, and each rule simplifies its rewritten parts with \
-     the simplifier: an engine and its rules as data, one recursion in two files",
-)];
-
 /// The module paths a file's code names through `crate::`, `super::` or `self::`, resolved
 /// from `module` (the file's own path: `["frontend", "objects"]`; a `mod.rs` is its folder's),
 /// each group of a grouped import (`use super::{a::B, c};`) a path of its own.
@@ -480,10 +472,7 @@ fn files_of_a_folder_import_as_a_dag() {
     };
     let mut broken = Vec::new();
     for (a, b) in &edges {
-        let allowed = ALLOWED_LOOPS
-            .iter()
-            .any(|(loop_, _)| loop_.contains(&a.as_str()) && loop_.contains(&b.as_str()));
-        if !allowed && reaches(b, a) {
+        if reaches(b, a) {
             broken.push(format!(
                 "`{a}` imports `{b}`, and `{b}` reaches `{a}` again: the files of a folder \
                  import as a DAG (move what both need into a file below them)"
