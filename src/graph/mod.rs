@@ -17,6 +17,7 @@ mod holder;
 mod numerics;
 mod op;
 mod print;
+mod serial;
 
 pub use dtype::{DType, DTypeError};
 pub use holder::Holder;
@@ -81,7 +82,7 @@ pub struct Node {
     /// Operand tensors.
     pub inputs: Vec<NodeId>,
     /// Symbolic output shape (empty for `Output`).
-    #[serde(serialize_with = "crate::graph::print::serialize_shape")]
+    #[serde(serialize_with = "crate::graph::serial::serialize_shape")]
     pub shape: Shape,
     /// Element type (`float32` for `Output`).
     pub dtype: DType,

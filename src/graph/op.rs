@@ -272,7 +272,7 @@ pub enum Scalar {
     /// A float or int literal.
     Number(f64),
     /// A size expression such as `x.shape[1]`, known only at run time.
-    Size(#[serde(serialize_with = "crate::graph::print::serialize_display")] Expr),
+    Size(#[serde(serialize_with = "crate::graph::serial::serialize_display")] Expr),
 }
 
 /// How the values of a parameter or constant tensor are made. Random fills are seeded by
@@ -552,7 +552,7 @@ pub enum Op {
         /// The sliced dimension.
         dim: usize,
         /// First index taken.
-        #[serde(serialize_with = "crate::graph::print::serialize_display")]
+        #[serde(serialize_with = "crate::graph::serial::serialize_display")]
         start: Expr,
         /// Step between taken indices (positive).
         step: i64,
@@ -565,10 +565,10 @@ pub enum Op {
         /// The padded dimension.
         dim: usize,
         /// Positions added before the first element (removed, when negative).
-        #[serde(serialize_with = "crate::graph::print::serialize_display")]
+        #[serde(serialize_with = "crate::graph::serial::serialize_display")]
         before: Expr,
         /// Positions added after the last element (removed, when negative).
-        #[serde(serialize_with = "crate::graph::print::serialize_display")]
+        #[serde(serialize_with = "crate::graph::serial::serialize_display")]
         after: Expr,
         /// The value of added positions.
         value: f64,
@@ -596,7 +596,7 @@ pub enum Op {
         /// The removed dimension.
         dim: usize,
         /// The index taken (already non-negative).
-        #[serde(serialize_with = "crate::graph::print::serialize_display")]
+        #[serde(serialize_with = "crate::graph::serial::serialize_display")]
         index: Expr,
     },
     /// `torch.cat` along a dimension.

@@ -5,8 +5,6 @@
 //! Invariant: the text depends only on the graph (no addresses, no hash order).
 
 use super::{Graph, Op, Scalar, shape_to_string};
-use crate::symbolic::Expr;
-use serde::Serializer;
 use std::fmt;
 
 impl fmt::Display for Graph {
@@ -168,20 +166,4 @@ fn attributes(op: &Op) -> String {
         Op::Cat { dim } => format!(", dim={dim}"),
         _ => String::new(),
     }
-}
-
-/// Serializes a value through its `Display` form (expressions go to JS as maths text).
-pub(crate) fn serialize_display<S: Serializer>(
-    value: &Expr,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&value.to_string())
-}
-
-/// Serializes a shape as a list of maths strings.
-pub(crate) fn serialize_shape<S: Serializer>(
-    shape: &[Expr],
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_seq(shape.iter().map(ToString::to_string))
 }
