@@ -109,8 +109,7 @@ fn hold_values(session: &Session, proxy: &TensorBase) {
     let TensorRef::Value(values, dtype) = proxy.tensor() else {
         return;
     };
-    let id = session.next_const.get();
-    session.next_const.set(id + 1);
+    let id = session.new_const_id();
     let constant = ConstTensor {
         id,
         shape: values.shape.iter().map(|&d| d as i64).collect(),

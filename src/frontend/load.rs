@@ -22,9 +22,9 @@ use crate::graph::{Span, TracedArg};
 use crate::shape::ShapeEnv;
 use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::builtins::PyCode;
+use rustpython_vm::compiler;
 use rustpython_vm::compiler::Mode;
 use rustpython_vm::compiler::core::bytecode::{CodeObject, ConstantData};
-use rustpython_vm::compiler::{self, CompileError};
 use rustpython_vm::{Interpreter, PyObjectRef, PyRef, VirtualMachine};
 use std::rc::Rc;
 
@@ -82,26 +82,11 @@ fn run_module(
                 continue;
             }
             ChunkKind::Definition | ChunkKind::Assignment => {
-                match compile_chunk(vm, chunk) {
-                    Ok(code) => vm.run_code_obj(code, scope.clone()).map(drop),
-                    // The compiler's own refusal (`RecursionError` for a statement nested
-                    // too deeply) has no frame of the file: at its line, or the statement's.
-                    Err(err) => {
-                        let span = err.location().map_or(chunk.span, |at| Span {
-                            line: (at.line.get() + chunk.line_offset) as u32,
-                            col: at.character_offset.get() as u32,
-                        });
-                        let err = FrontendError::Syntax {
-                            span,
-                            message: err.to_string(),
-                        };
-                        if chunk.kind == ChunkKind::Definition {
-                            return Err(err);
-                        }
-                        skipped.push(skip_assignment(&session, chunk, &err));
-                        continue;
-                    }
-                }
+                compile_chunk(vm, chunk).and_then(|code| {
+                    vm.run_code_obj(code, scope.clone())
+                        .map(drop)
+                        .map_err(|exc| frontend_error(vm, &session, exc))
+                })
             }
         };
         let absent: Vec<String> = vm
@@ -114,10 +99,9 @@ fn run_module(
                 "{ABSENT_MODULE} '{module}': its names are stand-ins, and calling one is an error"
             ),
         }));
-        let Err(exc) = outcome else {
+        let Err(err) = outcome else {
             continue;
         };
-        let err = frontend_error(vm, &session, exc);
         if chunk.kind == ChunkKind::Definition {
             return Err(err);
         }
@@ -126,9 +110,18 @@ fn run_module(
     Ok((scope.globals.into(), skipped))
 }
 
-/// The code of `chunk`, its lines those of the file.
-fn compile_chunk(vm: &VirtualMachine, chunk: &Chunk) -> Result<PyRef<PyCode>, CompileError> {
-    let mut code = compiler::compile(&chunk.code, Mode::Exec, FILE_NAME, vm.compile_opts())?;
+/// The code of `chunk`, its lines those of the file. The compiler's own refusal
+/// (`RecursionError` for a statement nested too deeply) has no frame of the file: it is a
+/// syntax error at its line, or the statement's.
+fn compile_chunk(vm: &VirtualMachine, chunk: &Chunk) -> Result<PyRef<PyCode>, FrontendError> {
+    let mut code = compiler::compile(&chunk.code, Mode::Exec, FILE_NAME, vm.compile_opts())
+        .map_err(|err| FrontendError::Syntax {
+            span: err.location().map_or(chunk.span, |at| Span {
+                line: (at.line.get() + chunk.line_offset) as u32,
+                col: at.character_offset.get() as u32,
+            }),
+            message: err.to_string(),
+        })?;
     move_lines(&mut code, chunk.line_offset);
     Ok(PyCode::new_ref_from_bytecode(vm, code))
 }

@@ -43,7 +43,7 @@ pub struct Session {
     /// The names bound by module-level assignments that did not run, each with where and
     /// why: a later `NameError` says so.
     pub skipped_names: RefCell<Vec<(String, Span, String)>>,
-    pub next_const: Cell<usize>,
+    next_const: Cell<usize>,
     pub captures: Cell<u64>,
     /// Lines of the user's file executed in this run (see `trace`).
     pub steps: Cell<u64>,
@@ -88,6 +88,13 @@ impl Session {
             (Some(deadline), Some(clock)) => clock() > deadline,
             _ => false,
         }
+    }
+
+    /// A new constant's id: each constant gets one graph node per capture, found by it.
+    pub fn new_const_id(&self) -> usize {
+        let id = self.next_const.get();
+        self.next_const.set(id + 1);
+        id
     }
 
     /// Starts capturing `graph` in `env` (at forward's start, or after a break): the next

@@ -74,8 +74,7 @@ impl<'vm> Call<'vm> {
                 )));
             }
         };
-        let id = self.session.next_const.get();
-        self.session.next_const.set(id + 1);
+        let id = self.session.new_const_id();
         Ok(TensorRef::Const(Rc::new(ConstTensor {
             id,
             shape: Vec::new(),

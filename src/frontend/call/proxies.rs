@@ -157,8 +157,7 @@ impl<'vm> Call<'vm> {
             }
             .into());
         }
-        let id = self.session.next_const.get();
-        self.session.next_const.set(id + 1);
+        let id = self.session.new_const_id();
         self.wrap_tensor(TensorRef::Const(Rc::new(ConstTensor {
             id,
             shape,
