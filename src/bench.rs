@@ -69,6 +69,7 @@ fn recompile_us(clock: Clock<'_>, rounds: usize) -> f64 {
     let config = CompileConfig {
         dynamic: DynamicMode::False,
         recompile_limit: usize::MAX,
+        ..CompileConfig::default()
     };
     let mut cache = crate::session::load(SIMPLENET_SOURCE, None).expect("SimpleNet loads");
     compile_entry(&mut cache, &config, &simplenet_call(8));

@@ -47,6 +47,56 @@ impl FromStr for DynamicMode {
     }
 }
 
+/// `torch.compile(…, backend=…)`: which back end compiles Dynamo's graphs. Tailor's own
+/// kernels run whichever is named; what the choice changes is what PyTorch's back end does
+/// around Dynamo that a learner can see: the wrapper's name in a `BACKEND_MATCH` reason, and
+/// whether the graph runs through AOTAutograd, whose runtime wrapper stamps the dynamic dims
+/// of the tensors it returns and saves for backward (`_dynamo_propagated_dynamic_indices`),
+/// which the next compile of such a tensor reads as a weak `mark_dynamic`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompilerBackend {
+    /// `"inductor"`, the default: through AOTAutograd.
+    #[default]
+    Inductor,
+    /// `"aot_eager"` (and `"aot_eager_decomp_partition"`): through AOTAutograd, then the
+    /// graph runs as it is.
+    AotEager,
+    /// `"eager"`: Dynamo's graph runs as it is, without AOTAutograd.
+    Eager,
+    /// A callable (`CompileCounter`, a learner's own function): without AOTAutograd.
+    Callable,
+}
+
+impl CompilerBackend {
+    /// The back end a `backend="…"` string names, or `None` for one Tailor does not know.
+    pub fn named(name: &str) -> Option<CompilerBackend> {
+        Some(match name {
+            "inductor" => CompilerBackend::Inductor,
+            "aot_eager" | "aot_eager_decomp_partition" => CompilerBackend::AotEager,
+            "eager" => CompilerBackend::Eager,
+            _ => return None,
+        })
+    }
+
+    /// Whether Dynamo's graphs run through AOTAutograd (and its runtime wrapper's stamps).
+    pub fn runs_aot_autograd(self) -> bool {
+        matches!(self, CompilerBackend::Inductor | CompilerBackend::AotEager)
+    }
+
+    /// The wrapper object `torch.compile` makes of this back end, as PyTorch 2.15 prints it
+    /// in a `BACKEND_MATCH` reason.
+    pub fn wrapper_text(self, dynamic: DynamicMode) -> String {
+        let compiler = match self {
+            CompilerBackend::Inductor => return "_TorchCompileInductorWrapper".into(),
+            CompilerBackend::AotEager => "'aot_eager'",
+            CompilerBackend::Eager => "'eager'",
+            CompilerBackend::Callable => "<callable>",
+        };
+        format!("_TorchCompileWrapper(compiler={compiler}, dynamic={dynamic})")
+    }
+}
+
 /// PyTorch's default `torch._dynamo.config.recompile_limit`.
 pub const DEFAULT_RECOMPILE_LIMIT: usize = 8;
 
@@ -57,6 +107,8 @@ pub struct CompileConfig {
     pub dynamic: DynamicMode,
     /// Entries allowed before misses run eagerly.
     pub recompile_limit: usize,
+    /// The `backend=` argument.
+    pub backend: CompilerBackend,
 }
 
 impl Default for CompileConfig {
@@ -64,6 +116,7 @@ impl Default for CompileConfig {
         CompileConfig {
             dynamic: DynamicMode::Auto,
             recompile_limit: DEFAULT_RECOMPILE_LIMIT,
+            backend: CompilerBackend::default(),
         }
     }
 }
@@ -88,6 +141,11 @@ pub struct CallMarks {
     pub dynamic: Vec<MarkDynamic>,
     /// `mark_static` calls: (input, dim).
     pub fixed: Vec<(String, usize)>,
+    /// Dims an earlier compiled call stamped dynamic on the tensor (AOTAutograd's
+    /// `_dynamo_propagated_dynamic_indices`): (input, dim). A weak mark: the dim gets a
+    /// symbol of its own even under `dynamic=False` or `mark_static`, but nothing is
+    /// guarded on the stamp and a guard may still specialise the dim.
+    pub propagated: Vec<(String, usize)>,
 }
 
 /// Which of PyTorch's `TORCH_LOGS` artifacts a script prints (`--logs recompiles,guards`).

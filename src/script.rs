@@ -15,8 +15,8 @@ use crate::cache::{Action, CallEvent, CodeCache, Entry};
 use crate::config::{CallMarks, CompileConfig, Logs};
 use crate::error::Error;
 use crate::frontend::{
-    self, CallArg, CodeKey, EntryPoint, FrontendError, HostCall, Output, Program, ScriptHost,
-    Stream,
+    self, CallArg, CodeKey, EntryPoint, FrontendError, GradMode, HostCall, Output, Program,
+    ScriptHost, Stamps, Stream,
 };
 use crate::graph::{Graph, Span};
 use crate::guard::{ArgValue, CallShapes};
@@ -213,6 +213,7 @@ impl ScriptHost for SharedHost {
         wrapper: usize,
         args: Vec<CallArg>,
         marks: CallMarks,
+        grad: Option<GradMode>,
         span: Span,
     ) -> Result<HostCall, FrontendError> {
         let mut host = self.0.borrow_mut();
@@ -318,11 +319,25 @@ impl ScriptHost for SharedHost {
             .map(|entry| &entry.graph);
         let returned = graph.map(|g| g.returned.clone()).unwrap_or_default();
         let dtypes = graph.map(Graph::output_dtypes).unwrap_or_default();
+        // AOTAutograd's runtime wrapper stamps what one graph's run returned and saved; a
+        // call through graph breaks or run eagerly is not one graph's run.
+        let ran_entry = event
+            .entry
+            .filter(|_| event.breaks.is_empty() && event.action != Action::Eager)
+            .and_then(|id| code.session.cache.frame_entry(event.frame, id));
+        let stamps = match ran_entry {
+            Some(entry) => {
+                let names = &code.session.cache.entry_point().inputs;
+                entry.stamps(names, config.backend, grad.as_ref())
+            }
+            _ => Stamps::default(),
+        };
         Ok(HostCall {
             outputs: outcome.outputs,
             dtypes,
             returned,
             log,
+            stamps,
         })
     }
 }

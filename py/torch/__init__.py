@@ -560,20 +560,69 @@ def reshape(input, shape):
 # ---- what a model may ask of the framework ---------------------------------------------------
 
 
-class no_grad:
-    """Gradients are never computed while capturing; usable as a context and a decorator."""
+_grad_enabled = True
+
+
+def is_grad_enabled():
+    return _grad_enabled
+
+
+class set_grad_enabled:
+    """Turns gradients on or off for the script's compiled calls: at once when called, and
+    back as they were when used as a context and left. Whether they are on decides what a
+    compiled call saves for backward (see OptimizedModule); capture itself never computes
+    gradients. As a decorator it returns the function unchanged."""
+
+    def __init__(self, mode=True):
+        global _grad_enabled
+        self._previous = _grad_enabled
+        self._mode = True if mode else False
+        _grad_enabled = self._mode
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        global _grad_enabled
+        _grad_enabled = self._previous
         return False
 
     def __call__(self, function):
         return function
 
 
-inference_mode = no_grad
+class _GradContext:
+    """A context that sets gradients to `_mode` on entry and restores them on exit; as a
+    decorator it returns the function unchanged."""
+
+    _mode = False
+
+    def __enter__(self):
+        global _grad_enabled
+        self._previous = _grad_enabled
+        _grad_enabled = self._mode
+        return self
+
+    def __exit__(self, *exc):
+        global _grad_enabled
+        _grad_enabled = self._previous
+        return False
+
+    def __call__(self, function):
+        return function
+
+
+class no_grad(_GradContext):
+    _mode = False
+
+
+class enable_grad(_GradContext):
+    _mode = True
+
+
+class inference_mode(_GradContext):
+    def __init__(self, mode=True):
+        self._mode = not mode
 
 
 class OptimizedModule:
@@ -587,7 +636,12 @@ class OptimizedModule:
     def __call__(self, *args, **kwargs):
         if kwargs:
             _tailor.unsupported("keyword arguments to a compiled call", "pass the tensors positionally")
-        return _tailor.call_compiled(self._wrapper, list(args))
+        # With gradients on, what the module trains decides what the back end saves for
+        # backward (and so which arguments it stamps dynamic dims on).
+        trainable = None
+        if _grad_enabled:
+            trainable = [name for name, p in self._orig_mod.named_parameters() if p.requires_grad]
+        return _tailor.call_compiled(self._wrapper, list(args), trainable)
 
     def __getattr__(self, name):
         return getattr(self._orig_mod, name)
@@ -600,7 +654,7 @@ def _compiled_function(function, wrapper):
     def compiled(*args, **kwargs):
         if kwargs:
             _tailor.unsupported("keyword arguments to a compiled call", "pass the tensors positionally")
-        return _tailor.call_compiled(wrapper, list(args))
+        return _tailor.call_compiled(wrapper, list(args), [] if _grad_enabled else None)
 
     compiled.__name__ = getattr(function, "__name__", "compiled")
     compiled.__wrapped__ = function
@@ -618,7 +672,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                                       disable=disable, recompile_limit=recompile_limit)
     if disable:
         return model
-    wrapper = _tailor.compile(model, dynamic, recompile_limit)
+    wrapper = _tailor.compile(model, dynamic, recompile_limit, backend)
     if isinstance(model, nn.Module):
         return OptimizedModule(model, wrapper)
     return _compiled_function(model, wrapper)

@@ -673,6 +673,15 @@ class Tensor(_tailor.TensorBase):
         self.requires_grad = requires_grad
         return self
 
+    @property
+    def _dynamo_propagated_dynamic_indices(self):
+        """The dims a compiled call's back end stamped dynamic on this tensor (a returned
+        one, or an argument saved for backward); absent until one did, as in PyTorch."""
+        dims = _tailor.propagated_dims(self)
+        if not dims:
+            raise AttributeError("'Tensor' object has no attribute '_dynamo_propagated_dynamic_indices'")
+        return set(dims)
+
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         if correction is None:
             correction = 1 if unbiased else 0

@@ -30,6 +30,13 @@ resumes in torch_dynamo_resume_in_forward_at_<line of the call>.)
 
 A script whose output is all that matters (how tensors print) is recorded by running it:
 
+    /tmp/torch/bin/python tests/data/scripts/propagated.py > tests/data/pytorch/propagated.txt
+
+(propagated.py prints `_dynamo_propagated_dynamic_indices`, the dims AOTAutograd stamps
+dynamic on a returned tensor and on an argument saved for backward; the material's demo
+reuses one `x` for both wrappers in its last loop, so under inductor the static wrapper's
+compile at batch 3 makes the batch a symbol and the demo compiles 6 times, not 8.)
+
     /tmp/torch/bin/python tests/data/scripts/printing.py > tests/data/pytorch/printing.txt
     /tmp/torch/bin/python tests/data/scripts/activations.py > tests/data/pytorch/activations.txt
     /tmp/torch/bin/python tests/data/scripts/rnn.py > tests/data/pytorch/rnn.txt
@@ -39,8 +46,9 @@ The script runs verbatim, except that every torch.compile call gets `backend=BAC
 (the material's demo uses the default, inductor). It prints the `[__recompiles]` log lines
 (and the WARNINGs) without logging's header, with the script's directory removed from
 paths and object ids written `0x…`, then what the script printed. `tests/it/script.rs`
-expects Tailor's `tailor script --logs recompiles` to give the eager backend's lines: which
-entry each call makes and why are Dynamo's decisions, made before any backend runs.
+expects Tailor's `tailor script --logs recompiles` to give the inductor record for the demo as
+written and the eager record for the demo with `backend="eager"` (the records differ because
+of what AOTAutograd stamps on tensors, not because of Inductor's kernels).
 """
 
 import os

@@ -223,6 +223,7 @@ impl CodeCache {
             id,
             wrapper,
             mode: config.dynamic,
+            backend: config.backend,
             graph,
             env,
             guards,
@@ -327,12 +328,20 @@ fn trace_arg(
                     .iter()
                     .find(|m| m.input == name && m.dim == dim);
                 let fixed = marks.fixed.iter().any(|(n, d)| n == name && *d == dim);
+                let propagated = marks.propagated.iter().any(|(n, d)| n == name && *d == dim);
                 let changed = matches!(
                     merged,
                     ArgState::Tensor(dims) if dims[dim] == DimState::Dynamic
                 );
+                // PyTorch's order: a strong mark, then a weak one (which wins over
+                // mark_static and the mode), then mark_static, then the mode's policy.
                 let (policy, why) = if mark.is_some() {
                     (DimPolicy::Dynamic, "mark_dynamic")
+                } else if propagated {
+                    (
+                        DimPolicy::Dynamic,
+                        "an earlier compiled call stamped this dim dynamic on the tensor (AOTAutograd's _dynamo_propagated_dynamic_indices)",
+                    )
                 } else if fixed {
                     (DimPolicy::Static, "mark_static")
                 } else if automatic && changed {

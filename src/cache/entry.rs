@@ -6,9 +6,9 @@
 //! check order, which learns from failures as Dynamo's does.
 
 use crate::compile::Compiled;
-use crate::config::DynamicMode;
-use crate::frontend::GraphBreak;
-use crate::graph::Graph;
+use crate::config::{CompilerBackend, DynamicMode};
+use crate::frontend::{GradMode, GraphBreak, Stamps};
+use crate::graph::{Graph, Op, RequiresGrad, saved_inputs};
 use crate::guard::GuardSet;
 use crate::shape::ShapeEnv;
 use crate::symbolic::{Expr, SymbolNames};
@@ -69,6 +69,8 @@ pub struct Entry {
     pub wrapper: usize,
     /// That wrapper's mode.
     pub mode: DynamicMode,
+    /// That wrapper's back end.
+    pub backend: CompilerBackend,
     /// The graph, with final shapes.
     pub graph: Graph,
     /// The symbolic reasoning that produced it.
@@ -95,6 +97,71 @@ impl Entry {
     /// Whether the entry was compiled for a `mark_dynamic`-ed input `i`.
     pub fn was_marked(&self, input: usize) -> bool {
         self.marked.get(input).copied().unwrap_or(false)
+    }
+
+    /// The dims AOTAutograd's runtime wrapper stamps dynamic after a run of this entry, whose
+    /// function's arguments are `names`: each returned tensor's symbolic dims, and, with
+    /// gradients on (`grad`), the symbolic dims of each argument `backend` saves for
+    /// backward. Nothing without AOTAutograd (`backend="eager"`, a callable).
+    pub fn stamps(
+        &self,
+        names: &[String],
+        backend: CompilerBackend,
+        grad: Option<&GradMode>,
+    ) -> Stamps {
+        if !backend.runs_aot_autograd() {
+            return Stamps::default();
+        }
+        let graph = &self.graph;
+        let outputs = graph
+            .output
+            .map(|out| {
+                graph.nodes[out.index()]
+                    .inputs
+                    .iter()
+                    .map(|id| {
+                        let shape = &graph.nodes[id.index()].shape;
+                        (0..shape.len())
+                            .filter(|&dim| shape[dim].as_int().is_none())
+                            .collect()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let Some(grad) = grad else {
+            return Stamps {
+                outputs,
+                args: Vec::new(),
+            };
+        };
+        let arg_requires: Vec<String> = names
+            .iter()
+            .zip(&grad.args)
+            .filter(|(_, requires)| **requires)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let requires = RequiresGrad {
+            params: &grad.params,
+            args: &arg_requires,
+        };
+        let args = saved_inputs(graph, &requires, backend == CompilerBackend::Inductor)
+            .into_iter()
+            .filter_map(|id| match &graph.nodes[id.index()].op {
+                Op::Input { name } => {
+                    let position = names.iter().position(|n| n == name)?;
+                    let (_, dims) = self.inputs.iter().find(|(n, _)| n == name)?;
+                    let dynamic: Vec<usize> = dims
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, spec)| matches!(spec, DimSpec::Dynamic { .. }))
+                        .map(|(dim, _)| dim)
+                        .collect();
+                    (!dynamic.is_empty()).then_some((position, dynamic))
+                }
+                _ => None,
+            })
+            .collect();
+        Stamps { outputs, args }
     }
 }
 

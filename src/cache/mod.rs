@@ -452,7 +452,7 @@ impl CodeCache {
             if entry.wrapper != wrapper {
                 event
                     .reasons
-                    .push((entry.id, backend_mismatch(entry.wrapper, wrapper)));
+                    .push((entry.id, backend_mismatch(entry, wrapper, config)));
                 continue;
             }
             let used;
@@ -574,11 +574,14 @@ impl CodeCache {
 }
 
 /// PyTorch 2.15's reason for an entry another `torch.compile` call made (each call has its
-/// own backend object; Tailor's "ids" are the wrappers' numbers).
-fn backend_mismatch(cached: usize, new: usize) -> String {
-    const BACKEND: &str = "_TorchCompileInductorWrapper";
+/// own backend object; Tailor's "ids" are the wrappers' numbers): `cached`'s wrapper against
+/// wrapper `new`, whose settings are `config`.
+fn backend_mismatch(cached: &Entry, new: usize, config: &CompileConfig) -> String {
     format!(
-        "BACKEND_MATCH failure: torch.compile detected different backend callables. Cached backend: {BACKEND} (id={cached:#x}). New backend: {BACKEND} (id={new:#x}). If this is unexpected, wrap your backend in functools.partial (or reuse the same cached backend) to avoid creating a new backend function each time. More details: https://github.com/pytorch/pytorch/issues/168373"
+        "BACKEND_MATCH failure: torch.compile detected different backend callables. Cached backend: {} (id={:#x}). New backend: {} (id={new:#x}). If this is unexpected, wrap your backend in functools.partial (or reuse the same cached backend) to avoid creating a new backend function each time. More details: https://github.com/pytorch/pytorch/issues/168373",
+        cached.backend.wrapper_text(cached.mode),
+        cached.wrapper,
+        config.backend.wrapper_text(config.dynamic),
     )
 }
 

@@ -31,6 +31,31 @@ pub enum DimMark {
         /// The dim.
         dim: usize,
     },
+    /// A dim a compiled call stamped dynamic on the tensor after running it through
+    /// AOTAutograd (`_dynamo_propagated_dynamic_indices`): weak and unguarded.
+    Propagated {
+        /// The dim.
+        dim: usize,
+    },
+}
+
+/// What requires grad when a compiled call runs with gradients enabled (`None` for a call
+/// under `torch.no_grad()`).
+pub struct GradMode {
+    /// The module's parameters whose `requires_grad` is set, by dotted path.
+    pub params: Vec<String>,
+    /// Per argument, whether it is a tensor whose `requires_grad` is set.
+    pub args: Vec<bool>,
+}
+
+/// The dims AOTAutograd's runtime wrapper stamps dynamic after a call: on each returned
+/// tensor, and on the arguments the graph saved for backward.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Stamps {
+    /// Per returned tensor, its dynamic dims.
+    pub outputs: Vec<Vec<usize>>,
+    /// (argument position, its dynamic dims) for each argument saved for backward.
+    pub args: Vec<(usize, Vec<usize>)>,
 }
 
 /// One call of a compiled wrapper, as the host ran it.
@@ -44,6 +69,8 @@ pub struct HostCall {
     /// What the call wrote, in order: `TORCH_LOGS`-style lines and warnings, and what
     /// Python printed between the graphs of a call through graph breaks.
     pub log: Vec<Output>,
+    /// The dims the back end stamps dynamic on the returned and saved tensors.
+    pub stamps: Stamps,
 }
 
 /// What a script's `torch.compile` and compiled calls go to.
@@ -67,13 +94,14 @@ pub trait ScriptHost {
     /// `torch._dynamo.reset()`: every cache forgets its entries and automatic-dynamic state.
     fn reset(&mut self);
 
-    /// Calls wrapper `wrapper` with `args` (one per name of `inputs()`) carrying `marks`.
-    /// `span` is the call's place in the script.
+    /// Calls wrapper `wrapper` with `args` (one per name of `inputs()`) carrying `marks`,
+    /// with gradients enabled as `grad` says. `span` is the call's place in the script.
     fn call(
         &mut self,
         wrapper: usize,
         args: Vec<CallArg>,
         marks: CallMarks,
+        grad: Option<GradMode>,
         span: Span,
     ) -> Result<HostCall, FrontendError>;
 }

@@ -52,7 +52,8 @@ pub use breaks::{BreakPoint, BreakReason, GraphBreak, PROBE_MAX_ELEMENTS, Probed
 pub use capture::{ResumeTracer, Segment};
 pub use errors::FrontendError;
 pub use host::{
-    CallArg, DimMark, HostCall, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, ScriptOutcome, Stream,
+    CallArg, DimMark, GradMode, HostCall, Output, SCRIPT_TIME_LIMIT_MS, ScriptHost, ScriptOutcome,
+    Stamps, Stream,
 };
 pub use load::{capture, capture_resume, parse_in, probe};
 pub use program::{CodeKey, EntryPoint, Program, Skipped, Vm};

@@ -17,7 +17,7 @@ pub(super) mod _tailor {
     use crate::frontend::breaks::BreakReason;
     use crate::frontend::errors::FrontendError;
 
-    use crate::frontend::host::{Output, SCRIPT_TIME_LIMIT_MS, Stream};
+    use crate::frontend::host::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, Stream};
     use crate::frontend::objects::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
     use crate::frontend::ops::TensorRef;
     use crate::frontend::source::FILE_NAME;
@@ -137,21 +137,53 @@ pub(super) mod _tailor {
 
     // ---- script mode ---------------------------------------------------------------------
 
-    /// `torch.compile(target, dynamic=…)` in a script: the new wrapper's id.
+    /// `torch.compile(target, dynamic=…, recompile_limit=…, backend=…)` in a script: the
+    /// new wrapper's id.
     #[pyfunction]
     fn compile(
         target: PyObjectRef,
         dynamic: PyObjectRef,
         recompile_limit: PyObjectRef,
+        backend: PyObjectRef,
         vm: &VirtualMachine,
     ) -> PyResult<usize> {
-        crate::frontend::script::compile(vm, &target, &dynamic, &recompile_limit)
+        crate::frontend::script::compile(vm, &target, &dynamic, &recompile_limit, &backend)
     }
 
-    /// A call of compiled wrapper `wrapper` with `args`.
+    /// A call of compiled wrapper `wrapper` with `args`; `trainable` is `None` under
+    /// `torch.no_grad()`, else the paths of the module's parameters that require grad.
     #[pyfunction]
-    fn call_compiled(wrapper: usize, args: Vec<PyObjectRef>, vm: &VirtualMachine) -> PyResult {
-        crate::frontend::script::call_compiled(vm, wrapper, &args)
+    fn call_compiled(
+        wrapper: usize,
+        args: Vec<PyObjectRef>,
+        trainable: Option<Vec<String>>,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        crate::frontend::script::call_compiled(vm, wrapper, &args, trainable)
+    }
+
+    /// The dims a compiled call stamped dynamic on `tensor`
+    /// (`_dynamo_propagated_dynamic_indices`), in order; empty where none did.
+    #[pyfunction]
+    fn propagated_dims(tensor: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
+        let dims = tensor
+            .downcast_ref::<TensorBase>()
+            .map(|proxy| {
+                let mut dims: Vec<usize> = proxy
+                    .marks
+                    .borrow()
+                    .iter()
+                    .filter_map(|mark| match *mark {
+                        DimMark::Propagated { dim } => Some(dim),
+                        _ => None,
+                    })
+                    .collect();
+                dims.sort_unstable();
+                dims
+            })
+            .unwrap_or_default();
+        let dims = dims.into_iter().map(|d| vm.ctx.new_int(d).into()).collect();
+        vm.ctx.new_list(dims).into()
     }
 
     /// `torch._logging.set_logs(...)` in a script.

@@ -12,14 +12,16 @@
 use super::budget::budgeted;
 use super::call::{Call, Raise};
 use super::errors::FrontendError;
-use super::host::{CallArg, DimMark, SCRIPT_TIME_LIMIT_MS, ScriptHost, ScriptOutcome};
+use super::host::{CallArg, DimMark, GradMode, SCRIPT_TIME_LIMIT_MS, ScriptHost, ScriptOutcome};
 use super::load::prepare;
 use super::objects::{Session, TensorBase};
 use super::ops::TensorRef;
 use super::program::{EntryPoint, Program, Vm, package_error};
 use super::raised::frontend_error;
 use super::source::{FILE_NAME, UserSource};
-use crate::config::{CallMarks, CompileConfig, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic};
+use crate::config::{
+    CallMarks, CompileConfig, CompilerBackend, DEFAULT_RECOMPILE_LIMIT, DynamicMode, MarkDynamic,
+};
 use crate::graph::{Returned, ReturnedItem, Tensor};
 use crate::shape::rules;
 use rustpython_vm::compiler::Mode;
@@ -96,6 +98,7 @@ pub(super) fn compile(
     target: &PyObjectRef,
     dynamic: &PyObjectRef,
     recompile_limit: &PyObjectRef,
+    backend: &PyObjectRef,
 ) -> PyResult<usize> {
     Call::run_with(vm, |call| {
         let session = call.session_ref();
@@ -115,6 +118,21 @@ pub(super) fn compile(
         } else {
             call.int(recompile_limit, "recompile_limit")?.max(0) as usize
         };
+        let backend = if let Ok(name) = backend.clone().try_into_value::<String>(vm) {
+            CompilerBackend::named(&name).ok_or_else(|| {
+                call.unsupported(
+                    format!("torch.compile(backend={name:?})"),
+                    "Tailor knows the back ends \"inductor\" (the default), \"aot_eager\" and \"eager\", or a callable",
+                )
+            })?
+        } else if backend.is_callable() {
+            CompilerBackend::Callable
+        } else {
+            return Err(call.type_error(format!(
+                "torch.compile's backend must be a name or a callable, not {}",
+                call.type_name(backend)
+            )));
+        };
         let (entry, key) = EntryPoint::of_target(vm, target)?;
         let program = Program::of_script(vm, session, interpreter)
             .ok_or_else(|| call.type_error("torch.compile before the script started"))?;
@@ -122,18 +140,36 @@ pub(super) fn compile(
         let config = CompileConfig {
             dynamic,
             recompile_limit,
+            backend,
         };
         Ok(host.compile(key, program, entry, config))
     })
 }
 
 /// A call of a compiled wrapper: the tensors' values and marks go to the host, its log to
-/// the output, and its outputs come back as values (a tuple when there are several).
-pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjectRef]) -> PyResult {
+/// the output, and its outputs come back as values (a tuple when there are several), each
+/// tensor with the dims the back end stamped dynamic on it (as are the arguments it saved
+/// for backward). `trainable`: see `_tailor.call_compiled`.
+pub(super) fn call_compiled(
+    vm: &VirtualMachine,
+    wrapper: usize,
+    args: &[PyObjectRef],
+    trainable: Option<Vec<String>>,
+) -> PyResult {
     Call::run(vm, |call| {
         let session = call.session_ref().clone();
         let mut inputs = Vec::with_capacity(args.len());
         let mut marks = Vec::with_capacity(args.len());
+        let grad = trainable.map(|params| GradMode {
+            params,
+            args: args
+                .iter()
+                .map(|arg| {
+                    arg.downcast_ref::<TensorBase>()
+                        .is_some_and(|t| t.requires_grad() == Some(true))
+                })
+                .collect(),
+        });
         for arg in args {
             if let Some(value) = python_value(vm, arg) {
                 inputs.push(value);
@@ -173,27 +209,50 @@ pub(super) fn call_compiled(vm: &VirtualMachine, wrapper: usize, args: &[PyObjec
             )));
         }
         let call_marks = call_marks(&names, &marks);
-        let result = host.call(wrapper, inputs, call_marks, call.span);
+        let result = host.call(wrapper, inputs, call_marks, grad, call.span);
         drop(host);
         let result = result?;
         for piece in &result.log {
             session.write(piece.stream, &piece.text);
         }
+        for (position, dims) in &result.stamps.args {
+            if let Some(arg) = args.get(*position) {
+                stamp(arg, dims);
+            }
+        }
         let mut dtypes = result.dtypes.into_iter();
+        let mut stamps = result.stamps.outputs.into_iter();
         let mut outputs = result
             .outputs
             .into_iter()
             .map(|tensor| {
                 let dtype = dtypes.next().unwrap_or_default();
-                call.wrap_tensor(TensorRef::Value(Rc::new(tensor), dtype))
+                let output = call.wrap_tensor(TensorRef::Value(Rc::new(tensor), dtype))?;
+                stamp(&output, &stamps.next().unwrap_or_default());
+                Ok(output)
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, Raise>>()?;
         Ok(match &result.returned {
             Returned::Tensor if outputs.len() == 1 => outputs.remove(0),
             Returned::Tensor => vm.ctx.new_tuple(outputs).into(),
             Returned::Tree(tree) => rebuilt(vm, tree, &outputs)?,
         })
     })
+}
+
+/// Adds `dims` to the dims a compiled call stamped dynamic on `tensor` (AOTAutograd's
+/// `mark_dynamo_propagated_dynamic_indices`: a union with what is there).
+fn stamp(tensor: &PyObjectRef, dims: &[usize]) {
+    let Some(proxy) = tensor.downcast_ref::<TensorBase>() else {
+        return;
+    };
+    let mut marks = proxy.marks.borrow_mut();
+    for &dim in dims {
+        let mark = DimMark::Propagated { dim };
+        if !marks.contains(&mark) {
+            marks.push(mark);
+        }
+    }
 }
 
 /// The Python value of a returned structure whose outputs are `outputs`.
@@ -250,6 +309,7 @@ fn call_marks(names: &[String], marks: &[Vec<DimMark>]) -> CallMarks {
                     max,
                 }),
                 DimMark::Static { dim } => call_marks.fixed.push((name.clone(), dim)),
+                DimMark::Propagated { dim } => call_marks.propagated.push((name.clone(), dim)),
             }
         }
     }
@@ -333,7 +393,8 @@ pub(super) fn mark(
         };
         if let Some(proxy) = tensor.downcast_ref::<TensorBase>() {
             let mut marks = proxy.marks.borrow_mut();
-            marks.retain(|m| mark_dim(m) != dim);
+            // A stamp is another attribute than the user's marks: it stays beside them.
+            marks.retain(|m| matches!(m, DimMark::Propagated { .. }) || mark_dim(m) != dim);
             marks.push(mark);
         }
         Ok(())
@@ -342,6 +403,6 @@ pub(super) fn mark(
 
 fn mark_dim(mark: &DimMark) -> usize {
     match *mark {
-        DimMark::Dynamic { dim, .. } | DimMark::Static { dim } => dim,
+        DimMark::Dynamic { dim, .. } | DimMark::Static { dim } | DimMark::Propagated { dim } => dim,
     }
 }

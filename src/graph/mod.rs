@@ -9,7 +9,8 @@
 //! a reduction's identity, step and finish) and `numerics.rs` (the row normalisations, the
 //! embedding index rule, random values): the CPU reference (`eval`) and the CPU backend
 //! (`runtime::cpu`) both call these, so the two can differ only in how lowering and fusion
-//! arrange the work, never in the maths.
+//! arrange the work, never in the maths. `saved.rs` says which inputs autograd would save
+//! for backward (what AOTAutograd stamps dynamic dims on).
 
 pub mod dtype;
 mod eval;
@@ -17,6 +18,7 @@ mod holder;
 mod numerics;
 mod op;
 mod print;
+mod saved;
 mod serial;
 
 pub use dtype::{DType, DTypeError};
@@ -26,6 +28,7 @@ pub use numerics::{
     softmax_row,
 };
 pub use op::{BinaryOp, Init, Op, PoolKind, RandomKind, ReduceKind, Scalar, UnaryOp};
+pub use saved::{RequiresGrad, saved_inputs};
 
 pub use eval::{
     EvalError, MAX_ELEMENTS, Tensor, check_embedding_ids, element_count, eval, numel,
@@ -272,6 +275,17 @@ impl Graph {
             dtype,
         });
         id
+    }
+
+    /// The dotted paths of the parameters and buffers the graph reads, in node order.
+    pub fn param_paths(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter_map(|node| match &node.op {
+                Op::Param { path, .. } => Some(path.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The dtypes of the returned tensors, in order.

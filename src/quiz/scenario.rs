@@ -53,10 +53,11 @@ impl Scenario {
         let config = CompileConfig {
             dynamic: self.mode,
             recompile_limit: self.limit,
+            ..CompileConfig::default()
         };
         let marks = CallMarks {
             dynamic: self.marks.clone(),
-            fixed: Vec::new(),
+            ..CallMarks::default()
         };
         cache.call(0, &config, call, &marks, &|| 0.0).clone()
     }

@@ -8,7 +8,7 @@
 
 use crate::cache::CallEvent;
 
-use crate::config::{CallMarks, CompileConfig, DynamicMode, MarkDynamic};
+use crate::config::{CallMarks, CompileConfig, CompilerBackend, DynamicMode, MarkDynamic};
 use crate::error::Error;
 use crate::frontend::FrontendError;
 use crate::graph::{DType, Span, Tensor};
@@ -317,6 +317,21 @@ pub(super) fn compile_options(
     if let Some(limit) = parse_size(&get("recompileLimit"), "recompileLimit")? {
         config.recompile_limit = limit as usize;
     }
+    match get("backend") {
+        Json::Null => {}
+        Json::String(name) => {
+            config.backend = CompilerBackend::named(&name).ok_or_else(|| {
+                bad_argument(format!(
+                    "backend: unknown back end '{name}' (expected 'inductor', 'aot_eager' or 'eager')"
+                ))
+            })?;
+        }
+        other => {
+            return Err(bad_argument(format!(
+                "backend: expected a name, got {other}"
+            )));
+        }
+    }
     let list = |key: &str| -> Result<Vec<Json>, JsValue> {
         match get(key) {
             Json::Null => Ok(Vec::new()),
@@ -340,6 +355,34 @@ pub(super) fn compile_options(
         marks,
         symbol_names,
     })
+}
+
+/// What a call's options say of autograd: `propagated: [['x', 0]]`, the dims an earlier
+/// call stamped dynamic on the tensors passed (a call result's `stamps.inputs` or
+/// `stamps.outputs`, handed on as a script hands on its tensors), and `grad: false` for a
+/// call under `torch.no_grad()` (gradients are on by default, as in PyTorch).
+pub(super) fn autograd_options(
+    options: &JsValue,
+    names: &[String],
+) -> Result<(Vec<(String, usize)>, bool), JsValue> {
+    let json = json_of(options, "options")?;
+    let get = |key: &str| json.get(key).cloned().unwrap_or(Json::Null);
+    let items = match get("propagated") {
+        Json::Null => Vec::new(),
+        Json::Array(items) => items,
+        other => {
+            return Err(bad_argument(format!(
+                "propagated: expected a list, got {other}"
+            )));
+        }
+    };
+    let mut propagated = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let mark = parse_mark(item, names, &format!("propagated[{i}]"))?;
+        propagated.push((mark.input, mark.dim));
+    }
+    let grad = !matches!(get("grad"), Json::Bool(false));
+    Ok((propagated, grad))
 }
 
 /// Per input, the values a page passed (`None`: seeded random values).

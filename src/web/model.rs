@@ -18,8 +18,9 @@ use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
 use super::driven;
 use super::kernels;
 use super::view::{self, CallTimes};
-use crate::cache::{CallEvent, CodeCache};
+use crate::cache::{Action, CallEvent, CodeCache};
 use crate::config::{CallMarks, CompileConfig};
+use crate::frontend::GradMode;
 use crate::runtime::RunError;
 use crate::session::Session;
 use crate::session::executor::{self, Backend, Executor, Job, Outcome, RunOptions};
@@ -71,6 +72,8 @@ struct Pending {
     event: CallEvent,
     /// The function's run, then those of the resume functions after its graph breaks.
     jobs: Vec<Job>,
+    /// What AOTAutograd stamps on the call's tensors, as `{ inputs, outputs }`.
+    stamps: JsValue,
 }
 
 /// `call`'s options: `{ check?: false, timing?: false }`.
@@ -138,11 +141,16 @@ impl Model {
 
     /// The synchronous half of a call: guards, compilation, the kernels, the reference.
     fn start_call(&self, inputs: &JsValue, options: &JsValue) -> Result<Pending, JsValue> {
+        let (propagated, grad) = convert::autograd_options(options, &self.input_names())?;
         let options = call_options(options);
         let names = self.input_names();
         let (call, data) = call_inputs(inputs, &names)?;
         spec::check_marks(&call, &self.marks.dynamic, &self.marks.fixed)
             .map_err(|err| from_error(&err.into()))?;
+        let marks = CallMarks {
+            propagated,
+            ..self.marks.clone()
+        };
         let mut shared = self.shared.borrow_mut();
         let shared = &mut *shared;
         let index = shared.session.cache.events.len();
@@ -154,8 +162,9 @@ impl Model {
         })?;
         let event = shared
             .session
-            .decide(self.wrapper, &self.config, &call, &self.marks, &inputs)
+            .decide(self.wrapper, &self.config, &call, &marks, &inputs)
             .clone();
+        let stamps = stamps_view(&shared.session.cache, &event, &names, self.config, grad);
         shared.times.push(CallTimes::default());
         if let Some(failed) = event.first_error() {
             let record = view::call_view(index, &event, CallTimes::default());
@@ -172,6 +181,7 @@ impl Model {
             generation: shared.generation,
             event,
             jobs,
+            stamps,
         })
     }
 }
@@ -203,6 +213,7 @@ async fn finish_call(
         generation,
         event,
         jobs,
+        stamps,
     } = pending;
     let mut running = pin!(run_jobs(&shared, generation, jobs));
     let first = std::future::poll_fn(|cx| Poll::Ready(running.as_mut().poll(cx))).await;
@@ -227,7 +238,40 @@ async fn finish_call(
     shared.times[index] = times;
     let ms = view::TimingView::of(&event, times).to_js();
     kernels::set_run_fields(&result, Some(&ms), backend.name(), &ran);
+    set(&result, "stamps", &stamps);
     Ok(result)
+}
+
+/// `{ inputs: [['x', 0]], outputs: [[0]] }`: the dims AOTAutograd stamps dynamic after a
+/// call that ran one entry's graph (the arguments it saved for backward, with gradients on
+/// and every parameter trainable, as a fresh module's are; and what it returned), in the
+/// form a later call's `propagated` option takes.
+fn stamps_view(
+    cache: &CodeCache,
+    event: &CallEvent,
+    names: &[String],
+    config: CompileConfig,
+    grad: bool,
+) -> JsValue {
+    let entry = event
+        .entry
+        .filter(|_| event.breaks.is_empty() && event.action != Action::Eager)
+        .and_then(|id| cache.frame_entry(event.frame, id));
+    let stamps = entry
+        .map(|entry| {
+            let grad = grad.then(|| GradMode {
+                params: entry.graph.param_paths(),
+                args: vec![false; names.len()],
+            });
+            entry.stamps(names, config.backend, grad.as_ref())
+        })
+        .unwrap_or_default();
+    let inputs: Vec<(String, usize)> = stamps
+        .args
+        .iter()
+        .flat_map(|(position, dims)| dims.iter().map(|&dim| (names[*position].clone(), dim)))
+        .collect();
+    to_js(&serde_json::json!({ "inputs": inputs, "outputs": stamps.outputs }))
 }
 
 /// Runs a call's jobs in order and gives each one's kernels back to the executor (unless

@@ -107,15 +107,18 @@ test("the three modes side by side fill in T_total", async () => {
   await shot(page, "14-tradeoff", page.locator("#tradeoff"));
 });
 
-test("the Python demo fills one shared cache with 8 entries; one more batch runs eagerly", async () => {
+test("the Python demo fills one shared cache with 6 entries, as PyTorch's inductor; batch 13 hits the stamped entry", async () => {
   await page.locator("#python-run").click();
   await page.waitForSelector(".python-entries", { timeout: 60_000 });
-  assert.equal(await page.locator(".python-entries").getAttribute("data-count"), "8");
+  // The last loop's x, stamped by the dynamic call, makes the static wrapper's batch-3
+  // entry dynamic: 1 dynamic entry, 4 static ones and [0/5] with a symbol for the batch.
+  assert.equal(await page.locator(".python-entries").getAttribute("data-count"), "6");
   assert.equal(await page.locator('.python-entry-list li[data-wrapper="0"]').count(), 1);
-  assert.equal(await page.locator('.python-entry-list li[data-wrapper="1"]').count(), 7);
+  assert.equal(await page.locator('.python-entry-list li[data-wrapper="1"]').count(), 5);
+  assert.match(await page.locator('.python-entry-list li[data-wrapper="1"]').last().textContent(), /x=\[s\d+, 64\]/);
   await page.locator("#python-more").click();
   await page.waitForSelector("#python-result .outcome[data-action]");
-  assert.equal(await page.locator("#python-result .outcome").getAttribute("data-action"), "eager");
+  assert.equal(await page.locator("#python-result .outcome").getAttribute("data-action"), "hit");
   await shot(page, "15-python-demo", page.locator("#python-demo"));
 });
 
@@ -123,11 +126,12 @@ test("the material's script runs verbatim and logs PyTorch's recompile lines", a
   await page.locator("#script-run").click();
   await page.waitForSelector("#script-result .script-summary", { timeout: 60_000 });
   const summary = page.locator("#script-result .script-summary");
-  assert.equal(await summary.getAttribute("data-entries"), "8");
-  assert.equal(await summary.getAttribute("data-compiles"), "8");
+  assert.equal(await summary.getAttribute("data-entries"), "6");
+  assert.equal(await summary.getAttribute("data-compiles"), "6");
   const output = await page.locator("#script-result .script-output").textContent();
-  assert.match(output, /\[0\/7\] \[__recompiles\] Recompiling function forward in demos\/material_demo.py:17/);
-  assert.match(output, /- 0\/6: tensor 'x' size mismatch at index 0\. expected 7, actual 11/);
+  assert.match(output, /\[0\/5\] \[__recompiles\] Recompiling function forward in demos\/material_demo.py:17/);
+  assert.match(output, /- 0\/4: tensor 'x' size mismatch at index 0\. expected 64, actual 3/);
+  assert.doesNotMatch(output, /\[0\/6\]/);
   assert.match(output, /动态形状总耗时: \d+\.\d{4}s/);
   assert.match(output, /多种 batch size 下输出形状均正确/);
   assert.equal(await page.locator("#script-result .error-text").count(), 0);

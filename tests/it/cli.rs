@@ -426,7 +426,8 @@ fn script_prints_the_script_output_and_logs_torch_logs_to_stderr() {
             l.contains("[__recompiles] Recompiling function forward in demos/material_demo.py:17")
         })
         .count();
-    assert_eq!(recompiles, 7, "{stderr}");
+    // Six compiles under the default back end, as PyTorch's (tests/it/script.rs).
+    assert_eq!(recompiles, 5, "{stderr}");
 }
 
 #[test]
@@ -443,7 +444,7 @@ fn script_json_has_the_output_the_calls_and_the_entries() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     let report: Value = serde_json::from_slice(&output.stdout).expect("one JSON value");
-    assert_eq!(report["entries"], json!([8]));
+    assert_eq!(report["entries"], json!([6]));
     assert_eq!(report["calls"].as_array().map(Vec::len), Some(58));
     assert!(report["error"].is_null());
     assert_eq!(report["output"][0]["stream"], "stdout");

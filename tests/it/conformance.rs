@@ -163,6 +163,7 @@ fn check(case: Case<'_>) {
         .map(|&dynamic| CompileConfig {
             dynamic,
             recompile_limit: case.limit,
+            ..CompileConfig::default()
         })
         .collect();
     let mut log = String::new();

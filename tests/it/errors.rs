@@ -109,7 +109,7 @@ fn mark_dynamic(input: &str, dim: usize, range: Option<(i64, i64)>) -> CallMarks
             min: range.map(|r| r.0),
             max: range.map(|r| r.1),
         }],
-        fixed: Vec::new(),
+        ..CallMarks::default()
     }
 }
 

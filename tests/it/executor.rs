@@ -26,6 +26,7 @@ fn config(dynamic: DynamicMode, recompile_limit: usize) -> CompileConfig {
     CompileConfig {
         dynamic,
         recompile_limit,
+        ..CompileConfig::default()
     }
 }
 

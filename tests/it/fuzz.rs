@@ -582,6 +582,7 @@ fn cache_sequences() {
         let config = CompileConfig {
             dynamic: [DynamicMode::Auto, DynamicMode::True, DynamicMode::False][sequence.dynamic],
             recompile_limit: 3,
+            ..CompileConfig::default()
         };
         let marks = CallMarks {
             dynamic: sequence
@@ -594,7 +595,7 @@ fn cache_sequences() {
                     max,
                 })
                 .collect(),
-            fixed: Vec::new(),
+            ..CallMarks::default()
         };
         let mut executor = Executor::new(Rc::clone(&backend), Rc::new(|| 0.0));
         for (i, args) in sequence.calls.iter().enumerate() {

@@ -24,7 +24,7 @@ fn options(dynamic: DynamicMode, marks: &[(&str, usize)]) -> Options {
                     max: None,
                 })
                 .collect(),
-            fixed: Vec::new(),
+            ..CallMarks::default()
         },
         symbol_names: SymbolNaming::Tailor,
     }

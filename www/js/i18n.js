@@ -325,7 +325,9 @@ export const TEXT = {
     "python.dynamic": "model_dynamic",
     "python.static": "model_static",
     "python.ratio": (ratio) => `静态/动态 = ${ratio}x（本页实测）`,
-    "python.more": (action) => `model_static(batch=13) → ${action}。PyTorch 只在第一次达到上限时打印这条警告：`,
+    "python.more": (action) => action === "hit"
+      ? "model_static(batch=13) → hit：命中 batch 3 时编出的条目 [0/5]，它的 batch 是符号。"
+      : `model_static(batch=13) → ${action}。PyTorch 只在第一次达到上限时打印这条警告：`,
     "config.entries": (k) => `# 上一次实验台运行后，缓存里有 K = ${k} 个条目`,
     "webgpu.used": (adapter) => `WebGPU：编译出的 WGSL 内核在你的 GPU 上运行（${adapter}）。`,
     "webgpu.emulated": "注意：这个适配器是用 CPU 软件模拟的 GPU（如 SwiftShader、llvmpipe），不是真正的 GPU：这里的时间只能相互比较。在模拟器上创建管线就是为 CPU 即时编译着色器（每个几百毫秒），所以 static 内核（每种形状一个管线）每遇到新形状都要再付一次这笔钱，而写死的常量尺寸在几个 CPU 线程上省下的很少——static 在这里可能反而比 dynamic 慢。",
@@ -831,7 +833,9 @@ export const TEXT = {
     "python.dynamic": "model_dynamic",
     "python.static": "model_static",
     "python.ratio": (ratio) => `static/dynamic = ${ratio}x (measured here)`,
-    "python.more": (action) => `model_static(batch=13) → ${action}. PyTorch prints this warning only the first time the limit is hit:`,
+    "python.more": (action) => action === "hit"
+      ? "model_static(batch=13) → hit: it hits [0/5], the entry compiled at batch 3, whose batch is a symbol."
+      : `model_static(batch=13) → ${action}. PyTorch prints this warning only the first time the limit is hit:`,
     "config.entries": (k) => `# after the last lab run the cache holds K = ${k} entries`,
     "webgpu.used": (adapter) => `WebGPU: the compiled WGSL kernels run on your GPU (${adapter}).`,
     "webgpu.emulated": "Note: this adapter is a GPU emulated in software on the CPU (such as SwiftShader or llvmpipe), not a real GPU: its times only compare with each other. On an emulator, creating a pipeline means compiling the shader for the CPU (hundreds of ms each), so static kernels, one pipeline per shape, pay that again for every new shape, and the constant sizes they bake in save little on a few CPU threads: static can be slower than dynamic here.",

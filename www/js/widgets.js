@@ -67,6 +67,24 @@ async function callEach(ctx, model, specs) {
   return model.events();
 }
 
+// One call with `options`; its result, or null where the page stopped (a failed compile is
+// a record in the log and gives an empty result).
+async function callOne(ctx, model, spec, options = {}) {
+  let result = null;
+  const ok = await ctx.guarded(async () => {
+    try {
+      result = await model.call(spec, options);
+    } catch (error) {
+      if (!error?.call) throw error;
+      result = {};
+    }
+    return true;
+  });
+  if (!ok) return null;
+  await yieldToBrowser();
+  return result;
+}
+
 function errorBox(ctx, error) {
   const e = ctx.asError(error);
   return h("p", { class: "error-text", role: "alert" }, `${t("kind." + e.kind)}: ${errorText(e)}`);
@@ -384,9 +402,13 @@ function setupPythonDemo(ctx, events) {
         for (const [, which, specs] of phases) {
           if (!(await callEach(ctx, which === "dynamic" ? dynamic : fixed, specs))) return;
         }
+        // One tensor per batch goes to both wrappers: what AOTAutograd stamped on it in
+        // the dynamic call goes with it into the static one.
         for (const bs of [3, 7, 11]) {
-          await callEach(ctx, dynamic, [`x=${bs},64`]);
-          await callEach(ctx, fixed, [`x=${bs},64`]);
+          const x = `x=${bs},64`;
+          const stamped = await callOne(ctx, dynamic, x);
+          if (!stamped) return;
+          if (!(await callOne(ctx, fixed, x, { propagated: stamped.stamps?.inputs ?? [] }))) return;
         }
         last = { phases: summarise(), entries: dynamic.entries(), more: null };
         more.disabled = false;

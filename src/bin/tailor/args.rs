@@ -99,7 +99,11 @@ impl ModelArgs {
             .iter()
             .map(|m| spec::parse_static_mark(m, names))
             .collect::<Result<_, _>>()?;
-        Ok(CallMarks { dynamic, fixed })
+        Ok(CallMarks {
+            dynamic,
+            fixed,
+            propagated: Vec::new(),
+        })
     }
 }
 

@@ -255,6 +255,8 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad=True):
+        for parameter in self.parameters():
+            parameter.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none=True):
