@@ -303,10 +303,12 @@ async fn run_jobs(
 impl Model {
     /// Calls the compiled model. `inputs` is `{ x: { shape: [8, 64], data?: Float32Array } }`
     /// (missing data is seeded random) or a string such as `'x=8,64'`; `options` is
-    /// `{ check?: false, timing?: false }`. The entry's kernels run on the device (WebGPU or
+    /// `{ check?: false, timing?: false, propagated?: [['x', 0]], grad?: true }`
+    /// (`propagated`: an earlier result's `stamps.inputs`, for the same tensor passed again). The entry's kernels run on the device (WebGPU or
     /// the CPU backend) and are read back. Resolves to `{ outputs: [{ shape, data }], action,
     /// entry, reasons, warning, breaks (as in `events`), ms: { guard, compile, run, build },
-    /// index, shapes, device, maxAbsErr? (with check), kernelMs?, timing? (with timing) }`;
+    /// index, shapes, device, maxAbsErr? (with check), kernelMs?, timing? (with timing),
+    /// stamps }`;
     /// rejects with a `TailorError` whose `call` is the record of a call that failed to
     /// compile.
     pub fn call(&self, inputs: JsValue, options: JsValue) -> Promise {
