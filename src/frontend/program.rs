@@ -69,6 +69,11 @@ pub struct EntryPoint {
 }
 
 impl EntryPoint {
+    /// Whether it is a module instance's `forward` (else a plain function).
+    pub fn is_module(&self) -> bool {
+        self.module.is_some()
+    }
+
     /// What `torch.compile(target)` compiles in a script (a module instance's `forward`,
     /// or a function), and the key of the cache its code shares.
     pub(super) fn of_target(

@@ -82,6 +82,14 @@ fn shape_stages(cache: &CodeCache, entry: &Entry) -> Vec<Stage> {
         point.inputs.join(", "),
         entry.mode
     );
+    if point.is_module() {
+        // A learner's own PyTorch run of `Model()` is in training mode unless it calls
+        // `.eval()`: say which mode these values are from (shapes and guards are the same).
+        text.push_str(&format!(
+            "the module is {}().eval(): inference mode (dropout off, batch norm on its running statistics); a module PyTorch builds is in training mode until .eval(), and a script chooses its own\n",
+            point.name
+        ));
+    }
     for skipped in program.skipped() {
         text.push_str(&format!(
             "skipped line {}: {}\n",

@@ -17,7 +17,7 @@ use crate::cache::{Action, CodeCache};
 use crate::codegen::Mode;
 use crate::config::{CallMarks, CompileConfig};
 use crate::guard::CallShapes;
-use crate::lower::Schedule;
+use crate::lower::{Kernel, Schedule};
 use crate::message::{Message, MessageId};
 use crate::session::executor::{self, Backend, Executor, Job, RunOptions};
 use crate::spec;
@@ -298,12 +298,18 @@ impl Compilation {
     }
 
     /// The entry's lowered schedule: `{ entryMode: 'static' | 'dynamic', kernels: [{ id, name,
-    /// nodes, nodeNames, kind, text, workgroups, workgroupSize, reads, writes, symbols }],
+    /// nodes, nodeNames, kind, form, text, workgroups, workgroupSize, reads, writes, symbols }],
     /// buffers: [{ name, role, lenElems, tenants: [{ node, from, until }] }], notes, text }`.
-    /// Throws a `TailorError` of kind `lower` when the graph has no kernels.
+    /// `form`: the form a product kernel runs as on this device for the compiled sizes
+    /// (`'tiled'`, `'blocked'` or `'naive'`, what a run's `products` says), `null` for the
+    /// other kernels and on the CPU backend. Throws a `TailorError` of kind `lower` when the
+    /// graph has no kernels.
     #[wasm_bindgen(getter)]
     pub fn schedule(&self) -> Result<JsValue, JsValue> {
-        Ok(to_js(&kernels::schedule_view(self.lowered()?)))
+        let schedule = self.lowered()?;
+        let bindings = Self::bindings(schedule, &self.call)?;
+        let form = |kernel: &Kernel| self.backend.product_form(kernel, &bindings);
+        Ok(to_js(&kernels::schedule_view(schedule, form)))
     }
 
     /// Every kernel's WGSL in `mode` (`'static'`, `'override'`, `'dynamic'`; default: the

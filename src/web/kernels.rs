@@ -7,7 +7,7 @@
 
 use super::convert::{js_product, js_run_fields, set, tensors_to_js, to_js};
 use crate::codegen::{self, Mode, Resource, Wgsl};
-use crate::lower::{self, Body, Role, Schedule};
+use crate::lower::{self, Body, GemmStrategy, Kernel, Role, Schedule};
 use crate::session::executor::{Outcome, ProductRun};
 use crate::symbolic::Sym;
 use serde::Serialize;
@@ -104,6 +104,8 @@ pub(super) struct KernelView {
     node_names: Vec<String>,
     /// `map`, `gemm`, `rows` or `pool`.
     kind: &'static str,
+    /// The form a product runs as here (`tiled`, `blocked`, `naive`); `None` otherwise.
+    form: Option<&'static str>,
     /// The kernel's lines of the schedule's text form (sizes, body, dispatch).
     text: String,
     /// The dispatch formula (workgroups).
@@ -171,7 +173,11 @@ fn kernel_lines(printed: &str, name: &str) -> String {
         .join("\n")
 }
 
-pub(super) fn schedule_view(schedule: &Schedule) -> ScheduleView {
+/// The view of `schedule`, each product kernel with the form `form` says it runs as.
+pub(super) fn schedule_view(
+    schedule: &Schedule,
+    form: impl Fn(&Kernel) -> Option<GemmStrategy>,
+) -> ScheduleView {
     let printed = schedule.to_string();
     let name = |id: lower::BufferId| schedule.buffer(id).name.clone();
     ScheduleView {
@@ -190,6 +196,7 @@ pub(super) fn schedule_view(schedule: &Schedule) -> ScheduleView {
                     Body::Rows(_) => "rows",
                     Body::Pool(_) => "pool",
                 },
+                form: form(kernel).map(GemmStrategy::name),
                 text: kernel_lines(&printed, &kernel.name),
                 workgroups: kernel.workgroups.to_string(),
                 workgroup_size: kernel.workgroup_size,

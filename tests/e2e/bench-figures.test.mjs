@@ -10,6 +10,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { openPage, shot } from "./page-helpers.mjs";
 
+const FUSION = 5;
 const RUN = 7;
 const FIGURES_TIMEOUT_MS = 240_000;
 const CPU_WORKLOADS = ["simplenet_b8", "conv16_64", "bigmlp"];
@@ -124,18 +125,28 @@ test("the figures: the CPU backend against graph::eval with the memory plan's pe
   }
 });
 
-test("the run stage shows the form each product kernel ran as", { timeout: 120_000 }, async () => {
+test("the run stage shows the form each product kernel ran as, and the fusion stage names the same", { timeout: 120_000 }, async () => {
+  await page.locator(".stage-pill").nth(FUSION).click();
+  await page.waitForSelector(".kernel-card");
+  const named = Object.fromEntries(await page.locator(".kernel-card").evaluateAll((cards) => cards.flatMap((card) => {
+    const form = card.querySelector(".fusion-form");
+    return form ? [[card.querySelector(".kernel-name").textContent, form.dataset.strategy]] : [];
+  })));
+  assert.equal(Object.keys(named).length, 2, "SimpleNet's two products, named in the fusion stage");
   await page.locator(".stage-pill").nth(RUN).click();
   await page.waitForSelector('[data-testid="run-result"]:is([data-state="done"], [data-state="error"])', { timeout: 120_000 });
   const result = page.getByTestId("run-result");
   assert.equal(await result.getAttribute("data-state"), "done");
   if (!webgpu) {
     assert.equal(await page.getByTestId("run-products").count(), 0, "the CPU backend's products have no WGSL form");
+    for (const form of Object.values(named)) assert.equal(form, "cpu");
     return;
   }
-  const forms = await page.locator('[data-testid="run-products"] .product-form').evaluateAll((spans) => spans.map((s) => s.dataset.strategy));
-  assert.equal(forms.length, 2, "SimpleNet's two products");
-  for (const form of forms) assert.ok(FORMS.includes(form), form);
+  const ran = Object.fromEntries(await page.locator('[data-testid="run-products"] code').evaluateAll((codes) =>
+    codes.map((code) => [code.textContent, code.nextElementSibling?.dataset.strategy])));
+  assert.equal(Object.keys(ran).length, 2, "SimpleNet's two products");
+  for (const form of Object.values(ran)) assert.ok(FORMS.includes(form), form);
+  assert.deepEqual(named, ran, "the fusion stage names the forms the run used");
   assert.match(await page.getByTestId("run-products").textContent(), /矩阵乘内核这次以什么形式运行/);
 });
 

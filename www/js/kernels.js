@@ -45,6 +45,10 @@ export function renderFusion(ctx, container) {
         h("code", { class: "kernel-name" }, kernel.name),
         h("span", { class: "badge" }, t(`fusion.kind.${kernel.kind}`))),
       h("p", {}, t("fusion.fuses"), " ", ...kernel.nodeNames.flatMap((name, i) => [i ? " + " : "", h("code", {}, `%${name}`)])),
+      kernel.kind === "gemm"
+        ? h("p", { class: "hint fusion-form", dataset: { strategy: kernel.form ?? "cpu" } },
+          kernel.form ? t("fusion.form", kernel.form) : t("fusion.cpuForm"))
+        : null,
       h("p", { class: "hint" }, t("fusion.io", kernel.reads.join(", "), kernel.writes)),
       h("pre", { class: "trace kernel-body" }, kernel.text)));
   const rows = plan.buffers.map((buffer) =>

@@ -118,6 +118,22 @@ pub struct AdapterSummary {
     pub immediates: bool,
 }
 
+impl AdapterSummary {
+    /// The form large products run in on this adapter (convolutions excepted: see
+    /// `Gemm::gathers_windows`). On SwiftShader the blocked kernel builds in tens of ms
+    /// against the tiled one's 0.4-1.5 s (no workgroup memory to compile), and on both
+    /// SwiftShader and lavapipe it runs faster: a CPU core's caches do what workgroup
+    /// memory does on a GPU. On a hardware GPU the tiled kernel keeps the operands in
+    /// on-chip memory; that side is not measured here (no GPU).
+    pub fn large_products(&self) -> GemmStrategy {
+        if self.emulated {
+            GemmStrategy::Blocked
+        } else {
+            GemmStrategy::Tiled
+        }
+    }
+}
+
 /// Counters of what the runtime holds and has done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -632,18 +648,9 @@ impl Gpu {
         self.subgroups
     }
 
-    /// The form large products run in on this adapter (convolutions excepted: see
-    /// `Gemm::gathers_windows`). On SwiftShader the blocked kernel builds in tens of ms
-    /// against the tiled one's 0.4-1.5 s (no workgroup memory to compile), and on both
-    /// SwiftShader and lavapipe it runs faster: a CPU core's caches do what workgroup
-    /// memory does on a GPU. On a hardware GPU the tiled kernel keeps the operands in
-    /// on-chip memory; that side is not measured here (no GPU).
+    /// The form large products run in on this adapter (`AdapterSummary::large_products`).
     pub fn large_products(&self) -> GemmStrategy {
-        if self.summary.emulated {
-            GemmStrategy::Blocked
-        } else {
-            GemmStrategy::Tiled
-        }
+        self.summary.large_products()
     }
 
     /// Runs every product lowered as tiled with `strategy` (tests check every form against

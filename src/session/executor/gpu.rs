@@ -13,7 +13,7 @@ use crate::codegen::Mode;
 use crate::compile::Compiled;
 use crate::error::Error;
 use crate::graph::Tensor;
-use crate::lower::GemmStrategy;
+use crate::lower::{GemmStrategy, Kernel};
 use crate::runtime::gpu::{AdapterSummary, Gpu, GpuStats, Program};
 use crate::symbolic::Bindings;
 use std::any::Any;
@@ -185,6 +185,15 @@ impl Backend {
     /// The wgpu adapter calls run on, when on the GPU.
     pub fn adapter(&self) -> Option<&AdapterSummary> {
         self.slot().map(|slot| &slot.adapter)
+    }
+
+    /// The form product `kernel` runs as for a call of sizes `bindings` when nothing forces
+    /// one (`GemmStrategy::for_sizes` with the adapter's large form): what the call's
+    /// `products` will say. `None` for a kernel that is not a tiled product, and off the GPU
+    /// (the CPU backend's products are its own).
+    pub fn product_form(&self, kernel: &Kernel, bindings: &Bindings) -> Option<GemmStrategy> {
+        let large = self.adapter()?.large_products();
+        kernel.strategy_at(bindings, large)
     }
 
     /// The GPU runtime's counters (pipelines created, bytes held), when on the GPU.
