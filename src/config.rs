@@ -53,7 +53,7 @@ impl FromStr for DynamicMode {
 /// whether the graph runs through AOTAutograd, whose runtime wrapper stamps the dynamic dims
 /// of the tensors it returns and saves for backward (`_dynamo_propagated_dynamic_indices`),
 /// which the next compile of such a tensor reads as a weak `mark_dynamic`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompilerBackend {
     /// `"inductor"`, the default: through AOTAutograd.
@@ -65,7 +65,10 @@ pub enum CompilerBackend {
     /// `"eager"`: Dynamo's graph runs as it is, without AOTAutograd.
     Eager,
     /// A callable (`CompileCounter`, a learner's own function): without AOTAutograd.
-    Callable,
+    Callable {
+        /// Its `__name__` (else its `str`), as PyTorch names it.
+        name: String,
+    },
 }
 
 impl CompilerBackend {
@@ -80,20 +83,20 @@ impl CompilerBackend {
     }
 
     /// Whether Dynamo's graphs run through AOTAutograd (and its runtime wrapper's stamps).
-    pub fn runs_aot_autograd(self) -> bool {
+    pub fn runs_aot_autograd(&self) -> bool {
         matches!(self, CompilerBackend::Inductor | CompilerBackend::AotEager)
     }
 
     /// The wrapper object `torch.compile` makes of this back end, as PyTorch 2.15 prints it
     /// in a `BACKEND_MATCH` reason.
-    pub fn wrapper_text(self, dynamic: DynamicMode) -> String {
+    pub fn wrapper_text(&self, dynamic: DynamicMode) -> String {
         let compiler = match self {
             CompilerBackend::Inductor => return "_TorchCompileInductorWrapper".into(),
-            CompilerBackend::AotEager => "'aot_eager'",
-            CompilerBackend::Eager => "'eager'",
-            CompilerBackend::Callable => "<callable>",
+            CompilerBackend::AotEager => "aot_eager",
+            CompilerBackend::Eager => "eager",
+            CompilerBackend::Callable { name } => name,
         };
-        format!("_TorchCompileWrapper(compiler={compiler}, dynamic={dynamic})")
+        format!("_TorchCompileWrapper(compiler='{compiler}', dynamic={dynamic})")
     }
 }
 
@@ -101,7 +104,7 @@ impl CompilerBackend {
 pub const DEFAULT_RECOMPILE_LIMIT: usize = 8;
 
 /// One `torch.compile(...)` wrapper's settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CompileConfig {
     /// The `dynamic=` argument.
     pub dynamic: DynamicMode,
@@ -109,6 +112,22 @@ pub struct CompileConfig {
     pub recompile_limit: usize,
     /// The `backend=` argument.
     pub backend: CompilerBackend,
+    /// The rest of what PyTorch compares when it asks whether two wrappers' backends are
+    /// equal (`BACKEND_MATCH`): which callable, `mode=` and `options=`, as a number (a hash
+    /// in a script; 0 for the command line and the page, which have none of them). Two
+    /// wrappers whose `backend`, `backend_settings` and `dynamic` are equal share entries,
+    /// as PyTorch's `_TorchCompileWrapper.__eq__` makes them.
+    pub backend_settings: u64,
+}
+
+impl CompileConfig {
+    /// Whether PyTorch would take an entry compiled under `self` for a call under `other`'s
+    /// wrapper (the same back end object, as `__eq__` compares them).
+    pub fn same_backend(&self, other: &CompileConfig) -> bool {
+        self.backend == other.backend
+            && self.backend_settings == other.backend_settings
+            && self.dynamic == other.dynamic
+    }
 }
 
 impl Default for CompileConfig {
@@ -117,6 +136,7 @@ impl Default for CompileConfig {
             dynamic: DynamicMode::Auto,
             recompile_limit: DEFAULT_RECOMPILE_LIMIT,
             backend: CompilerBackend::default(),
+            backend_settings: 0,
         }
     }
 }

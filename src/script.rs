@@ -226,7 +226,7 @@ impl ScriptHost for SharedHost {
         let (code, index, config) = (
             wrapper_state.code,
             wrapper_state.index,
-            wrapper_state.config,
+            wrapper_state.config.clone(),
         );
         let code = &mut host.codes[code];
         let names = code.session.cache.entry_point().inputs.clone();
@@ -291,10 +291,14 @@ impl ScriptHost for SharedHost {
         };
         if let Some(failed_frame) = event.first_error() {
             host.calls.push(record);
-            return Err(FrontendError::Compiled {
-                span: failed_frame.error_span.unwrap_or(span),
-                message: failed_frame.error.clone().unwrap_or_default(),
-            });
+            let span = failed_frame.error_span.unwrap_or(span);
+            // An error of `forward`'s own line already starts with its place.
+            let message = failed_frame.error.clone().unwrap_or_default();
+            let message = match message.strip_prefix(&format!("{span}: ")) {
+                Some(rest) => rest.to_string(),
+                None => message,
+            };
+            return Err(FrontendError::Compiled { span, message });
         }
         let ran = code
             .session
@@ -328,7 +332,7 @@ impl ScriptHost for SharedHost {
         let stamps = match ran_entry {
             Some(entry) => {
                 let names = &code.session.cache.entry_point().inputs;
-                entry.stamps(names, config.backend, grad.as_ref())
+                entry.stamps(names, &config.backend, grad.as_ref())
             }
             _ => Stamps::default(),
         };

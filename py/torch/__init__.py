@@ -567,33 +567,11 @@ def is_grad_enabled():
     return _grad_enabled
 
 
-class set_grad_enabled:
-    """Turns gradients on or off for the script's compiled calls: at once when called, and
-    back as they were when used as a context and left. Whether they are on decides what a
-    compiled call saves for backward (see OptimizedModule); capture itself never computes
-    gradients. As a decorator it returns the function unchanged."""
-
-    def __init__(self, mode=True):
-        global _grad_enabled
-        self._previous = _grad_enabled
-        self._mode = True if mode else False
-        _grad_enabled = self._mode
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        global _grad_enabled
-        _grad_enabled = self._previous
-        return False
-
-    def __call__(self, function):
-        return function
-
-
 class _GradContext:
-    """A context that sets gradients to `_mode` on entry and restores them on exit; as a
-    decorator it returns the function unchanged."""
+    """A context that sets whether gradients are on for the script's compiled calls to
+    `_mode` on entry and restores them on exit (whether they are on decides what a compiled
+    call saves for backward: see OptimizedModule; capture itself never computes gradients).
+    As a decorator it returns the function unchanged."""
 
     _mode = False
 
@@ -610,6 +588,18 @@ class _GradContext:
 
     def __call__(self, function):
         return function
+
+
+class set_grad_enabled(_GradContext):
+    """Sets gradients at once when called, and back as they were when used as a context and
+    left."""
+
+    def __init__(self, mode=True):
+        self._mode = True if mode else False
+        _GradContext.__enter__(self)
+
+    def __enter__(self):
+        return self
 
 
 class no_grad(_GradContext):
@@ -672,7 +662,12 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                                       disable=disable, recompile_limit=recompile_limit)
     if disable:
         return model
-    wrapper = _tailor.compile(model, dynamic, recompile_limit, backend)
+    # What PyTorch's backend wrappers compare in __eq__ besides `dynamic`: wrappers equal in
+    # all of it share entries.
+    settings = repr((backend if isinstance(backend, str) else id(backend),
+                     None if mode in (None, "default") else mode,
+                     sorted((options or {}).items())))
+    wrapper = _tailor.compile(model, dynamic, recompile_limit, backend, settings)
     if isinstance(model, nn.Module):
         return OptimizedModule(model, wrapper)
     return _compiled_function(model, wrapper)

@@ -19,6 +19,16 @@ A third argument names other TORCH_LOGS artifacts (graph breaks):
         tests/data/scripts/nested_breaks.py recompiles,graph_breaks \
         > tests/data/pytorch/nested_breaks.eager.txt
 
+    /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
+        tests/data/scripts/pool_lengths.py > tests/data/pytorch/pool_lengths.eager.txt
+    /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
+        tests/data/scripts/backends.py > tests/data/pytorch/backends.eager.txt
+    /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
+        tests/data/scripts/attention_node.py recompiles,guards \
+        > tests/data/pytorch/attention_node.eager.txt
+
+(backends.py's explicit `backend=` arguments win over the one this script adds.)
+
 (nested_breaks.py's record shows a break inside a helper and inside a submodule's forward:
 the compiled frame's graph ends at the call, the called function is a frame of its own
 with the next compile id, its break logged again as a duplicate, and the outer frame

@@ -223,7 +223,7 @@ impl CodeCache {
             id,
             wrapper,
             mode: config.dynamic,
-            backend: config.backend,
+            config: config.clone(),
             graph,
             env,
             guards,

@@ -6,7 +6,7 @@
 //! check order, which learns from failures as Dynamo's does.
 
 use crate::compile::Compiled;
-use crate::config::{CompilerBackend, DynamicMode};
+use crate::config::{CompileConfig, CompilerBackend, DynamicMode};
 use crate::frontend::{GradMode, GraphBreak, Stamps};
 use crate::graph::{Graph, Op, RequiresGrad, saved_inputs};
 use crate::guard::GuardSet;
@@ -69,8 +69,8 @@ pub struct Entry {
     pub wrapper: usize,
     /// That wrapper's mode.
     pub mode: DynamicMode,
-    /// That wrapper's back end.
-    pub backend: CompilerBackend,
+    /// That wrapper's settings (its back end, mode and recompile limit).
+    pub config: CompileConfig,
     /// The graph, with final shapes.
     pub graph: Graph,
     /// The symbolic reasoning that produced it.
@@ -106,7 +106,7 @@ impl Entry {
     pub fn stamps(
         &self,
         names: &[String],
-        backend: CompilerBackend,
+        backend: &CompilerBackend,
         grad: Option<&GradMode>,
     ) -> Stamps {
         if !backend.runs_aot_autograd() {
@@ -144,7 +144,7 @@ impl Entry {
             params: &grad.params,
             args: &arg_requires,
         };
-        let args = saved_inputs(graph, &requires, backend == CompilerBackend::Inductor)
+        let args = saved_inputs(graph, &requires, *backend == CompilerBackend::Inductor)
             .into_iter()
             .filter_map(|id| match &graph.nodes[id.index()].op {
                 Op::Input { name } => {

@@ -449,7 +449,7 @@ impl CodeCache {
         let mut hit = None;
         let code = &mut self.frames[frame];
         for (position, entry) in code.entries.iter_mut().enumerate() {
-            if entry.wrapper != wrapper {
+            if !entry.config.same_backend(config) {
                 event
                     .reasons
                     .push((entry.id, backend_mismatch(entry, wrapper, config)));
@@ -573,13 +573,13 @@ impl CodeCache {
     }
 }
 
-/// PyTorch 2.15's reason for an entry another `torch.compile` call made (each call has its
-/// own backend object; Tailor's "ids" are the wrappers' numbers): `cached`'s wrapper against
-/// wrapper `new`, whose settings are `config`.
+/// PyTorch 2.15's reason for an entry a `torch.compile` call with an unequal backend made
+/// (another back end, mode, options or `dynamic=`; Tailor's "ids" are the wrappers'
+/// numbers): `cached`'s wrapper against wrapper `new`, whose settings are `config`.
 fn backend_mismatch(cached: &Entry, new: usize, config: &CompileConfig) -> String {
     format!(
         "BACKEND_MATCH failure: torch.compile detected different backend callables. Cached backend: {} (id={:#x}). New backend: {} (id={new:#x}). If this is unexpected, wrap your backend in functools.partial (or reuse the same cached backend) to avoid creating a new backend function each time. More details: https://github.com/pytorch/pytorch/issues/168373",
-        cached.backend.wrapper_text(cached.mode),
+        cached.config.backend.wrapper_text(cached.mode),
         cached.wrapper,
         config.backend.wrapper_text(config.dynamic),
     )

@@ -138,16 +138,25 @@ pub(super) mod _tailor {
     // ---- script mode ---------------------------------------------------------------------
 
     /// `torch.compile(target, dynamic=…, recompile_limit=…, backend=…)` in a script: the
-    /// new wrapper's id.
+    /// new wrapper's id; `settings` is what else PyTorch compares of two wrappers' backends
+    /// (the callable, `mode=`, `options=`), as text.
     #[pyfunction]
     fn compile(
         target: PyObjectRef,
         dynamic: PyObjectRef,
         recompile_limit: PyObjectRef,
         backend: PyObjectRef,
+        settings: String,
         vm: &VirtualMachine,
     ) -> PyResult<usize> {
-        crate::frontend::script::compile(vm, &target, &dynamic, &recompile_limit, &backend)
+        crate::frontend::script::compile(
+            vm,
+            &target,
+            &dynamic,
+            &recompile_limit,
+            &backend,
+            &settings,
+        )
     }
 
     /// A call of compiled wrapper `wrapper` with `args`; `trainable` is `None` under

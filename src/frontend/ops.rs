@@ -10,7 +10,8 @@
 use super::errors::FrontendError;
 use crate::graph::Holder;
 use crate::graph::{
-    BinaryOp, Graph, Init, Lifted, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape, Span,
+    AttentionMask, BinaryOp, Graph, Init, Lifted, NodeId, Op, PoolKind, ReduceKind, Scalar, Shape,
+    Span,
 };
 use crate::graph::{DType, RandomKind, Tensor, UnaryOp, dtype, seed_of, shape_to_string};
 use crate::shape::layout;
@@ -450,6 +451,26 @@ impl<'a> Ops<'a> {
             Op::Softmax { dim }
         };
         self.push(op, &[x], span, |_, _, shapes| Ok(shapes[0].clone()))
+    }
+
+    /// `scaled_dot_product_attention(q, k, v, mask?)`: one node whose shape is that of the
+    /// two products it stands for (`rules::attention`).
+    pub fn attention(
+        &mut self,
+        inputs: &[TensorRef],
+        causal: bool,
+        scale: Option<f64>,
+        mask: AttentionMask,
+        span: Span,
+    ) -> Result<TensorRef> {
+        let op = Op::Attention {
+            causal,
+            scale,
+            mask,
+        };
+        self.push(op, inputs, span, |env, ctx, shapes| {
+            rules::attention(env, ctx, shapes)
+        })
     }
 
     /// `x.sum/mean/amax(dim, keepdim)`; `what` is the method name for errors.

@@ -99,6 +99,7 @@ pub(super) fn compile(
     dynamic: &PyObjectRef,
     recompile_limit: &PyObjectRef,
     backend: &PyObjectRef,
+    settings: &str,
 ) -> PyResult<usize> {
     Call::run_with(vm, |call| {
         let session = call.session_ref();
@@ -126,7 +127,13 @@ pub(super) fn compile(
                 )
             })?
         } else if backend.is_callable() {
-            CompilerBackend::Callable
+            let name = match backend.get_attr("__name__", vm) {
+                Ok(name) => name.str(vm)?,
+                Err(_) => backend.str(vm)?,
+            };
+            CompilerBackend::Callable {
+                name: name.to_string_lossy().into_owned(),
+            }
         } else {
             return Err(call.type_error(format!(
                 "torch.compile's backend must be a name or a callable, not {}",
@@ -141,8 +148,16 @@ pub(super) fn compile(
             dynamic,
             recompile_limit,
             backend,
+            backend_settings: settings_number(settings),
         };
         Ok(host.compile(key, program, entry, config))
+    })
+}
+
+/// `settings` as a number (FNV-1a): wrappers with equal text compare equal.
+fn settings_number(settings: &str) -> u64 {
+    settings.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 

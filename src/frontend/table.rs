@@ -15,7 +15,7 @@
 
 use super::call::{Call, Raise};
 use super::ops::TensorRef;
-use crate::graph::{BinaryOp, DType, Init, Op, PoolKind, ReduceKind, UnaryOp};
+use crate::graph::{AttentionMask, BinaryOp, DType, Init, Op, PoolKind, ReduceKind, UnaryOp};
 pub use crate::lower::Lowering;
 use crate::shape::rules::{ConvWindow, ReshapeKind};
 use crate::symbolic::Expr;
@@ -192,6 +192,7 @@ static OPS: &[OpEntry] = &[
     op("amax", REDUCTION, &["Tensor.amax"], "x.amax(1)", REDUCE, |c, a| reduce(c, a, ReduceKind::Amax)),
     op("softmax", "Tensor input, int[]? dim", &[], "x.softmax(-1)", ROW, |c, a| softmax(c, a, false)),
     op("log_softmax", "Tensor input, int[]? dim", &[], "F.log_softmax(x, dim=1)", (ROW.0, Lowering::Rows, "graph::log_softmax_row"), |c, a| softmax(c, a, true)),
+    op("scaled_dot_product_attention", "Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, bool is_causal=False, float? scale=None", &[], "F.scaled_dot_product_attention(x, x, x, is_causal=True)", ("shape::rules::attention", Lowering::Decomposed, "graph::eval::attention"), attention),
     op("layer_norm", "Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05", &[], "F.layer_norm(x, (6,))", ("shape::rules::layer_norm", Lowering::Rows, "graph::layer_norm_row"), layer_norm),
     op("matmul", "Tensor input, Tensor other", &["Tensor.matmul", "torch.matmul"], "x @ x.transpose(2, 3)", ("shape::rules::matmul", Lowering::Gemm, "graph::eval::matmul"), matmul),
     op("linear", "Tensor input, Tensor weight, Tensor? bias=None", &[], "F.linear(x, torch.randn(5, 6), torch.randn(5))", ("shape::rules::linear", Lowering::Gemm, "graph::eval::linear"), linear),
@@ -233,6 +234,7 @@ enum ArgType {
     SymInt,
     SymInts,
     Float,
+    OptionalFloat,
     Bool,
     Str,
     Indices,
@@ -251,6 +253,7 @@ const ARG_TYPES: &[(&str, ArgType)] = &[
     ("SymInt", ArgType::SymInt),
     ("SymInt[]", ArgType::SymInts),
     ("float", ArgType::Float),
+    ("float?", ArgType::OptionalFloat),
     ("bool", ArgType::Bool),
     ("str", ArgType::Str),
     ("Index[]", ArgType::Indices),
@@ -537,6 +540,17 @@ impl Bound<'_> {
         call.int(value, name).map(|int| int as f64)
     }
 
+    fn optional_float(&self, call: &Call<'_>, name: &str) -> Result<Option<f64>, Raise> {
+        let value = self.get(call, name, ArgType::OptionalFloat)?;
+        if call.vm().is_none(value) {
+            return Ok(None);
+        }
+        if let Some(float) = value.downcast_ref::<PyFloat>() {
+            return Ok(Some(float.to_f64()));
+        }
+        call.int(value, name).map(|int| Some(int as f64))
+    }
+
     fn bool(&self, call: &Call<'_>, name: &str) -> Result<bool, Raise> {
         let value = self.get(call, name, ArgType::Bool)?;
         Ok(value.clone().is_true(call.vm())?)
@@ -752,6 +766,35 @@ fn softmax(call: &Call<'_>, args: &Bound<'_>, log: bool) -> Built {
     let x = args.tensor(call, "input")?;
     let dims = args.dims(call, "dim")?;
     call.tensor_op(|ops, span| ops.softmax(log, x, dims, span))
+}
+
+/// One node, as Dynamo's graph keeps it (lowering decomposes it).
+fn attention(call: &Call<'_>, args: &Bound<'_>) -> Built {
+    let mut inputs = vec![
+        args.tensor(call, "query")?,
+        args.tensor(call, "key")?,
+        args.tensor(call, "value")?,
+    ];
+    let causal = args.bool(call, "is_causal")?;
+    let mask = match args.optional_tensor(call, "attn_mask")? {
+        Some(_) if causal => {
+            return Err(call.type_error(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
+            ));
+        }
+        Some(mask) => {
+            let kind = if call.dtype_of(&mask) == DType::Bool {
+                AttentionMask::Keep
+            } else {
+                AttentionMask::Add
+            };
+            inputs.push(mask);
+            kind
+        }
+        None => AttentionMask::None,
+    };
+    let scale = args.optional_float(call, "scale")?;
+    call.tensor_op(|ops, span| ops.attention(&inputs, causal, scale, mask, span))
 }
 
 fn layer_norm(call: &Call<'_>, args: &Bound<'_>) -> Built {

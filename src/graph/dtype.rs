@@ -8,7 +8,7 @@
 //! 64-bit integers and the CPU backend and the reference share one element type, so this
 //! keeps one code path; the kernel view says so where an integer tensor is read.
 
-use super::{BinaryOp, Op, ReduceKind, UnaryOp};
+use super::{AttentionMask, BinaryOp, Op, ReduceKind, UnaryOp};
 use serde::Serialize;
 
 /// The element type of a tensor.
@@ -362,6 +362,22 @@ pub fn result(op: &Op, operands: &[DType]) -> Result<DType, DTypeError> {
             .unwrap_or_default()),
         op if op.is_view() => Ok(first),
         Op::Triangle { .. } => Ok(first),
+        // q, k and v are float; a bool mask says what to keep, a float one is added.
+        Op::Attention {
+            mask: AttentionMask::Keep,
+            ..
+        } => match operands
+            .iter()
+            .take(3)
+            .position(|dtype| !dtype.is_floating())
+        {
+            Some(operand) => Err(DTypeError::NeedsFloat {
+                op: op.name(),
+                operand,
+                dtype: operands[operand],
+            }),
+            None => Ok(DType::Float32),
+        },
         // Products, convolutions, normalisations, pooling: float kernels in PyTorch's CPU
         // and GPU backends alike for what models call them with.
         _ => needs_float(0),

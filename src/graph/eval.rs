@@ -5,8 +5,8 @@
 //! written for obviousness, not speed, and every later back end is checked against it.
 
 use super::{
-    DType, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, layer_norm_row, log_softmax_row,
-    random_value, softmax_row,
+    AttentionMask, DType, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, layer_norm_row,
+    log_softmax_row, random_value, softmax_row,
 };
 use crate::symbolic::{Bindings, Expr};
 
@@ -415,6 +415,17 @@ pub fn eval(
             }
             Op::Softmax { dim } => along(arg(0), *dim, softmax_row),
             Op::LogSoftmax { dim } => along(arg(0), *dim, log_softmax_row),
+            Op::Attention {
+                causal,
+                scale,
+                mask,
+            } => attention(
+                [arg(0), arg(1), arg(2)],
+                node.inputs.get(3).map(|_| (arg(3), *mask)),
+                *causal,
+                *scale,
+                shape,
+            ),
             Op::Reduce { kind, dims, .. } => reduce(arg(0), *kind, dims, shape),
             Op::Reshape => Tensor {
                 shape,
@@ -558,6 +569,50 @@ fn linear(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, shape: Vec<usize>)
         }
     }
     out
+}
+
+/// `softmax(q @ kᵀ · scale + mask) @ v`, PyTorch's math reference for
+/// `scaled_dot_product_attention`: the scale is `1/sqrt(q.size(-1))` unless given; a causal
+/// mask keeps key `j` for query `i` where `j <= i`; a bool mask keeps where it is true and
+/// a float mask is added, either broadcast to the scores.
+fn attention(
+    [q, k, v]: [&Tensor; 3],
+    mask: Option<(&Tensor, AttentionMask)>,
+    causal: bool,
+    scale: Option<f64>,
+    shape: Vec<usize>,
+) -> Tensor {
+    let rank = k.shape.len();
+    let mut perm: Vec<usize> = (0..rank).collect();
+    perm.swap(rank - 2, rank - 1);
+    let mut kt_shape = k.shape.clone();
+    kt_shape.swap(rank - 2, rank - 1);
+    let kt = permute(k, &perm, kt_shape);
+    let keys = k.shape[rank - 2];
+    let mut scores_shape = shape.clone();
+    let last = scores_shape.len() - 1;
+    scores_shape[last] = keys;
+    let mut scores = matmul(q, &kt, scores_shape.clone());
+    let head = q.shape[q.shape.len() - 1] as f64;
+    let factor = scale.unwrap_or(1.0 / head.sqrt()) as f32;
+    for (flat, score) in scores.data.iter_mut().enumerate() {
+        *score *= factor;
+        let index = unravel(flat, &scores_shape);
+        let (i, j) = (index[last - 1], index[last]);
+        if causal && j > i {
+            *score = f32::NEG_INFINITY;
+        }
+        if let Some((mask, kind)) = mask {
+            let value = mask.data[broadcast_offset(&index, &mask.shape)];
+            match kind {
+                AttentionMask::Keep if value == 0.0 => *score = f32::NEG_INFINITY,
+                AttentionMask::Add => *score += value,
+                _ => {}
+            }
+        }
+    }
+    let weights = along(&scores, last, softmax_row);
+    matmul(&weights, v, shape)
 }
 
 fn matmul(a: &Tensor, b: &Tensor, shape: Vec<usize>) -> Tensor {

@@ -27,7 +27,9 @@ pub use numerics::{
     embedding_row, layer_norm_row, log_softmax_row, nearest_source, pcg_hash, random_value,
     softmax_row,
 };
-pub use op::{BinaryOp, Init, Op, PoolKind, RandomKind, ReduceKind, Scalar, UnaryOp};
+pub use op::{
+    AttentionMask, BinaryOp, Init, Op, PoolKind, RandomKind, ReduceKind, Scalar, UnaryOp,
+};
 pub use saved::{RequiresGrad, saved_inputs};
 
 pub use eval::{

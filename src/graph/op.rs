@@ -394,6 +394,17 @@ impl PoolKind {
     }
 }
 
+/// How `scaled_dot_product_attention`'s `attn_mask` acts on the scores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum AttentionMask {
+    /// No mask.
+    None,
+    /// A bool mask: a score where it is False is `-inf` (no weight).
+    Keep,
+    /// A float mask, added to the scores.
+    Add,
+}
+
 /// What a node computes. Operand tensors are the node's `inputs`, in the order listed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Op {
@@ -528,6 +539,18 @@ pub enum Op {
         /// The normalised dimension.
         dim: usize,
     },
+    /// `F.scaled_dot_product_attention(q, k, v, attn_mask, is_causal=, scale=)`, one node as
+    /// Dynamo's graph keeps it: `softmax(q @ kᵀ · scale + mask) @ v`, the scale
+    /// `1/sqrt(q.size(-1))` unless given; inputs: q, k, v, and the mask when there is one.
+    /// Lowering rewrites it into its products and softmax (`lower::decompose`).
+    Attention {
+        /// `is_causal`: a key after the query's position is masked out.
+        causal: bool,
+        /// `scale=`, when given.
+        scale: Option<f64>,
+        /// How the fourth input, if any, masks the scores.
+        mask: AttentionMask,
+    },
     /// Sum, mean or max over dimensions.
     Reduce {
         /// Which reduction.
@@ -656,6 +679,7 @@ impl Op {
             } => "randn".into(),
             Op::Softmax { .. } => "softmax".into(),
             Op::LogSoftmax { .. } => "log_softmax".into(),
+            Op::Attention { .. } => "scaled_dot_product_attention".into(),
             Op::Reduce { kind, .. } => kind.name().into(),
             Op::Reshape => "reshape".into(),
             Op::Expand => "expand".into(),

@@ -4,7 +4,7 @@
 //! `%linear = linear(%x, %layers_0_weight, %layers_0_bias) : f32[s0, 128]  # 18:16`.
 //! Invariant: the text depends only on the graph (no addresses, no hash order).
 
-use super::{Graph, Op, Scalar, shape_to_string};
+use super::{AttentionMask, Graph, Op, Scalar, shape_to_string};
 use std::fmt;
 
 impl fmt::Display for Graph {
@@ -132,6 +132,23 @@ fn attributes(op: &Op) -> String {
             }
         }
         Op::Softmax { dim } | Op::LogSoftmax { dim } => format!(", dim={dim}"),
+        Op::Attention {
+            causal,
+            scale,
+            mask,
+        } => {
+            let mut args = String::new();
+            if *mask != AttentionMask::None {
+                args.push_str(", attn_mask");
+            }
+            if *causal {
+                args.push_str(", is_causal=True");
+            }
+            if let Some(scale) = scale {
+                args.push_str(&format!(", scale={scale}"));
+            }
+            args
+        }
         Op::Reduce { dims, keepdim, .. } => {
             let dims: Vec<String> = dims.iter().map(usize::to_string).collect();
             format!(

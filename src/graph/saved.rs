@@ -39,6 +39,18 @@ fn backward_reads(op: &Op) -> &'static [(usize, usize)] {
         Op::BatchNorm { .. } => &[(0, 3), (1, 3), (2, 3), (2, 0), (3, 0)],
         // The table's gradient scatters into the rows the indices name.
         Op::Embedding => &[(0, 1)],
+        // Each of q, k and v's gradients reads the other two (and the weights it recomputes).
+        Op::Attention { .. } => &[
+            (0, 0),
+            (0, 1),
+            (0, 2),
+            (1, 0),
+            (1, 1),
+            (1, 2),
+            (2, 0),
+            (2, 1),
+            (2, 2),
+        ],
         _ => &[],
     }
 }

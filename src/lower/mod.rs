@@ -43,6 +43,7 @@
 //! compute ops (maps and `cat`, matrix products, convolution, pooling, row ops).
 
 mod builder;
+mod decompose;
 mod fuse;
 mod index;
 mod kernel;
@@ -109,6 +110,55 @@ pub fn lower(graph: &Graph, ranges: &dyn Fn(Sym) -> ValueRange) -> Result<Schedu
 /// [`lower`] with kernels grouped by `policy`: `FusionPolicy::PerOp` gives the schedule an
 /// eager call runs, one kernel per op.
 pub fn lower_with(
+    graph: &Graph,
+    ranges: &dyn Fn(Sym) -> ValueRange,
+    policy: FusionPolicy,
+) -> Result<Schedule, LowerError> {
+    let Some(decomposed) = decompose::decompose(graph) else {
+        return lower_graph(graph, ranges, policy);
+    };
+    // The kernels compute the rewritten graph; they and their errors are named by the
+    // captured graph a learner sees.
+    let origin = |id: NodeId| decomposed.origin[id.index()];
+    let mut schedule = lower_graph(&decomposed.graph, ranges, policy).map_err(|err| match err {
+        LowerError::SymbolicParam {
+            id, name, shape, ..
+        } => LowerError::SymbolicParam {
+            id: origin(id),
+            node: graph.node(origin(id)).name.clone(),
+            name,
+            shape,
+        },
+        LowerError::Unsupported { id, op, reason, .. } => LowerError::Unsupported {
+            id: origin(id),
+            node: graph.node(origin(id)).name.clone(),
+            op,
+            reason,
+        },
+    })?;
+    for kernel in &mut schedule.kernels {
+        let mut nodes: Vec<NodeId> = Vec::with_capacity(kernel.nodes.len());
+        for &id in &kernel.nodes {
+            if !nodes.contains(&origin(id)) {
+                nodes.push(origin(id));
+            }
+        }
+        kernel.node_names = nodes
+            .iter()
+            .map(|&id| graph.node(id).name.clone())
+            .collect();
+        kernel.nodes = nodes;
+    }
+    for placement in &mut schedule.placements {
+        placement.node = origin(placement.node);
+        placement.node_name = graph.node(placement.node).name.clone();
+    }
+    schedule.notes.extend(decomposed.notes);
+    Ok(schedule)
+}
+
+/// [`lower_with`] for a graph with nothing to rewrite.
+fn lower_graph(
     graph: &Graph,
     ranges: &dyn Fn(Sym) -> ValueRange,
     policy: FusionPolicy,

@@ -235,6 +235,27 @@ pub fn expand(
     Ok(out)
 }
 
+/// `scaled_dot_product_attention(q, k, v, mask?)`: the scores `q @ kᵀ` as `matmul` has
+/// them (its guards: the head sizes equal, the batch dims broadcast), the mask broadcast to
+/// them, then `scores @ v`. The scale is a number, never a guard on the head size.
+pub fn attention(env: &mut ShapeEnv, ctx: &OpCtx, shapes: &[Shape]) -> Result<Shape, ShapeError> {
+    let (q, k, v) = (&shapes[0], &shapes[1], &shapes[2]);
+    if q.len() < 2 || k.len() < 2 || v.len() < 2 {
+        return Err(ctx.invalid(
+            "scaled_dot_product_attention needs query, key and value of at least 2 dims",
+        ));
+    }
+    let mut key_t = k.clone();
+    let rank = key_t.len();
+    key_t.swap(rank - 2, rank - 1);
+    let scores = matmul(env, ctx, q, &key_t)?;
+    let scores = match shapes.get(3) {
+        Some(mask) => broadcast(env, ctx, &scores, mask)?,
+        None => scores,
+    };
+    matmul(env, ctx, &scores, v)
+}
+
 /// `torch.matmul`: contraction `a[-1] == b[-2]`, batch dims broadcast, 1-d operands promoted.
 pub fn matmul(
     env: &mut ShapeEnv,

@@ -164,7 +164,7 @@ impl Model {
             .session
             .decide(self.wrapper, &self.config, &call, &marks, &inputs)
             .clone();
-        let stamps = stamps_view(&shared.session.cache, &event, &names, self.config, grad);
+        let stamps = stamps_view(&shared.session.cache, &event, &names, &self.config, grad);
         shared.times.push(CallTimes::default());
         if let Some(failed) = event.first_error() {
             let record = view::call_view(index, &event, CallTimes::default());
@@ -250,7 +250,7 @@ fn stamps_view(
     cache: &CodeCache,
     event: &CallEvent,
     names: &[String],
-    config: CompileConfig,
+    config: &CompileConfig,
     grad: bool,
 ) -> JsValue {
     let entry = event
@@ -263,7 +263,7 @@ fn stamps_view(
                 params: entry.graph.param_paths(),
                 args: vec![false; names.len()],
             });
-            entry.stamps(names, config.backend, grad.as_ref())
+            entry.stamps(names, &config.backend, grad.as_ref())
         })
         .unwrap_or_default();
     let inputs: Vec<(String, usize)> = stamps
@@ -325,8 +325,9 @@ impl Model {
     }
 
     /// Another `torch.compile` wrapper of the same module (`options` as for `compile`): it
-    /// shares this model's cache, entries and recompile limit, but never reuses an entry of
-    /// another wrapper.
+    /// shares this model's cache and recompile limit, and reuses another wrapper's entries
+    /// only where their settings are equal (`dynamic`, `backend`), as PyTorch compares its
+    /// backends (`CompileConfig::same_backend`).
     pub fn wrap(&self, options: JsValue) -> Result<Model, JsValue> {
         let parsed = convert::compile_options(&options, &self.input_names())?;
         let wrapper = {

@@ -35,6 +35,8 @@
 //! `model_helpers.py`: `math`, `torch.autograd.Function`, `torch.jit`, ceil-mode pools and
 //! the other helpers model files use, likewise); `rnn.py`: the recurrent layers and
 //! their cells, against `rnn.txt`, and an LSTM's graph break, against `rnn.eager.txt`).
+//! `pool_lengths.py`: which pools specialise a length, against `pool_lengths.eager.txt`;
+//! `backends.py`: which wrappers share entries; `attention_node.py`: attention's guards.
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
 
@@ -953,7 +955,7 @@ fn assert_logs_what_pytorch_logged(name: &str, logs: &str, kept: fn(&str) -> boo
         text.lines()
             .filter(|line| kept(line))
             .filter_map(without_comment)
-            .map(|line| line.replacen("+- LAMBDA_GUARD: ", "", 1))
+            .map(|line| normalized(&line.replacen("+- LAMBDA_GUARD: ", "", 1)))
             .collect()
     };
     assert_eq!(lines(&run.text(&[Stream::Log])), lines(theirs));
@@ -1038,6 +1040,83 @@ fn view_of_a_transposed_tensor_is_pytorchs_error_at_its_line() {
     );
     let run = run_script(&source.replace(".view(", ".reshape("), "");
     assert!(run.error.is_none(), "{:?}", run.error);
+}
+
+/// Under `dynamic=True`, max_pool1d specialises the length (PyTorch's CPU kernel reads it as
+/// an int: a recompile per length) while avg_pool1d, the 2-d pools and the global pool keep
+/// it symbolic (`tests/data/scripts/pool_lengths.py` against `pool_lengths.eager.txt`).
+#[test]
+fn pools_specialise_the_lengths_pytorch_specialises() {
+    assert_logs_what_pytorch_logged("pool_lengths", "recompiles", |line| {
+        line.contains("[__recompiles]")
+    });
+}
+
+/// Wrappers made alike (the same back end or callable, mode, options and `dynamic=`) share
+/// entries, and a wrapper unlike them recompiles with PyTorch's `BACKEND_MATCH` reason,
+/// naming a callable back end by its `__name__` (`backends.py` against
+/// `backends.eager.txt`).
+#[test]
+fn wrappers_made_alike_share_entries_as_pytorchs_do() {
+    assert_logs_what_pytorch_logged("backends", "recompiles", |line| {
+        line.contains("[__recompiles]")
+    });
+}
+
+/// `F.scaled_dot_product_attention` is one node whose only shape guards are its inputs'
+/// (`attention_node.py` against `attention_node.eager.txt`): the head size stays a symbol,
+/// and nothing inside it is lifted or guarded; lowering decomposes it. (The stride guards
+/// are left out of the comparison: PyTorch orders a product's factors by its hashed
+/// symbol names, which Tailor's printing does not follow.)
+#[test]
+fn attention_is_one_node_with_pytorchs_guards() {
+    assert_logs_what_pytorch_logged("attention_node", "recompiles,guards", |line| {
+        line.contains("[__recompiles]") || (is_shape_guard(line) && !line.contains("stride()"))
+    });
+    let source = "import torch\nimport torch.nn.functional as F\n\nclass A(torch.nn.Module):\n    def forward(self, q, k, v):\n        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n";
+    let options = tailor::Options {
+        config: tailor::CompileConfig {
+            dynamic: tailor::DynamicMode::True,
+            ..tailor::CompileConfig::default()
+        },
+        ..tailor::Options::default()
+    };
+    let trace = tailor::explain(source, "q=2,3,8,16;k=2,3,8,16;v=2,3,8,16", &options)
+        .expect("attention compiles")
+        .to_string();
+    let graph = trace
+        .split("== Captured graph (FX) ==")
+        .nth(1)
+        .and_then(|rest| rest.split("\n== ").next())
+        .expect("the graph stage");
+    assert_eq!(
+        graph.matches("= scaled_dot_product_attention(").count(),
+        1,
+        "{graph}"
+    );
+    assert_eq!(
+        graph.lines().filter(|line| line.contains(" = ")).count(),
+        4,
+        "the inputs and the one node: {graph}"
+    );
+    assert!(!graph.contains("const"), "{graph}");
+    assert!(
+        trace.contains("scaled_dot_product_attention lowered as its ops"),
+        "{trace}"
+    );
+}
+
+/// An op refused inside a compiled call says where once: `line 4, col 12: …`, not the place
+/// twice.
+#[test]
+fn an_error_inside_a_compiled_call_names_its_place_once() {
+    let source = "import torch\nimport torch.nn.functional as F\ndef f(t):\n    return F.max_pool2d(t, 2, return_indices=True)[0]\n\ntorch.compile(f)(torch.randn(1, 2, 8, 8))\n";
+    let error = run_script(source, "").error.expect("refused").to_string();
+    assert_eq!(error.matches("line 4, col 12").count(), 1, "{error}");
+    assert!(
+        error.contains("return_indices=True is not supported"),
+        "{error}"
+    );
 }
 
 /// Python float arguments (`tests/data/scripts/float_args.py`: a scale, a branch on the

@@ -134,14 +134,18 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
-    """PyTorch's math reference for it (its documentation's Python): softmax of the scaled
-    scores, future positions masked with -inf under `is_causal`, a bool `attn_mask`'s False
-    positions masked with -inf and a float one added, times the values."""
+    """One node, as Dynamo's graph keeps it (lowering rewrites it into its products and
+    softmax): softmax of the scaled scores, future positions masked with -inf under
+    `is_causal`, a bool `attn_mask`'s False positions masked with -inf and a float one added,
+    times the values. With dropout (training), PyTorch's math reference for it, op by op."""
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
     if enable_gqa:
         _tailor.unsupported("scaled_dot_product_attention with enable_gqa", "")
+    if dropout_p == 0.0:
+        return _tailor.op("scaled_dot_product_attention", query, key, value, attn_mask,
+                          is_causal, scale)
     import math
     import torch
     target, source = query.size(-2), key.size(-2)
@@ -528,7 +532,12 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """A 2-d pool over a height of 1."""
+    """A 2-d pool over a height of 1. Without indices, PyTorch's CPU kernel reads the length
+    as a plain int, so torch.compile specialises it (a guard on its value, a recompile per
+    length, measured on 2.15); with indices it goes through max_pool1d_with_indices, which
+    keeps the length symbolic."""
+    if not return_indices:
+        int(input.shape[-1])
     kernel = _tuple(kernel_size, 1)[0]
     stride = kernel if stride is None or stride == [] else _tuple(stride, 1)[0]
     pooled = max_pool2d(input.unsqueeze(-2), (1, kernel), (1, stride), (0, _tuple(padding, 1)[0]),

@@ -19,7 +19,7 @@ pub fn explain(args: &ExplainArgs, source: &str) -> Result<String, Error> {
         .clone();
     let options = tailor::Options {
         entry: model.entry.clone(),
-        config: model.config,
+        config: model.config.clone(),
         marks: model.marks(&names)?,
         symbol_names: model.symbol_names,
     };

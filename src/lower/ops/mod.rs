@@ -38,6 +38,9 @@ pub enum Lowering {
     Rows,
     /// One copy kernel per joined tensor (`cat`).
     Copy,
+    /// Rewritten into the ops it stands for before fusion (`decompose.rs`): attention's two
+    /// products, its scale and mask, and its row softmax.
+    Decomposed,
 }
 
 impl Lowering {
@@ -55,6 +58,7 @@ impl Lowering {
             | Op::LogSoftmax { .. }
             | Op::LayerNorm { .. } => Lowering::Rows,
             Op::Cat { .. } => Lowering::Copy,
+            Op::Attention { .. } => Lowering::Decomposed,
             _ => Lowering::Map,
         })
     }
@@ -69,6 +73,7 @@ impl Lowering {
             Lowering::Pool => "pooling",
             Lowering::Rows => "row reduction",
             Lowering::Copy => "copy",
+            Lowering::Decomposed => "decomposed (products and a row softmax)",
         }
     }
 }
@@ -98,6 +103,12 @@ impl Builder<'_> {
                 _ => self.build_map(group),
             },
             Some(Lowering::Map | Lowering::View) | None => self.build_map(group),
+            Some(Lowering::Decomposed) => Err(LowerError::Unsupported {
+                id: root.id,
+                node: root.name.clone(),
+                op: root.op.name(),
+                reason: "it is rewritten into its ops before fusion (decompose.rs)".into(),
+            }),
         }
     }
 }
