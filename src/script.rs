@@ -382,8 +382,10 @@ fn log_lines(
             .and_then(|id| cache.frame_entry(frame.local, id)),
         _ => None,
     };
-    // A compilation that failed logs why it was tried, as PyTorch does before it raises.
-    if let (Action::Error, Some(id)) = (event.action, event.compile_id)
+    // A compilation that failed logs why it was tried, as PyTorch does before it raises,
+    // and so does one whose trace recorded no op (the frame is skipped from then on).
+    let tried = event.action == Action::Error || event.skipped.is_some();
+    if let (true, Some(id)) = (tried, event.compile_id)
         && options.logs.recompiles
         && id > 0
     {

@@ -519,6 +519,7 @@ class Tensor(_tailor.TensorBase):
                 return _cast(self, arg)
             if isinstance(arg, Tensor):
                 return _cast(self, arg.dtype)
+        _tailor.record_call()
         return self
 
     def float(self):
@@ -539,16 +540,21 @@ class Tensor(_tailor.TensorBase):
     def half(self):
         return _cast(self, float16)
 
+    # Each is a call in Dynamo's graph, so a trace that makes one is not empty.
     def cpu(self):
+        _tailor.record_call()
         return self
 
     def cuda(self, device=None):
+        _tailor.record_call()
         return self
 
     def detach(self):
+        _tailor.record_call()
         return self
 
     def clone(self):
+        _tailor.record_call()
         return self
 
     def __deepcopy__(self, memo):

@@ -24,6 +24,8 @@ A third argument names other TORCH_LOGS artifacts (graph breaks):
     /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
         tests/data/scripts/backends.py > tests/data/pytorch/backends.eager.txt
     /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
+        tests/data/scripts/size_branches.py > tests/data/pytorch/size_branches.eager.txt
+    /tmp/torch/bin/python scripts/pytorch/check_script.py eager \
         tests/data/scripts/attention_node.py recompiles,guards \
         > tests/data/pytorch/attention_node.eager.txt
 
@@ -39,6 +41,8 @@ resumes in torch_dynamo_resume_in_forward_at_<line of the call>.)
 `L['self']._modules['lstm']`.)
 
 A script whose output is all that matters (how tensors print) is recorded by running it:
+
+    /tmp/torch/bin/python tests/data/scripts/marked_ranges.py > tests/data/pytorch/marked_ranges.txt
 
     /tmp/torch/bin/python tests/data/scripts/propagated.py > tests/data/pytorch/propagated.txt
 

@@ -233,6 +233,7 @@ impl CodeCache {
             graph_break: segment.graph_break,
             frame,
             marked: marked.to_vec(),
+            ops_called: segment.ops_called,
             used,
         }
     }

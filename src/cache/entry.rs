@@ -88,6 +88,8 @@ pub struct Entry {
     /// Dynamo's frame id of its code (0: the compiled function; else a resume function).
     pub frame: usize,
     pub(super) marked: Vec<bool>,
+    /// Tensor ops its trace called (some add no node: a pad by zero).
+    pub(super) ops_called: usize,
     /// For a resume function's entry, the positions of the arguments its graph used (the
     /// only ones it guards, as Dynamo guards only what the trace read).
     pub(super) used: Option<Vec<usize>>,
@@ -97,6 +99,13 @@ impl Entry {
     /// Whether the entry was compiled for a `mark_dynamic`-ed input `i`.
     pub fn was_marked(&self, input: usize) -> bool {
         self.marked.get(input).copied().unwrap_or(false)
+    }
+
+    /// Whether its trace recorded no op: no tensor op called, no graph break, and no size
+    /// read as a guard (Dynamo's `count_calls` is 0, a symbolic size read being a
+    /// `sym_size` call). Dynamo skips such a frame for good.
+    pub fn traced_nothing(&self) -> bool {
+        self.ops_called == 0 && self.graph_break.is_none() && self.env.guards().is_empty()
     }
 
     /// The dims AOTAutograd's runtime wrapper stamps dynamic after a run of this entry, whose

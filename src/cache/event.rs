@@ -66,6 +66,10 @@ pub struct CallEvent {
     pub error_in_program: bool,
     /// The warning PyTorch prints when the recompile limit is hit.
     pub warning: Option<String>,
+    /// Why Dynamo skips this code for good, on the call whose trace decided it and on every
+    /// later one: a function whose trace recorded no op (nothing to compile) runs eagerly
+    /// from then on, without a guard checked, until `torch._dynamo.reset()`.
+    pub skipped: Option<String>,
     /// Time spent checking guards (ms).
     pub guard_ms: f64,
     /// Time spent compiling (ms), for `compile`.

@@ -66,6 +66,8 @@ struct Frame {
     attempts: usize,
     frame_state: Vec<Option<ArgState>>,
     run_only: bool,
+    /// Dynamo skips the code for good: a trace of it recorded no op.
+    skipped: bool,
 }
 
 impl Frame {
@@ -79,6 +81,7 @@ impl Frame {
             attempts: 0,
             frame_state: vec![None; n_inputs],
             run_only: false,
+            skipped: false,
         }
     }
 
@@ -88,6 +91,7 @@ impl Frame {
         self.attempts = 0;
         self.frame_state = vec![None; self.inputs.len()];
         self.run_only = false;
+        self.skipped = false;
     }
 
     /// Keeps `merged` as the automatic-dynamic memory of the arguments `keep` selects (by
@@ -431,11 +435,20 @@ impl CodeCache {
             error_span: None,
             error_in_program: false,
             warning: None,
+            skipped: None,
             guard_ms: 0.0,
             compile_ms: 0.0,
             frame,
             breaks: Vec::new(),
         };
+        if self.frames[frame].skipped {
+            event.action = Action::Eager;
+            event.skipped = Some(SKIPPED_FRAME.into());
+            if let Err(err) = self.eager_capture(call, false) {
+                event.fail(&err);
+            }
+            return event;
+        }
         let started = clock();
         // The module attributes any entry guards, as they are now (read once per call).
         let attributes = self.attributes_now(&self.frames[frame].entries);
@@ -531,6 +544,19 @@ impl CodeCache {
         };
         let code = &mut self.frames[frame];
         match compiled {
+            Ok(entry) if resume.is_none() && entry.traced_nothing() => {
+                // Dynamo's `SkipFrame`: nothing to compile, so the code runs eagerly from now
+                // on; this call too.
+                event.action = Action::Eager;
+                event.skipped = Some(SKIPPED_FRAME.into());
+                code.skipped = true;
+                code.attempts += 1;
+                event.compile_ms = clock() - started;
+                if let Err(err) = self.eager_capture(call, false) {
+                    event.fail(&err);
+                }
+                return event;
+            }
             Ok(entry) => {
                 event.action = Action::Compile;
                 event.entry = Some(entry.id);
@@ -572,6 +598,10 @@ impl CodeCache {
         }
     }
 }
+
+/// PyTorch 2.15's words for a frame it skips because its trace recorded no op.
+const SKIPPED_FRAME: &str =
+    "No ops traced for the FX graph. `torch.compile` will skip the frame and fall back to eager.";
 
 /// PyTorch 2.15's reason for an entry a `torch.compile` call with an unequal backend made
 /// (another back end, mode, options or `dynamic=`; Tailor's "ids" are the wrappers'

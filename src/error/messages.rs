@@ -121,6 +121,7 @@ impl ShapeError {
             ),
             ShapeError::ConstraintViolation { .. }
             | ShapeError::RangeViolation { .. }
+            | ShapeError::GuardViolation { .. }
             | ShapeError::OutOfRange { .. } => Message::new(Id::ConstraintViolation, &[self]),
         }
     }

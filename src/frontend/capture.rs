@@ -45,6 +45,9 @@ pub(crate) struct Capture {
     /// reaches them, a rebinding does not, so reading one later is an error
     /// (`call/in_place.rs`).
     pub stale: BTreeMap<NodeId, Span>,
+    /// Tensor ops the trace called, those that add no node included (a pad by zero, a
+    /// reshape to the same shape): Dynamo records a call for each.
+    pub ops_called: usize,
 }
 
 impl Capture {
@@ -61,6 +64,7 @@ impl Capture {
             attributes: Vec::new(),
             holders: BTreeMap::new(),
             stale: BTreeMap::new(),
+            ops_called: 0,
         }
     }
 }
@@ -153,6 +157,8 @@ pub struct Segment {
     pub resume_args: Vec<(String, TracedArg)>,
     /// The module attributes it read, in reading order, with the values it saw.
     pub attributes: Vec<(AttributePath, ArgValue)>,
+    /// Tensor ops the trace called (`Capture::ops_called`).
+    pub ops_called: usize,
 }
 
 /// What a run gave: a segment, or a probe's break points.

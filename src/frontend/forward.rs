@@ -284,6 +284,7 @@ fn run_once(
         graph_break,
         resume_args,
         attributes: std::mem::take(&mut capture.attributes),
+        ops_called: capture.ops_called,
     }))))
 }
 

@@ -171,6 +171,16 @@ pub(super) mod _tailor {
         crate::frontend::script::call_compiled(vm, wrapper, &args, trainable)
     }
 
+    /// Counts a tensor op that Python answered without a node (`x.clone()`, a pad by zero,
+    /// `x.to(device)`): Dynamo's graph has a call for it, so its trace is not empty.
+    #[pyfunction]
+    fn record_call(vm: &VirtualMachine) -> PyResult<()> {
+        Call::run_with(vm, |call| {
+            call.record_call();
+            Ok(())
+        })
+    }
+
     /// The dims a compiled call stamped dynamic on `tensor`
     /// (`_dynamo_propagated_dynamic_indices`), in order; empty where none did.
     #[pyfunction]

@@ -93,6 +93,10 @@ pub struct SymbolInfo {
     pub range: ValueRange,
     /// Set when the user marked the dimension dynamic: specialising it is then an error.
     pub mark: Option<Mark>,
+    /// Whether it was made under duck sizing's policy, so that a later duck-sized dim of
+    /// the same size shares it. PyTorch's `val_to_var` holds only such symbols: one made
+    /// by automatic dynamic, a mark or an int argument is never shared.
+    pub duck: bool,
 }
 
 /// What caused a guard: an op's shape check, a branch in user code, or the framework.
@@ -265,7 +269,11 @@ impl fmt::Display for ShapeEvent {
 impl ShapeError {
     /// Whether this is the violation of `sym`'s specified range.
     fn is_narrowing_of(&self, sym: Sym) -> bool {
-        matches!(self, ShapeError::RangeViolation { sym: s, .. } if *s == sym)
+        matches!(
+            self,
+            ShapeError::RangeViolation { sym: s, .. } | ShapeError::GuardViolation { sym: s, .. }
+                if *s == sym
+        )
     }
 }
 
@@ -379,6 +387,23 @@ pub enum ShapeError {
         /// The range tracing left.
         generated: ValueRange,
     },
+    /// Tracing recorded a guard on a size a `mark_dynamic(…, min=, max=)` specified that
+    /// the range does not imply and no narrowing of it says (a divisibility from a view,
+    /// a `!=`): PyTorch checks every generated guard against the specified ranges.
+    #[error(
+        "ConstraintViolationError: Constraints violated ({source_name})! - Not all values of {source_name} = {source_name} in the specified range{} satisfy the generated guard {guard}",
+        specified_text(specified, source_name)
+    )]
+    GuardViolation {
+        /// The symbol guarded.
+        sym: Sym,
+        /// The marked dimension, source form.
+        source_name: String,
+        /// The range the mark specified (with the default lower bound 2).
+        specified: ValueRange,
+        /// The guard, in source form.
+        guard: String,
+    },
     /// A marked input outside its declared range.
     #[error("ConstraintViolationError: {value} not in range {range} ({source_name})")]
     OutOfRange {
@@ -487,7 +512,7 @@ impl ShapeEnv {
             let shared = self
                 .symbols
                 .iter()
-                .find(|info| info.hint == value && info.mark.is_none());
+                .find(|info| info.hint == value && info.duck);
             if let Some(info) = shared {
                 let sym = info.sym;
                 self.push_event(ShapeEvent::DuckShared {
@@ -499,7 +524,8 @@ impl ShapeEnv {
         }
         let user = mark.map_or(ValueRange::unbounded(), |m| ValueRange::new(m.min, m.max));
         let range = DEFAULT_RANGE.intersect(&user).unwrap_or(DEFAULT_RANGE);
-        self.create_symbol(source, value, range, mark, why)
+        let duck = policy == DimPolicy::Duck && mark.is_none();
+        self.create_symbol(source, value, range, mark, duck, why)
     }
 
     /// Makes the tensors the trace lifts from now on dynamic (`dynamic=True`).
@@ -541,7 +567,7 @@ impl ShapeEnv {
             });
             return Expr::int(value);
         }
-        self.create_symbol(source, value, ValueRange::unbounded(), None, why)
+        self.create_symbol(source, value, ValueRange::unbounded(), None, false, why)
     }
 
     /// A new symbol for `source`, seen as `hint`, over `range`.
@@ -551,6 +577,7 @@ impl ShapeEnv {
         hint: i64,
         range: ValueRange,
         mark: Option<Mark>,
+        duck: bool,
         why: &str,
     ) -> Expr {
         let sym = Sym(self.symbols.len() as u32);
@@ -567,6 +594,7 @@ impl ShapeEnv {
             hint,
             range,
             mark,
+            duck,
         });
         Expr::sym(sym)
     }
@@ -724,8 +752,43 @@ impl ShapeEnv {
             rel: recorded.clone(),
             origin: origin.clone(),
         });
+        self.check_specified_range(&recorded);
         self.learn(&recorded.simplify(), origin);
         truth
+    }
+
+    /// A guard on one size whose `mark_dynamic` specified a range, that is not a bound on
+    /// it (which `narrow` judges against the range): PyTorch's `ConstraintViolationError`,
+    /// the range not implying it (a recorded guard is one the ranges did not decide).
+    fn check_specified_range(&mut self, rel: &Rel) {
+        let syms = rel.free_syms();
+        let [sym] = syms.iter().copied().collect::<Vec<_>>()[..] else {
+            return;
+        };
+        let info = &self.symbols[sym.index()];
+        let Some(mark) = info.mark.filter(|m| m.min.is_some() || m.max.is_some()) else {
+            return;
+        };
+        let diff = rel.simplify();
+        let diff = &diff.lhs - &diff.rhs;
+        let bound = rel.op != CmpOp::Ne
+            && lone_symbol(&diff) == Some(sym)
+            && (&diff - &Expr::sym(sym)).as_int().is_some();
+        let floor_bound = diff
+            .as_scaled_floor_div()
+            .is_some_and(|(.., divisor, _)| divisor > 1);
+        if bound || floor_bound || self.violations.iter().any(|v| v.is_narrowing_of(sym)) {
+            return;
+        }
+        let declared = ValueRange::new(mark.min, mark.max);
+        let source_name = info.source.to_source();
+        let guard = rel.to_source(&|s| self.symbols[s.index()].source.to_source());
+        self.violations.push(ShapeError::GuardViolation {
+            sym,
+            source_name,
+            specified: DEFAULT_RANGE.intersect(&declared).unwrap_or(DEFAULT_RANGE),
+            guard,
+        });
     }
 
     /// Whether `rel` holds by the ranges or by a recorded guard; asks nothing and records

@@ -383,6 +383,9 @@ pub(super) struct CallView {
     span: Option<SpanView>,
     /// PyTorch's warning when the recompile limit is hit.
     warning: Option<String>,
+    /// Why Dynamo skips the code for good (its trace recorded no op), from the call that
+    /// decided it on.
+    skipped: Option<String>,
     /// The resume functions called after the function's graph breaks, in order (empty when
     /// its graph reaches the return).
     breaks: Vec<breaks::ResumeCallView>,
@@ -403,6 +406,7 @@ pub(super) fn call_view(index: usize, event: &CallEvent, times: CallTimes) -> Ca
         error_message: event.error_message.clone(),
         span: span_view(event.error_span),
         warning: event.warning.clone(),
+        skipped: event.skipped.clone(),
         breaks: breaks::resume_call_views(event),
         ms: TimingView::of(event, times),
     }

@@ -206,6 +206,18 @@ test("an int argument is a constant, then a symbol; a bool is always a constant"
   await shot(page, "13-lab-int-arguments", page.locator("#lab"));
 });
 
+test("a trace that records no op skips the code for good, as TorchDynamo does", async () => {
+  await selectMode(page, "auto");
+  const source = "import torch\n\n\ndef half(x):\n    n = x.shape[0]\n    if n == 1:\n        return x\n    return x[: n // 2] * 2\n";
+  await compileSource(page, source, "x=2,4");
+  // PyTorch 2.15: compile, compile (automatic dynamic), then the batch of 1 returns x with
+  // no op traced: the frame is skipped, and every later call runs eagerly, even one that
+  // its second entry would have served.
+  const actions = await runLab(page, "x=2,4 x=4,4 x=1,4 x=6,4 x=4,4");
+  assert.deepEqual(actions, ["compile", "compile", "eager", "eager", "eager"]);
+  assert.match(await page.getByTestId("lab-skipped").textContent(), /No ops traced for the FX graph/);
+});
+
 test("no uncaught errors happened", () => {
   assert.deepEqual(session.errors, []);
 });

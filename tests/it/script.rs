@@ -1106,6 +1106,62 @@ fn attention_is_one_node_with_pytorchs_guards() {
     );
 }
 
+/// Functions that branch on sizes, slice by them or return their input, over shape
+/// sequences under every mode, recompile when PyTorch's do, each time failing the same
+/// entries in the same order (`size_branches.py` against `size_branches.eager.txt`): duck
+/// sizing never shares an automatic-dynamic symbol, and a trace that records no op skips
+/// the code for good. The failing guards' words are left out: a few are PyTorch's in
+/// another equivalent form (`(x.size()[0] // 2) == 1` is Tailor's `2 <= x.size()[0] <= 3`).
+#[test]
+fn size_branches_recompile_as_pytorchs_do() {
+    const NAME: &str = "size_branches";
+    let recorded = data(&format!("tests/data/pytorch/{NAME}.eager.txt"));
+    let (theirs, printed) = recorded.split_once("---- stdout\n").expect("both parts");
+    let path = format!("tests/data/scripts/{NAME}.py");
+    let run = run_script_at(&path, &data(&path), "recompiles");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let failing = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|line| line.contains("[__recompiles]"))
+            .map(|line| match line.find(": ") {
+                Some(at) if line.contains("] [__recompiles]     - ") => line[..at].to_string(),
+                _ => line.to_string(),
+            })
+            .collect()
+    };
+    assert_eq!(failing(&run.text(&[Stream::Log])), failing(theirs));
+    assert_eq!(run.text(&[Stream::Stdout]), printed);
+}
+
+/// `mark_dynamic(min=, max=)` under ops that guard the marked size: Tailor raises
+/// `ConstraintViolationError` where PyTorch does (a branch, a window, a view's divisibility,
+/// a specialised length) and compiles where it compiles (`marked_ranges.py` against
+/// `marked_ranges.txt`). One case is known to differ, and the test says so until it is
+/// mended: PyTorch guards `x.size()[1] != 8` when `x[:, :8] + 1` asks whether the slice is
+/// contiguous, a question Tailor's elementwise ops do not ask.
+#[test]
+fn marked_ranges_raise_where_pytorchs_do() {
+    let run = run_script_at(
+        "tests/data/scripts/marked_ranges.py",
+        &data("tests/data/scripts/marked_ranges.py"),
+        "",
+    );
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let ours = run.text(&[Stream::Stdout]);
+    let theirs = data("tests/data/pytorch/marked_ranges.txt");
+    for (ours, theirs) in ours.lines().zip(theirs.lines()) {
+        if theirs.starts_with("slice-min8 ") {
+            assert_eq!(
+                (ours, theirs),
+                ("slice-min8 compiles (2, 8)", "slice-min8 raises")
+            );
+        } else {
+            assert_eq!(ours, theirs);
+        }
+    }
+    assert_eq!(ours.lines().count(), theirs.lines().count());
+}
+
 /// An op refused inside a compiled call says where once: `line 4, col 12: …`, not the place
 /// twice.
 #[test]

@@ -186,12 +186,14 @@ export function setupLab(ctx, events) {
     const device = ctx.tailor.device === "gpu" ? t("lab.runsOnGpu", ctx.tailor.webgpu.adapter + (ctx.tailor.webgpu.emulated ? t("gpu.emulatedTag") : "")) : t("lab.runsOnCpu");
     fill(ui.chart, renderTimeline(calls, barLabel, { simulate: ui.simulate.checked }), h("p", { class: "hint" }, device));
     const warning = calls.find((c) => c.warning)?.warning;
+    const skipped = calls.find((c) => c.skipped)?.skipped;
     const limit = model.recompileLimit;
     fill(ui.limit,
       h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": limit, "aria-valuenow": entries.length, "aria-label": t("lab.limit", entries.length, limit) },
         ...Array.from({ length: limit }, (_, i) => h("span", { class: i < entries.length ? "cell full" : "cell" }))),
       h("span", {}, t("lab.limit", entries.length, limit)),
-      warning ? h("div", { class: "warning" }, h("p", {}, t("lab.limitHit")), h("pre", {}, warning)) : null);
+      warning ? h("div", { class: "warning" }, h("p", {}, t("lab.limitHit")), h("pre", {}, warning)) : null,
+      skipped ? h("div", { class: "warning", dataset: { testid: "lab-skipped" } }, h("p", {}, t("lab.skipped")), h("pre", {}, skipped)) : null);
     scrollWithin(ui.events, ui.events.lastElementChild);
   }
   events.on("compiled", () => {

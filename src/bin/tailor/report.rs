@@ -50,6 +50,9 @@ pub fn json(results: &RunResults, naming: SymbolNaming) -> String {
             if let Some(warning) = &event.warning {
                 fields.insert("warning".into(), json!(warning));
             }
+            if let Some(skipped) = &event.skipped {
+                fields.insert("skipped".into(), json!(skipped));
+            }
             if !event.breaks.is_empty() {
                 fields.insert("graph_breaks".into(), breaks_json(event));
             }
@@ -174,6 +177,9 @@ pub fn text(args: &RunArgs, results: &RunResults) -> String {
                 "          warning: {}\n",
                 warning.replace('\n', "\n          ")
             ));
+        }
+        if let Some(skipped) = &event.skipped {
+            out.push_str(&format!("          skipped: {skipped}\n"));
         }
         if let Some(error) = &event.error {
             out.push_str(&format!("          error: {error}\n"));

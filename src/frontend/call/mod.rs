@@ -351,6 +351,13 @@ impl<'vm> Call<'vm> {
         op(&mut Ops::new(tracing))
     }
 
+    /// Counts one tensor op of the trace, if one runs (`Capture::ops_called`).
+    pub fn record_call(&self) {
+        if let Some(capture) = self.session.capture.borrow_mut().as_mut() {
+            capture.ops_called += 1;
+        }
+    }
+
     /// Whether tensor operations run eagerly: outside `forward` (module level, `__init__`,
     /// a script), as Python would run them.
     pub fn is_eager(&self) -> bool {
@@ -366,6 +373,7 @@ impl<'vm> Call<'vm> {
         if self.is_eager() {
             return self.eager_op(op);
         }
+        self.record_call();
         let tensor = self.with_ops(|ops| op(ops, self.span))?;
         self.wrap_tensor(tensor)
     }
