@@ -325,11 +325,7 @@ impl ScriptHost for SharedHost {
         let dtypes = graph.map(Graph::output_dtypes).unwrap_or_default();
         // AOTAutograd's runtime wrapper stamps what one graph's run returned and saved; a
         // call through graph breaks or run eagerly is not one graph's run.
-        let ran_entry = event
-            .entry
-            .filter(|_| event.breaks.is_empty() && event.action != Action::Eager)
-            .and_then(|id| code.session.cache.frame_entry(event.frame, id));
-        let stamps = match ran_entry {
+        let stamps = match code.session.cache.sole_entry(&event) {
             Some(entry) => {
                 let names = &code.session.cache.entry_point().inputs;
                 entry.stamps(names, &config.backend, grad.as_ref())

@@ -222,7 +222,6 @@ impl CodeCache {
         Entry {
             id,
             wrapper,
-            mode: config.dynamic,
             config: config.clone(),
             graph,
             env,

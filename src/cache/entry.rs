@@ -6,7 +6,7 @@
 //! check order, which learns from failures as Dynamo's does.
 
 use crate::compile::Compiled;
-use crate::config::{CompileConfig, CompilerBackend, DynamicMode};
+use crate::config::{CompileConfig, CompilerBackend};
 use crate::frontend::{GradMode, GraphBreak, Stamps};
 use crate::graph::{Graph, Op, RequiresGrad, saved_inputs};
 use crate::guard::GuardSet;
@@ -67,9 +67,7 @@ pub struct Entry {
     pub id: usize,
     /// The wrapper that compiled it; other wrappers never reuse it.
     pub wrapper: usize,
-    /// That wrapper's mode.
-    pub mode: DynamicMode,
-    /// That wrapper's settings (its back end, mode and recompile limit).
+    /// That wrapper's settings (its mode, back end and recompile limit).
     pub config: CompileConfig,
     /// The graph, with final shapes.
     pub graph: Graph,

@@ -571,6 +571,15 @@ impl CodeCache {
         event
     }
 
+    /// The entry whose graph alone ran `event`'s call: none for a call run eagerly or
+    /// through graph breaks (what AOTAutograd's stamps are made from).
+    pub fn sole_entry(&self, event: &CallEvent) -> Option<&Entry> {
+        event
+            .entry
+            .filter(|_| event.breaks.is_empty() && event.action != Action::Eager)
+            .and_then(|id| self.frame_entry(event.frame, id))
+    }
+
     /// The current values of the module attributes that `entries` guard, each path once.
     fn attributes_now(&self, entries: &[Entry]) -> Vec<(AttributePath, Option<ArgValue>)> {
         let mut paths: Vec<AttributePath> = Vec::new();
@@ -609,7 +618,7 @@ const SKIPPED_FRAME: &str =
 fn backend_mismatch(cached: &Entry, new: usize, config: &CompileConfig) -> String {
     format!(
         "BACKEND_MATCH failure: torch.compile detected different backend callables. Cached backend: {} (id={:#x}). New backend: {} (id={new:#x}). If this is unexpected, wrap your backend in functools.partial (or reuse the same cached backend) to avoid creating a new backend function each time. More details: https://github.com/pytorch/pytorch/issues/168373",
-        cached.config.backend.wrapper_text(cached.mode),
+        cached.config.backend.wrapper_text(cached.config.dynamic),
         cached.wrapper,
         config.backend.wrapper_text(config.dynamic),
     )

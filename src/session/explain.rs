@@ -80,7 +80,7 @@ fn shape_stages(cache: &CodeCache, entry: &Entry) -> Vec<Stage> {
         "compiling {}.forward({}) with dynamic={}\n",
         point.name,
         point.inputs.join(", "),
-        entry.mode
+        entry.config.dynamic
     );
     if point.is_module() {
         // A learner's own PyTorch run of `Model()` is in training mode unless it calls

@@ -18,7 +18,7 @@ use super::convert::{self, call_inputs, from_error, js_error, set, to_js};
 use super::driven;
 use super::kernels;
 use super::view::{self, CallTimes};
-use crate::cache::{Action, CallEvent, CodeCache};
+use crate::cache::{CallEvent, CodeCache};
 use crate::config::{CallMarks, CompileConfig};
 use crate::frontend::GradMode;
 use crate::runtime::RunError;
@@ -253,11 +253,8 @@ fn stamps_view(
     config: &CompileConfig,
     grad: bool,
 ) -> JsValue {
-    let entry = event
-        .entry
-        .filter(|_| event.breaks.is_empty() && event.action != Action::Eager)
-        .and_then(|id| cache.frame_entry(event.frame, id));
-    let stamps = entry
+    let stamps = cache
+        .sole_entry(event)
         .map(|entry| {
             let grad = grad.then(|| GradMode {
                 params: entry.graph.param_paths(),

@@ -320,7 +320,7 @@ pub(super) fn entry_view(cache: &CodeCache, entry: &Entry, naming: SymbolNaming)
     names.show(|| EntryView {
         id: entry.id,
         wrapper: entry.wrapper,
-        mode: entry.mode.to_string(),
+        mode: entry.config.dynamic.to_string(),
         lookup_position: cache
             .entries_mru()
             .iter()
@@ -514,7 +514,7 @@ pub(super) fn compilation_view(
     let graphs = breaks::graph_views(cache, event, naming);
     names.show(|| CompilationView {
         entry_name: cache.entry_point().name.clone(),
-        mode: entry.mode.to_string(),
+        mode: entry.config.dynamic.to_string(),
         shapes,
         stages,
         inputs: input_views(entry, &names),
