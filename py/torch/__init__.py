@@ -371,6 +371,17 @@ for _name in ("rsqrt", "clamp", "clamp_min", "clamp_max", "square", "var", "std"
     globals()[_name] = _function_of_method(_name)
 clip = clamp
 
+# Every other function PyTorch has at the top level whose first argument is the tensor and
+# which Tensor has as a method (torch.add, torch.flip, torch.eq, …) is that method.
+from torch._api_names import NAMES as _NAMES  # noqa: E402
+for _name in _NAMES["torch"].split():
+    if _name not in globals() and callable(getattr(Tensor, _name, None)):
+        globals()[_name] = _function_of_method(_name)
+
+
+def rsub(input, other, alpha=1):
+    return other - (input if alpha == 1 else input * alpha)
+
 
 def bmm(input, mat2):
     if input.dim() != 3 or mat2.dim() != 3:

@@ -55,7 +55,14 @@ class dtype:
     def __repr__(self):
         return "torch." + self.name
 
+    @property
+    def itemsize(self):
+        """Bytes per element, as PyTorch's `torch.float32.itemsize`."""
+        return _ITEM_SIZES[self.name]
 
+
+_ITEM_SIZES = {"float32": 4, "int64": 8, "bool": 1, "float64": 8, "float16": 2, "bfloat16": 2,
+               "int32": 4}
 float32 = dtype("float32", True)
 int64 = dtype("int64", False)
 bool_ = dtype("bool", False)
@@ -553,9 +560,9 @@ class Tensor(_tailor.TensorBase):
         _tailor.record_call()
         return self
 
-    def clone(self):
+    def clone(self, *, memory_format=None):
         _tailor.record_call()
-        return self
+        return _tailor.copy(self)
 
     def __deepcopy__(self, memo):
         # Module state is copied with its values (a cloned layer's parameters start equal to
@@ -1125,18 +1132,185 @@ def _define_aliases(prefix, namespace):
                 namespace[name] = _op_function(op, name)
 
 
+# ---- methods that are other methods under PyTorch's other names, or short decompositions
+# over them as torch/_refs writes them; checked against PyTorch by
+# tests/data/scripts/tensor_methods.py --------------------------------------------------------
+
+
+def _divide(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return self / other
+    if rounding_mode == "trunc":
+        return _integral(self, other, (self / other).trunc())
+    if rounding_mode == "floor":
+        return self.floor_divide(other)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+def _flip(self, *dims):
+    """Each dim read backwards: an index_select by `n - 1 - arange(n)` (an arange from a
+    symbolic start is not one of the op table's forms)."""
+    import torch
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    out = self
+    for dim in dims:
+        d = _dim_index(dim, self.dim())
+        n = self.size(d)
+        out = out.index_select(d, (n - 1) - torch.arange(n))
+    return out
+
+
+def _rot90(self, k=1, dims=(0, 1)):
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    k %= 4
+    if k == 1:
+        return self.flip(dims[1]).transpose(dims[0], dims[1])
+    if k == 2:
+        return self.flip(dims)
+    if k == 3:
+        return self.flip(dims[0]).transpose(dims[0], dims[1])
+    return self.clone()
+
+
+def _diff(self, n=1, dim=-1, prepend=None, append=None):
+    import torch
+    d = _dim_index(dim, self.dim())
+    out = self
+    if prepend is not None or append is not None:
+        out = torch.cat([t for t in (prepend, self, append) if t is not None], d)
+    for _ in range(n):
+        length = out.size(d)
+        out = out.narrow(d, 1, length - 1) - out.narrow(d, 0, length - 1)
+    return out
+
+
+def _select(self, dim, index):
+    d = _dim_index(dim, self.dim())
+    return self[(slice(None),) * d + (index,)]
+
+
+def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    close = (self - other).abs() <= atol + rtol * other.abs()
+    close = close | (self == other)
+    if equal_nan:
+        close = close | ((self != self) & (other != other))
+    return close
+
+
+def _nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    import torch
+    if not self.is_floating_point():
+        return self.clone()
+    info = torch.finfo(self.dtype)
+    out = _tailor.op("where", self != self, nan, self)
+    out = _tailor.op("where", out == float("inf"), info.max if posinf is None else posinf, out)
+    return _tailor.op("where", out == float("-inf"), info.min if neginf is None else neginf,
+                      out)
+
+
+def _logit(self, eps=None):
+    x = self if eps is None else self.clamp(eps, 1.0 - eps)
+    return (x / (1.0 - x)).log()
+
+
+def _sinc(self):
+    import math
+    scaled = self * math.pi
+    return _tailor.op("where", self == 0, 1.0, scaled.sin() / scaled)
+
+
+def _count_nonzero(self, dim=None):
+    nonzero = (self != 0).long()
+    return nonzero.sum() if dim is None else nonzero.sum(dim)
+
+
+def _in_tensor(self, element):
+    return bool((self == element).any())
+
+
+_MORE_METHODS = {
+    "eq": Tensor.__eq__, "ne": Tensor.__ne__, "lt": Tensor.__lt__, "le": Tensor.__le__,
+    "gt": Tensor.__gt__, "ge": Tensor.__ge__,
+    "greater": Tensor.__gt__, "greater_equal": Tensor.__ge__, "less": Tensor.__lt__,
+    "less_equal": Tensor.__le__, "not_equal": Tensor.__ne__,
+    "divide": _divide, "multiply": lambda self, other: self * other,
+    "subtract": lambda self, other, alpha=1: self - other * alpha if alpha != 1 else self - other,
+    "negative": lambda self: -self, "absolute": lambda self: self.abs(),
+    "fix": lambda self: self.trunc(), "clip": lambda self, min=None, max=None: self.clamp(min, max),
+    "frac": lambda self: self - self.trunc(),
+    "isnan": lambda self: self != self,
+    "isinf": lambda self: self.abs() == float("inf"),
+    "isfinite": lambda self: (self == self) & (self.abs() != float("inf")),
+    "isposinf": lambda self: self == float("inf"),
+    "isneginf": lambda self: self == float("-inf"),
+    "nan_to_num": _nan_to_num,
+    "log2": lambda self: self.log() * 1.4426950408889634,
+    "log10": lambda self: self.log() * 0.4342944819032518,
+    "cosh": lambda self: (self.exp() + (-self).exp()) * 0.5,
+    "sinh": lambda self: (self.exp() - (-self).exp()) * 0.5,
+    "logit": _logit, "sinc": _sinc,
+    "flip": _flip, "fliplr": lambda self: self.flip(1), "flipud": lambda self: self.flip(0),
+    "rot90": _rot90, "diff": _diff, "select": _select,
+    "isclose": _isclose,
+    "allclose": lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False:
+        bool(_isclose(self, other, rtol, atol, equal_nan).all()),
+    "equal": lambda self, other: list(self.shape) == list(other.shape) and bool((self == other).all()),
+    "count_nonzero": _count_nonzero,
+    "nelement": lambda self: self.numel(),
+    "element_size": lambda self: self.dtype.itemsize,
+    "dot": lambda self, other: (self * other).sum(),
+    "vdot": lambda self, other: (self * other).sum(),
+    "mv": lambda self, vec: self @ vec,
+    "bmm": lambda self, other: __import__("torch").bmm(self, other),
+    "addmm": lambda self, mat1, mat2, *, beta=1, alpha=1:
+        __import__("torch").addmm(self, mat1, mat2, beta=beta, alpha=alpha),
+    "baddbmm": lambda self, batch1, batch2, *, beta=1, alpha=1:
+        __import__("torch").baddbmm(self, batch1, batch2, beta=beta, alpha=alpha),
+    "outer": lambda self, vec2: __import__("torch").outer(self, vec2),
+    "ger": lambda self, vec2: __import__("torch").outer(self, vec2),
+    "new_tensor": lambda self, data, *, dtype=None, device=None, requires_grad=False:
+        __import__("torch").tensor(data, dtype=dtype or self.dtype),
+    "bfloat16": lambda self: _cast(self, bfloat16),
+    "__contains__": _in_tensor,
+}
+for _name, _method in _MORE_METHODS.items():
+    if not hasattr(Tensor, _name) or _name.startswith("__"):
+        setattr(Tensor, _name, _method)
+
+
+
 _methods = {}
 _define_aliases("Tensor.", _methods)
 for _name, _method in _methods.items():
     setattr(Tensor, _name, _method)
 Tensor.__abs__ = Tensor.abs
 
+
+def _with_alpha(name):
+    """`x.add(y, alpha=a)` is `x + y * a` (and `sub` alike), as PyTorch's refs write it."""
+    plain = getattr(Tensor, name)
+
+    def method(self, other, *, alpha=1):
+        return plain(self, other if alpha == 1 else other * alpha)
+
+    method.__name__ = name
+    return method
+
+
+Tensor.add = _with_alpha("add")
+Tensor.sub = _with_alpha("sub")
+
 # The in-place forms `x.name_(...)` of out-of-place methods (`_in_place`).
 _IN_PLACE = ["abs", "add", "addcdiv", "addcmul", "ceil", "clamp", "clamp_max", "clamp_min",
              "clip", "cos", "div", "erf", "exp", "floor", "floor_divide", "fmod", "lerp", "log",
              "logical_not", "masked_fill", "mul", "neg", "pow", "reciprocal", "relu",
              "remainder", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "sub",
-             "tanh", "tril", "triu", "true_divide", "trunc"]
+             "tanh", "tril", "triu", "true_divide", "trunc", "fix", "frac", "nan_to_num",
+             "negative", "subtract", "multiply", "divide", "log2", "log10", "logit", "sinc",
+             "cosh", "sinh", "absolute"]
 
 
 def _in_place_method(name):

@@ -42,7 +42,9 @@ class _Formatter:
         # infinities and NaNs are printed in that width (`0.` beside `-inf`).
         shown = [v for v in values if math.isfinite(v) and v != 0]
         nonzero = [abs(v) for v in shown]
-        self.int_mode = all(v == math.ceil(v) for v in nonzero)
+        # `is_integer`, not `v == math.ceil(v)`: RustPython's `math.ceil` overflows past
+        # 2^63 (3.4e38, finfo.max, is a whole number).
+        self.int_mode = all(float(v).is_integer() for v in nonzero)
         self.sci_mode = False
         if nonzero:
             largest, smallest = max(nonzero), min(nonzero)

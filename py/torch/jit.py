@@ -25,6 +25,14 @@ def interface(obj):
     return obj
 
 
+def _overload(fn):
+    return fn
+
+
+def _overload_method(fn):
+    return fn
+
+
 def is_scripting():
     return False
 

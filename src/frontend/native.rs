@@ -616,6 +616,22 @@ pub(super) mod _tailor {
         })
     }
 
+    /// `Tensor.clone()`: another tensor object with the same value, so that an in-place
+    /// write into one (`w = x.clone(); w.relu_()`) leaves the other as it was. Inside
+    /// `forward` it is the same node under a new proxy (a write rebinds only that proxy);
+    /// outside, a constant's values are copied, since an eager write changes them.
+    #[pyfunction]
+    fn copy(tensor: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| match call.tensor(&tensor)? {
+            TensorRef::Const(c) if call.is_eager() => {
+                c.fix_values();
+                let init = c.init.borrow().clone();
+                call.new_constant(c.shape.clone(), init, false, c.dtype)
+            }
+            other => call.fresh_proxy(other),
+        })
+    }
+
     /// `torch.tensor(data)`: a constant of `shape` holding `values` (row-major) as `dtype`.
     #[pyfunction]
     fn from_values(

@@ -404,13 +404,13 @@ fn a_huge_integer_is_an_overflow_error_not_a_hang() {
 }
 
 #[test]
-fn adaptive_avg_pool2d_to_another_size_is_unsupported() {
-    let source = "import torch\nimport torch.nn.functional as F\n\n\ndef f(x):\n    return F.adaptive_avg_pool2d(x, (2, 1))\n";
+fn adaptive_max_pool2d_with_indices_is_unsupported() {
+    let source = "import torch\nimport torch.nn.functional as F\n\n\ndef f(x):\n    return F.adaptive_max_pool2d(x, (2, 1), return_indices=True)\n";
     check_model_error(
         source,
         "x=1,3,8,8",
         &no_marks(),
-        &["adaptive_avg_pool2d to a size other than 1", "6:12"],
+        &["adaptive_max_pool2d with return_indices", "6:12"],
         None,
     );
 }

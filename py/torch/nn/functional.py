@@ -501,27 +501,81 @@ def _overhanging_avg_pool2d(input, kernel, stride, padding, extra):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    """Only to 1 or (1, 1), what ResNets use: the mean over the last two dims, kept as size
-    1, which is what that pool computes; so the graph shows a mean, not a pool."""
-    if _tuple(output_size, 2) != [1, 1]:
-        _tailor.unsupported("adaptive_avg_pool2d to a size other than 1",
-                            "use output size 1 or (1, 1), or avg_pool2d with a fixed kernel")
+    """To 1 or (1, 1), what ResNets use: the mean over the last two dims, kept as size 1,
+    which is what that pool computes; so the graph shows a mean. To other sizes, the pool
+    over each output's window (`_adaptive_pool`)."""
     if input.dim() not in (3, 4):
         raise RuntimeError(
             f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {input.dim()}D"
         )
+    if _tuple(output_size, 2) != [1, 1]:
+        return _adaptive_pool(input, _tuple(output_size, 2), "avg")
     return _tailor.op("mean", input, [-2, -1], True)
 
 
 def _adaptive_to_one(name, reduction, input, output_size, spatial):
-    """An adaptive pool to output size 1 in each of the last `spatial` dims: the reduction
-    over them, kept as size 1."""
-    if _tuple(output_size, spatial) != [1] * spatial:
-        _tailor.unsupported(f"{name} to a size other than 1", "use output size 1")
+    """An adaptive pool over the last `spatial` dims: to output size 1 in each, the reduction
+    over them, kept as size 1; to other sizes, the pool over each output's window."""
     if input.dim() not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but "
                            f"got {input.dim()}D")
+    if _tuple(output_size, spatial) != [1] * spatial:
+        return _adaptive_pool(input, _tuple(output_size, spatial),
+                              "max" if reduction == "amax" else "avg")
     return _tailor.op(reduction, input, list(range(-spatial, 0)), True)
+
+
+def _adaptive_pool(input, output_size, kind):
+    """An adaptive pool of the last len(output_size) dims to `output_size` (None keeps a
+    dim). With whole sizes that the outputs divide, it is the plain pool of kernel and
+    stride size // output. Otherwise one dim at a time (both pools are separable), output i
+    reading the window [floor(i * n / out), ceil((i + 1) * n / out)) as PyTorch's kernel
+    does (`_adaptive_along`). Nothing asks about a symbolic size, so, as in PyTorch, the
+    pool adds no guard."""
+    spatial = len(output_size)
+    sizes = list(input.shape[-spatial:])
+    if spatial == 2 and all(isinstance(n, int) and o is not None and n % o == 0
+                            for n, o in zip(sizes, output_size)):
+        kernel = [n // o for n, o in zip(sizes, output_size)]
+        pool = avg_pool2d if kind == "avg" else max_pool2d
+        return pool(input, kernel, kernel)
+    out = input
+    for axis, (n, o) in enumerate(zip(sizes, output_size)):
+        if o is not None:
+            out = _adaptive_along(out, axis - spatial, n, o, kind)
+    return out
+
+
+def _adaptive_along(input, dim, size, out_size, kind):
+    """The adaptive pool of dim -1 or -2 (`dim`) of `size` elements to `out_size`. Output i
+    reads [start_i, end_i); an average is a product with the (out_size, size) weights
+    1/length where start_i <= p < end_i, a max the amax of the input masked per window
+    (out_size copies of the input: adaptive max pools to sizes other than 1 are small in
+    practice).
+
+    PyTorch's pool is one node that asks nothing of the sizes. Here every elementwise op
+    asks whether each size of its operands is 1 (a guard where a symbolic size may be 1),
+    except of the right operand of a broadcast whose left size there is a literal 1. So the
+    weights are built only by such broadcasts, an (out_size, 1) column on the left of the
+    positions' arange, and their two sides are told apart by a product rather than by an
+    elementwise op: [I, -I] @ [from_start; from_end] is from_start - from_end. The average
+    thus asks nothing; the max's mask meets the input's own dim of that size, and asks."""
+    import torch
+    outputs = torch.arange(out_size)
+    start = (outputs * size // out_size).unsqueeze(1)
+    end = (((outputs + 1) * size + out_size - 1) // out_size).unsqueeze(1)
+    position = torch.arange(size)
+    if kind == "avg":
+        scale = 1.0 / (end - start)
+        from_start = scale * (start <= position)
+        from_end = scale * (end <= position)
+        eye = torch.eye(out_size)
+        weights = torch.cat([eye, -eye], 1) @ torch.cat([from_start, from_end], 0)
+        return input @ weights.t() if dim == -1 else weights @ input
+    inside = (start <= position) & (end > position)
+    if dim == -2:
+        inside = inside.unsqueeze(-1)
+    return torch.where(inside, input.unsqueeze(dim - 1), float("-inf")).amax(dim)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -865,6 +919,186 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     dims = list(range(2, grouped.dim()))
     normalized = _normalize(grouped, dims, eps).reshape(list(input.shape))
     return _affine(normalized, weight, bias)
+
+
+# ---- more of F as PyTorch writes it (torch/nn/functional.py, torch/_refs/nn/functional),
+# over the ops above; each checked against PyTorch by tests/data/scripts/functional_more.py --
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _tailor.op("where", input > threshold, input, value)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(-input, dim)
+
+
+def softshrink(input, lambd=0.5):
+    return _tailor.op("where", input > lambd, input - lambd,
+                      _tailor.op("where", input < -lambd, input + lambd, 0.0))
+
+
+def hardshrink(input, lambd=0.5):
+    return _tailor.op("where", input.abs() > lambd, input, 0.0)
+
+
+def _in_place_of(function):
+    """`F.relu_` and its kin: the function's result written into the input (functionalized
+    as every in-place op is)."""
+
+    def in_place(input, *args, **kwargs):
+        from torch._tensor import _in_place
+        return _in_place(input, function(input, *args, **kwargs), function.__name__ + "_")
+
+    in_place.__name__ = function.__name__ + "_"
+    return in_place
+
+
+relu_ = _in_place_of(relu)
+elu_ = _in_place_of(elu)
+celu_ = _in_place_of(celu)
+selu_ = _in_place_of(selu)
+leaky_relu_ = _in_place_of(leaky_relu)
+hardtanh_ = _in_place_of(hardtanh)
+threshold_ = _in_place_of(threshold)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """ATen's: each side divided by its norm clamped at eps, then the sum of products."""
+    x1_norm = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    x2_norm = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / x1_norm) * (x2 / x2_norm)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """ATen's: the p-norm of `x1 - x2 + eps` over the last dim of the broadcast pair."""
+    innermost = max(x1.dim(), x2.dim()) - 1
+    return (x1 - x2 + eps).norm(p, innermost, keepdim=keepdim)
+
+
+def _feature_dropout(name, input, p, training, spatial):
+    """Dropout of whole channels: in eval the identity; in training one seeded draw per
+    (batch, channel), broadcast over the `spatial` trailing dims."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but "
+                           f"received a {input.dim()}D input")
+    if not training or p == 0.0:
+        return input
+    import torch
+    shape = list(input.shape[:input.dim() - spatial]) + [1] * spatial
+    keep = torch.rand(shape) >= p
+    return input * keep * (1.0 / (1.0 - p)) if p < 1.0 else input * 0.0
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout("dropout1d", input, p, training, 1)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout("dropout2d", input, p, training, 2)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout("dropout3d", input, p, training, 3)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    if training and p > 0.0:
+        _tailor.unsupported("alpha_dropout in training", "call model.eval() first")
+    return input
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    if training and p > 0.0:
+        _tailor.unsupported("feature_alpha_dropout in training", "call model.eval() first")
+    return input
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 ones where the last dim's index equals the value. With num_classes=-1 the
+    count is the largest value plus one, read from the data (a graph break under
+    torch.compile, where it is data-dependent)."""
+    import torch
+    if tensor.dtype is not torch.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max()) + 1
+    return (tensor.unsqueeze(-1) == torch.arange(num_classes)).long()
+
+
+def channel_shuffle(input, groups):
+    """ShuffleNet's: channels viewed as (groups, C / groups), transposed, flattened back."""
+    n, c = input.shape[0], input.shape[1]
+    rest = list(input.shape[2:])
+    grouped = input.reshape([n, groups, c // groups] + rest)
+    return grouped.transpose(1, 2).reshape([n, c] + rest)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """PyTorch's: the squares averaged over a window of `size` channels (zero-padded),
+    then `input / (k + alpha * avg) ** beta`. The window runs over channels only, so a 4-d
+    input pools as (N, 1, C, H*W), which is PyTorch's 3-d pool over (C, H, W)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input * input
+    sizes = list(input.shape)
+    div = div.reshape([sizes[0], 1, sizes[1], -1])
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).squeeze(1).reshape(sizes)
+    return input / (div * alpha + k).pow(beta)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    import torch
+    out = torch.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    diff = (input - target).abs()
+    loss = torch_where(diff < delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
+    return _reduced(loss if weight is None else loss * weight, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # xlogy(target, target) - target * input: 0 where the target is 0.
+        loss = torch_where(target == 0, 0.0, target * target.log()) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() != 0 else loss.sum()
+    return _reduced(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _reduced((-input * target).exp().log1p(), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    return _reduced((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    margin_clamp = (margin - input).clamp_min(0)
+    output_margin = torch_where(target != 1, margin_clamp, 0.0)
+    output_self = torch_where(target != -1, input, 0.0)
+    return _reduced(output_margin + output_self, reduction)
 
 
 __getattr__ = _missing_names("torch.nn.functional")

@@ -943,6 +943,13 @@ _FUNCTIONAL_MODULES = [
                                  ("ceil_mode", False))),
     ("AvgPool1d", F.avg_pool1d, (("kernel_size", None), ("stride", None), ("padding", 0),
                                  ("ceil_mode", False), ("count_include_pad", True))),
+    ("Threshold", F.threshold, (("threshold", None), ("value", None))),
+    ("Softmin", F.softmin, (("dim", None),)),
+    ("Softshrink", F.softshrink, (("lambd", 0.5),)),
+    ("Hardshrink", F.hardshrink, (("lambd", 0.5),)),
+    ("ChannelShuffle", F.channel_shuffle, (("groups", None),)),
+    ("LocalResponseNorm", F.local_response_norm, (("size", None), ("alpha", 1e-4),
+                                                  ("beta", 0.75), ("k", 1.0))),
 ]
 for _name, _function, _options in _FUNCTIONAL_MODULES:
     globals()[_name] = type(_name, (_Functional,), {
@@ -972,6 +979,10 @@ _LOSS_MODULES = [
                                            ("reduction", "mean"), ("label_smoothing", 0.0))),
     ("NLLLoss", F.nll_loss, (("weight", None), ("size_average", None), ("ignore_index", -100),
                              ("reduce", None), ("reduction", "mean"))),
+    ("HuberLoss", F.huber_loss, (("reduction", "mean"), ("delta", 1.0))),
+    ("KLDivLoss", F.kl_div, _REDUCTION + (("log_target", False),)),
+    ("SoftMarginLoss", F.soft_margin_loss, _REDUCTION),
+    ("HingeEmbeddingLoss", F.hinge_embedding_loss, (("margin", 1.0),) + _REDUCTION),
 ]
 for _name, _function, _options in _LOSS_MODULES:
     globals()[_name] = type(_name, (_Loss,), {
@@ -1021,6 +1032,101 @@ class Dropout(Module):
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class _FeatureDropout(Module):
+    """Dropout1d/2d/3d and the alpha dropouts: F's function with `p` and the mode."""
+
+    function = None
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input):
+        return type(self).function(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+for _name, _function in (("Dropout1d", F.dropout1d), ("Dropout2d", F.dropout2d),
+                         ("Dropout3d", F.dropout3d), ("AlphaDropout", F.alpha_dropout),
+                         ("FeatureAlphaDropout", F.feature_alpha_dropout)):
+    globals()[_name] = type(_name, (_FeatureDropout,), {"function": staticmethod(_function)})
+
+
+class Softmax2d(Module):
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             f"instead")
+        return F.softmax(input, -3)
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class MarginRankingLoss(Module):
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.margin = margin
+        self.reduction = reduction
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Bilinear(Module):
+    """`x1ᵀ A x2 + b`, initialised as PyTorch's: uniform in ±1/sqrt(in1_features)."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = _tailor.parameter([out_features, in1_features, in2_features], "uniform",
+                                        in1_features)
+        self.bias = _tailor.parameter([out_features], "uniform", in1_features) if bias else None
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
 
 class Identity(Module):
