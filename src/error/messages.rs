@@ -9,7 +9,7 @@
 use super::Error;
 use crate::compile::CompileError;
 use crate::frontend::FrontendError;
-use crate::graph::{DTypeError, EvalError, MAX_ELEMENTS, shape_to_string};
+use crate::graph::{DTypeError, EvalError, human_bytes, shape_to_string};
 use crate::lower::LowerError;
 use crate::message::{Message, MessageId as Id};
 use crate::runtime::RunError;
@@ -64,10 +64,16 @@ impl FrontendError {
                 shape,
                 elements,
                 limit,
+                budget,
                 ..
             } => Message::new(
                 Id::TensorTooLarge,
-                &[&format!("{shape:?}"), elements, limit],
+                &[
+                    &format!("{shape:?}"),
+                    elements,
+                    limit,
+                    &human_bytes(u128::from(*budget)),
+                ],
             ),
             FrontendError::NoEntry { name, found } => Message::new(Id::NoEntry, &[name, found]),
             FrontendError::Empty => Message::new(Id::EmptyFile, &[]),
@@ -194,9 +200,15 @@ impl EvalError {
     pub fn message(&self) -> Message {
         match self {
             EvalError::Size { node, expr } => Message::new(Id::EvalSize, &[node, expr]),
-            EvalError::TooLarge { node, elements } => {
-                Message::new(Id::EvalTooLarge, &[node, elements, &MAX_ELEMENTS])
-            }
+            EvalError::TooLarge {
+                node,
+                elements,
+                limit,
+                budget,
+            } => Message::new(
+                Id::EvalTooLarge,
+                &[node, elements, limit, &human_bytes(u128::from(*budget))],
+            ),
             EvalError::InputShape {
                 input,
                 expected,
@@ -246,7 +258,11 @@ impl RunError {
                 input,
                 elements,
                 limit,
-            } => Message::new(Id::InputTooLarge, &[input, elements, limit]),
+                budget,
+            } => Message::new(
+                Id::InputTooLarge,
+                &[input, elements, limit, &human_bytes(u128::from(*budget))],
+            ),
             RunError::NegativeSize { input, dim, size } => {
                 Message::new(Id::NegativeSize, &[input, size, dim])
             }
@@ -272,11 +288,20 @@ impl RunError {
                 actual,
             } => Message::new(Id::IntValue, &[input, actual, expected]),
             RunError::Size { what, expr } => Message::new(Id::RunSize, &[what, expr]),
-            RunError::TooLarge {
+            RunError::OverBudget {
                 buffer,
-                len_elems,
-                limit,
-            } => Message::new(Id::BufferTooLarge, &[buffer, len_elems, limit]),
+                buffer_bytes,
+                total_bytes,
+                budget,
+            } => Message::new(
+                Id::OverBudget,
+                &[
+                    &human_bytes(*total_bytes),
+                    buffer,
+                    &human_bytes(*buffer_bytes),
+                    &human_bytes(u128::from(*budget)),
+                ],
+            ),
             RunError::TooMuchWork {
                 kernel,
                 ops,

@@ -89,7 +89,8 @@ pub enum FrontendError {
     /// A parameter, buffer or constant larger than Tailor's runtimes hold (PyTorch would try
     /// to allocate it; Tailor refuses before allocating anything).
     #[error(
-        "{span}: a tensor of shape {shape:?} would hold {elements} elements; Tailor holds at most {limit} (2^26) per tensor"
+        "{span}: a tensor of shape {shape:?} would hold {elements} elements; the memory budget of {} holds at most {limit} per tensor (raise it with the CLI's --memory-budget or the JS API's memoryBudget)",
+        crate::graph::human_bytes(u128::from(*budget))
     )]
     TooLarge {
         /// Where it is made.
@@ -100,6 +101,8 @@ pub enum FrontendError {
         elements: u128,
         /// The most elements one tensor may hold.
         limit: usize,
+        /// The memory budget in bytes.
+        budget: u64,
     },
     /// The requested entry point does not exist.
     #[error("no nn.Module subclass or function named '{name}' (found: {found})")]

@@ -4,14 +4,12 @@
 //! input. Output: the returned tensors. Invariant: this is the numerical oracle; it is
 //! written for obviousness, not speed, and every later back end is checked against it.
 
+use super::budget::{human_bytes, max_elements, memory_budget};
 use super::{
     AttentionMask, DType, Graph, Init, NodeId, Op, PoolKind, ReduceKind, Scalar, layer_norm_row,
     log_softmax_row, random_value, softmax_row,
 };
 use crate::symbolic::{Bindings, Expr};
-
-/// Largest tensor (in elements) the reference will allocate: 2^26 floats are 256 MiB.
-pub const MAX_ELEMENTS: usize = 1 << 26;
 
 /// A dense, contiguous, row-major f32 tensor.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,15 +31,20 @@ pub enum EvalError {
         /// The expression.
         expr: String,
     },
-    /// A tensor would exceed `MAX_ELEMENTS`.
+    /// A tensor would take more than the memory budget allows (`budget::max_elements`).
     #[error(
-        "node '{node}': {elements} elements is more than the CPU reference allows ({MAX_ELEMENTS})"
+        "node '{node}': {elements} elements is more than the memory budget allows ({limit} elements in {}; the CLI's --memory-budget, the JS API's memoryBudget)",
+        human_bytes(u128::from(*budget))
     )]
     TooLarge {
         /// The node.
         node: String,
         /// Its element count.
         elements: u128,
+        /// The most elements one tensor may hold.
+        limit: usize,
+        /// The budget in bytes.
+        budget: u64,
     },
     /// An embedding's id outside its table (PyTorch's `IndexError: index out of range in
     /// self`).
@@ -70,7 +73,7 @@ pub enum EvalError {
 
 /// The element count of `shape`: 0 when any size is 0, whatever the others are (PyTorch's
 /// numel), else their product, saturating at `usize::MAX` (every caller refuses counts above
-/// [`MAX_ELEMENTS`] before it allocates).
+/// the budget's [`max_elements`] before it allocates).
 pub fn numel(shape: &[usize]) -> usize {
     if shape.contains(&0) {
         return 0;
@@ -80,7 +83,7 @@ pub fn numel(shape: &[usize]) -> usize {
 
 /// The element count of sizes as a caller gave them (a call's input, a parameter), in `u128`
 /// so that no product overflows; a negative size counts as its magnitude (callers that must
-/// refuse one check first). Compare it with [`MAX_ELEMENTS`] before allocating.
+/// refuse one check first). Compare it with [`max_elements`] before allocating.
 pub fn element_count(sizes: &[i64]) -> u128 {
     sizes.iter().fold(1u128, |n, &d| {
         n.saturating_mul(u128::from(d.unsigned_abs()))
@@ -262,10 +265,13 @@ pub fn eval(
         let elements = shape
             .iter()
             .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
-        if elements > MAX_ELEMENTS as u128 {
+        let limit = max_elements();
+        if elements > limit as u128 {
             return Err(EvalError::TooLarge {
                 node: node.name.clone(),
                 elements,
+                limit,
+                budget: memory_budget(),
             });
         }
         let arg = |i: usize| -> &Tensor {

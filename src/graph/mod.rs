@@ -12,6 +12,7 @@
 //! arrange the work, never in the maths. `saved.rs` says which inputs autograd would save
 //! for backward (what AOTAutograd stamps dynamic dims on).
 
+mod budget;
 pub mod dtype;
 mod eval;
 mod holder;
@@ -21,6 +22,10 @@ mod print;
 mod saved;
 mod serial;
 
+pub use budget::{
+    DEFAULT_MEMORY_BUDGET, bytes_of, human_bytes, max_elements, memory_budget, parse_bytes,
+    set_memory_budget,
+};
 pub use dtype::{DType, DTypeError};
 pub use holder::Holder;
 pub use numerics::{
@@ -33,8 +38,7 @@ pub use op::{
 pub use saved::{RequiresGrad, saved_inputs};
 
 pub use eval::{
-    EvalError, MAX_ELEMENTS, Tensor, check_embedding_ids, element_count, eval, numel,
-    random_inputs, seed_of,
+    EvalError, Tensor, check_embedding_ids, element_count, eval, numel, random_inputs, seed_of,
 };
 
 use crate::symbolic::{Bindings, Expr};

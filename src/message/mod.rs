@@ -132,7 +132,7 @@ message_ids! {
     GraphTooLarge,
     /// [seconds]: a script's wall-time limit.
     Deadline,
-    /// [shape, elements, limit].
+    /// [shape, elements, limit, budget].
     TensorTooLarge,
     /// [name, found].
     NoEntry,
@@ -200,7 +200,7 @@ message_ids! {
     // The CPU reference (`graph::EvalError`).
     /// [node, expr].
     EvalSize,
-    /// [node, elements, limit].
+    /// [node, elements, limit, budget].
     EvalTooLarge,
     /// [input, expected, actual].
     EvalInputShape,
@@ -216,7 +216,7 @@ message_ids! {
     LowerUnsupported,
 
     // Running (`runtime::RunError`).
-    /// [input, elements, limit].
+    /// [input, elements, limit, budget].
     InputTooLarge,
     /// [input, size, dim].
     NegativeSize,
@@ -232,8 +232,8 @@ message_ids! {
     IntValue,
     /// [what, expr].
     RunSize,
-    /// [buffer, elements, limit].
-    BufferTooLarge,
+    /// [total, buffer, its bytes, budget].
+    OverBudget,
     /// [kernel, ops, extents, limit].
     TooMuchWork,
     /// [kernel, offset, buffer, elements].

@@ -32,7 +32,8 @@ pub enum RunError {
     /// A call's input tensor is larger than the runtimes allocate (checked before any
     /// allocation, in `u128`, so no size overflows).
     #[error(
-        "input '{input}' would have {elements} elements; Tailor's runtimes hold at most {limit} per tensor (2^26)"
+        "input '{input}' would have {elements} elements; the memory budget of {} holds at most {limit} per tensor (the CLI's --memory-budget, the JS API's memoryBudget)",
+        crate::graph::human_bytes(u128::from(*budget))
     )]
     InputTooLarge {
         /// The input.
@@ -41,6 +42,8 @@ pub enum RunError {
         elements: u128,
         /// The most elements one tensor may hold.
         limit: usize,
+        /// The memory budget in bytes.
+        budget: u64,
     },
     /// A call's input tensor has a negative size (the grammars refuse one; a caller that
     /// builds `CallShapes` itself may not).
@@ -109,17 +112,23 @@ pub enum RunError {
         /// The formula.
         expr: String,
     },
-    /// A buffer would hold more elements than the CPU runtime allocates.
+    /// A call's buffers would take more bytes than the memory budget (module state, inputs,
+    /// outputs and temporaries of the memory plan, together).
     #[error(
-        "buffer {buffer} would hold {len_elems} elements; the CPU runtime allocates at most {limit}"
+        "this call's buffers would take {} (buffer {buffer} alone {}): more than the memory budget of {} (raise it with the CLI's --memory-budget or the JS API's memoryBudget)",
+        crate::graph::human_bytes(*total_bytes),
+        crate::graph::human_bytes(*buffer_bytes),
+        crate::graph::human_bytes(u128::from(*budget))
     )]
-    TooLarge {
-        /// The buffer.
+    OverBudget {
+        /// The largest buffer.
         buffer: String,
-        /// Its length for this call.
-        len_elems: usize,
-        /// The most elements one buffer may hold.
-        limit: usize,
+        /// Its bytes for this call.
+        buffer_bytes: u128,
+        /// The bytes of all the call's buffers.
+        total_bytes: u128,
+        /// The memory budget in bytes.
+        budget: u64,
     },
     /// A kernel's loops would run longer than a call may, or one loop past what WGSL
     /// indexes (a reduction over a huge broadcast view, a product of huge operands).

@@ -180,6 +180,7 @@ pub(super) fn bad_argument(message: impl AsRef<str>) -> JsValue {
 }
 
 /// `compile` options: `{ dynamic, markDynamic, markStatic, recompileLimit, symbolNames }`
+/// (`memoryBudget` is read first, by `memory_budget_option`, and applies to the process)
 /// (`entry` is read first, by `entry_option`, because marks are checked against the entry's
 /// inputs).
 pub(super) struct CompileOptions {
@@ -301,6 +302,27 @@ pub(super) fn entry_option(options: &JsValue) -> Result<Option<String>, JsValue>
             "options: expected an object, got {other}"
         ))),
     }
+}
+
+/// Reads the `memoryBudget` option alone (set before the model loads, since module state is
+/// checked against it as it is made): bytes as a number, or text such as `'512MiB'`.
+pub(super) fn memory_budget_option(options: &JsValue) -> Result<Option<u64>, JsValue> {
+    let json = json_of(options, "options")?;
+    let budget = match json.get("memoryBudget") {
+        None | Some(Json::Null) => return Ok(None),
+        Some(Json::Number(n)) => n
+            .as_f64()
+            .filter(|bytes| *bytes >= 1.0 && bytes.is_finite())
+            .map(|bytes| bytes as u64),
+        Some(Json::String(text)) => crate::graph::parse_bytes(text),
+        Some(_) => None,
+    };
+    budget.map(Some).ok_or_else(|| {
+        bad_argument(format!(
+            "memoryBudget: expected a number of bytes or a size such as '512MiB', got {}",
+            json.get("memoryBudget").cloned().unwrap_or(Json::Null)
+        ))
+    })
 }
 
 /// Parses `compile`'s options for a function whose inputs are `names`.

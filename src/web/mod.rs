@@ -264,7 +264,8 @@ impl Tailor {
 
     /// Parses `source`, builds its module and returns a `torch.compile` wrapper of it.
     /// `options`: `{ dynamic: 'auto' | 'true' | 'false', markDynamic: [['x', 0, min?, max?]],
-    /// markStatic: [['x', 1]], entry?: 'ClassName', recompileLimit?: 8 }`. Throws a
+    /// markStatic: [['x', 1]], entry?: 'ClassName', recompileLimit?: 8, memoryBudget?:
+    /// '1GiB' (bytes, or a size; the process's budget for tensors, 1 GiB unless given) }`. Throws a
     /// `TailorError` (`kind`, `message`, `line`, `col`) for a bad model or bad options.
     pub fn compile(&self, source: &str, options: JsValue) -> Result<Model, JsValue> {
         Model::new(source, &options, Rc::clone(&self.backend))

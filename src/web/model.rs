@@ -96,6 +96,9 @@ impl Model {
         backend: Rc<Backend>,
     ) -> Result<Model, JsValue> {
         let entry = convert::entry_option(options)?;
+        if let Some(bytes) = convert::memory_budget_option(options)? {
+            crate::graph::set_memory_budget(bytes);
+        }
         let cache = super::load(source, entry.as_deref()).map_err(|err| from_error(&err))?;
         let parsed = convert::compile_options(options, &cache.entry_point().inputs)?;
         Ok(Model {

@@ -302,6 +302,42 @@ fn text_report_lists_calls_and_entries() {
     }
 }
 
+/// `--memory-budget` sets the bytes tensors may take: a 64 MiB weight is refused where it
+/// is made under a 32 MiB budget, naming the budget and the flag, and runs under 256 MiB.
+#[test]
+fn the_memory_budget_is_set_on_the_command_line() {
+    let file = std::env::temp_dir().join(format!("tailor-budget-{}.py", std::process::id()));
+    std::fs::write(
+        &file,
+        "import torch\nimport torch.nn as nn\n\n\nclass Wide(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4096, 4096)\n\n    def forward(self, x):\n        return self.fc(x)\n",
+    )
+    .unwrap();
+    let run = |budget: &str| {
+        Command::new(env!("CARGO_BIN_EXE_tailor"))
+            .args(["run", file.to_str().unwrap(), "--call", "x=2,4096"])
+            .args(["--device", "cpu", "--memory-budget", budget])
+            .output()
+            .unwrap()
+    };
+    let refused = run("32MiB");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the memory budget of 32 MiB holds at most 8388608 per tensor"),
+        "{stderr}"
+    );
+    let ran = run("256MiB");
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let usage = run("lots");
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("--memory-budget needs a size"));
+    std::fs::remove_file(&file).ok();
+}
+
 #[test]
 fn explain_prints_the_library_trace() {
     let output = Command::new(env!("CARGO_BIN_EXE_tailor"))

@@ -178,7 +178,8 @@ fn a_parameter_larger_than_the_runtimes_hold_is_refused_where_it_is_made() {
         &no_marks(),
         &[
             "a tensor of shape [64000000, 1000000] would hold 64000000000000 elements",
-            "at most 67108864",
+            "the memory budget of 8 GiB holds at most 2147483647 per tensor",
+            "--memory-budget",
         ],
         None,
     );
@@ -904,17 +905,21 @@ fn a_tensor_shorter_than_its_shape_is_an_out_of_bounds_error() {
 }
 
 #[test]
-fn a_buffer_past_the_cpu_limit_is_refused_before_allocation() {
-    let outer = "import torch\n\ndef f(x):\n    return x.unsqueeze(1) * x.unsqueeze(0)\n";
-    let schedule = cpu_schedule(outer, "x=10000");
+fn a_call_past_the_memory_budget_is_refused_before_allocation() {
+    // Two outputs of 1.6 * 10^9 elements: each loop within what WGSL indexes, 12.8 GB
+    // together, past the default budget of 8 GiB.
+    let outer =
+        "import torch\n\ndef f(x):\n    o = x.unsqueeze(1) * x.unsqueeze(0)\n    return o, o + 1\n";
+    let schedule = cpu_schedule(outer, "x=40000");
     let x = tailor::graph::Tensor {
-        shape: vec![10000],
-        data: vec![1.0; 10000],
+        shape: vec![40000],
+        data: vec![1.0; 40000],
     };
-    let err = tailor::runtime::cpu::run(&schedule, &[x], &[]).expect_err("10^8 elements");
+    let err = tailor::runtime::cpu::run(&schedule, &[x], &[]).expect_err("11.9 GiB of buffers");
     let message = err.to_string();
-    assert!(message.contains("100000000 elements"), "{message}");
-    assert!(message.contains("at most 67108864"), "{message}");
+    assert!(message.contains("would take 11.9 GiB"), "{message}");
+    assert!(message.contains("alone 6.0 GiB"), "{message}");
+    assert!(message.contains("memory budget of 8 GiB"), "{message}");
 }
 
 /// An embedding of float ids is PyTorch's RuntimeError at the call's line:col, and the same

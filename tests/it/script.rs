@@ -24,10 +24,12 @@
 //! `F.multi_head_attention_forward`, against `attention_functional.txt`; `encoder_layer.py`:
 //! `nn.TransformerEncoderLayer`, against `encoder_layer.txt` to the last digit's rounding;
 //! `products.py`: bmm, baddbmm, outer, norms, normalize; `einsum.py`: torch.einsum;
+//! `tensor_methods.py`: methods under PyTorch's other names and short decompositions;
+//! `functional_more.py`: more of torch.nn written over the primitives;
 //! `activations2.py`: softplus, ELU, SELU, Mish, GLU, PReLU and more; `grids.py`:
 //! linspace, meshgrid, logsumexp; `factories.py`: arange with float bounds, float or negative
 //! steps, PyTorch's errors, and the cosine windows; `hooks.py`: forward hooks and weight_norm; `size_ratios.py`: a size divided by an int,
-//! against `size_ratios.eager.txt`; `adaptive.py`: global max and 1-d pools; `embedding.py`:
+//! against `size_ratios.eager.txt`; `adaptive.py`: global, 1-d and adaptive pools to any size; `embedding.py`:
 //! nn.Embedding's options; `methods.py`: movedim, narrow, unbind, remainder, lerp and more;
 //! `small_ops.py`: constants, full_like, mm, roll, repeat_interleave, definition-time fills
 //! and contextlib, with its recompiles and shape guards against `small_ops.eager.txt`;

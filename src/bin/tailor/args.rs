@@ -22,11 +22,12 @@ pub const USAGE: &str = "usage:
   tailor run FILE [--entry NAME] [--dynamic auto|true|false] [--mark-dynamic INPUT:DIM[:MIN:MAX]]...
              [--mark-static INPUT:DIM]... [--recompile-limit N] [--device auto|gpu|cpu]
              [--symbol-names tailor|pytorch] [--weights W.safetensors] [--json] [--check]
+             [--memory-budget SIZE]
              (--call SHAPES [--call SHAPES]... | --inputs I.safetensors) [--outputs O.safetensors]
   tailor explain FILE --input SHAPES [--entry NAME] [--dynamic ...] [--mark-dynamic ...] [--mark-static ...]
-                 [--symbol-names tailor|pytorch] [--json]
+                 [--symbol-names tailor|pytorch] [--memory-budget SIZE] [--json]
   tailor script FILE.py [--logs recompiles,guards,dynamic] [--device auto|gpu|cpu] [--json]
-                [--symbol-names tailor|pytorch]
+                [--symbol-names tailor|pytorch] [--memory-budget SIZE]
                 (without --logs, the TORCH_LOGS variable's artifacts)
   tailor bench [--json] [--rounds N]
   tailor supported [--json]   (the modules, functions, methods and operators capture supports)
@@ -39,7 +40,9 @@ SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,...[:DTYPE] (a tensor's sizes; 
          values; --outputs: the call's returned tensors as out0, out1, ... in their dtypes
          (needs exactly one call)
 --symbol-names: tailor (s0, s1, ... in creation order, the default) or pytorch
-         (PyTorch 2.8+: a hash of the source, L['x'].size()[0] is s77)";
+         (PyTorch 2.8+: a hash of the source, L['x'].size()[0] is s77)
+--memory-budget: the bytes the tensors may take (a tensor, and a call's buffers together on
+         the CPU backend), e.g. 512MiB or 16GiB; 8GiB unless given";
 
 /// A parsed command line.
 pub enum Command {
@@ -67,6 +70,8 @@ pub struct ScriptArgs {
     pub json: bool,
     /// `--symbol-names`: how the `dynamic` log names symbols.
     pub symbol_names: SymbolNaming,
+    /// `--memory-budget`: the bytes tensors may take (`None`: the default).
+    pub memory_budget: Option<u64>,
 }
 
 /// What `run` and `explain` share: the model and how it compiles.
@@ -84,6 +89,8 @@ pub struct ModelArgs {
     pub mark_static: Vec<String>,
     /// `--symbol-names`: how the report names symbols.
     pub symbol_names: SymbolNaming,
+    /// `--memory-budget`: the bytes tensors may take (`None`: the default).
+    pub memory_budget: Option<u64>,
 }
 
 impl ModelArgs {
@@ -232,6 +239,7 @@ fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, Str
             "--mark-dynamic" => args.model.mark_dynamic.push(value(parser, &flag)?),
             "--mark-static" => args.model.mark_static.push(value(parser, &flag)?),
             "--symbol-names" => args.model.symbol_names = symbol_naming(parser, &flag)?,
+            "--memory-budget" => args.model.memory_budget = Some(memory_budget(parser, &flag)?),
             "--recompile-limit" => {
                 let limit = value(parser, &flag)?;
                 args.model.config.recompile_limit = limit.parse().map_err(|_| {
@@ -267,6 +275,7 @@ fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
         device: Device::Auto,
         json: false,
         symbol_names: SymbolNaming::Tailor,
+        memory_budget: None,
     };
     while let Some(arg) = next(parser, "script")? {
         let flag = match arg {
@@ -289,6 +298,7 @@ fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
             }
             "--json" => args.json = true,
             "--symbol-names" => args.symbol_names = symbol_naming(parser, &flag)?,
+            "--memory-budget" => args.memory_budget = Some(memory_budget(parser, &flag)?),
             _ => return Err(format!("unknown flag '{flag}' for 'script'")),
         }
     }
@@ -357,6 +367,13 @@ fn value(parser: &mut Parser, flag: &str) -> Result<String, String> {
 }
 
 /// The value of `--symbol-names`.
+fn memory_budget(parser: &mut Parser, flag: &str) -> Result<u64, String> {
+    let budget = value(parser, flag)?;
+    tailor::graph::parse_bytes(&budget).ok_or_else(|| {
+        format!("{flag} needs a size in bytes such as 512MiB or 16GiB, got '{budget}'")
+    })
+}
+
 fn symbol_naming(parser: &mut Parser, flag: &str) -> Result<SymbolNaming, String> {
     let naming = value(parser, flag)?;
     SymbolNaming::parse(&naming)

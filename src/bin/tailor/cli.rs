@@ -29,6 +29,15 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let budget = match &command {
+        Command::Run(args) => args.model.memory_budget,
+        Command::Explain(args) => args.model.memory_budget,
+        Command::Script(args) => args.memory_budget,
+        Command::Bench(_) | Command::Supported(_) => None,
+    };
+    if let Some(bytes) = budget {
+        tailor::graph::set_memory_budget(bytes);
+    }
     match command {
         Command::Bench(args) => bench::bench(&args),
         Command::Run(args) => on_the_model(&args.model, |source| {

@@ -10,7 +10,7 @@ use crate::frontend::errors::FrontendError;
 use crate::frontend::objects::{Classes, SymBoolBase, SymIntBase, TensorBase};
 use crate::frontend::ops::ConstTensor;
 use crate::frontend::ops::TensorRef;
-use crate::graph::{DType, Init, MAX_ELEMENTS, NodeId, Scalar, element_count};
+use crate::graph::{DType, Init, NodeId, Scalar, element_count, max_elements, memory_budget};
 use crate::shape::{Asker, Origin};
 use crate::symbolic::{Bindings, CmpOp, Expr, Rel};
 use rustpython_vm::builtins::PyTypeRef;
@@ -160,12 +160,14 @@ impl<'vm> Call<'vm> {
         dtype: DType,
     ) -> Result<PyObjectRef> {
         let elements = element_count(&shape);
-        if elements > MAX_ELEMENTS as u128 {
+        let limit = max_elements();
+        if elements > limit as u128 {
             return Err(FrontendError::TooLarge {
                 span: self.span,
                 shape,
                 elements,
-                limit: MAX_ELEMENTS,
+                limit,
+                budget: memory_budget(),
             }
             .into());
         }

@@ -23,7 +23,7 @@ mod parallel;
 mod tests;
 
 use super::{RunError, Sizes, bind, output_shapes};
-use crate::graph::{MAX_ELEMENTS, Tensor, numel};
+use crate::graph::{self, Tensor, numel};
 use crate::lower::{Body, Kernel, MAX_VARS, Role, Schedule};
 use crate::symbolic::{CompiledExpr, Expr};
 use formula::Vars;
@@ -96,20 +96,38 @@ impl Program {
         self.scratch.capacity()
     }
 
+    /// Refuses a call whose buffers together take more than the memory budget, naming the
+    /// largest.
+    fn check_budget(&self, buffer_lens: &[usize]) -> Result<(), RunError> {
+        let total: u128 = buffer_lens
+            .iter()
+            .map(|&len| graph::bytes_of(len as u128))
+            .sum();
+        let budget = graph::memory_budget();
+        if total <= u128::from(budget) {
+            return Ok(());
+        }
+        let (buffer, &largest) = self
+            .schedule
+            .buffers
+            .iter()
+            .zip(buffer_lens)
+            .max_by_key(|(_, len)| **len)
+            .expect("a call over budget has a buffer");
+        Err(RunError::OverBudget {
+            buffer: buffer.name.clone(),
+            buffer_bytes: graph::bytes_of(largest as u128),
+            total_bytes: total,
+            budget,
+        })
+    }
+
     /// Runs the kernels on `inputs` (one tensor per graph input, in order) and `ints` (one
     /// value per int argument).
     pub fn run(&mut self, inputs: &[Tensor], ints: &[i64]) -> Result<Vec<Tensor>, RunError> {
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape.clone()).collect();
         let sizes = bind(&self.schedule, &shapes, ints)?;
-        for (buffer, &len_elems) in self.schedule.buffers.iter().zip(&sizes.buffer_lens) {
-            if len_elems > MAX_ELEMENTS {
-                return Err(RunError::TooLarge {
-                    buffer: buffer.name.clone(),
-                    len_elems,
-                    limit: MAX_ELEMENTS,
-                });
-            }
-        }
+        self.check_budget(&sizes.buffer_lens)?;
         self.bind_plans(&sizes)?;
         for ((buffer, &len), memory) in self
             .schedule

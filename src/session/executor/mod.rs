@@ -562,11 +562,13 @@ pub fn check_input_sizes(call: &CallShapes) -> Result<(), RunError> {
             });
         }
         let elements = graph::element_count(dims);
-        if elements > graph::MAX_ELEMENTS as u128 {
+        let limit = graph::max_elements();
+        if elements > limit as u128 {
             return Err(RunError::InputTooLarge {
                 input: name.to_string(),
                 elements,
-                limit: graph::MAX_ELEMENTS,
+                limit,
+                budget: graph::memory_budget(),
             });
         }
     }
