@@ -74,7 +74,7 @@ pub enum Malformation {
         value: String,
     },
     /// The dtype suffix of `x=2,3:int64` names no dtype Tailor has.
-    #[error("'{name}' is not a dtype Tailor has (float32, int64 or bool)")]
+    #[error("'{name}' is not a dtype Tailor has (float32, int64, int32 or bool)")]
     UnknownDType {
         /// The suffix.
         name: String,

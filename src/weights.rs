@@ -328,6 +328,7 @@ impl View for Output<'_> {
         match self.1 {
             DType::Float32 => Dtype::F32,
             DType::Int64 => Dtype::I64,
+            DType::Int32 => Dtype::I32,
             DType::Bool => Dtype::BOOL,
         }
     }
@@ -341,6 +342,7 @@ impl View for Output<'_> {
         match self.1 {
             DType::Float32 => values.flat_map(|v| v.to_le_bytes()).collect(),
             DType::Int64 => values.flat_map(|&v| (v as i64).to_le_bytes()).collect(),
+            DType::Int32 => values.flat_map(|&v| (v as i32).to_le_bytes()).collect(),
             DType::Bool => values.map(|&v| u8::from(v != 0.0)).collect(),
         }
     }

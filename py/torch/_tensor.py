@@ -976,9 +976,10 @@ class Tensor(_tailor.TensorBase):
 
 def _python_number(value, of):
     """A value read from a tensor of dtype `of` as the Python number PyTorch gives: an int
-    for int64, a bool for bool, else the float (or the symbol a graph break made)."""
+    for int64 and int32, a bool for bool, else the float (or the symbol a graph break
+    made)."""
     if isinstance(value, float):
-        if of is int64:
+        if of is int64 or of is int32:
             return int(value)
         if of is bool_:
             return value != 0

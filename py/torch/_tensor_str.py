@@ -2,7 +2,7 @@
 options (precision 4, linewidth 80, summarised above 1000 elements with 3 edge items).
 
 float32, int64 and bool print without a dtype suffix (the defaults for floats, ints and
-bools), ints as whole numbers and bools as True/False. Written after PyTorch's `_Formatter`,
+bools), int32 with `dtype=torch.int32`; ints as whole numbers and bools as True/False. Written after PyTorch's `_Formatter`,
 `_vector_str`, `_tensor_str_with_formatter` and `get_summarized_data`.
 """
 
@@ -51,12 +51,12 @@ class _Formatter:
             self.sci_mode = largest / smallest > 1000 or largest > 1e8
             if not self.int_mode:
                 self.sci_mode = self.sci_mode or smallest < 1e-4
-        if dtype in ("int64", "bool"):
+        if dtype in ("int64", "int32", "bool"):
             shown = values
         self.width = max((len(self._plain(v)) for v in shown), default=1)
 
     def _plain(self, value):
-        if self.dtype == "int64":
+        if self.dtype in ("int64", "int32"):
             return str(int(value))
         if self.dtype == "bool":
             return "True" if value else "False"
@@ -94,10 +94,12 @@ def tensor_str(values, shape, dtype="float32"):
     """`tensor(...)` for a tensor of `shape` and `dtype` (its name) whose row-major values
     are `values`."""
     prefix = "tensor("
+    suffix = ", dtype=torch.int32)" if dtype == "int32" else ")"
     nested = _nest(values, list(shape), len(values) > THRESHOLD)
     formatter = _Formatter(list(_leaves(nested)), dtype)
     if not shape:
-        return prefix + formatter.format(values[0]) + ")"
+        return prefix + formatter.format(values[0]) + suffix
     if 0 in shape:
-        return prefix + "[], size=(" + ", ".join(map(str, shape)) + "))" if len(shape) > 1 else prefix + "[])"
-    return prefix + _nested(nested, len(shape), len(prefix), formatter) + ")"
+        empty = "[], size=(" + ", ".join(map(str, shape)) + ")" if len(shape) > 1 else "[]"
+        return prefix + empty + suffix
+    return prefix + _nested(nested, len(shape), len(prefix), formatter) + suffix

@@ -644,7 +644,7 @@ pub(super) mod _tailor {
             let dtype = DType::parse(dtype.as_str()).ok_or_else(|| {
                 call.unsupported(
                     format!("torch.tensor of dtype {}", dtype.as_str()),
-                    "Tailor's tensors are float32, int64 or bool",
+                    "Tailor's tensors are float32, int64, int32 or bool",
                 )
             })?;
             if let Some(value) = values.iter().find(|&&v| !dtype.carries(v)) {

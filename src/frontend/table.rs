@@ -705,7 +705,7 @@ fn to(call: &Call<'_>, args: &Bound<'_>) -> Built {
     let to = DType::parse(&name).ok_or_else(|| {
         call.unsupported(
             format!("the dtype torch.{name}"),
-            "Tailor's tensors are float32, int64 or bool",
+            "Tailor's tensors are float32, int64, int32 or bool",
         )
     })?;
     let tensor = args.get(call, "input", ArgType::Tensor)?;

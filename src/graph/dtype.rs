@@ -1,4 +1,4 @@
-//! Element types of tensors: `float32`, `int64` and `bool`, and the rules that give an op's
+//! Element types of tensors: `float32`, `int64`, `int32` and `bool`, and the rules that give an op's
 //! result type from its operands' (PyTorch's type promotion, for the ops Tailor has).
 //!
 //! Input: an op and its operands' dtypes. Output: the result's dtype, or the operand whose
@@ -20,6 +20,8 @@ pub enum DType {
     Float32,
     /// 64-bit integer (`torch.long`): ids, positions, counts.
     Int64,
+    /// 32-bit integer (`torch.int`): lengths some models keep in it (`.int()`).
+    Int32,
     /// `torch.bool`: comparisons and masks.
     Bool,
 }
@@ -29,14 +31,15 @@ pub const CARRIED_INT_LIMIT: f64 = 16_777_216.0;
 
 /// Each dtype with the names it is written with: Tailor's grammar (`idx=2,16:int64`) and
 /// `torch.<name>` take any of them; the first is `torch`'s own name.
-const NAMES: [(DType, &[&str]); 3] = [
+const NAMES: [(DType, &[&str]); 4] = [
     (DType::Float32, &["float32", "float"]),
     (DType::Int64, &["int64", "long"]),
+    (DType::Int32, &["int32", "int"]),
     (DType::Bool, &["bool"]),
 ];
 
 impl DType {
-    /// `float32`, `int64`, `bool`.
+    /// `float32`, `int64`, `int32`, `bool`.
     pub fn name(self) -> &'static str {
         NAMES
             .iter()
@@ -60,6 +63,7 @@ impl DType {
         match self {
             DType::Float32 => "f32",
             DType::Int64 => "i64",
+            DType::Int32 => "i32",
             DType::Bool => "b8",
         }
     }
@@ -69,6 +73,7 @@ impl DType {
         match self {
             DType::Float32 => 4,
             DType::Int64 => 8,
+            DType::Int32 => 4,
             DType::Bool => 1,
         }
     }
@@ -78,6 +83,7 @@ impl DType {
         match self {
             DType::Float32 => "Float",
             DType::Int64 => "Long",
+            DType::Int32 => "Int",
             DType::Bool => "Bool",
         }
     }
@@ -87,6 +93,7 @@ impl DType {
         match self {
             DType::Float32 => "torch.FloatTensor",
             DType::Int64 => "torch.LongTensor",
+            DType::Int32 => "torch.IntTensor",
             DType::Bool => "torch.BoolTensor",
         }
     }
@@ -96,6 +103,7 @@ impl DType {
         match self {
             DType::Float32 => "float",
             DType::Int64 => "long int",
+            DType::Int32 => "int",
             DType::Bool => "bool",
         }
     }
@@ -105,13 +113,14 @@ impl DType {
         self == DType::Float32
     }
 
-    /// The type two tensor operands promote to (`torch.result_type`): bool < int64 <
-    /// float32.
+    /// The type two tensor operands promote to (`torch.result_type`): bool < int32 <
+    /// int64 < float32.
     pub fn promote(self, other: DType) -> DType {
         let rank = |dtype: DType| match dtype {
             DType::Bool => 0,
-            DType::Int64 => 1,
-            DType::Float32 => 2,
+            DType::Int32 => 1,
+            DType::Int64 => 2,
+            DType::Float32 => 3,
         };
         if rank(self) >= rank(other) {
             self
@@ -131,11 +140,11 @@ impl DType {
     }
 
     /// Whether a value of this type can be stored in its float32 carrier: a whole number
-    /// within ±2^24 for `int64`, 0 or 1 for `bool`.
+    /// within ±2^24 for the integers, 0 or 1 for `bool`.
     pub fn carries(self, value: f64) -> bool {
         match self {
             DType::Float32 => true,
-            DType::Int64 => value.fract() == 0.0 && value.abs() <= CARRIED_INT_LIMIT,
+            DType::Int64 | DType::Int32 => value.fract() == 0.0 && value.abs() <= CARRIED_INT_LIMIT,
             DType::Bool => value == 0.0 || value == 1.0,
         }
     }
@@ -155,8 +164,8 @@ pub enum CastStep {
 /// The step that casts `from` to `to`.
 pub fn cast_step(from: DType, to: DType) -> CastStep {
     match (from, to) {
-        (DType::Float32, DType::Int64) => CastStep::Truncate,
-        (DType::Float32 | DType::Int64, DType::Bool) => CastStep::NonZero,
+        (DType::Float32, DType::Int64 | DType::Int32) => CastStep::Truncate,
+        (DType::Float32 | DType::Int64 | DType::Int32, DType::Bool) => CastStep::NonZero,
         _ => CastStep::Keep,
     }
 }
@@ -319,7 +328,7 @@ pub fn result(op: &Op, operands: &[DType]) -> Result<DType, DTypeError> {
             message: BOOL_SCALAR_SUBTRACTION,
         }),
         Op::Scalar { op: binary, .. } => {
-            Ok(binary_result(*binary, first, first.promote(DType::Int64)))
+            Ok(binary_result(*binary, first, first.with_scalar(false)))
         }
         Op::Where => {
             if first != DType::Bool {
@@ -328,7 +337,7 @@ pub fn result(op: &Op, operands: &[DType]) -> Result<DType, DTypeError> {
             Ok(operands[1].promote(operands[2]))
         }
         Op::Embedding => {
-            if first != DType::Int64 {
+            if !matches!(first, DType::Int64 | DType::Int32) {
                 return Err(DTypeError::EmbeddingIds { dtype: first });
             }
             Ok(operands[1])
@@ -415,7 +424,10 @@ mod tests {
             }
             assert_eq!(DType::parse(&dtype.to_string()), Some(dtype));
         }
-        assert_eq!(DType::parse("int32"), None);
+        assert_eq!(DType::parse("int16"), None);
+        assert_eq!(DType::Int32.promote(DType::Int64), DType::Int64);
+        assert_eq!(DType::Int32.promote(DType::Bool), DType::Int32);
+        assert_eq!(DType::Int32.with_scalar(false), DType::Int32);
         assert_eq!(DType::Int64.promote(DType::Float32), DType::Float32);
         assert_eq!(DType::Bool.promote(DType::Int64), DType::Int64);
         assert_eq!(DType::Int64.with_scalar(true), DType::Float32);

@@ -207,7 +207,7 @@ impl Tensor {
         for value in &mut self.data {
             *value = match dtype {
                 DType::Float32 => *value,
-                DType::Int64 => (value.abs() * 8.0).floor().min(15.0),
+                DType::Int64 | DType::Int32 => (value.abs() * 8.0).floor().min(15.0),
                 DType::Bool => f32::from(u8::from(*value > 0.0)),
             };
         }

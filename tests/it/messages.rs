@@ -357,7 +357,7 @@ fn a_dtype_pytorch_refuses_is_pytorchs_message() {
 fn malformed_inputs_have_one_message_each() {
     let names = ["x".to_string()];
     let mut lines = Vec::new();
-    for text in ["x=2,3:int32", "x=2,-3", "x=2,a", "x=int(q)", "x", "x=1;x=2"] {
+    for text in ["x=2,3:int16", "x=2,-3", "x=2,a", "x=int(q)", "x", "x=1;x=2"] {
         let err = tailor::Error::from(spec::parse_shapes(text, &names).unwrap_err());
         let message = err.message();
         assert_eq!(english(&message), err.to_string());
@@ -370,7 +370,7 @@ fn malformed_inputs_have_one_message_each() {
         lines.push(line(&message));
     }
     expect![[r#"
-        malformedUnknownDType [x=2,3:int32 | int32]
+        malformedUnknownDType [x=2,3:int16 | int16]
         malformedNegativeSize [x=2,-3 | -3]
         malformedNotSize [x=2,a | a]
         malformedNotInt [x=int(q) | q]

@@ -32,7 +32,7 @@ pub const USAGE: &str = "usage:
   tailor bench [--json] [--rounds N]
   tailor supported [--json]   (the modules, functions, methods and operators capture supports)
 SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,...[:DTYPE] (a tensor's sizes; float32
-         unless :int64 or :bool), int(N) or True/False
+         unless :int64, :int32 or :bool), int(N) or True/False
          e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True  or  idx=2,16:int64
 --weights: the model's state_dict (safetensors.torch.save_file(model.state_dict(), W)),
          matched by name; --inputs: one call's arguments by name (F32, I64 or BOOL tensors;

@@ -85,3 +85,23 @@ top = torch.compile(lambda x: x.argmax(-1), dynamic=True)
 print(top(scores), top(torch.cos(torch.arange(15).view(3, 5) * 0.7)))
 either = torch.compile(lambda m, n: (m + n).sum() + (m & n).sum())
 print(either(a, b), either(a, b).dtype)
+
+# int32 (`.int()`, `dtype=torch.int`): whole numbers printed with their dtype, promoting
+# below int64 (a sum is int64), accepted as embedding ids, and a compiled call's input.
+x = torch.arange(6).int()
+print(x, x.dtype, x + 1, (x + 1).dtype, x * 2.5, x.sum(), x.sum().dtype, x.long().dtype,
+      (x + torch.arange(6)).dtype)
+print(torch.tensor([1, 2], dtype=torch.int32), torch.zeros(2, dtype=torch.int), x.float(),
+      x.tolist(), x.max(), x.view(2, 3), torch.arange(3, dtype=torch.int32))
+print(nn.Embedding(10, 3)(torch.tensor([1, 2]).int()).shape)
+lengths = torch.tensor([3, 5], dtype=torch.int32)
+print(torch.arange(6)[None, :] < lengths[:, None], lengths.max().item(), int(lengths[0]))
+
+
+def counted(x, n):
+    return (x.int() + n).float() * 2, (x > 0).int().sum(-1)
+
+
+compiled_counts = torch.compile(counted, dynamic=True)
+print(compiled_counts(torch.arange(6.0).reshape(2, 3) - 2, torch.tensor([1, 2, 3], dtype=torch.int32)))
+print(compiled_counts(torch.arange(8.0).reshape(2, 4) - 2, torch.tensor([1, 2, 3, 4])))
