@@ -7,14 +7,15 @@ axes merged into one dim (`(h p1)`), `...` for any number of dims (inside a grou
 right it merges them), and `1` or `()` for a dim of length 1; lengths are given as keywords
 (`p1=16`). Each call is a few reshape/permute/reduce/expand calls on the tensor
 (`_recipe.py`), so inside `forward` it is captured op by op with symbolic sizes, as PyTorch's
-Dynamo traces through einops 0.8. Not here: `einsum`, `pack`/`unpack`, `EinMix` and the other
-frameworks' backends.
+Dynamo traces through einops 0.8. `einsum` names axes by words (`'b i d, b j d -> b i j'`)
+and is `torch.einsum` with a letter per word. Not here: `pack`/`unpack`, `EinMix` and the
+other frameworks' backends.
 """
 
 from einops._recipe import EinopsError, run as _run
 
 __version__ = "0.8.2"
-__all__ = ["EinopsError", "parse_shape", "rearrange", "reduce", "repeat"]
+__all__ = ["EinopsError", "einsum", "parse_shape", "rearrange", "reduce", "repeat"]
 
 
 def rearrange(tensor, pattern, **axes_lengths):
@@ -33,6 +34,41 @@ def repeat(tensor, pattern, **axes_lengths):
     """New axes on the right, of the lengths given (`repeat(x, 'h w -> b h w', b=2)`, or
     written as numbers: `'h w -> h (w 2)'`), the tensor repeated along them."""
     return _run(tensor, pattern, "repeat", None, axes_lengths)
+
+
+def einsum(*tensors_and_pattern):
+    """`einsum(q, k, 'b i d, b j d -> b i j')`: the pattern last, axes named by words and
+    `...`, each word a letter of `torch.einsum`'s equation."""
+    if len(tensors_and_pattern) < 2 or not isinstance(tensors_and_pattern[-1], str):
+        raise EinopsError("einsum takes tensors and then the pattern, "
+                          "einsum(x, y, 'a b, b c -> a c')")
+    *tensors, pattern = tensors_and_pattern
+    if "->" not in pattern:
+        raise EinopsError(f"einsum '{pattern}': the pattern needs '->'")
+    if any(c in pattern for c in "()"):
+        raise EinopsError(f"einsum '{pattern}': groups of axes are not allowed")
+    letters = {}
+
+    def side(text):
+        words = text.replace("...", " ... ").split()
+        out = []
+        for word in words:
+            if word == "...":
+                out.append("...")
+                continue
+            if word not in letters:
+                letters[word] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[len(letters)]
+            out.append(letters[word])
+        return "".join(out)
+
+    inputs, output = pattern.split("->")
+    operands = inputs.split(",")
+    if len(operands) != len(tensors):
+        raise EinopsError(f"einsum '{pattern}': {len(operands)} operands in the pattern for "
+                          f"{len(tensors)} tensors")
+    import torch
+    equation = ",".join(side(operand) for operand in operands) + "->" + side(output)
+    return torch.einsum(equation, *tensors)
 
 
 def parse_shape(x, pattern):

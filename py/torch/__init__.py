@@ -16,7 +16,8 @@ from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dt
 from torch._tensor import bfloat16, bool_, float16, float64, int32, int64, _define_aliases
 from torch._missing import _missing_names
 from torch._tensor import _cast, _dims, _log_softmax, _made, _sizes
-from torch import autograd, cuda, jit, _dynamo, _logging, return_types
+from torch import amp, autograd, cuda, jit, _dynamo, _logging, return_types
+from torch.amp import autocast
 from torch import nn
 
 # The PyTorch whose torch.compile Tailor follows.
@@ -377,6 +378,64 @@ from torch._api_names import NAMES as _NAMES  # noqa: E402
 for _name in _NAMES["torch"].split():
     if _name not in globals() and callable(getattr(Tensor, _name, None)):
         globals()[_name] = _function_of_method(_name)
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of `shapes` broadcast to, right-aligned: where one size is 1 the
+    other's, else they must agree (each question a guard where the sizes are symbolic, as
+    PyTorch's `infer_size` asks it)."""
+    out = []
+    for shape in shapes:
+        shape = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        for i, size in enumerate(shape):
+            j = len(out) - len(shape) + i
+            if out[j] == 1:
+                out[j] = size
+            elif size != 1 and size != out[j]:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single "
+                                   f"shape.  Mismatch is between {out[j]} and {size} at "
+                                   f"dimension {j}")
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(t.expand(shape) for t in tensors)
+
+
+class _LegacyTensorType(type):
+    """`torch.FloatTensor` and its kin: a constructor of that dtype, and a type that
+    `isinstance` checks by dtype, as PyTorch's legacy tensor types are."""
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and instance.dtype is cls._dtype
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return _cast(args[0], cls._dtype)
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            return tensor(args[0], dtype=cls._dtype)
+        return zeros(*args, dtype=cls._dtype)
+
+
+class FloatTensor(metaclass=_LegacyTensorType):
+    _dtype = float32
+
+
+class LongTensor(metaclass=_LegacyTensorType):
+    _dtype = int64
+
+
+class IntTensor(metaclass=_LegacyTensorType):
+    _dtype = int32
+
+
+class BoolTensor(metaclass=_LegacyTensorType):
+    _dtype = bool_
 
 
 def rsub(input, other, alpha=1):

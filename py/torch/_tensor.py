@@ -368,6 +368,16 @@ class Tensor(_tailor.TensorBase):
         dim %= self.dim()
         return self[(slice(None),) * dim + (slice(start, start + length),)]
 
+    def __iter__(self):
+        """Rows along dim 0, as PyTorch iterates (`a, b = t`, `for row in t`): the length is
+        read as an int, which specialises a symbolic one, as in PyTorch."""
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def broadcast_to(self, *size):
+        return self.expand(*size)
+
     def unbind(self, dim=0):
         dim %= self.dim()
         return tuple(self[(slice(None),) * dim + (i,)] for i in range(self.size(dim)))

@@ -345,13 +345,18 @@ fn kind_of(stmt: &Stmt) -> ChunkKind {
         }
         Stmt::Assign(_) | Stmt::AnnAssign(_) => ChunkKind::Assignment,
         // `try: from torch.nn.functional import sdpa; SDPA = True except ImportError: SDPA =
-        // False` (Whisper): setup, run as an assignment is (an escaping error skips it).
+        // False` (Whisper): setup, run as an assignment is (an escaping error skips it). A
+        // handler may also say why it fell back (`warnings.warn(...)`, a log, `raise`), as
+        // pytorch-tcn's `weight_norm` import does.
         Stmt::Try(attempt)
             if is_setup(&attempt.body)
                 && is_setup(&attempt.orelse)
                 && is_setup(&attempt.finalbody)
                 && attempt.handlers.iter().all(|handler| match handler {
-                    ast::ExceptHandler::ExceptHandler(handler) => is_setup(&handler.body),
+                    ast::ExceptHandler::ExceptHandler(handler) => handler.body.iter().all(|stmt| {
+                        is_setup(std::slice::from_ref(stmt))
+                            || matches!(stmt, Stmt::Expr(_) | Stmt::Raise(_))
+                    }),
                 }) =>
         {
             ChunkKind::Assignment

@@ -54,14 +54,14 @@ test("PyTorch's symbol names are a choice: s77 up to the guards and in the lab, 
   assert.doesNotMatch(page.url(), /names=/);
 });
 
-test("an input too large for the runtimes is an error at the run step, and the page keeps working", async () => {
-  await page.getByTestId("input-shapes").fill("x=2000000,64");
+test("an input past the page's memory budget (1 GiB) is an error at the run step, and the page keeps working", async () => {
+  await page.getByTestId("input-shapes").fill("x=5000000,64");
   await afterCompile(page, () => page.getByTestId("compile-button").click());
   await page.locator(".stage-pill").nth(RUN).click();
   const result = page.getByTestId("run-result");
   await page.waitForSelector('[data-testid="run-result"]:is([data-state="done"], [data-state="error"])', { timeout: 120_000 });
   assert.equal(await result.getAttribute("data-state"), "error");
-  assert.match(await result.textContent(), /输入 'x' 将有 128000000 个元素/);
+  assert.match(await result.textContent(), /输入 'x' 将有 320000000 个元素/);
   await shot(page, "51-input-too-large", page.locator("#steps"));
 
   assert.match(page.url(), /step=/, "the link keeps the run step");
@@ -76,9 +76,9 @@ test("an input too large for the runtimes is an error at the run step, and the p
   await page.waitForSelector('[data-testid="run-result"][data-state="done"]', { timeout: 120_000 });
   // In the lab the call is refused before the cache sees it, as a bad input is: the run stops
   // there with the message, and the next run works.
-  await page.getByTestId("cache-sequence").fill("x=8,64 x=2000000,64");
+  await page.getByTestId("cache-sequence").fill("x=8,64 x=5000000,64");
   await page.getByTestId("cache-run").click();
-  await page.waitForFunction(() => /将有 128000000 个元素/.test(document.getElementById("lab-status").textContent));
+  await page.waitForFunction(() => /将有 320000000 个元素/.test(document.getElementById("lab-status").textContent));
   assert.deepEqual(await runLab(page, "x=8,64 x=16,64"), ["compile", "hit"]);
 });
 

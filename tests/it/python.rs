@@ -487,10 +487,11 @@ fn an_endless_loop_at_module_level_is_stopped() {
 }
 
 /// A module-level `try` that only imports and assigns is setup (Whisper's
-/// `SDPA_AVAILABLE`), run as an assignment; one that does anything else is driver code.
+/// `SDPA_AVAILABLE`), run as an assignment, also where its handler warns or raises
+/// (pytorch-tcn's `weight_norm` import); one whose body does anything else is driver code.
 #[test]
 fn a_try_that_only_imports_and_assigns_runs_at_module_level() {
-    let source = "import torch\n\ntry:\n    from torch.nn.functional import not_there\n    FOUND = True\nexcept ImportError:\n    FOUND = False\n\ntry:\n    print('driver')\nexcept Exception:\n    pass\n\n\ndef f(x):\n    return x * 2 if not FOUND else x\n";
+    let source = "import torch\n\ntry:\n    from torch.nn.functional import not_there\n    FOUND = True\nexcept ImportError:\n    FOUND = False\n\ntry:\n    print('driver')\nexcept Exception:\n    pass\n\n\ndef f(x):\n    return x * 2 if not FOUND else x\n\n\ntry:\n    from torch.nn.functional import not_here\nexcept ImportError:\n    import warnings\n    warnings.warn('falling back')\n    not_here = None\n";
     let program = frontend::parse(source).expect("the file parses");
     let skipped: Vec<String> = program
         .skipped()

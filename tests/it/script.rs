@@ -319,6 +319,18 @@ fn more_of_torch_nn_computes_what_pytorch_computes() {
     assert_prints_close_to_what_pytorch_printed("functional_more");
 }
 
+/// Idioms of published model files that a scan of files Tailor had not seen met: pools
+/// counting only the input, a window as big as the map (specialised: a new size
+/// recompiles), convolutions padded by mode or `'same'`, autocast that does nothing on a CPU,
+/// legacy tensor types, `broadcast_tensors`, unpacking a tensor and a named tuple in
+/// `forward`, print what PyTorch prints (`model_idioms.txt`) and recompile where it does
+/// (`model_idioms.eager.txt`).
+#[test]
+fn idioms_of_published_model_files_compute_and_compile_as_pytorch() {
+    assert_prints_close_to_what_pytorch_printed("model_idioms");
+    assert_logs_what_pytorch_logged("model_idioms", "recompiles", |line| line.starts_with('['));
+}
+
 #[test]
 fn tensors_print_as_pytorch_prints_them() {
     assert_prints_what_pytorch_printed("printing");

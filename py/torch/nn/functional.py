@@ -389,6 +389,23 @@ def _tuple(value, n):
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, n):
+    if isinstance(padding, str):
+        # 'valid' is none; 'same' keeps the length at stride 1, the extra one on the right
+        # padded explicitly, as PyTorch's convolution does.
+        if padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                             f"{{'valid', 'same'}}")
+        if padding == "same" and _tuple(stride, n) != [1] * n:
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        kernel = list(weight.shape[2:])
+        totals = ([d * (k - 1) for d, k in zip(_tuple(dilation, n), kernel)]
+                  if padding == "same" else [0] * n)
+        padding = [total // 2 for total in totals]
+        if any(total % 2 for total in totals):
+            amounts = []
+            for total in reversed(totals):
+                amounts += [0, total % 2]
+            input = pad(input, amounts)
     window = [_tuple(stride, n), _tuple(padding, n), _tuple(dilation, n)]
     return _tailor.op("conv", input, weight, bias, *window, groups)
 
@@ -444,8 +461,10 @@ def _may_be_positive(size):
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    kernel = _tuple(kernel_size, 2)
-    stride = kernel if stride is None or stride == [] else _tuple(stride, 2)
+    # A size given as the window (`kernel_size=x.shape[2:]`) is read as an int, which
+    # specialises it, as PyTorch's pool does.
+    kernel = [int(k) for k in _tuple(kernel_size, 2)]
+    stride = kernel if stride is None or stride == [] else [int(s) for s in _tuple(stride, 2)]
     padding = _tuple(padding, 2)
     if _tuple(dilation, 2) != [1, 1]:
         _tailor.unsupported("max_pool2d with dilation", "use dilation=1")
@@ -465,20 +484,39 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    kernel = _tuple(kernel_size, 2)
-    stride = kernel if stride is None or stride == [] else _tuple(stride, 2)
+    # A size given as the window (`kernel_size=x.shape[2:]`) is read as an int, which
+    # specialises it, as PyTorch's pool does.
+    kernel = [int(k) for k in _tuple(kernel_size, 2)]
+    stride = kernel if stride is None or stride == [] else [int(s) for s in _tuple(stride, 2)]
     padding = _tuple(padding, 2)
     if divisor_override is not None:
         _tailor.unsupported("avg_pool2d with divisor_override", "divide the pool's sum yourself")
     if not count_include_pad and padding != [0, 0]:
-        _tailor.unsupported("avg_pool2d with count_include_pad=False and padding",
-                            "pad explicitly with F.pad, or use count_include_pad=True")
+        return _avg_pool2d_over_inside(input, kernel, stride, padding, ceil_mode)
     if ceil_mode:
         extra = [_ceil_overhang(input.size(d), k, s, p) for d, k, s, p in
                  ((-2, kernel[0], stride[0], padding[0]), (-1, kernel[1], stride[1], padding[1]))]
         if _may_be_positive(extra[0]) or _may_be_positive(extra[1]):
             return _overhanging_avg_pool2d(input, kernel, stride, padding, extra)
     return _tailor.op("avg_pool2d", input, kernel, stride, padding)
+
+
+def _avg_pool2d_over_inside(input, kernel, stride, padding, ceil_mode):
+    """`count_include_pad=False` with padding: each window's sum over the input padded with
+    zeros, divided by how many of its elements lie inside the input, the same pool of a map
+    of ones padded with zeros (Inception's and NASNet's pools). As for the ceil mode below,
+    the division asks PyTorch's `!= 1` of symbolic pooled sizes, which its pool does not."""
+    import torch
+    extra = ([_ceil_overhang(input.size(d), k, s, p) for d, k, s, p in
+              ((-2, kernel[0], stride[0], padding[0]), (-1, kernel[1], stride[1], padding[1]))]
+             if ceil_mode else [0, 0])
+    sums, ones = input, torch.ones(input.size(-2), input.size(-1))
+    for axis, (p, e) in enumerate(zip(padding, extra)):
+        sums = _tailor.op("constant_pad", sums, input.dim() - 2 + axis, p, p + e, 0.0)
+        ones = _tailor.op("constant_pad", ones, axis, p, p + e, 0.0)
+    pooled = _tailor.op("avg_pool2d", sums, kernel, stride, [0, 0])
+    counts = _tailor.op("avg_pool2d", ones.unsqueeze(0), kernel, stride, [0, 0])
+    return pooled / counts
 
 
 def _overhanging_avg_pool2d(input, kernel, stride, padding, extra):

@@ -161,9 +161,20 @@ pub(super) struct Call<'vm> {
 }
 
 impl<'vm> Call<'vm> {
-    /// The session of this VM.
+    /// The session of this VM. Read from `sys.modules` once `_tailor` is loaded, not by an
+    /// import: an import looks `__import__` up in the running frame's builtins, and code a
+    /// file runs with none (`collections.namedtuple`'s generated `__new__`, an `eval` with
+    /// `{'__builtins__': {}}`) reaches `_tailor` too.
     pub fn session(vm: &VirtualMachine) -> PyResult<PyRef<Session>> {
-        vm.import("_tailor", 0)?
+        let loaded = vm
+            .sys_module
+            .get_attr("modules", vm)
+            .and_then(|modules| modules.get_item("_tailor", vm));
+        let module = match loaded {
+            Ok(module) => module,
+            Err(_) => vm.import("_tailor", 0)?,
+        };
+        module
             .get_attr("session", vm)?
             .downcast::<Session>()
             .map_err(|_| vm.new_runtime_error("_tailor.session is not a Session"))

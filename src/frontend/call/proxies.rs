@@ -33,29 +33,27 @@ impl<'vm> Call<'vm> {
 
     /// A tensor proxy of the registered `torch.Tensor` class.
     pub fn wrap_tensor(&self, tensor: TensorRef) -> Result<PyObjectRef> {
-        if !self.is_view_node(&tensor) {
-            return self.fresh_proxy(tensor);
-        }
-        let capture = match tensor {
-            TensorRef::Node(_) => self.capture_number().unwrap_or(0),
-            TensorRef::Const(_) | TensorRef::Value(..) => 0,
-        };
-        let class = self.class_of(|c| &c.tensor)?;
-        Ok(TensorBase::view(tensor, capture)
-            .into_ref_with_type(self.vm, class)?
-            .into())
+        let view = self.is_view_node(&tensor);
+        self.proxy(tensor, view)
     }
 
     /// A new proxy of `tensor` that is never a view, whatever `tensor` is (a clone's).
     pub fn fresh_proxy(&self, tensor: TensorRef) -> Result<PyObjectRef> {
+        self.proxy(tensor, false)
+    }
+
+    fn proxy(&self, tensor: TensorRef, view: bool) -> Result<PyObjectRef> {
         let capture = match tensor {
             TensorRef::Node(_) => self.capture_number().unwrap_or(0),
             TensorRef::Const(_) | TensorRef::Value(..) => 0,
         };
         let class = self.class_of(|c| &c.tensor)?;
-        Ok(TensorBase::new(tensor, capture)
-            .into_ref_with_type(self.vm, class)?
-            .into())
+        let base = if view {
+            TensorBase::view(tensor, capture)
+        } else {
+            TensorBase::new(tensor, capture)
+        };
+        Ok(base.into_ref_with_type(self.vm, class)?.into())
     }
 
     /// Whether `tensor` is the result of a view op of the capture in progress (a reshape,

@@ -1,6 +1,6 @@
 import torch
 import torch.nn as nn
-from einops import parse_shape, rearrange, reduce, repeat
+from einops import einsum, parse_shape, rearrange, reduce, repeat
 from einops.layers.torch import Rearrange, Reduce
 
 # Eagerly: named axes, groups, `...`, `1` and `()`, keyword lengths, lists of tensors.
@@ -109,3 +109,9 @@ for w in (3, 5):
     x = torch.cos(torch.arange(2 * 4 * 3 * w).view(2, 4, 3, w) * 0.45)
     torch._dynamo.mark_static(x, (0, 1, 2))
     print(compiled_heads(x)[1, 2])
+
+# einops.einsum: axes named by words, the pattern last (Perceiver's attention).
+q = torch.cos(torch.arange(2 * 3 * 4).view(2, 3, 4) * 0.3)
+k = torch.sin(torch.arange(2 * 5 * 4).view(2, 5, 4) * 0.2)
+print(einsum(q, k, "b i d, b j d -> b i j"), einsum(q, "batch seq dim -> batch dim"))
+print(einsum(q, q, "b ... d, b ... d -> b ..."))

@@ -459,30 +459,70 @@ def _init_conv(module, n, in_channels, out_channels, kernel_size, stride, paddin
         module.register_parameter("bias", None)
 
 
+_PADDING_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate",
+                  "circular": "circular"}
+
+
 class _ConvNd(Module):
+    """`padding` as numbers, or PyTorch's `'valid'` (none) and `'same'` (the output as long
+    as the input at stride 1: dilation * (k - 1) in all, the extra one on the right); a
+    `padding_mode` other than zeros, and an uneven `'same'`, pad the input explicitly with
+    `F.pad` and convolve it unpadded, as PyTorch's `_conv_forward` does."""
+
     def __init__(self, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                 groups, bias):
+                 groups, bias, padding_mode="zeros"):
         super().__init__()
-        _init_conv(self, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                   groups, bias, False)
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, but got "
+                             f"padding_mode='{padding_mode}'")
+        named = padding if isinstance(padding, str) else None
+        if named is not None and named not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string '{named}', should be one of "
+                             f"{{'valid', 'same'}}")
+        _init_conv(self, n, in_channels, out_channels, kernel_size, stride,
+                   0 if named is not None else padding, dilation, groups, bias, False)
+        if named == "same" and any(s != 1 for s in self.stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        self.padding_mode = padding_mode
+        if named is not None:
+            self.padding = named
+        # Per spatial dim, (before, after).
+        if named == "same":
+            totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            self._sides = [(total // 2, total - total // 2) for total in totals]
+        elif named == "valid":
+            self._sides = [(0, 0)] * n
+        else:
+            self._sides = [(p, p) for p in self.padding]
 
     def forward(self, input):
-        window = [list(self.stride), list(self.padding), list(self.dilation)]
+        sides = self._sides
+        if self.padding_mode == "zeros" and all(a == b for a, b in sides):
+            padding = [a for a, _ in sides]
+        else:
+            amounts = []
+            for before, after in reversed(sides):
+                amounts += [before, after]
+            input = F.pad(input, amounts, _PADDING_MODES[self.padding_mode])
+            padding = [0] * len(sides)
+        window = [list(self.stride), padding, list(self.dilation)]
         return _tailor.op("conv", input, self.weight, self.bias, *window, self.groups)
 
 
 class Conv1d(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True):
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
         super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias)
+                         groups, bias, padding_mode)
 
 
 class Conv2d(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True):
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
         super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias)
+                         groups, bias, padding_mode)
 
 
 class _ConvTransposeNd(Module):
@@ -1022,20 +1062,9 @@ class LogSoftmax(Module):
         return F.log_softmax(input, self.dim)
 
 
-class Dropout(Module):
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
-
-
-class _FeatureDropout(Module):
-    """Dropout1d/2d/3d and the alpha dropouts: F's function with `p` and the mode."""
+class _Dropout(Module):
+    """Dropout and its kin (1d/2d/3d, the alpha dropouts): F's function with `p` and the
+    mode."""
 
     function = None
 
@@ -1053,10 +1082,11 @@ class _FeatureDropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-for _name, _function in (("Dropout1d", F.dropout1d), ("Dropout2d", F.dropout2d),
-                         ("Dropout3d", F.dropout3d), ("AlphaDropout", F.alpha_dropout),
+for _name, _function in (("Dropout", F.dropout), ("Dropout1d", F.dropout1d),
+                         ("Dropout2d", F.dropout2d), ("Dropout3d", F.dropout3d),
+                         ("AlphaDropout", F.alpha_dropout),
                          ("FeatureAlphaDropout", F.feature_alpha_dropout)):
-    globals()[_name] = type(_name, (_FeatureDropout,), {"function": staticmethod(_function)})
+    globals()[_name] = type(_name, (_Dropout,), {"function": staticmethod(_function)})
 
 
 class Softmax2d(Module):
