@@ -1148,6 +1148,12 @@ def _define_aliases(prefix, namespace):
 # tests/data/scripts/tensor_methods.py --------------------------------------------------------
 
 
+def _torch():
+    """The package, for methods written as expressions (it imports this module first)."""
+    import torch
+    return torch
+
+
 def _divide(self, other, *, rounding_mode=None):
     if rounding_mode is None:
         return self / other
@@ -1275,15 +1281,15 @@ _MORE_METHODS = {
     "dot": lambda self, other: (self * other).sum(),
     "vdot": lambda self, other: (self * other).sum(),
     "mv": lambda self, vec: self @ vec,
-    "bmm": lambda self, other: __import__("torch").bmm(self, other),
+    "bmm": lambda self, other: _torch().bmm(self, other),
     "addmm": lambda self, mat1, mat2, *, beta=1, alpha=1:
-        __import__("torch").addmm(self, mat1, mat2, beta=beta, alpha=alpha),
+        _torch().addmm(self, mat1, mat2, beta=beta, alpha=alpha),
     "baddbmm": lambda self, batch1, batch2, *, beta=1, alpha=1:
-        __import__("torch").baddbmm(self, batch1, batch2, beta=beta, alpha=alpha),
-    "outer": lambda self, vec2: __import__("torch").outer(self, vec2),
-    "ger": lambda self, vec2: __import__("torch").outer(self, vec2),
+        _torch().baddbmm(self, batch1, batch2, beta=beta, alpha=alpha),
+    "outer": lambda self, vec2: _torch().outer(self, vec2),
+    "ger": lambda self, vec2: _torch().outer(self, vec2),
     "new_tensor": lambda self, data, *, dtype=None, device=None, requires_grad=False:
-        __import__("torch").tensor(data, dtype=dtype or self.dtype),
+        _torch().tensor(data, dtype=dtype or self.dtype),
     "bfloat16": lambda self: _cast(self, bfloat16),
     "__contains__": _in_tensor,
 }
