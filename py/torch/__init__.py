@@ -18,6 +18,7 @@ from torch._missing import _missing_names
 from torch._tensor import _cast, _dims, _log_softmax, _made, _sizes
 from torch import amp, autograd, cuda, jit, _dynamo, _logging, return_types
 from torch.amp import autocast
+from torch._sorting import METHODS as _SORTING_METHODS
 from torch import nn
 
 # The PyTorch whose torch.compile Tailor follows.
@@ -361,6 +362,9 @@ def _function_of_method(name):
 # `any` become globals of this module: its own functions must not call the builtins but
 # `_builtins.all`.)
 _define_aliases("torch.", globals())
+
+for _name, _method in _SORTING_METHODS.items():
+    setattr(Tensor, _name, _method)
 
 # torch.rsqrt(x) is x.rsqrt(), and so on, for the methods the package writes in Python.
 for _name in ("rsqrt", "clamp", "clamp_min", "clamp_max", "square", "var", "std", "norm", "unflatten", "movedim",

@@ -1244,6 +1244,27 @@ def _count_nonzero(self, dim=None):
     return nonzero.sum() if dim is None else nonzero.sum(dim)
 
 
+def _unfold(self, dimension, size, step):
+    """Windows of `size` elements every `step` along `dimension`, as a new last dim (the
+    dim itself counts the windows: (length - size) // step + 1). Window element j is
+    elements j, j + step, … of the dim: `size` strided slices stacked, so a symbolic length
+    is asked only what PyTorch's view asks (`size <= length`)."""
+    import torch
+    if self.dim() == 0:
+        return self.reshape(1)
+    d = _dim_index(dimension, self.dim())
+    length = self.size(d)
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size "
+                           f"is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    span = length - size + 1
+    index = (slice(None),) * d
+    taps = [self.narrow(d, j, span)[index + (slice(None, None, step),)] for j in range(size)]
+    return torch.stack(taps, -1)
+
+
 def _in_tensor(self, element):
     return bool((self == element).any())
 
@@ -1291,6 +1312,7 @@ _MORE_METHODS = {
     "new_tensor": lambda self, data, *, dtype=None, device=None, requires_grad=False:
         _torch().tensor(data, dtype=dtype or self.dtype),
     "bfloat16": lambda self: _cast(self, bfloat16),
+    "unfold": _unfold,
     "__contains__": _in_tensor,
 }
 for _name, _method in _MORE_METHODS.items():

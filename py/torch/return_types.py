@@ -20,3 +20,7 @@ def _values_and_indices(name):
 
 max = _values_and_indices("max")
 min = _values_and_indices("min")
+sort = _values_and_indices("sort")
+topk = _values_and_indices("topk")
+kthvalue = _values_and_indices("kthvalue")
+median = _values_and_indices("median")

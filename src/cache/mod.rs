@@ -462,12 +462,6 @@ impl CodeCache {
         let mut hit = None;
         let code = &mut self.frames[frame];
         for (position, entry) in code.entries.iter_mut().enumerate() {
-            if !entry.config.same_backend(config) {
-                event
-                    .reasons
-                    .push((entry.id, backend_mismatch(entry, wrapper, config)));
-                continue;
-            }
             let used;
             let shapes = match &entry.used {
                 Some(positions) => {
@@ -476,6 +470,17 @@ impl CodeCache {
                 }
                 None => call,
             };
+            if !entry.config.same_backend(config) {
+                // The entry is not tried; its reason is the first guard that fails, and the
+                // backend only where every guard passes (PyTorch's
+                // `get_guard_fail_reason_helper`).
+                let reason = match entry.guards.check(shapes, &marked) {
+                    Err(failure) => entry.guards.reason(&failure),
+                    Ok(()) => backend_mismatch(entry, wrapper, config),
+                };
+                event.reasons.push((entry.id, reason));
+                continue;
+            }
             // The fast check re-sorts what failed to the front; the reason is the verbose
             // check's, in that new order, as PyTorch prints it.
             match entry.guards.check_and_learn(shapes, &marked) {

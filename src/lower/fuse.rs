@@ -9,7 +9,8 @@
 //! from an earlier group, and a group holds at most `MAX_FUSED_OPS` ops; a BatchNorm folds
 //! into a convolution only when all the values
 //! involved are parameters known at compile time. Under `FusionPolicy::PerOp` nothing joins
-//! or folds: every group is one op. Views launch nothing under either policy.
+//! or folds: every group is one op. Views launch nothing under either policy, except a copy
+//! where one is returned or read as a convolution's weights.
 
 use crate::graph::{Graph, NodeId, Op};
 
@@ -143,6 +144,10 @@ pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
                     None => start_group(&mut fusion, node.id),
                 }
             }
+            Op::Conv { .. } | Op::ConvTranspose { .. } => {
+                copy_viewed_weights(graph, &mut fusion, node.inputs[1]);
+                start_group(&mut fusion, node.id)
+            }
             _ => start_group(&mut fusion, node.id),
         };
         fusion.kinds.push(kind);
@@ -161,6 +166,24 @@ pub fn fuse(graph: &Graph, policy: FusionPolicy) -> Fusion {
         }
     }
     fusion
+}
+
+/// A convolution reads its weights as stored, element after element: weights that are a
+/// view (a 3-d convolution's plane `w[:, :, k]`) get a copy of their own, launched before
+/// it. A reshape of a stored tensor keeps its elements in order and is read in place.
+fn copy_viewed_weights(graph: &Graph, fusion: &mut Fusion, weight: NodeId) {
+    let node = graph.node(weight);
+    let in_place = matches!(node.op, Op::Reshape)
+        && !matches!(fusion.kinds[node.inputs[0].index()], NodeKind::View);
+    if matches!(fusion.kinds[weight.index()], NodeKind::View)
+        && !in_place
+        && !fusion.groups.iter().any(|g| g.root() == weight)
+    {
+        fusion.groups.push(Group {
+            members: vec![weight],
+            folded: None,
+        });
+    }
 }
 
 fn start_group(fusion: &mut Fusion, node: NodeId) -> NodeKind {

@@ -458,7 +458,7 @@ pub struct ConvWindow {
     pub groups: i64,
 }
 
-/// `nn.Conv1d/2d`: `x[N, C, *L]`, `w[O, C / groups, *k]`; the channel dim must match the
+/// `nn.Conv1d/2d/3d`: `x[N, C, *L]`, `w[O, C / groups, *k]`; the channel dim must match the
 /// weight's times the groups.
 pub fn conv(
     env: &mut ShapeEnv,
@@ -504,7 +504,13 @@ pub fn conv(
             padding[d],
             dilation[d],
         )?;
-        out.push(specialize_one(env, ctx, length));
+        // PyTorch's 3-d convolution derives its lengths without the 0/1 specialisation
+        // (measured on 2.15: `volumes.eager.txt`).
+        out.push(if spatial < 3 {
+            specialize_one(env, ctx, length)
+        } else {
+            length
+        });
     }
     Ok(out)
 }

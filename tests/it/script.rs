@@ -38,6 +38,10 @@
 //! the other helpers model files use, likewise); `rnn.py`: the recurrent layers and
 //! their cells, against `rnn.txt`, and an LSTM's graph break, against `rnn.eager.txt`).
 //! `pool_lengths.py`: which pools specialise a length, against `pool_lengths.eager.txt`;
+//! `sorting.py`: sort, argsort, topk, kthvalue and median, against `sorting.eager.txt`;
+//! `volumes.py`: 3-d convolutions, pools and norms, against `volumes.eager.txt`;
+//! `transformers.py`: the transformer modules, against `transformers.eager.txt`; `windows.py`:
+//! `Tensor.unfold`, against `windows.eager.txt`;
 //! `backends.py`: which wrappers share entries; `attention_node.py`: attention's guards.
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
@@ -1099,6 +1103,84 @@ fn wrappers_made_alike_share_entries_as_pytorchs_do() {
     assert_logs_what_pytorch_logged("backends", "recompiles", |line| {
         line.contains("[__recompiles]")
     });
+}
+
+/// `sort`, `argsort`, `msort`, `topk`, `kthvalue` and `median` (`sorting.py`): PyTorch's
+/// stable order with NaN above every number, eagerly and compiled for symbolic lengths, print
+/// what PyTorch prints and guard what it guards (`sorting.eager.txt`): a sort asks nothing of
+/// a symbolic length, a top-k of 3 asks `3 <= n` as PyTorch's `topk_meta` does.
+#[test]
+fn sorting_computes_and_guards_what_pytorch_does() {
+    assert_prints_what_pytorch_printed("sorting");
+    assert_logs_what_pytorch_logged("sorting", "recompiles,guards", |line| {
+        line.contains("[__recompiles]") || (is_shape_guard(line) && !line.contains("stride()"))
+    });
+}
+
+/// Volumes (`volumes.py`): `conv3d` (one node, as the 1-d and 2-d convolutions: strides,
+/// padding, `'same'`, dilation, groups, unbatched), `max_pool3d`/`avg_pool3d` (2-d pools of
+/// the depth taps' planes, reduced over the taps), the 3-d adaptive pools, `BatchNorm3d` and
+/// `InstanceNorm3d`, eagerly and in a video block compiled under `dynamic=True` and then
+/// automatic dynamic, print what PyTorch prints and recompile where it does
+/// (`volumes.eager.txt`): a 3-d convolution derives its lengths without the 0/1
+/// specialisation of the 2-d one, and an entry of another wrapper names its first failing
+/// guard before its back end.
+#[test]
+fn volumes_compute_and_recompile_as_pytorch() {
+    assert_prints_close_to_what_pytorch_printed("volumes");
+    assert_logs_what_pytorch_logged("volumes", "recompiles", |line| line.starts_with('['));
+}
+
+/// A convolution whose weights are a view (a plane of a stored kernel, a transposed one)
+/// computes what Python computes: the view is copied by a kernel of its own before the
+/// convolution reads it as stored (it stopped with "convolution weights must be computed by
+/// an earlier kernel" before).
+#[test]
+fn a_convolution_over_viewed_weights_computes_what_python_computes() {
+    let source = r#"
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Planes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.cos(torch.arange(4 * 3 * 2 * 3 * 3).float().view(4, 3, 2, 3, 3)))
+
+    def forward(self, x):
+        w = self.w
+        return F.conv2d(x, w[:, :, 1], padding=1) + F.conv2d(x, w[:, :, 0].transpose(2, 3), padding=1)
+
+
+planes = Planes()
+x = torch.sin(torch.arange(2 * 3 * 6 * 5).float().view(2, 3, 6, 5))
+for dynamic in (False, True):
+    compiled = torch.compile(planes, dynamic=dynamic)
+    assert (compiled(x) - planes(x)).abs().amax().item() < 1e-4
+"#;
+    let run = run_script_at("planes.py", source, "");
+    assert!(run.error.is_none(), "{:?}", run.error);
+}
+
+/// The transformer family (`transformers.py`): `nn.TransformerEncoder` (copies of one
+/// layer, the causal-mask detection), `TransformerDecoderLayer`/`TransformerDecoder`
+/// (pre-norm, GELU, memory padding), `nn.Transformer`, unbatched attention, and a
+/// tutorial's classifier compiled under `dynamic=True` and automatic dynamic, print what
+/// PyTorch prints and recompile where it does (`transformers.eager.txt`).
+#[test]
+fn transformer_modules_compute_and_recompile_as_pytorch() {
+    assert_prints_close_to_what_pytorch_printed("transformers");
+    assert_logs_what_pytorch_logged("transformers", "recompiles", |line| line.starts_with('['));
+}
+
+/// `Tensor.unfold` (`windows.py`): windows along a dim as a new last dim, eagerly and as an
+/// STFT's frames compiled for a symbolic length, print what PyTorch prints and recompile
+/// where it does (`windows.eager.txt`).
+#[test]
+fn tensor_unfold_computes_and_recompiles_as_pytorch() {
+    assert_prints_close_to_what_pytorch_printed("windows");
+    assert_logs_what_pytorch_logged("windows", "recompiles", |line| line.starts_with('['));
 }
 
 /// `F.scaled_dot_product_attention` is one node whose only shape guards are its inputs'

@@ -183,9 +183,19 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if static_k is not None or static_v is not None:
         _tailor.unsupported("multi_head_attention_forward with static_k or static_v",
                             "pass the keys and values as key and value")
+    if query.dim() == 2:
+        # Unbatched (L, E): a batch of one, as PyTorch's `_mha_shape_check` allows.
+        out, weights = multi_head_attention_forward(
+            query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1), embed_dim_to_check,
+            num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+            dropout_p, out_proj_weight, out_proj_bias, training,
+            None if key_padding_mask is None else key_padding_mask.unsqueeze(0),
+            need_weights, attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight,
+            v_proj_weight, static_k, static_v, average_attn_weights, is_causal)
+        return out.squeeze(1), (None if weights is None else weights.squeeze(0))
     if query.dim() != 3:
-        _tailor.unsupported(f"multi_head_attention_forward of a {query.dim()}-d query",
-                            "give batched (3-d) inputs")
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but "
+                             f"received {query.dim()}-D query tensor")
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
                            "the Transformer module method `generate_square_subsequent_mask`"
@@ -243,6 +253,34 @@ def _additive_mask(mask):
     if mask.dtype is torch.bool:
         return torch.where(mask, float("-inf"), 0.0)
     return mask
+
+
+def _none_or_dtype(input):
+    import torch
+    if input is None:
+        return None
+    if isinstance(input, torch.Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """PyTorch's mask canonicalisation for the transformer modules: a bool mask becomes the
+    additive float mask (-inf where True), a float one stays; other dtypes are refused."""
+    if mask is None:
+        return None
+    if mask.dtype is not _torch_bool() and not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype is not other_type:
+        import warnings
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+                      f"Use same type for both instead.")
+    return _additive_mask(mask)
+
+
+def _torch_bool():
+    import torch
+    return torch.bool
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -388,25 +426,34 @@ def _tuple(value, n):
     return list(value) if isinstance(value, (tuple, list)) else [value] * n
 
 
+def _same_sides(kernel, dilation):
+    """Per spatial dim, the (before, after) padding of `padding='same'` at stride 1:
+    dilation * (k - 1) in all, the extra one after, as PyTorch's convolution pads."""
+    totals = [d * (k - 1) for d, k in zip(dilation, kernel)]
+    return [(total // 2, total - total // 2) for total in totals]
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, n):
     if isinstance(padding, str):
-        # 'valid' is none; 'same' keeps the length at stride 1, the extra one on the right
-        # padded explicitly, as PyTorch's convolution does.
+        # 'valid' is none; 'same' keeps the length at stride 1, an uneven extra one on the
+        # right padded explicitly.
         if padding not in ("same", "valid"):
             raise ValueError(f"Invalid padding string '{padding}', should be one of "
                              f"{{'valid', 'same'}}")
         if padding == "same" and _tuple(stride, n) != [1] * n:
             raise ValueError("padding='same' is not supported for strided convolutions")
-        kernel = list(weight.shape[2:])
-        totals = ([d * (k - 1) for d, k in zip(_tuple(dilation, n), kernel)]
-                  if padding == "same" else [0] * n)
-        padding = [total // 2 for total in totals]
-        if any(total % 2 for total in totals):
+        sides = (_same_sides(list(weight.shape[2:]), _tuple(dilation, n))
+                 if padding == "same" else [(0, 0)] * n)
+        padding = [before for before, _ in sides]
+        if any(before != after for before, after in sides):
             amounts = []
-            for total in reversed(totals):
-                amounts += [0, total % 2]
+            for before, after in reversed(sides):
+                amounts += [0, after - before]
             input = pad(input, amounts)
     window = [_tuple(stride, n), _tuple(padding, n), _tuple(dilation, n)]
+    if input.dim() == n + 1:
+        # Unbatched: a batch of one.
+        return _tailor.op("conv", input.unsqueeze(0), weight, bias, *window, groups).squeeze(0)
     return _tailor.op("conv", input, weight, bias, *window, groups)
 
 
@@ -416,6 +463,10 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
@@ -579,8 +630,14 @@ def _adaptive_pool(input, output_size, kind):
         return pool(input, kernel, kernel)
     out = input
     for axis, (n, o) in enumerate(zip(sizes, output_size)):
-        if o is not None:
-            out = _adaptive_along(out, axis - spatial, n, o, kind)
+        if o is None:
+            continue
+        dim = axis - spatial
+        if dim < -2:
+            # A volume's depth: pooled as the height, moved there and back.
+            out = _adaptive_along(out.movedim(dim, -2), -2, n, o, kind).movedim(-2, dim)
+        else:
+            out = _adaptive_along(out, dim, n, o, kind)
     return out
 
 
@@ -655,6 +712,82 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if return_indices:
         _tailor.unsupported("adaptive_max_pool1d with return_indices", "")
     return _adaptive_to_one("adaptive_max_pool1d", "amax", input, output_size, 1)
+
+
+def _window3d(kernel_size, stride, padding):
+    # The window's sizes are read as ints (a size given as the window specialises), as
+    # PyTorch's pools read them.
+    kernel = [int(k) for k in _tuple(kernel_size, 3)]
+    stride = kernel if stride is None or stride == [] else [int(s) for s in _tuple(stride, 3)]
+    return kernel, stride, _tuple(padding, 3)
+
+
+def _pool3d_by_planes(name, input, kernel, stride, padding, ceil_mode, pool2d, fill, reduce):
+    """A 3-d pool as 2-d pools of the depth taps' planes, reduced over the taps: tap k
+    reads planes k, k + stride, … of the input padded in depth with `fill` (and, in ceil
+    mode, by the last window's overhang); a 2-d pool pools the last two dims whatever
+    leads them, and the taps are stacked and reduced, so no elementwise op meets the
+    derived sizes and nothing is asked of them that PyTorch's pool does not ask."""
+    import torch
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"{name}: Expected 4D or 5D tensor for input, but got "
+                           f"{input.dim()}D")
+    taps, step, before = kernel[0], stride[0], padding[0]
+    after = before
+    if ceil_mode:
+        extra = _ceil_overhang(input.size(-3), taps, step, before)
+        if _may_be_positive(extra):
+            after = after + extra
+    if before or not isinstance(after, int) or after:
+        input = _tailor.op("constant_pad", input, input.dim() - 3, before, after, fill)
+    span = input.size(-3) - (taps - 1)
+    parts = []
+    for k in range(taps):
+        planes = input.narrow(-3, k, span)
+        if step != 1:
+            planes = planes[..., ::step, :, :]
+        parts.append(pool2d(planes))
+    return reduce(torch.stack(parts), 0)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    kernel, stride, padding = _window3d(kernel_size, stride, padding)
+    if _tuple(dilation, 3) != [1, 1, 1]:
+        _tailor.unsupported("max_pool3d with dilation", "use dilation=1")
+    if return_indices:
+        _tailor.unsupported("max_pool3d with return_indices=True",
+                            "the indices are not computed; use return_indices=False")
+    return _pool3d_by_planes(
+        "max_pool3d", input, kernel, stride, padding, ceil_mode,
+        lambda planes: max_pool2d(planes, kernel[1:], stride[1:], padding[1:], 1, ceil_mode),
+        _LOWEST, lambda taps, dim: taps.amax(dim))
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Every window's mean over kernel elements, the padding counted (PyTorch's default);
+    the mean over the depth's taps of their 2-d means."""
+    kernel, stride, padding = _window3d(kernel_size, stride, padding)
+    if divisor_override is not None:
+        _tailor.unsupported("avg_pool3d with divisor_override", "divide the pool's sum yourself")
+    if ceil_mode or (not count_include_pad and padding != [0, 0, 0]):
+        _tailor.unsupported("avg_pool3d with ceil_mode or count_include_pad=False",
+                            "pad the input yourself and pool without them")
+    return _pool3d_by_planes(
+        "avg_pool3d", input, kernel, stride, padding, False,
+        lambda planes: avg_pool2d(planes, kernel[1:], stride[1:], padding[1:]), 0.0,
+        lambda taps, dim: taps.mean(dim))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_to_one("adaptive_avg_pool3d", "mean", input, output_size, 3)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    if return_indices:
+        _tailor.unsupported("adaptive_max_pool3d with return_indices", "")
+    return _adaptive_to_one("adaptive_max_pool3d", "amax", input, output_size, 3)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,

@@ -488,8 +488,7 @@ class _ConvNd(Module):
             self.padding = named
         # Per spatial dim, (before, after).
         if named == "same":
-            totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
-            self._sides = [(total // 2, total - total // 2) for total in totals]
+            self._sides = F._same_sides(self.kernel_size, self.dilation)
         elif named == "valid":
             self._sides = [(0, 0)] * n
         else:
@@ -505,8 +504,8 @@ class _ConvNd(Module):
                 amounts += [before, after]
             input = F.pad(input, amounts, _PADDING_MODES[self.padding_mode])
             padding = [0] * len(sides)
-        window = [list(self.stride), padding, list(self.dilation)]
-        return _tailor.op("conv", input, self.weight, self.bias, *window, self.groups)
+        return F._conv(input, self.weight, self.bias, list(self.stride), padding,
+                       list(self.dilation), self.groups, len(sides))
 
 
 class Conv1d(_ConvNd):
@@ -522,6 +521,14 @@ class Conv2d(_ConvNd):
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
                  dtype=None):
         super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode)
+
+
+class Conv3d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__(3, in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode)
 
 
@@ -591,6 +598,10 @@ class BatchNorm2d(_BatchNorm):
     pass
 
 
+class BatchNorm3d(_BatchNorm):
+    pass
+
+
 def _affine_parameters(module, shape, affine):
     """A normalisation's `weight` (ones) and `bias` (zeros), or both None."""
     if affine:
@@ -645,6 +656,10 @@ class InstanceNorm1d(_InstanceNorm):
 
 
 class InstanceNorm2d(_InstanceNorm):
+    pass
+
+
+class InstanceNorm3d(_InstanceNorm):
     pass
 
 
@@ -983,6 +998,14 @@ _FUNCTIONAL_MODULES = [
                                  ("ceil_mode", False))),
     ("AvgPool1d", F.avg_pool1d, (("kernel_size", None), ("stride", None), ("padding", 0),
                                  ("ceil_mode", False), ("count_include_pad", True))),
+    ("MaxPool3d", F.max_pool3d, (("kernel_size", None), ("stride", None), ("padding", 0),
+                                 ("dilation", 1), ("return_indices", False),
+                                 ("ceil_mode", False))),
+    ("AvgPool3d", F.avg_pool3d, (("kernel_size", None), ("stride", None), ("padding", 0),
+                                 ("ceil_mode", False), ("count_include_pad", True),
+                                 ("divisor_override", None))),
+    ("AdaptiveAvgPool3d", F.adaptive_avg_pool3d, (("output_size", None),)),
+    ("AdaptiveMaxPool3d", F.adaptive_max_pool3d, (("output_size", None),)),
     ("Threshold", F.threshold, (("threshold", None), ("value", None))),
     ("Softmin", F.softmin, (("dim", None),)),
     ("Softshrink", F.softshrink, (("lambd", 0.5),)),
@@ -1261,7 +1284,8 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        if self.batch_first:
+        batched = query.dim() == 3
+        if self.batch_first and batched:
             query, key, value = (t.transpose(1, 0) for t in (query, key, value))
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
@@ -1272,7 +1296,7 @@ class MultiheadAttention(Module):
             q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
             v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
             is_causal=is_causal)
-        return (out.transpose(1, 0) if self.batch_first else out), weights
+        return (out.transpose(1, 0) if self.batch_first and batched else out), weights
 
 
 class TransformerEncoderLayer(Module):
@@ -1318,6 +1342,218 @@ class TransformerEncoderLayer(Module):
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
         return self.dropout2(x)
+
+
+def _get_clones(module, n):
+    import copy
+    return ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+def _generate_square_subsequent_mask(sz, device=None, dtype=None):
+    """The causal mask: -inf above the diagonal, 0 on and below it."""
+    import torch
+    return torch.triu(torch.full((sz, sz), float("-inf"), dtype=dtype), diagonal=1)
+
+
+def _get_seq_len(src, batch_first):
+    size = src.size()
+    if len(size) == 2:
+        return size[0]
+    return size[1 if batch_first else 0]
+
+
+def _detect_is_causal_mask(mask, is_causal=None, size=None):
+    """PyTorch's check: a mask given without `is_causal` is compared with the causal mask
+    of its size, and the comparison read as a bool (a graph break inside `forward`, as in
+    PyTorch)."""
+    make_causal = is_causal is True
+    if is_causal is None and mask is not None:
+        sz = size if size is not None else mask.size(-2)
+        causal_comparison = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+        if mask.size() == causal_comparison.size():
+            make_causal = bool((mask == causal_comparison).all())
+        else:
+            make_causal = False
+    return make_causal
+
+
+class TransformerEncoder(Module):
+    """A stack of copies of one encoder layer, then an optional norm, as PyTorch's. Under
+    `torch.compile` PyTorch never takes its nested-tensor fast path (its mask check refuses
+    while compiling), so the layers see the padding mask, which is what runs here, compiled
+    or not. (Eagerly in eval mode without gradients PyTorch's fast path gives zeros at
+    padded positions instead; Tailor computes them as the compiled call does.)"""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
+                 mask_check=True):
+        super().__init__()
+        self.layers = _get_clones(encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        src_key_padding_mask = F._canonical_mask(
+            mask=src_key_padding_mask, mask_name="src_key_padding_mask",
+            other_type=F._none_or_dtype(mask), other_name="mask", target_type=src.dtype)
+        mask = F._canonical_mask(mask=mask, mask_name="mask", other_type=None, other_name="",
+                                 target_type=src.dtype, check_other=False)
+        output = src
+        seq_len = _get_seq_len(src, self.layers[0].self_attn.batch_first)
+        is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        for mod in self.layers:
+            output = mod(output, src_mask=mask, is_causal=is_causal,
+                         src_key_padding_mask=src_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class TransformerDecoderLayer(Module):
+    """PyTorch's decoder layer: self-attention, attention over the memory and a
+    feed-forward block, each dropped out, added and layer-normalised after (or, with
+    norm_first, normalised before)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                            batch_first=batch_first, bias=bias)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                 batch_first=batch_first, bias=bias)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        if isinstance(activation, str):
+            if activation not in ("relu", "gelu"):
+                raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+            activation = F.relu if activation == "relu" else F.gelu
+        self.activation = activation
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
+                                   tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask, memory_is_causal)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask,
+                                              tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask,
+                                               memory_key_padding_mask, memory_is_causal))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           is_causal=is_causal, need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
+                                key_padding_mask=key_padding_mask, is_causal=is_causal,
+                                need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout3(x)
+
+
+class TransformerDecoder(Module):
+    """A stack of copies of one decoder layer, then an optional norm, as PyTorch's."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _get_clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        output = tgt
+        seq_len = _get_seq_len(tgt, self.layers[0].self_attn.batch_first)
+        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
+        for mod in self.layers:
+            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                         tgt_key_padding_mask=tgt_key_padding_mask,
+                         memory_key_padding_mask=memory_key_padding_mask,
+                         tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """PyTorch's encoder-decoder: an encoder stack and a decoder stack, each ending in a
+    LayerNorm, their weights re-initialised with `xavier_uniform_` as PyTorch's are."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+                 dim_feedforward=2048, dropout=0.1, activation=F.relu, custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps=1e-5, batch_first=False,
+                 norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            encoder_layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
+                                                    activation, layer_norm_eps, batch_first,
+                                                    norm_first, bias)
+            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+            self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, encoder_norm)
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            decoder_layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,
+                                                    activation, layer_norm_eps, batch_first,
+                                                    norm_first, bias)
+            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+            self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, decoder_norm)
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        is_batched = src.dim() == 3
+        if not self.batch_first and src.size(1) != tgt.size(1) and is_batched:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        elif self.batch_first and src.size(0) != tgt.size(0) and is_batched:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        return _generate_square_subsequent_mask(sz, device, dtype)
+
+    def _reset_parameters(self):
+        from torch.nn import init
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
 
 
 # Last: the recurrent layers build on Module.
