@@ -12,9 +12,14 @@ and is `torch.einsum` with a letter per word. Not here: `pack`/`unpack`, `EinMix
 other frameworks' backends.
 """
 
+from einops import _backends
 from einops._recipe import EinopsError, run as _run
 
 __version__ = "0.8.2"
+
+# What PyTorch's Dynamo does when it first meets einops: register torch.Tensor's backend up
+# front, so that only other types (a Parameter) change the registry while tracing.
+_backends._type2backend[__import__("torch").Tensor] = _backends._torch_backend
 __all__ = ["EinopsError", "einsum", "parse_shape", "rearrange", "reduce", "repeat"]
 
 

@@ -16,6 +16,8 @@ questions asked of sizes are the ones PyTorch's trace through einops asks: wheth
 product divides the dim (`s2 % 2 == 0`), or equals it where nothing is unknown.
 """
 
+from einops._backends import get_backend
+
 
 class EinopsError(RuntimeError):
     """A pattern that cannot be read, or that does not fit the tensor or the given lengths."""
@@ -303,6 +305,7 @@ def run(tensor, pattern, operation, reduction, axes_lengths):
     if operation == "reduce" and reduction not in _REDUCTIONS and not callable(reduction):
         raise EinopsError(f"unknown reduction {reduction!r}: one of {', '.join(_REDUCTIONS)}, "
                           "or a callable")
+    get_backend(tensor)
     try:
         return plan(pattern, operation, tensor.dim(), axes_lengths).apply(
             tensor, reduction, axes_lengths)

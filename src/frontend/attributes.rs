@@ -4,7 +4,8 @@
 //! Input: reads reported by `nn.Module.__getattribute__` (`py/torch/nn/modules.py`) while a
 //! graph is captured, and the entry's module instance. Output: each read attribute once, as
 //! a path from `self` through `_modules` with the value the trace saw (`Capture::attributes`,
-//! then `Segment::attributes`); and, at a call, the current values of given paths.
+//! then `Segment::attributes`); the length of a global dict a traced library reads (einops'
+//! backend registry); and, at a call, the current values of given paths.
 //! Invariant: only what can steer a trace is kept, the bool, int and float attributes in a
 //! module's own `__dict__` of the modules under `self`: those the user's code reads, and
 //! `training` wherever it is read (the layers of `py/torch` read it as PyTorch's do; their
@@ -86,10 +87,7 @@ pub(super) fn record(
             capture.holders.entry(id).or_insert(holder);
         }
         (None, Some(value)) => {
-            let path = AttributePath {
-                modules,
-                name: name.to_string(),
-            };
+            let path = AttributePath::of_module(modules, name);
             if !capture.attributes.iter().any(|(seen, _)| *seen == path) {
                 capture.attributes.push((path, value));
             }
@@ -129,14 +127,14 @@ pub fn read(
     entry: &EntryPoint,
     paths: &[AttributePath],
 ) -> Vec<Option<ArgValue>> {
-    let Some(root) = &entry.module else {
-        return vec![None; paths.len()];
-    };
     program.interpreter.enter(|vm| {
         paths
             .iter()
             .map(|path| {
-                let mut module = root.clone();
+                if let Some(module) = &path.global_dict {
+                    return global_dict_length(vm, module, &path.name).map(ArgValue::Int);
+                }
+                let mut module = entry.module.clone()?;
                 for name in &path.modules {
                     module = own_item(vm, &module, "_modules")
                         .and_then(|modules| item(vm, &modules, name))?;
@@ -145,6 +143,35 @@ pub fn read(
             })
             .collect()
     })
+}
+
+/// Records that the capture in progress read the dict `name`, a global of the module
+/// `module` (dotted), as Dynamo guards a global dict a traced library reads: by its keys,
+/// here its length (`len(G['__import_einops_dot__backends']._type2backend) == 1`). The
+/// first read of a capture is kept: what the trace itself adds to the dict after it is a
+/// side effect Dynamo applies after the graph, which the next call's check then sees.
+pub(super) fn record_global_dict(vm: &VirtualMachine, session: &Session, module: &str, name: &str) {
+    let Some(length) = global_dict_length(vm, module, name) else {
+        return;
+    };
+    let Ok(mut capture) = session.capture.try_borrow_mut() else {
+        return;
+    };
+    let Some(capture) = capture.as_mut() else {
+        return;
+    };
+    let path = AttributePath::global_dict_length(module, name);
+    if !capture.attributes.iter().any(|(seen, _)| *seen == path) {
+        capture.attributes.push((path, ArgValue::Int(length)));
+    }
+}
+
+/// The length of the dict `name` in the module `module` (from `sys.modules`), if both exist.
+fn global_dict_length(vm: &VirtualMachine, module: &str, name: &str) -> Option<i64> {
+    let modules = vm.sys_module.get_attr("modules", vm).ok()?;
+    let module = item(vm, &modules, module)?;
+    let dict = own_item(vm, &module, name)?;
+    i64::try_from(dict.downcast_ref::<PyDict>()?.__len__()).ok()
 }
 
 /// Whether the frame reading the attribute (the caller of `__getattribute__`) is the

@@ -726,6 +726,24 @@ pub(super) mod _tailor {
         Ok(())
     }
 
+    /// The dict `name`, a global of the module `module`, was read by a traced library
+    /// (einops' backend registry): its length is guarded (`attributes.rs`).
+    #[pyfunction]
+    fn global_dict_read(
+        module: PyUtf8StrRef,
+        name: PyUtf8StrRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        let session = Call::session(vm)?;
+        crate::frontend::attributes::record_global_dict(
+            vm,
+            &session,
+            module.as_str(),
+            name.as_str(),
+        );
+        Ok(())
+    }
+
     /// Names a constant after its dotted path (`layers.0.weight`), if it has no name yet.
     #[pyfunction]
     fn set_name(tensor: PyObjectRef, name: PyUtf8StrRef) {

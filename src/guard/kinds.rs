@@ -152,18 +152,48 @@ fn match_source(source: &str, expected: ValueMatch) -> String {
 }
 
 /// Where a module attribute is read from: the names of the submodules from `self`, then
-/// the attribute (`self._modules['layer1']._modules['0'].training`).
+/// the attribute (`self._modules['layer1']._modules['0'].training`); or, for a dict a
+/// library keeps as a module global (einops' backend registry), that module, the dict's
+/// name, and its length as what is read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AttributePath {
     /// Submodule names, outermost first (empty: an attribute of `self`).
     pub modules: Vec<String>,
     /// The attribute.
     pub name: String,
+    /// The dotted name of the module whose global dict `name` is, read by its length
+    /// (Dynamo's dict-keys guard); `None` for an attribute under `self`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_dict: Option<String>,
 }
 
 impl AttributePath {
-    /// The failure-reason form, `self._modules['bn'].training`.
+    /// An attribute of `self` or of the submodules `modules` under it.
+    pub fn of_module(modules: Vec<String>, name: &str) -> AttributePath {
+        AttributePath {
+            modules,
+            name: name.to_string(),
+            global_dict: None,
+        }
+    }
+
+    /// The length of the dict `name`, a global of the module `module` (dotted).
+    pub fn global_dict_length(module: &str, name: &str) -> AttributePath {
+        AttributePath {
+            modules: Vec::new(),
+            name: name.to_string(),
+            global_dict: Some(module.to_string()),
+        }
+    }
+
+    /// The failure-reason form, `self._modules['bn'].training`, or the length of a
+    /// global dict as Dynamo names an imported module's global
+    /// (`len(G['__import_einops_dot__backends']._type2backend)`).
     pub fn short(&self) -> String {
+        if let Some(module) = &self.global_dict {
+            let global = format!("__import_{}", module.replace('.', "_dot_"));
+            return format!("len(G['{global}'].{})", self.name);
+        }
         let mut text = "self".to_string();
         for module in &self.modules {
             text.push_str(&format!("._modules['{module}']"));
@@ -171,8 +201,12 @@ impl AttributePath {
         format!("{text}.{}", self.name)
     }
 
-    /// PyTorch's source form, `L['self']._modules['bn'].training`.
+    /// PyTorch's source form, `L['self']._modules['bn'].training` (a global dict's length
+    /// as in `short`).
     pub fn source(&self) -> String {
+        if self.global_dict.is_some() {
+            return self.short();
+        }
         format!("L['self']{}", &self.short()["self".len()..])
     }
 }
@@ -200,9 +234,16 @@ impl AttributeGuard {
         Some(AttributeGuard { path, expected })
     }
 
-    /// The failure-reason form PyTorch prints, `self._modules['bn'].training == True`.
+    /// The failure-reason form PyTorch prints, `self._modules['bn'].training == True`; for
+    /// a global dict, its length check as Dynamo words the failure
+    /// (`len(G['__import_einops_dot__backends']._type2backend) != 1`).
     pub fn reason(&self) -> String {
-        match_reason(&self.path.short(), self.expected)
+        match (&self.path.global_dict, self.expected) {
+            (Some(_), ValueMatch::Int(Some(length))) => {
+                format!("{} != {length}", self.path.short())
+            }
+            _ => match_reason(&self.path.short(), self.expected),
+        }
     }
 
     /// Whether the attribute's value at a call (`None`: not a constant any more) passes.
@@ -213,7 +254,12 @@ impl AttributeGuard {
 
 impl fmt::Display for AttributeGuard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&match_source(&self.path.source(), self.expected))
+        match (&self.path.global_dict, self.expected) {
+            (Some(_), ValueMatch::Int(Some(length))) => {
+                write!(f, "DICT_LENGTH: {} == {length}", self.path.source())
+            }
+            _ => f.write_str(&match_source(&self.path.source(), self.expected)),
+        }
     }
 }
 

@@ -117,10 +117,7 @@ mod tests {
     use super::*;
 
     fn path(modules: &[&str], name: &str) -> AttributePath {
-        AttributePath {
-            modules: modules.iter().map(ToString::to_string).collect(),
-            name: name.to_string(),
-        }
+        AttributePath::of_module(modules.iter().map(ToString::to_string).collect(), name)
     }
 
     fn order(node: &AttributeNode) -> Vec<String> {

@@ -41,7 +41,8 @@
 //! `sorting.py`: sort, argsort, topk, kthvalue and median, against `sorting.eager.txt`;
 //! `volumes.py`: 3-d convolutions, pools and norms, against `volumes.eager.txt`;
 //! `transformers.py`: the transformer modules, against `transformers.eager.txt`; `windows.py`:
-//! `Tensor.unfold`, against `windows.eager.txt`;
+//! `Tensor.unfold`, against `windows.eager.txt`; `einops_registry.py`: einops' backend
+//! registry, against `einops_registry.eager.txt`;
 //! `backends.py`: which wrappers share entries; `attention_node.py`: attention's guards.
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
@@ -1181,6 +1182,18 @@ fn transformer_modules_compute_and_recompile_as_pytorch() {
 fn tensor_unfold_computes_and_recompiles_as_pytorch() {
     assert_prints_close_to_what_pytorch_printed("windows");
     assert_logs_what_pytorch_logged("windows", "recompiles", |line| line.starts_with('['));
+}
+
+/// einops' backend registry (`einops_registry.py`): a trace that applies einops to a
+/// Parameter registers its type, and the entry guards the registry's length as Dynamo
+/// guards the dict's keys, so the same input's next call recompiles with PyTorch's reason
+/// (`len(G['__import_einops_dot__backends']._type2backend) != 1`) and the third hits.
+#[test]
+fn einops_registry_recompiles_as_pytorch() {
+    assert_prints_what_pytorch_printed("einops_registry");
+    assert_logs_what_pytorch_logged("einops_registry", "recompiles", |line| {
+        line.starts_with('[')
+    });
 }
 
 /// `F.scaled_dot_product_attention` is one node whose only shape guards are its inputs'
