@@ -116,6 +116,27 @@ def capture_output():
     builtins.print = print
 
 
+def install_len():
+    """`len(tensor)` is the tensor's first size, kept symbolic, as Dynamo reads `len()` of a
+    tensor (rtdl's `expand(len(x), 1, -1)`): Python's own `len` must return an int, which
+    would specialise the size with a guard."""
+    import builtins
+    if getattr(builtins.len, "_tailor", False):
+        return
+    builtin_len = builtins.len
+    from torch import Tensor
+
+    def len(obj):
+        if isinstance(obj, Tensor):
+            if obj.dim() == 0:
+                raise TypeError("len() of a 0-d tensor")
+            return obj.size(0)
+        return builtin_len(obj)
+
+    len._tailor = True
+    builtins.len = len
+
+
 def install_clock():
     """A script's monotonic clocks are the run's clock (also in the browser)."""
     import time

@@ -8,19 +8,21 @@ right it merges them), and `1` or `()` for a dim of length 1; lengths are given 
 (`p1=16`). Each call is a few reshape/permute/reduce/expand calls on the tensor
 (`_recipe.py`), so inside `forward` it is captured op by op with symbolic sizes, as PyTorch's
 Dynamo traces through einops 0.8. `einsum` names axes by words (`'b i d, b j d -> b i j'`)
-and is `torch.einsum` with a letter per word. Not here: `pack`/`unpack`, `EinMix` and the
-other frameworks' backends.
+and is `torch.einsum` with a letter per word; `pack`/`unpack` are in `packing.py`. Not here:
+`EinMix` and the other frameworks' backends.
 """
 
 from einops import _backends
 from einops._recipe import EinopsError, run as _run
+from einops.packing import pack, unpack
 
 __version__ = "0.8.2"
 
 # What PyTorch's Dynamo does when it first meets einops: register torch.Tensor's backend up
 # front, so that only other types (a Parameter) change the registry while tracing.
 _backends._type2backend[__import__("torch").Tensor] = _backends._torch_backend
-__all__ = ["EinopsError", "einsum", "parse_shape", "rearrange", "reduce", "repeat"]
+__all__ = ["EinopsError", "einsum", "pack", "parse_shape", "rearrange", "reduce", "repeat",
+           "unpack"]
 
 
 def rearrange(tensor, pattern, **axes_lengths):

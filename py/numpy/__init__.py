@@ -39,7 +39,7 @@ nan = _math.nan
 newaxis = None
 float_ = double = float64
 single = float32
-int_ = int64
+int_ = long = int64
 bool8 = bool_
 number = floating = integer = generic
 
@@ -266,6 +266,10 @@ def sum(a, axis=None, dtype=None, keepdims=False):
         return _typed(total, a)
     result = asarray(a).sum(axis, keepdims)
     return result if dtype is None else result.astype(dtype)
+
+
+def cumsum(a, axis=None, dtype=None):
+    return asarray(a).cumsum(axis, dtype)
 
 
 def mean(a, axis=None, keepdims=False):

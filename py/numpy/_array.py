@@ -271,6 +271,13 @@ class ndarray:
             return t
         return self._reduced(product, axis, keepdims, self._integral_or(self.dtype))
 
+    def cumsum(self, axis=None, dtype=None):
+        """Running sums along `axis`, of the flattened array when it is None (torchfm's
+        field offsets, `np.cumsum(field_dims)`); integral arrays sum as int64."""
+        t = self._tensor if axis is not None else self._tensor.reshape(-1)
+        out = wrap(t.cumsum(0 if axis is None else axis), self._integral_or(self.dtype))
+        return out if dtype is None else out.astype(dtype)
+
     def mean(self, axis=None, keepdims=False):
         out = FLOAT32 if self.dtype is FLOAT32 else FLOAT64
         return self._reduced(lambda t, d: t.mean(d), axis, keepdims, out)

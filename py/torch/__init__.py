@@ -16,9 +16,11 @@ from torch._tensor import Size, SymBool, SymInt, Tensor, TailorError, device, dt
 from torch._tensor import bfloat16, bool_, float16, float64, int32, int64, _define_aliases
 from torch._missing import _missing_names
 from torch._tensor import _cast, _dims, _log_softmax, _made, _sizes
-from torch import amp, autograd, cuda, jit, _dynamo, _logging, return_types
+from torch import amp, autograd, cuda, distributed, jit, _dynamo, _logging, return_types
 from torch.amp import autocast
 from torch._sorting import METHODS as _SORTING_METHODS
+from torch._complex import ComplexTensor as _ComplexTensor, complex64, is_complex, polar
+from torch._complex import complex_of as complex, view_as_complex, view_as_real
 from torch import nn
 
 # The PyTorch whose torch.compile Tailor follows.
@@ -126,6 +128,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                 return (arange(count) * _builtins.int(step) + _builtins.int(start)).to(dtype or int64)
             return (arange(count) * step + start).to(dtype or float32)
         start, end, step = (_builtins.int(v) for v in (start, end, step))
+    elif integral and type(step) is _builtins.int and step < 0:
+        # Counting down from a size (mega's `arange(n - 1, -1, -1)`): start + i * step for
+        # i < ceil((start - end) / -step), the count a size expression, no guard.
+        count = (start - end - step - 1) // (-step)
+        return (arange(count) * step + start).to(dtype or int64)
     return _made(_tailor.op("arange", start, end, step), dtype or (int64 if integral else float32))
 
 
@@ -365,6 +372,9 @@ _define_aliases("torch.", globals())
 
 for _name, _method in _SORTING_METHODS.items():
     setattr(Tensor, _name, _method)
+Tensor.is_complex = lambda self: False
+cfloat = complex64
+
 
 # torch.rsqrt(x) is x.rsqrt(), and so on, for the methods the package writes in Python.
 for _name in ("rsqrt", "clamp", "clamp_min", "clamp_max", "square", "var", "std", "norm", "unflatten", "movedim",
@@ -748,3 +758,18 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
 
 
 __getattr__ = _missing_names("torch")
+
+
+def _complex_aware(name, real_function):
+    """`torch.NAME` that hands a complex tensor to its own method."""
+    def function(input, *args, **kwargs):
+        if isinstance(input, _ComplexTensor):
+            return getattr(input, name)(*args, **kwargs)
+        return real_function(input, *args, **kwargs)
+
+    function.__name__ = name
+    return function
+
+
+for _name in ("exp", "abs", "mul", "reshape", "flatten", "unsqueeze", "squeeze", "transpose"):
+    globals()[_name] = _complex_aware(_name, globals()[_name])

@@ -27,6 +27,34 @@ def _extremum(x, dim, keepdim, which):
     return getattr(return_types, which)(values, _arg_extremum(x, dim, keepdim, which))
 
 
+def _repeat_each(x, counts, dim):
+    """`x.repeat_interleave(counts, dim)` for a list of counts, one per element along `dim`:
+    the elements picked by a constant index, element i `counts[i]` times."""
+    import torch
+    if dim is None:
+        x, dim = x.flatten(), 0
+    d = _dim_index(dim, x.dim())
+    if x.size(d) != len(counts):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {len(counts)} and input.size({d}) = {x.size(d)}")
+    if any(c < 0 for c in counts):
+        raise RuntimeError("repeats can not be negative")
+    index = [i for i, count in enumerate(counts) for _ in range(count)]
+    return x.index_select(d, torch.tensor(index, dtype=int64))
+
+
+def _real():
+    return False
+
+
+def _complex_times(tensor, other):
+    """A real tensor times a Python complex number or a complex tensor (`torch._complex`)."""
+    from torch._complex import ComplexTensor, complex_of
+    if isinstance(other, ComplexTensor):
+        return other * tensor
+    return complex_of(tensor * other.real, tensor * other.imag)
+
+
 def _arg_extremum(x, dim, keepdim, which):
     """`argmax` / `argmin`: the first position of the extremum along `dim` (of the flattened
     tensor when `dim` is None), int64, as PyTorch returns it; decomposed as the smallest
@@ -251,6 +279,21 @@ class Tensor(_tailor.TensorBase):
     """A float32 tensor of symbolic shape: a node of the captured graph, or a constant.
     Instances take attributes as PyTorch's do (`p._no_weight_decay = True`)."""
 
+    def __new__(cls, *args, **kwargs):
+        """PyTorch's legacy constructor, as model files still call it: `Tensor(n, d)` (or a
+        `Size`) a float32 tensor of those sizes (PyTorch leaves it uninitialised; here it
+        holds zeros, and the file initialises it next), `Tensor([1.0])` one of that data,
+        `Tensor(t)` the tensor itself, `Tensor()` an empty one."""
+        import torch
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0]
+        if len(args) == 1 and isinstance(args[0], (list, tuple)) and \
+                not isinstance(args[0], Size):
+            return torch.tensor(args[0], dtype=float32)
+        if not args:
+            return torch.zeros(0)
+        return torch.zeros(*args)
+
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
@@ -465,8 +508,15 @@ class Tensor(_tailor.TensorBase):
         ATen's int overload computes it: a new dim after `dim` expanded to `repeats`, then
         merged with it."""
         if isinstance(repeats, Tensor):
-            _tailor.unsupported("repeat_interleave with a tensor of repeats",
-                                "its output size is data-dependent; pass an int")
+            if not _tailor.is_constant(repeats):
+                _tailor.unsupported("repeat_interleave with a computed tensor of repeats",
+                                    "its output size is data-dependent; pass an int")
+            # A constant (`torch.tensor([2])`): its values are known, as a fake tensor
+            # keeps a small constant's values, so the output size is too.
+            counts = [int(r) for r in _tailor.values(repeats)]
+            if repeats.dim() == 0 or len(counts) == 1:
+                return self.repeat_interleave(counts[0], dim)
+            return _repeat_each(self, counts, dim)
         if repeats < 0:
             raise RuntimeError("Repeats must be non-negative")
         x = self.flatten() if dim is None else self
@@ -858,9 +908,13 @@ class Tensor(_tailor.TensorBase):
         return _tailor.op("sub", other, self)
 
     def __mul__(self, other):
+        if isinstance(other, complex) or getattr(other, "is_complex", _real)():
+            return _complex_times(self, other)
         return _tailor.op("mul", self, other)
 
     def __rmul__(self, other):
+        if isinstance(other, complex):
+            return _complex_times(self, other)
         return _tailor.op("mul", other, self)
 
     def __truediv__(self, other):
@@ -1559,6 +1613,12 @@ class SymRatio:
 
     def __float__(self):
         return float(int(self.num)) / int(self.den)
+
+    def is_integer(self):
+        """Whether the ratio is whole, from its value: PyTorch's `SymFloat.is_integer`
+        specialises the ratio (`(x.size()[1] / 4) == 2.0`), as `float()` specialises the
+        numerator here, so each new size recompiles, as in PyTorch."""
+        return float(self).is_integer()
 
     def __round__(self, ndigits=None):
         return round(float(self), ndigits)

@@ -1,8 +1,10 @@
 """How a script's tensor prints: PyTorch's `torch/_tensor_str.py` rules at its default print
 options (precision 4, linewidth 80, summarised above 1000 elements with 3 edge items).
 
-float32, int64 and bool print without a dtype suffix (the defaults for floats, ints and
-bools), int32 with `dtype=torch.int32`; ints as whole numbers and bools as True/False. Written after PyTorch's `_Formatter`,
+float32, int64, bool and complex64 print without a dtype suffix (the defaults for floats,
+ints, bools and complex numbers), int32 with `dtype=torch.int32`; ints as whole numbers and
+bools as True/False; a complex number as its real and imaginary parts, each part in the
+form its own formatter picks (`1.+0.j`, `0.5403+0.8415j`). Written after PyTorch's `_Formatter`,
 `_vector_str`, `_tensor_str_with_formatter` and `get_summarized_data`.
 """
 
@@ -73,6 +75,21 @@ class _Formatter:
         return " " * (self.width - len(text)) + text
 
 
+class _PairFormatter:
+    """Complex values, (real, imaginary) pairs: each part by its own formatter, PyTorch's
+    `_val_formatter` with two formatters."""
+
+    def __init__(self, pairs):
+        self.real = _Formatter([re for re, _ in pairs])
+        self.imag = _Formatter([im for _, im in pairs])
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, pair):
+        real = self.real.format(pair[0])
+        imag = (self.imag.format(pair[1]) + "j").lstrip()
+        return real + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _vector(items, indent, formatter):
     element = formatter.width + 2
     per_line = max(1, int(math.floor((LINEWIDTH - indent) / element)))
@@ -92,11 +109,12 @@ def _nested(nested, dims, indent, formatter):
 
 def tensor_str(values, shape, dtype="float32"):
     """`tensor(...)` for a tensor of `shape` and `dtype` (its name) whose row-major values
-    are `values`."""
+    are `values` ((real, imaginary) pairs for complex64)."""
     prefix = "tensor("
     suffix = ", dtype=torch.int32)" if dtype == "int32" else ")"
     nested = _nest(values, list(shape), len(values) > THRESHOLD)
-    formatter = _Formatter(list(_leaves(nested)), dtype)
+    leaves = list(_leaves(nested))
+    formatter = _PairFormatter(leaves) if dtype == "complex64" else _Formatter(leaves, dtype)
     if not shape:
         return prefix + formatter.format(values[0]) + suffix
     if 0 in shape:

@@ -44,8 +44,8 @@ pub fn parse_in(vm: Vm, source: &str) -> Result<Program, FrontendError> {
 }
 
 /// Readies the interpreter for the user's `source`: the session knows it, `torch` is
-/// imported, absent modules get stand-ins and what the file prints is kept in the session
-/// (nanoGPT prints its parameter count). Returns the `_tailor_frontend` helper module.
+/// imported, absent modules get stand-ins, what the file prints is kept in the session
+/// (nanoGPT prints its parameter count) and `len` of a tensor stays symbolic. Returns the `_tailor_frontend` helper module.
 pub(super) fn prepare(
     vm: &VirtualMachine,
     session: &Session,
@@ -58,6 +58,8 @@ pub(super) fn prepare(
     vm.call_method(&helper, "install_absent_modules", ())
         .map_err(package)?;
     vm.call_method(&helper, "capture_output", ())
+        .map_err(package)?;
+    vm.call_method(&helper, "install_len", ())
         .map_err(package)?;
     Ok(helper)
 }

@@ -256,6 +256,15 @@ pub(super) mod _tailor {
             let tensor = match proxy.tensor() {
                 TensorRef::Value(value, _) => crate::graph::Tensor::clone(&value),
                 TensorRef::Const(constant) if call.is_eager() => constant.observed(),
+                // A constant this forward made from its own data (`torch.tensor([2])`): its
+                // values are fixed, as a fake tensor keeps a small constant's values.
+                TensorRef::Const(constant)
+                    if !constant.is_param
+                        && constant.made_in != 0
+                        && Some(constant.made_in) == call.capture_number() =>
+                {
+                    constant.observed()
+                }
                 _ => {
                     return Err(call.unsupported(
                         "reading a value of a tensor of forward outside a run of forward",

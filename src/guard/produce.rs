@@ -286,12 +286,12 @@ impl<'a> Producer<'a> {
                 (i, guard)
             })
             .collect();
-        // Python values first, then tensors; a value a graph break handed back on the
-        // stack (a resume function's `___stack0`) after the tensors, as measured on 2.15.
-        order.sort_by_key(|(position, guard)| match guard {
-            ArgGuard::Value(_) if self.inputs[*position].0.starts_with("___stack") => 2,
-            ArgGuard::Value(_) => 0,
-            ArgGuard::Tensor(_) => 1,
+        // As Dynamo installs them (`Guard.sort_key`): by the length of the source's name,
+        // then the name (`L['n']` before `L['x']` before `L['start_pos']` and
+        // `L['___stack0']`), whatever the argument's kind.
+        order.sort_by_key(|(position, _)| {
+            let name = &self.inputs[*position].0;
+            (name.len(), name.clone())
         });
         order
     }

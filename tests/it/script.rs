@@ -42,7 +42,9 @@
 //! `volumes.py`: 3-d convolutions, pools and norms, against `volumes.eager.txt`;
 //! `transformers.py`: the transformer modules, against `transformers.eager.txt`; `windows.py`:
 //! `Tensor.unfold`, against `windows.eager.txt`; `einops_registry.py`: einops' backend
-//! registry, against `einops_registry.eager.txt`;
+//! registry, against `einops_registry.eager.txt`; `complex_rope.py`: complex tensors, against
+//! `complex_rope.eager.txt`; `scan_idioms.py`: a second scan's idioms, against
+//! `scan_idioms.eager.txt`;
 //! `backends.py`: which wrappers share entries; `attention_node.py`: attention's guards.
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
@@ -1193,6 +1195,34 @@ fn einops_registry_recompiles_as_pytorch() {
     assert_prints_what_pytorch_printed("einops_registry");
     assert_logs_what_pytorch_logged("einops_registry", "recompiles", |line| {
         line.starts_with('[')
+    });
+}
+
+/// Complex tensors as LLaMA's rotary embedding uses them (`complex_rope.py`): `torch.polar`,
+/// `view_as_complex`/`view_as_real`, complex products, `conj`, `exp` of `1j * t`, slices and
+/// views of a complex table kept as a plain attribute, printed as PyTorch prints complex
+/// numbers, eagerly and compiled under `dynamic=True` and automatic dynamic, recompiling
+/// where PyTorch does (`complex_rope.eager.txt`): a later argument's guard is checked after
+/// an earlier-named one's, by the length of the name as Dynamo installs them.
+#[test]
+fn complex_rotary_embeddings_compute_and_recompile_as_pytorch() {
+    assert_prints_close_to_what_pytorch_printed("complex_rope");
+    assert_logs_what_pytorch_logged("complex_rope", "recompiles", |line| line.starts_with('['));
+}
+
+/// Idioms a second scan of unseen files met (`scan_idioms.py`): `os.path` in a default
+/// argument, `inspect.isfunction`, `torch.distributed.is_initialized()`, the legacy
+/// `torch.Tensor(n, d)` constructor, `np.cumsum` and `np.long`, a constant tensor of repeats,
+/// `arange` counting down from a size, einops' `pack`/`unpack`, `len(x)` kept symbolic and
+/// `(n / 4).is_integer()`, eagerly and compiled under `dynamic=True`, print what PyTorch
+/// prints and recompile where it does (`scan_idioms.eager.txt`: each new length, as PyTorch
+/// specialises the ratio; its guard reads `(x.size()[1] / 4) == 2.0` where Tailor's reads
+/// the length, so only the recompiles are compared).
+#[test]
+fn idioms_of_unseen_files_compute_and_recompile_as_pytorch() {
+    assert_prints_close_to_what_pytorch_printed("scan_idioms");
+    assert_logs_what_pytorch_logged("scan_idioms", "recompiles", |line| {
+        line.contains("Recompiling function")
     });
 }
 

@@ -320,7 +320,7 @@ impl<'vm> Call<'vm> {
         self.session.capture.borrow().is_some()
     }
 
-    fn capture_number(&self) -> Option<u64> {
+    pub(crate) fn capture_number(&self) -> Option<u64> {
         self.session.capture.borrow().as_ref().map(|c| c.number)
     }
 
