@@ -1420,26 +1420,40 @@ for _name in _IN_PLACE:
 
 
 class SymInt(_tailor.SymIntBase):
-    """A symbolic size such as `s0` or `(s0 - 3)//2 + 1`; arithmetic builds expressions."""
+    """A symbolic size such as `s0` or `(s0 - 3)//2 + 1`; arithmetic builds expressions. With
+    a float it is a `SymRatio` (PyTorch's SymFloat: `group_size * capacity_factor`), exact;
+    a float power (`dim_head ** -0.5`) takes the size's value, with a guard."""
 
     __slots__ = ()
 
     def __add__(self, other):
+        if type(other) is float:
+            return SymRatio(self, 1) + other
         return _tailor.sym_binary("add", self, other)
 
     def __radd__(self, other):
+        if type(other) is float:
+            return other + SymRatio(self, 1)
         return _tailor.sym_binary("add", other, self)
 
     def __sub__(self, other):
+        if type(other) is float:
+            return SymRatio(self, 1) - other
         return _tailor.sym_binary("sub", self, other)
 
     def __rsub__(self, other):
+        if type(other) is float:
+            return other - SymRatio(self, 1)
         return _tailor.sym_binary("sub", other, self)
 
     def __mul__(self, other):
+        if type(other) is float:
+            return SymRatio(self, 1) * other
         return _tailor.sym_binary("mul", self, other)
 
     def __rmul__(self, other):
+        if type(other) is float:
+            return SymRatio(self, 1) * other
         return _tailor.sym_binary("mul", other, self)
 
     def __floordiv__(self, other):
@@ -1467,9 +1481,13 @@ class SymInt(_tailor.SymIntBase):
         return NotImplemented
 
     def __pow__(self, other):
+        if type(other) is float:
+            return float(self) ** other
         return _tailor.sym_binary("pow", self, other)
 
     def __rpow__(self, other):
+        if type(other) is float:
+            return other ** float(self)
         return _tailor.sym_binary("pow", other, self)
 
     def __neg__(self):
