@@ -22,6 +22,7 @@ from torch._sorting import METHODS as _SORTING_METHODS
 from torch._complex import ComplexTensor as _ComplexTensor, complex64, is_complex, polar
 from torch._complex import complex_of as complex, view_as_complex, view_as_real
 from torch import nn
+from torch import fft
 
 # The PyTorch whose torch.compile Tailor follows.
 __version__ = "2.15.0"
@@ -128,10 +129,14 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                 return (arange(count) * _builtins.int(step) + _builtins.int(start)).to(dtype or int64)
             return (arange(count) * step + start).to(dtype or float32)
         start, end, step = (_builtins.int(v) for v in (start, end, step))
-    elif integral and type(step) is _builtins.int and step < 0:
-        # Counting down from a size (mega's `arange(n - 1, -1, -1)`): start + i * step for
-        # i < ceil((start - end) / -step), the count a size expression, no guard.
-        count = (start - end - step - 1) // (-step)
+    elif integral and type(step) is _builtins.int and (step < 0 or type(start) is not _builtins.int):
+        # From a size, or counting down (mega's `arange(n - 1, -1, -1)` and
+        # `arange(start=fast_len - n, end=fast_len)`): start + i * step for
+        # i < ceil((end - start) / step), the count a size expression, no guard.
+        if step > 0:
+            count = (end - start + step - 1) // step
+        else:
+            count = (start - end - step - 1) // (-step)
         return (arange(count) * step + start).to(dtype or int64)
     return _made(_tailor.op("arange", start, end, step), dtype or (int64 if integral else float32))
 

@@ -44,7 +44,7 @@
 //! `Tensor.unfold`, against `windows.eager.txt`; `einops_registry.py`: einops' backend
 //! registry, against `einops_registry.eager.txt`; `complex_rope.py`: complex tensors, against
 //! `complex_rope.eager.txt`; `scan_idioms.py`: a second scan's idioms, against
-//! `scan_idioms.eager.txt`;
+//! `scan_idioms.eager.txt`; `fourier.py`: torch.fft, against `fourier.eager.txt`;
 //! `backends.py`: which wrappers share entries; `attention_node.py`: attention's guards.
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
@@ -1224,6 +1224,16 @@ fn idioms_of_unseen_files_compute_and_recompile_as_pytorch() {
     assert_logs_what_pytorch_logged("scan_idioms", "recompiles", |line| {
         line.contains("Recompiling function")
     });
+}
+
+/// `torch.fft` (`fourier.py`): `fft`/`ifft`/`rfft`/`irfft`, the 2-d and n-d forms, the
+/// norms and the frequency tables, eagerly and in FNet's token mixing and mega's long
+/// convolution compiled under `dynamic=True`, print what PyTorch prints and recompile where
+/// it does (`fourier.eager.txt`: not at all, a symbolic length staying symbolic).
+#[test]
+fn fourier_transforms_compute_and_recompile_as_pytorch() {
+    assert_prints_close_to_what_pytorch_printed("fourier");
+    assert_logs_what_pytorch_logged("fourier", "recompiles", |line| line.starts_with('['));
 }
 
 /// `F.scaled_dot_product_attention` is one node whose only shape guards are its inputs'
