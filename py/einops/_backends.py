@@ -23,8 +23,14 @@ _type2backend = {}
 
 
 def _tensor_type(tensor):
+    """`type(tensor)` as PyTorch has it: `nn.Parameter` for a parameter, `Tensor` for a
+    buffer. (Tailor's tensors share one class; module state that requires gradients is a
+    parameter, so a parameter frozen with `requires_grad=False` counts as a buffer here.)"""
+    import _tailor
     from torch import nn
-    return nn.Parameter if isinstance(tensor, nn.Parameter) else type(tensor)
+    if _tailor.is_state(tensor) and tensor.requires_grad:
+        return nn.Parameter
+    return type(tensor)
 
 
 def get_backend(tensor):

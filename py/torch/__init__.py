@@ -22,7 +22,7 @@ from torch._sorting import METHODS as _SORTING_METHODS
 from torch._complex import ComplexTensor as _ComplexTensor, complex64, is_complex, polar
 from torch._complex import complex_of as complex, view_as_complex, view_as_real
 from torch import nn
-from torch import fft
+from torch import fft, linalg
 
 # The PyTorch whose torch.compile Tailor follows.
 __version__ = "2.15.0"
@@ -112,6 +112,10 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
+    # A 0-d tensor bound is its value, read as PyTorch reads it (`.item()`: a graph break
+    # inside forward).
+    start, end, step = (v.item() if isinstance(v, Tensor) and v.dim() == 0 else v
+                        for v in (start, end, step))
     # Integer bounds give int64 (PyTorch's default for them); float bounds give float32.
     integral = _builtins.all(not isinstance(v, (_builtins.float, Tensor)) for v in (start, end, step))
     numbers = _builtins.all(type(v) in (_builtins.int, _builtins.float) for v in (start, end, step))

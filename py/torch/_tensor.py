@@ -1319,6 +1319,37 @@ def _unfold(self, dimension, size, step):
     return torch.stack(taps, -1)
 
 
+def _diag(self, diagonal=0):
+    """A vector's diagonal matrix (shifted `diagonal` places), or a matrix's diagonal, as
+    `torch.diag`: picks by a constant index, so the graph shows an index_select."""
+    import torch
+    if self.dim() == 1:
+        n = self.size(0)
+        size = n + abs(diagonal)
+        rows = torch.arange(size).unsqueeze(1)
+        cols = torch.arange(size).unsqueeze(0)
+        source = (rows if diagonal >= 0 else cols).clamp(max=n - 1).expand(size, size)
+        picked = self.index_select(0, source.reshape(-1)).view(size, size)
+        return torch.where(cols - rows == diagonal, picked, torch.zeros_like(picked))
+    if self.dim() == 2:
+        return _diagonal(self, diagonal)
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{self.dim()}D")
+
+
+def _diagonal(self, offset=0, dim1=0, dim2=1):
+    """The elements (i, i + offset) of a matrix (dims 0 and 1)."""
+    import torch
+    if self.dim() != 2 or sorted((dim1 % 2, dim2 % 2)) != [0, 1]:
+        _tailor.unsupported("Tensor.diagonal beyond a matrix's dims 0 and 1",
+                            "move the two dims to the front and reshape to a matrix")
+    matrix = self if dim1 % 2 == 0 else self.t()
+    rows, cols = matrix.shape
+    start = offset if offset >= 0 else -offset * cols
+    length = min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols)
+    index = torch.arange(max(length, 0)) * (cols + 1) + start
+    return matrix.reshape(-1).index_select(0, index)
+
+
 def _in_tensor(self, element):
     return bool((self == element).any())
 
@@ -1367,6 +1398,8 @@ _MORE_METHODS = {
         _torch().tensor(data, dtype=dtype or self.dtype),
     "bfloat16": lambda self: _cast(self, bfloat16),
     "unfold": _unfold,
+    "diag": _diag,
+    "diagonal": _diagonal,
     "__contains__": _in_tensor,
 }
 for _name, _method in _MORE_METHODS.items():

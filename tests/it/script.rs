@@ -45,6 +45,7 @@
 //! registry, against `einops_registry.eager.txt`; `complex_rope.py`: complex tensors, against
 //! `complex_rope.eager.txt`; `scan_idioms.py`: a second scan's idioms, against
 //! `scan_idioms.eager.txt`; `fourier.py`: torch.fft, against `fourier.eager.txt`;
+//! `linalg_qr.py`: torch.linalg's QR and norms;
 //! `backends.py`: which wrappers share entries; `attention_node.py`: attention's guards.
 //! `int_args.py` passes Python ints and bools to compiled code and must log PyTorch's
 //! recompile reasons (`tests/data/pytorch/int_args.eager.txt`), their source comments aside.
@@ -1234,6 +1235,14 @@ fn idioms_of_unseen_files_compute_and_recompile_as_pytorch() {
 fn fourier_transforms_compute_and_recompile_as_pytorch() {
     assert_prints_close_to_what_pytorch_printed("fourier");
     assert_logs_what_pytorch_logged("fourier", "recompiles", |line| line.starts_with('['));
+}
+
+/// `torch.linalg` (`linalg_qr.py`): `qr` in every mode as LAPACK computes it, signs and
+/// negative zeros included (performer's orthogonal random features), and the norms, print
+/// what PyTorch prints.
+#[test]
+fn linear_algebra_computes_what_pytorch_computes() {
+    assert_prints_what_pytorch_printed("linalg_qr");
 }
 
 /// `F.scaled_dot_product_attention` is one node whose only shape guards are its inputs'
