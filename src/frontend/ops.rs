@@ -537,7 +537,7 @@ impl<'a> Ops<'a> {
         })
     }
 
-    /// A 1-d or 2-d convolution (`inputs`: x, weight and the bias if any), its channels in
+    /// A 1-d, 2-d or 3-d convolution (`inputs`: x, weight and the bias if any), its channels in
     /// `groups` groups.
     pub fn conv(
         &mut self,
