@@ -2,7 +2,9 @@
 //!
 //! Input: a graph, the symbol values of this call (`Bindings`) and one `Tensor` per graph
 //! input. Output: the returned tensors. Invariant: this is the numerical oracle; it is
-//! written for obviousness, not speed, and every later back end is checked against it.
+//! written for obviousness, not speed, and every later back end is checked against it. Its
+//! matrix products (linear, matmul, convolution as columns) go through ndarray's GEMM, so
+//! the tests and the eager path do not wait on naive multiply-adds.
 
 use super::budget::{human_bytes, max_elements, memory_budget};
 use super::{
@@ -10,6 +12,8 @@ use super::{
     log_softmax_row, random_value, softmax_row,
 };
 use crate::symbolic::{Bindings, Expr};
+use ndarray::linalg::general_mat_mul;
+use ndarray::{ArrayView2, ArrayViewMut2};
 
 /// A dense, contiguous, row-major f32 tensor.
 #[derive(Clone, Debug, PartialEq)]
@@ -565,13 +569,16 @@ fn linear(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, shape: Vec<usize>)
     let (out_features, in_features) = (weight.shape[0], weight.shape[1]);
     let rows = x.len() / in_features.max(1);
     let mut out = Tensor::zeros(shape);
-    for r in 0..rows {
-        for o in 0..out_features {
-            let mut acc = bias.map_or(0.0, |b| b.data[o]);
-            for i in 0..in_features {
-                acc += x.data[r * in_features + i] * weight.data[o * in_features + i];
-            }
-            out.data[r * out_features + o] = acc;
+    let x = ArrayView2::from_shape((rows, in_features), &x.data[..rows * in_features])
+        .expect("the input fits its data");
+    let w = ArrayView2::from_shape((out_features, in_features), &weight.data[..])
+        .expect("the weight fits its data");
+    let mut c = ArrayViewMut2::from_shape((rows, out_features), &mut out.data[..])
+        .expect("the output fits its data");
+    general_mat_mul(1.0, &x, &w.t(), 0.0, &mut c);
+    if let Some(bias) = bias {
+        for row in out.data.chunks_mut(out_features.max(1)) {
+            row.iter_mut().zip(&bias.data).for_each(|(v, b)| *v += b);
         }
     }
     out
@@ -663,15 +670,12 @@ fn matmul(a: &Tensor, b: &Tensor, shape: Vec<usize>) -> Tensor {
             broadcast_offset(&index, b_batch)
         } * k
             * n;
-        for i in 0..m {
-            for j in 0..n {
-                let mut acc = 0.0;
-                for p in 0..k {
-                    acc += a.data[a_off + i * k + p] * b.data[b_off + p * n + j];
-                }
-                data[bi * m * n + i * n + j] = acc;
-            }
-        }
+        product(
+            &a.data[a_off..a_off + m * k],
+            &b.data[b_off..b_off + k * n],
+            (m, k, n),
+            &mut data[bi * m * n..(bi + 1) * m * n],
+        );
     }
     Tensor { shape, data }
 }
@@ -697,12 +701,12 @@ fn conv(
         dilation,
         groups,
     } = *window;
-    let spatial = stride.len();
+    let groups = groups.max(1);
     let (batch, in_ch) = (x.shape[0], x.shape[1]);
     let out_ch = weight.shape[0];
     // Each output channel reads the `group_in` input channels of its group.
     let group_in = weight.shape[1];
-    let group_out = out_ch / groups.max(1);
+    let group_out = out_ch / groups;
     let in_sizes = &x.shape[2..];
     let kernel = &weight.shape[2..];
     let out_sizes = shape[2..].to_vec();
@@ -710,39 +714,70 @@ fn conv(
     let out_points: usize = numel(&out_sizes);
     let kernel_points: usize = numel(kernel);
     let in_points: usize = numel(in_sizes);
-    // The kernel's positions, unravelled once rather than per multiply-add.
-    let k_positions: Vec<Vec<usize>> = (0..kernel_points).map(|q| unravel(q, kernel)).collect();
+    // Which input point each kernel tap reads at each output point (`None`: padding), tap by
+    // tap: the same for every image and channel.
+    let mut taps: Vec<Option<usize>> = Vec::with_capacity(kernel_points * out_points);
+    for q in 0..kernel_points {
+        let k_pos = unravel(q, kernel);
+        taps.extend((0..out_points).map(|p| {
+            let out_pos = unravel(p, &out_sizes);
+            let mut in_flat = 0usize;
+            for d in 0..stride.len() {
+                let pos =
+                    out_pos[d] as i64 * stride[d] - padding[d] + k_pos[d] as i64 * dilation[d];
+                if pos < 0 || pos >= in_sizes[d] as i64 {
+                    return None;
+                }
+                in_flat = in_flat * in_sizes[d] + pos as usize;
+            }
+            Some(in_flat)
+        }));
+    }
+    // Per image and group, the input gathered into one column per output point (im2col),
+    // then the group's weights times the columns: one matrix product.
+    let rows = group_in * kernel_points;
+    let mut columns = vec![0.0f32; rows * out_points];
     for n in 0..batch {
-        for o in 0..out_ch {
-            for p in 0..out_points {
-                let out_pos = unravel(p, &out_sizes);
-                let mut acc = bias.map_or(0.0, |b| b.data[o]);
-                for c in 0..group_in {
-                    let channel = (o / group_out.max(1)) * group_in + c;
-                    for (q, k_pos) in k_positions.iter().enumerate() {
-                        let mut in_flat = 0usize;
-                        let mut inside = true;
-                        for d in 0..spatial {
-                            let pos = out_pos[d] as i64 * stride[d] - padding[d]
-                                + k_pos[d] as i64 * dilation[d];
-                            if pos < 0 || pos >= in_sizes[d] as i64 {
-                                inside = false;
-                                break;
-                            }
-                            in_flat = in_flat * in_sizes[d] + pos as usize;
-                        }
-                        if inside {
-                            let xv = x.data[(n * in_ch + channel) * in_points + in_flat];
-                            let wv = weight.data[(o * group_in + c) * kernel_points + q];
-                            acc += xv * wv;
-                        }
+        for g in 0..groups {
+            for c in 0..group_in {
+                let start = (n * in_ch + g * group_in + c) * in_points;
+                let plane = &x.data[start..start + in_points];
+                for q in 0..kernel_points {
+                    let row = (c * kernel_points + q) * out_points;
+                    let reads = &taps[q * out_points..(q + 1) * out_points];
+                    for (column, read) in columns[row..row + out_points].iter_mut().zip(reads) {
+                        *column = read.map_or(0.0, |i| plane[i]);
                     }
                 }
-                out.data[(n * out_ch + o) * out_points + p] = acc;
             }
+            let weights = g * group_out * rows;
+            let start = (n * out_ch + g * group_out) * out_points;
+            product(
+                &weight.data[weights..weights + group_out * rows],
+                &columns,
+                (group_out, rows, out_points),
+                &mut out.data[start..start + group_out * out_points],
+            );
+        }
+        for o in 0..out_ch {
+            let b = bias.map_or(0.0, |b| b.data[o]);
+            let start = (n * out_ch + o) * out_points;
+            out.data[start..start + out_points]
+                .iter_mut()
+                .for_each(|v| *v += b);
         }
     }
     out
+}
+
+/// `c = a @ b` for row-major `a` (m×k), `b` (k×n) and `c` (m×n), by ndarray's matrix
+/// product (matrixmultiply's kernels): the reference's index logic stays in plain loops,
+/// its multiply-adds in a GEMM.
+fn product(a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize), c: &mut [f32]) {
+    let a = ArrayView2::from_shape((m, k), &a[..m * k]).expect("a fits its data");
+    let b = ArrayView2::from_shape((k, n), &b[..k * n]).expect("b fits its data");
+    let mut c = ArrayViewMut2::from_shape((m, n), &mut c[..m * n]).expect("c fits its data");
+    general_mat_mul(1.0, &a, &b, 0.0, &mut c);
 }
 
 /// The scatter form: each input element, times each tap, adds to one output element.

@@ -557,9 +557,50 @@ fn difficulty_of(seed: u32) -> Difficulty {
     Difficulty::ALL[seed as usize % Difficulty::ALL.len()]
 }
 
-/// Runs `check` on the first accepted puzzle of every seed, which must not need the fallback.
+/// Runs `check` on the first accepted puzzle of every seed, which must not need the fallback,
+/// after checking that its replay is the scenario its code shows. Each kind's own test
+/// (`output_shape_accepts_equivalent_forms`, `guard_prediction_grades_outcome_and_guard`,
+/// `compile_count_grades_count_and_dims`, `write_guard_grades_the_set_of_letters`,
+/// `spot_recompile_grades_the_set_of_calls`) calls it once, so every kind's puzzles are built
+/// once and checked both ways.
 fn for_each_puzzle(kind: ExerciseKind, check: impl Fn(u32, &dyn super::puzzle::Puzzle)) {
-    for_each_puzzle_of(kind, 0..SEEDS, check);
+    for_each_puzzle_of(kind, 0..SEEDS, |seed, puzzle| {
+        assert_replays_what_its_code_shows(kind, seed, puzzle);
+        check(seed, puzzle);
+    });
+}
+
+/// The replay is the scenario the code shows: the same mode, limit, marks and calls.
+#[track_caller]
+fn assert_replays_what_its_code_shows(
+    kind: ExerciseKind,
+    seed: u32,
+    puzzle: &dyn super::puzzle::Puzzle,
+) {
+    let body = puzzle.body();
+    let replay = &body.replay;
+    let context = format!("{kind} seed {seed}");
+    let calls = body.code.matches("  # call ").count();
+    assert_eq!(replay.calls.len(), calls, "{context}");
+    assert!(
+        body.code.contains(&format!("dynamic={}", replay.mode)),
+        "{context}"
+    );
+    let limited = format!("recompile_limit = {}", replay.recompile_limit);
+    assert_eq!(
+        body.code.contains(&limited),
+        replay.recompile_limit != crate::config::DEFAULT_RECOMPILE_LIMIT,
+        "{context}"
+    );
+    for mark in &replay.mark_dynamic {
+        let line = format!("torch._dynamo.mark_dynamic({}, {})", mark.input, mark.dim);
+        assert!(body.code.contains(&line), "{context}");
+    }
+    for input in replay.calls.iter().flat_map(|call| call.split(';')) {
+        let (name, sizes) = input.split_once('=').unwrap();
+        let line = format!("{name} = torch.randn({})", sizes.replace(',', ", "));
+        assert!(body.code.contains(&line), "{context}: {input}");
+    }
 }
 
 /// [`for_each_puzzle`] over `seeds`, each at its [`difficulty_of`]: the puzzle `generate`,
@@ -889,39 +930,6 @@ fn generation_is_deterministic_and_the_public_api_agrees() {
             );
             serde_json::to_string(&exercise).unwrap();
         }
-    }
-}
-
-/// The replay is the scenario the code shows: the same mode, limit, marks and calls.
-#[test]
-fn every_exercise_replays_the_calls_its_code_shows() {
-    for kind in ExerciseKind::ALL {
-        for_each_puzzle(kind, |seed, puzzle| {
-            let body = puzzle.body();
-            let replay = &body.replay;
-            let context = format!("{kind} seed {seed}");
-            let calls = body.code.matches("  # call ").count();
-            assert_eq!(replay.calls.len(), calls, "{context}");
-            assert!(
-                body.code.contains(&format!("dynamic={}", replay.mode)),
-                "{context}"
-            );
-            let limited = format!("recompile_limit = {}", replay.recompile_limit);
-            assert_eq!(
-                body.code.contains(&limited),
-                replay.recompile_limit != crate::config::DEFAULT_RECOMPILE_LIMIT,
-                "{context}"
-            );
-            for mark in &replay.mark_dynamic {
-                let line = format!("torch._dynamo.mark_dynamic({}, {})", mark.input, mark.dim);
-                assert!(body.code.contains(&line), "{context}");
-            }
-            for input in replay.calls.iter().flat_map(|call| call.split(';')) {
-                let (name, sizes) = input.split_once('=').unwrap();
-                let line = format!("{name} = torch.randn({})", sizes.replace(',', ", "));
-                assert!(body.code.contains(&line), "{context}: {input}");
-            }
-        });
     }
 }
 
