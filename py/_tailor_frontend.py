@@ -10,14 +10,18 @@ _function = type(lambda: None)
 
 
 def candidates(namespace):
-    """(name, object, is_module) of the nn.Module subclasses and functions the file defines."""
+    """(name, object, kind) of what the file defines that can be compiled, in definition
+    order: its nn.Module subclasses ("class"), the nn.Module instances it builds at module
+    level ("instance": `model = Transformer(dim=64)`), and its functions ("function")."""
     found = []
     for name, value in namespace.items():
         if (isinstance(value, type) and issubclass(value, torch.nn.Module)
                 and value.__module__ == "__main__"):
-            found.append((name, value, True))
+            found.append((name, value, "class"))
+        elif isinstance(value, torch.nn.Module):
+            found.append((name, value, "instance"))
         elif isinstance(value, _function) and value.__code__.co_filename == "<model>":
-            found.append((name, value, False))
+            found.append((name, value, "function"))
     return found
 
 

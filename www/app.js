@@ -29,6 +29,7 @@ import { setupQuiz } from "./js/quiz.js";
 import { inputText, markOptions, parseShapes, shapesWith, varyDims } from "./js/shapes.js";
 import { PageEvents } from "./js/state.js";
 import { decodeFragment, encodeFragment } from "./js/urlstate.js";
+import { compileNeverEnded, loadWorkspace, noteCompiling, opensSavedWork, saveWorkspace } from "./js/workspace.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -39,7 +40,10 @@ const ui = {
     labelledBy: "model-editor-label",
     describedBy: "editor-hint",
     onRun: () => compile(),
-    onEdit: () => syncPresetSelect(),
+    onEdit: () => {
+      syncPresetSelect();
+      rememberOwnWork();
+    },
   }),
   shapes: $("input-shapes"),
   mode: $("mode-select"),
@@ -125,6 +129,8 @@ const ctx = {
   currentPreset,
   /** The dims that vary in the cache lab: the preset's, else dim 0 of the first input. */
   varyDims: () => varyDims(currentPreset(), ui.shapes.value),
+  /** The input-shapes text as typed. */
+  currentShapes: () => ui.shapes.value,
   /** The input-shapes text with every varying dim set to `value`. */
   shapesWith: (value, template = ui.shapes.value) => shapesWith(template, ctx.varyDims(), value),
   writeFragment,
@@ -344,6 +350,36 @@ function syncPresetSelect() {
   ui.preset.value = currentPreset()?.id ?? "custom";
 }
 
+/** The pending save of the learner's own model (`rememberOwnWork`). */
+let ownWorkTimer = null;
+
+/** Saves the editor's model and shapes as the learner's own (js/workspace.js; a preset's text
+ * is not saved) a moment after the last edit, or at once with `now`. */
+function rememberOwnWork({ now = false } = {}) {
+  clearTimeout(ownWorkTimer);
+  const save = () => saveWorkspace(localStorage, { source: ui.editor.value, shapes: ui.shapes.value },
+    ctx.presets.map((preset) => preset.source));
+  if (now) save();
+  else ownWorkTimer = setTimeout(save, 300);
+}
+
+/** "Custom" in the preset list: brings the learner's own model back into the editor and
+ * compiles it. With nothing saved, or the editor already holding it, nothing changes. */
+async function useOwnWork() {
+  const saved = loadWorkspace(localStorage);
+  if (!saved || saved.source === ui.editor.value) {
+    syncPresetSelect();
+    return;
+  }
+  ui.editor.value = saved.source;
+  if (saved.shapes) ui.shapes.value = saved.shapes;
+  ctx.recompileLimit = null;
+  renderMarks(new Map());
+  syncPresetSelect();
+  await compile();
+  writeFragment();
+}
+
 // ---------------------------------------------------------------------------------------
 // Compile
 
@@ -352,6 +388,9 @@ async function compile({ step = 0, keepError = false } = {}) {
   if (!ctx.tailor) return;
   if (!keepError) clearError();
   setStatus("status.compiling");
+  // Left behind only if this compile freezes or crashes the tab: the next visit then opens
+  // the saved model without compiling it (`main`).
+  noteCompiling(localStorage, ui.editor.value);
   const started = performance.now();
   ctx.model?.free();
   ctx.compilation?.free();
@@ -372,8 +411,10 @@ async function compile({ step = 0, keepError = false } = {}) {
     ctx.steps = [];
     renderStep();
     markCompiled();
+    noteCompiling(localStorage, null);
     return;
   }
+  noteCompiling(localStorage, null);
   if (!ctx.view) return;
   setStatus("status.compiled", formatMs(performance.now() - started));
   ctx.steps = buildSteps(ctx.view);
@@ -750,7 +791,8 @@ function setupPresets() {
   fill(ui.preset,
     ...ctx.presets.map((preset) => h("option", { value: preset.id }, `${preset.id} (${preset.file})`)),
     h("option", { value: "custom" }, t("preset.custom")));
-  ui.preset.addEventListener("change", () => usePreset(ui.preset.value));
+  ui.preset.addEventListener("change", () =>
+    (ui.preset.value === "custom" ? useOwnWork() : usePreset(ui.preset.value)));
 }
 
 /** Loads a preset into the editor and compiles it (also used by the scenario buttons). */
@@ -788,7 +830,12 @@ function wire() {
     event.preventDefault();
     compile();
   });
-  ui.shapes.addEventListener("input", () => renderMarks());
+  ui.shapes.addEventListener("input", () => {
+    renderMarks();
+    rememberOwnWork();
+  });
+  // A save still waiting for its moment happens before the tab goes.
+  window.addEventListener("pagehide", () => rememberOwnWork({ now: true }));
   ui.shapes.addEventListener("keydown", (event) => {
     if (event.key === "Enter") {
       event.preventDefault();
@@ -852,6 +899,12 @@ async function main() {
   setupPresets();
   ui.editor.value = ctx.presets[0].source;
   ui.shapes.value = ctx.presets[0].shapes;
+  // A bare link opens the learner's own model where one is saved (js/workspace.js).
+  const saved = opensSavedWork(decodeFragment(location.hash.slice(1))) ? loadWorkspace(localStorage) : null;
+  if (saved) {
+    ui.editor.value = saved.source;
+    if (saved.shapes) ui.shapes.value = saved.shapes;
+  }
   const step = readFragment();
   wire();
   const lab = setupLab(ctx, events);
@@ -861,7 +914,13 @@ async function main() {
   setupSupported($("supported-panel"), () => ctx.bindings.Tailor);
   setupEditorScript(ctx, events, ui.editor, ui.script, $("editor-script-result"));
   for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.weights, ui.compile, ui.share, ui.script]) control.disabled = false;
-  await compile({ step });
+  if (saved && compileNeverEnded(localStorage, saved.source)) {
+    // Its last compile froze or crashed the tab: shown, not compiled again until asked.
+    setStatus("status.savedNotCompiled");
+    markCompiled();
+  } else {
+    await compile({ step });
+  }
   if (ctx.badLinkSource !== null) {
     showError({ kind: "argument", message: t("error.badLinkSource") });
   }

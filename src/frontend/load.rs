@@ -167,6 +167,17 @@ fn skip_assignment(session: &Session, chunk: &Chunk, err: &FrontendError) -> Ski
     }
 }
 
+/// What kind of thing a file defines that can be an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Candidate {
+    /// An `nn.Module` subclass, constructed with its default arguments.
+    Class,
+    /// An `nn.Module` the file builds at module level (`model = Transformer(dim=64)`).
+    Instance,
+    /// A function.
+    Function,
+}
+
 impl Program {
     /// The program of a script's compiled functions: the script's own interpreter, which
     /// is running (a capture enters it again).
@@ -193,8 +204,9 @@ impl Program {
         self.source.line_text(line)
     }
 
-    /// Finds and constructs the entry: `name`, or the last `nn.Module` subclass, or the
-    /// last function. Modules are constructed with their default arguments, in eval mode.
+    /// Finds and constructs the entry: `name`, or the last `nn.Module` subclass or instance
+    /// the file builds at module level, or the last function. A class is constructed with
+    /// its default arguments; a module, class-made or the file's own, runs in eval mode.
     pub fn entry(&self, name: Option<&str>) -> Result<EntryPoint, FrontendError> {
         self.interpreter.enter(|vm| {
             let session = Call::session(vm).map_err(|exc| package_error(vm, &exc))?;
@@ -205,28 +217,35 @@ impl Program {
             let candidates = vm
                 .call_method(&helper, "candidates", (self.globals.clone(),))
                 .map_err(package)?;
-            let candidates: Vec<(String, PyObjectRef, bool)> = vm
+            let candidates: Vec<(String, PyObjectRef, Candidate)> = vm
                 .extract_elements_with(&candidates, |item| {
                     let fields: Vec<PyObjectRef> = vm.extract_elements_with(&item, Ok)?;
-                    let [name, value, is_module] = fields.as_slice() else {
-                        return Err(vm.new_type_error("a candidate is (name, value, is_module)"));
+                    let [name, value, kind] = fields.as_slice() else {
+                        return Err(vm.new_type_error("a candidate is (name, value, kind)"));
+                    };
+                    let kind = match kind.clone().try_into_value::<String>(vm)?.as_str() {
+                        "class" => Candidate::Class,
+                        "instance" => Candidate::Instance,
+                        _ => Candidate::Function,
                     };
                     Ok((
                         name.clone().try_into_value::<String>(vm)?,
                         value.clone(),
-                        is_module.clone().try_into_value::<bool>(vm)?,
+                        kind,
                     ))
                 })
                 .map_err(package)?;
+            // Unnamed: the last module the file defines or builds (a class, or an instance
+            // built at module level), else its last function.
             let chosen = match name {
                 Some(name) => candidates.iter().rev().find(|(n, _, _)| n == name),
                 None => candidates
                     .iter()
                     .rev()
-                    .find(|(_, _, is_module)| *is_module)
+                    .find(|(_, _, kind)| *kind != Candidate::Function)
                     .or_else(|| candidates.last()),
             };
-            let Some((entry_name, value, is_module)) = chosen else {
+            let Some((entry_name, value, kind)) = chosen else {
                 return Err(match name {
                     Some(name) => FrontendError::NoEntry {
                         name: name.to_string(),
@@ -243,24 +262,40 @@ impl Program {
             // An error with no line of the file (`__init__` returned a value, and Python's
             // check after it has no frame of the user's) is the class's.
             let constructing = |exc| match frontend_error(vm, &session, exc) {
-                FrontendError::Type {
-                    span: Span { line: 1, col: 1 },
-                    message,
-                } => FrontendError::Type {
-                    span: self.source.definition_span(entry_name),
-                    message,
-                },
+                FrontendError::Type { span, message } => {
+                    let span = if span == (Span { line: 1, col: 1 }) {
+                        self.source.definition_span(entry_name)
+                    } else {
+                        span
+                    };
+                    // The class needs arguments: say how the file can give them.
+                    let message = if message.contains("__init__() missing") {
+                        format!(
+                            "{message}; Tailor builds '{entry_name}()' with no arguments: give \
+                             __init__'s parameters defaults, or build the model after the \
+                             class (`model = {entry_name}(...)`), and Tailor compiles that \
+                             instance"
+                        )
+                    } else {
+                        message
+                    };
+                    FrontendError::Type { span, message }
+                }
                 err => err,
             };
-            let (callable, function, module) = if *is_module {
-                let module = budgeted(vm, || value.call((), vm))?.map_err(constructing)?;
+            let is_module = *kind != Candidate::Function;
+            let (callable, function, module) = if is_module {
+                let module = match kind {
+                    Candidate::Instance => value.clone(),
+                    _ => budgeted(vm, || value.call((), vm))?.map_err(constructing)?,
+                };
                 // Compiled for inference, as `Model().eval()`: the mode PyTorch's recorded
                 // behaviour here was measured in (a script chooses its own mode).
                 vm.call_method(&module, "eval", ()).map_err(python)?;
                 vm.call_method(&helper, "name_state", (module.clone(),))
                     .map_err(package)?;
                 let forward = vm
-                    .call_method(&helper, "forward_of", (value.clone(),))
+                    .call_method(&helper, "forward_of", (module.class().to_owned(),))
                     .map_err(package)?;
                 if vm.is_none(&forward) {
                     return Err(FrontendError::Type {
@@ -274,7 +309,7 @@ impl Program {
                 (value.clone(), value.clone(), None)
             };
             let inputs: Vec<String> = vm
-                .call_method(&helper, "inputs", (function.clone(), *is_module))
+                .call_method(&helper, "inputs", (function.clone(), is_module))
                 .and_then(|names| names.try_into_value(vm))
                 .map_err(package)?;
             let keyword: Vec<String> = vm
@@ -285,7 +320,7 @@ impl Program {
                 .call_method(&helper, "first_line", (function.clone(),))
                 .and_then(|line| line.try_into_value(vm))
                 .map_err(package)?;
-            let function_name = if *is_module {
+            let function_name = if is_module {
                 "forward".to_string()
             } else {
                 entry_name.clone()

@@ -2,7 +2,8 @@
 // numbers, its accessible name, Tab and Shift+Tab indent (Escape then Tab leaves), Ctrl+Enter
 // compiles, a compile or script error is marked in the editor at its line:col (scrolled into
 // view, gone after an edit), and it is read-only while the compiler loads; the reference
-// panel beside it lists what Tailor captures. Screenshots of the editor in both languages, wide and narrow.
+// panel beside it lists what Tailor captures; the learner's own model is kept in the browser
+// (js/workspace.js). Screenshots of the editor in both languages, wide and narrow.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -202,6 +203,42 @@ test("the reference panel lists what the package captures, and a misspelt name's
   assert.match(await shownError(page), /Tensor\.sigmod[\s\S]*did you mean x\.sigmoid\?/);
   await panel.locator("summary").click();
   await compileSource(page, simplenet, "x=8,64");
+});
+
+test("the learner's own model is kept: a preset then Custom brings it back, and so does a bare link", async () => {
+  const own = `${simplenet}\n# my own copy\n`;
+  await setEditorText(page, own);
+  await page.getByTestId("input-shapes").fill("x=4,64");
+  await page.waitForFunction((own) => JSON.parse(localStorage.getItem("tailor-workspace") ?? "null")?.source === own, own);
+  const select = page.getByTestId("preset-select");
+  assert.equal(await select.inputValue(), "custom");
+  const other = await select.locator("option").nth(1).getAttribute("value");
+  await afterCompile(page, () => select.selectOption(other));
+  assert.notEqual(await editorText(page), own);
+  await afterCompile(page, () => select.selectOption("custom"));
+  assert.equal(await editorText(page), own, "Custom brings the paste back");
+  assert.equal(await page.getByTestId("input-shapes").inputValue(), "x=4,64");
+
+  const bare = page.url().split("#")[0];
+  await page.goto(bare);
+  await page.waitForSelector("body[data-ready=true]");
+  assert.equal(await editorText(page), own, "a bare link opens the saved model");
+  assert.match(await page.locator("#status").textContent(), /编译完成/);
+
+  // A compile of it that never ended (the tab froze): the next visit shows it uncompiled.
+  await page.evaluate(async (own) => {
+    const { noteCompiling } = await import("./js/workspace.js");
+    noteCompiling(localStorage, own);
+  }, own);
+  await page.goto(bare);
+  await page.waitForSelector("body[data-ready=true]");
+  assert.equal(await editorText(page), own);
+  assert.match(await page.locator("#status").textContent(), /没有自动编译/);
+  await afterCompile(page, () => page.getByTestId("compile-button").click());
+  assert.match(await page.locator("#status").textContent(), /编译完成/);
+
+  await afterCompile(page, () => select.selectOption("simplenet"));
+  assert.equal(await editorText(page), simplenet);
 });
 
 test("no uncaught errors happened", () => {

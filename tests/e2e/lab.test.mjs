@@ -218,6 +218,19 @@ test("a trace that records no op skips the code for good, as TorchDynamo does", 
   assert.match(await page.getByTestId("lab-skipped").textContent(), /No ops traced for the FX graph/);
 });
 
+test("a pasted model's lab sequence starts from its compiled call and varies its batch", async () => {
+  await selectMode(page, "auto");
+  const source = "import torch\nimport torch.nn as nn\n\n\nclass Pooled(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(1, 4, 3)\n\n    def forward(self, x):\n        return self.conv(x).mean((2, 3))\n";
+  await compileSource(page, source, "x=2,1,12,12");
+  const sequence = await page.getByTestId("cache-sequence").inputValue();
+  assert.equal(sequence.split(" ")[0], "x=2,1,12,12", sequence);
+  assert.match(sequence, /x=4,1,12,12/);
+  const actions = await runLab(page, sequence);
+  assert.equal(count(actions, "error"), 0, `${actions}`);
+  assert.deepEqual(actions.slice(0, 3), ["compile", "compile", "compile"], "batch 2, then 1 (its own entry), then 4 (automatic dynamic)");
+  assert.equal(count(actions, "hit"), actions.length - 3);
+});
+
 test("no uncaught errors happened", () => {
   assert.deepEqual(session.errors, []);
 });

@@ -738,6 +738,24 @@ fn flag_without_its_value() {
     check_cli_error(&["run", SIMPLENET_FILE, "--call"], &["--call"]);
 }
 
+/// A model class whose constructor needs arguments: the error is at the class, and says
+/// how the file can build it.
+#[test]
+fn a_class_that_needs_constructor_arguments_says_how_to_build_it() {
+    let model = "import math\nimport torch\nimport torch.nn as nn\n\n\nclass Transformer(nn.Module):\n    def __init__(self, dim, depth=2):\n        super().__init__()\n        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n        return self.proj(x)\n";
+    check_model_error(
+        model,
+        "x=2,16",
+        &no_marks(),
+        &[
+            "line 6, col 1",
+            "missing 1 required positional argument: 'dim'",
+            "`model = Transformer(...)`",
+        ],
+        None,
+    );
+}
+
 #[test]
 fn unknown_entry() {
     check_cli_error(

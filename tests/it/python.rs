@@ -665,3 +665,33 @@ class Block(nn.Module):
     "#]],
     );
 }
+
+/// A file that builds its model at module level (`model = Transformer(dim=12)`, a class
+/// that needs arguments) compiles that instance, unnamed or by its name: its weights are
+/// the ones that construction made. (Module-level calls that are not assignments, such as
+/// `nn.init.zeros_(model.proj.bias)`, are driver code the loader skips, as before.)
+#[test]
+fn a_model_the_file_builds_at_module_level_is_the_entry() {
+    let source = "import torch\nimport torch.nn as nn\n\n\nclass Transformer(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n        return self.proj(x)\n\n\nmodel = Transformer(dim=12)\n";
+    for name in [None, Some("model")] {
+        let program = frontend::parse(source).unwrap();
+        let entry = program.entry(name).unwrap();
+        assert_eq!(entry.name, "model");
+        assert_eq!(entry.inputs, ["x"]);
+        let mut env = ShapeEnv::new();
+        let args = input_shapes(&mut env, &entry.inputs, "2,12", DimPolicy::Static);
+        let segment = frontend::capture(&program, &entry, &args, &mut env).unwrap();
+        let weight = segment
+            .graph
+            .nodes
+            .iter()
+            .find(|node| node.name.contains("weight"))
+            .expect("the weight is a node");
+        assert_eq!(tailor::graph::shape_to_string(&weight.shape), "[12, 12]");
+    }
+    let Err(error) = frontend::parse(source).unwrap().entry(Some("Transformer")) else {
+        panic!("the class needs an argument");
+    };
+    let message = error.to_string();
+    assert!(message.contains("`model = Transformer(...)`"), "{message}");
+}

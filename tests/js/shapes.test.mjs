@@ -2,7 +2,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { inputText, markOptions, parseShapes, shapesWith, varyDims } from "../../www/js/shapes.js";
+import { inputText, markOptions, parseShapes, sameSignature, shapesWith, varyDims } from "../../www/js/shapes.js";
 
 test("parseShapes reads tensors' sizes and dtypes, and Python ints and bools as written", () => {
   assert.deepEqual(parseShapes("x=8,64"), [{ name: "x", dims: [8, 64] }]);
@@ -67,4 +67,16 @@ test("markOptions turns the mark controls into compile's markDynamic and markSta
     markStatic: [["x", 1]],
   });
   assert.deepEqual(markOptions(new Map()), { markDynamic: [], markStatic: [] });
+});
+
+test("sameSignature compares inputs, ranks, dtypes and number kinds, not sizes", () => {
+  assert.equal(sameSignature("x=8,64", "x=16,64"), true);
+  assert.equal(sameSignature("x=8,64", "x=2,1,12,12"), false);
+  assert.equal(sameSignature("x=8,64", "y=8,64"), false);
+  assert.equal(sameSignature("a=2,3;b=3,4", "b=3,4;a=2,3"), false);
+  assert.equal(sameSignature("ids=2,16:int64", "ids=4,16:int64"), true);
+  assert.equal(sameSignature("ids=2,16:int64", "ids=2,16"), false);
+  assert.equal(sameSignature("x=3;n=int(2)", "x=5;n=int(9)"), true);
+  assert.equal(sameSignature("x=3;n=int(2)", "x=3;n=True"), false);
+  assert.equal(sameSignature("", ""), false);
 });

@@ -8,7 +8,7 @@ import { fill, h, m, scrollWithin, yieldToBrowser } from "./dom.js";
 import { formatMs } from "./format.js";
 import { callError, errorText, t } from "./i18n.js";
 import { renderTimeline } from "./chart.js";
-import { inputText, parseShapes } from "./shapes.js";
+import { inputText, parseShapes, sameSignature, shapesWith } from "./shapes.js";
 import { callTotals, inductorCompileMs, percentile } from "./stats.js";
 
 /** The material's sequences, as values of the varying dims. */
@@ -196,8 +196,34 @@ export function setupLab(ctx, events) {
       skipped ? h("div", { class: "warning", dataset: { testid: "lab-skipped" } }, h("p", {}, t("lab.skipped")), h("pre", {}, skipped)) : null);
     scrollWithin(ui.events, ui.events.lastElementChild);
   }
+  /** Whether every token of the sequence is a call of the compiled call's signature (its
+   * inputs, ranks and dtypes) that `model` takes (its marked ranges). */
+  function sequenceFits(model) {
+    const list = ui.sequence.value.trim().split(/\s+/).filter(Boolean);
+    try {
+      for (const token of list) model.checkShapes(token);
+    } catch {
+      return false;
+    }
+    return list.length > 0 && list.every((token) => sameSignature(token, ctx.currentShapes()));
+  }
+
+  /** A sequence for the learner's own model, from its compiled call: that call first, then
+   * the material's batch sizes on the dims that vary (dim 0 of the first input). */
+  function followModel() {
+    const first = shapesWith(ctx.currentShapes(), [], 0);
+    const rest = SEQUENCES.batch.map((value) => ctx.shapesWith(value)).filter((token) => token !== first);
+    ui.sequence.value = [first, ...rest].join(" ");
+    Object.assign(ui.slider, { min: 1, max: 64, step: 1 });
+    ui.slider.value = SEQUENCES.batch[0];
+    ui.sliderValue.textContent = ui.slider.value;
+  }
+
   events.on("compiled", () => {
     lastModel = null;
+    // A model that is not a preset, whose calls the sequence does not fit (a pasted file
+    // after SimpleNet's `x=8,64`): the sequence follows the compiled call.
+    if (!ctx.currentPreset() && ctx.model && !sequenceFits(ctx.model)) followModel();
     render();
   });
   events.on("restart", () => {

@@ -44,6 +44,17 @@ export function shapesWith(text, vary, size) {
     .join(";");
 }
 
+/** Whether the shapes texts `a` and `b` are calls of one signature: the same inputs in the
+ * same order, each a tensor of the same rank and dtype or a number of the same kind. */
+export function sameSignature(a, b) {
+  const kinds = (text) => parseShapes(text).map((input) =>
+    input.value !== undefined
+      ? `${input.name}=${input.value.startsWith("int") ? "int" : "bool"}`
+      : `${input.name}:${input.dims.length}:${input.dtype ?? "float32"}`);
+  const [left, right] = [kinds(a), kinds(b)];
+  return left.length > 0 && left.length === right.length && left.every((kind, i) => kind === right[i]);
+}
+
 /** An entry's input as the compiler sees it: `x: [s0, 64]`, or `n = s1` for an int argument. */
 export function inputText(input) {
   const dims = input.dims.map((d) => d.text);

@@ -34,6 +34,9 @@ pub const USAGE: &str = "usage:
 SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,...[:DTYPE] (a tensor's sizes; float32
          unless :int64, :int32 or :bool), int(N) or True/False
          e.g. x=8,64  or  a=8,16;b=16,4  or  x=8,64;n=int(3);flag=True  or  idx=2,16:int64
+--entry: the nn.Module class, the module the file builds (model = Net(64)) or the function
+         to compile; without it, the last class or module the file builds, else its last
+         function
 --weights: the model's state_dict (safetensors.torch.save_file(model.state_dict(), W)),
          matched by name; --inputs: one call's arguments by name (F32, I64 or BOOL tensors;
          an int or bool argument a 0-dim I64 or BOOL), instead of --call's seeded random
