@@ -13,7 +13,7 @@ use super::{
 };
 use crate::symbolic::{Bindings, Expr};
 use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayView2, ArrayViewMut2};
+use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 
 /// A dense, contiguous, row-major f32 tensor.
 #[derive(Clone, Debug, PartialEq)]
@@ -714,57 +714,75 @@ fn conv(
     let out_points: usize = numel(&out_sizes);
     let kernel_points: usize = numel(kernel);
     let in_points: usize = numel(in_sizes);
-    // Which input point each kernel tap reads at each output point (`None`: padding), tap by
-    // tap: the same for every image and channel.
-    let mut taps: Vec<Option<usize>> = Vec::with_capacity(kernel_points * out_points);
-    for q in 0..kernel_points {
-        let k_pos = unravel(q, kernel);
-        taps.extend((0..out_points).map(|p| {
-            let out_pos = unravel(p, &out_sizes);
-            let mut in_flat = 0usize;
-            for d in 0..stride.len() {
-                let pos =
-                    out_pos[d] as i64 * stride[d] - padding[d] + k_pos[d] as i64 * dilation[d];
-                if pos < 0 || pos >= in_sizes[d] as i64 {
-                    return None;
-                }
-                in_flat = in_flat * in_sizes[d] + pos as usize;
-            }
-            Some(in_flat)
-        }));
-    }
-    // Per image and group, the input gathered into one column per output point (im2col),
-    // then the group's weights times the columns: one matrix product.
     let rows = group_in * kernel_points;
-    let mut columns = vec![0.0f32; rows * out_points];
-    for n in 0..batch {
-        for g in 0..groups {
-            for c in 0..group_in {
-                let start = (n * in_ch + g * group_in + c) * in_points;
-                let plane = &x.data[start..start + in_points];
-                for q in 0..kernel_points {
-                    let row = (c * kernel_points + q) * out_points;
-                    let reads = &taps[q * out_points..(q + 1) * out_points];
-                    for (column, read) in columns[row..row + out_points].iter_mut().zip(reads) {
-                        *column = read.map_or(0.0, |i| plane[i]);
+    // The output points go in chunks whose scratch (the taps, the columns) stays near
+    // `SCRATCH` elements, however large the kernel or the image.
+    const SCRATCH: usize = 1 << 20;
+    let chunk = (SCRATCH / rows.max(kernel_points).max(1)).clamp(1, out_points.max(1));
+    let mut taps: Vec<Option<usize>> = Vec::with_capacity(kernel_points * chunk);
+    let mut columns = vec![0.0f32; rows * chunk];
+    for p0 in (0..out_points).step_by(chunk) {
+        let points = chunk.min(out_points - p0);
+        // Which input point each kernel tap reads at each of these output points (`None`:
+        // padding), tap by tap: the same for every image and channel.
+        taps.clear();
+        for q in 0..kernel_points {
+            let k_pos = unravel(q, kernel);
+            taps.extend((p0..p0 + points).map(|p| {
+                let out_pos = unravel(p, &out_sizes);
+                let mut in_flat = 0usize;
+                for d in 0..stride.len() {
+                    let pos =
+                        out_pos[d] as i64 * stride[d] - padding[d] + k_pos[d] as i64 * dilation[d];
+                    if pos < 0 || pos >= in_sizes[d] as i64 {
+                        return None;
+                    }
+                    in_flat = in_flat * in_sizes[d] + pos as usize;
+                }
+                Some(in_flat)
+            }));
+        }
+        // Per image and group, the input gathered into one column per output point
+        // (im2col), then the group's weights times the columns: one matrix product.
+        for n in 0..batch {
+            for g in 0..groups {
+                for c in 0..group_in {
+                    let start = (n * in_ch + g * group_in + c) * in_points;
+                    let plane = &x.data[start..start + in_points];
+                    for q in 0..kernel_points {
+                        let row = (c * kernel_points + q) * points;
+                        let reads = &taps[q * points..(q + 1) * points];
+                        for (column, read) in columns[row..row + points].iter_mut().zip(reads) {
+                            *column = read.map_or(0.0, |i| plane[i]);
+                        }
                     }
                 }
+                let weights = g * group_out * rows;
+                let a = ArrayView2::from_shape(
+                    (group_out, rows),
+                    &weight.data[weights..weights + group_out * rows],
+                )
+                .expect("the group's weights fit");
+                let b = ArrayView2::from_shape((rows, points), &columns[..rows * points])
+                    .expect("the columns fit");
+                // The group's output channels at these points: rows `out_points` apart.
+                let start = (n * out_ch + g * group_out) * out_points + p0;
+                let mut c = ArrayViewMut2::from_shape(
+                    (group_out, points).strides((out_points, 1)),
+                    &mut out.data[start..],
+                )
+                .expect("the output fits");
+                general_mat_mul(1.0, &a, &b, 0.0, &mut c);
             }
-            let weights = g * group_out * rows;
-            let start = (n * out_ch + g * group_out) * out_points;
-            product(
-                &weight.data[weights..weights + group_out * rows],
-                &columns,
-                (group_out, rows, out_points),
-                &mut out.data[start..start + group_out * out_points],
-            );
         }
-        for o in 0..out_ch {
-            let b = bias.map_or(0.0, |b| b.data[o]);
-            let start = (n * out_ch + o) * out_points;
-            out.data[start..start + out_points]
-                .iter_mut()
-                .for_each(|v| *v += b);
+    }
+    if let Some(bias) = bias {
+        for (plane, o) in out
+            .data
+            .chunks_mut(out_points.max(1))
+            .zip((0..out_ch).cycle())
+        {
+            plane.iter_mut().for_each(|v| *v += bias.data[o]);
         }
     }
     out
@@ -1135,4 +1153,104 @@ fn embedding(
         data.extend_from_slice(&weight.data[row * width..(row + 1) * width]);
     }
     Ok(Tensor { shape, data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The convolution by its definition, one multiply-add at a time.
+    fn conv_by_definition(
+        x: &Tensor,
+        weight: &Tensor,
+        window: &Window,
+        shape: &[usize],
+    ) -> Vec<f32> {
+        let (group_in, out_ch) = (weight.shape[1], weight.shape[0]);
+        let group_out = out_ch / window.groups;
+        let mut out = vec![0.0f32; numel(shape)];
+        for (flat, value) in out.iter_mut().enumerate() {
+            let index = unravel(flat, shape);
+            let (n, o) = (index[0], index[1]);
+            for c in 0..group_in {
+                let channel = (o / group_out) * group_in + c;
+                for q in 0..numel(&weight.shape[2..]) {
+                    let k = unravel(q, &weight.shape[2..]);
+                    let at: Option<Vec<usize>> = (0..k.len())
+                        .map(|d| {
+                            let pos = index[2 + d] as i64 * window.stride[d] - window.padding[d]
+                                + k[d] as i64 * window.dilation[d];
+                            usize::try_from(pos).ok().filter(|&p| p < x.shape[2 + d])
+                        })
+                        .collect();
+                    if let Some(at) = at {
+                        let mut x_index = vec![n, channel];
+                        x_index.extend(at);
+                        let mut w_index = vec![o, c];
+                        w_index.extend(k);
+                        *value += x.data[offset(&x_index, &strides(&x.shape))]
+                            * weight.data[offset(&w_index, &strides(&weight.shape))];
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn filled(shape: Vec<usize>, scale: f32) -> Tensor {
+        let data = (0..numel(&shape))
+            .map(|i| ((i as f32) * scale).sin())
+            .collect();
+        Tensor { shape, data }
+    }
+
+    /// Columns and one product per chunk of output points give the definition's values,
+    /// also where the scratch splits the points into chunks (a 64-channel 16×16 kernel:
+    /// 16,384 rows, 64 points a chunk) and with groups, stride, padding and dilation.
+    #[test]
+    fn the_convolution_by_columns_is_the_definition() {
+        let cases = [
+            (
+                vec![2, 64, 20, 20],
+                vec![3, 64, 16, 16],
+                [1, 1],
+                [2, 2],
+                [1, 1],
+                1,
+            ),
+            (
+                vec![1, 4, 9, 7],
+                vec![6, 2, 3, 3],
+                [2, 1],
+                [1, 0],
+                [1, 2],
+                2,
+            ),
+        ];
+        for (x_shape, w_shape, stride, padding, dilation, groups) in cases {
+            let x = filled(x_shape.clone(), 0.37);
+            let weight = filled(w_shape.clone(), 0.11);
+            let window = Window {
+                stride: &stride,
+                padding: &padding,
+                dilation: &dilation,
+                groups,
+            };
+            let out_sizes: Vec<usize> = (0..2)
+                .map(|d| {
+                    let span = dilation[d] as usize * (w_shape[2 + d] - 1) + 1;
+                    (x_shape[2 + d] + 2 * padding[d] as usize - span) / stride[d] as usize + 1
+                })
+                .collect();
+            let shape = vec![x_shape[0], w_shape[0], out_sizes[0], out_sizes[1]];
+            let got = conv(&x, &weight, None, &window, shape.clone());
+            let expected = conv_by_definition(&x, &weight, &window, &shape);
+            for (g, e) in got.data.iter().zip(&expected) {
+                assert!(
+                    (g - e).abs() <= 1e-3 * (1.0 + e.abs()),
+                    "{g} vs {e} in {shape:?}"
+                );
+            }
+        }
+    }
 }
