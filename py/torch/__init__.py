@@ -192,6 +192,12 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return where(index < steps // 2, index * step + start, from_end)
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """`base ** linspace(start, end, steps)`, as PyTorch's reference (`torch._refs.logspace`)
+    computes it: AxialRotaryEmbedding's frequency scales, `torch.logspace(0., 2., 4, base=2)`."""
+    return base ** linspace(start, end, steps)
+
+
 def meshgrid(*tensors, indexing="ij"):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])

@@ -26,3 +26,7 @@ for window in [torch.hann_window, torch.hamming_window, torch.blackman_window]:
     for length, periodic in [(0, True), (1, True), (5, True), (5, False), (8, True)]:
         w = window(length, periodic)
         print(window.__name__, length, periodic, w.dtype, [round(v, 4) for v in w.tolist()])
+
+for start, end, steps, base in [(0.0, 2.0, 4, 2), (-2.0, 3.0, 6, 10.0), (1.0, 1.0, 1, 3.0), (0, 1, 5, 2.718)]:
+    scales = torch.logspace(start, end, steps, base=base)
+    print("logspace", start, end, steps, base, scales.dtype, [round(v, 4) for v in scales.tolist()])
