@@ -998,9 +998,11 @@ class Tensor(_tailor.TensorBase):
             step = len(flat) // shape[0] if shape[0] else 0
             return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
-        _tailor.tolist_break(self)
-        values = [_python_number(v, self.dtype) for v in _tailor.values(self)]
-        return nest(values, list(_tailor.shape(self)))
+        # Read before the break: after it, the tensor belongs to the graph that ended.
+        shape, dtype = list(_tailor.shape(self)), self.dtype
+        handed = _tailor.tolist_break(self)
+        flat = _tailor.values(self) if handed is None else handed
+        return nest([_python_number(v, dtype) for v in flat], shape)
 
     def item(self):
         return _python_number(_tailor.item(self), self.dtype)
@@ -1047,6 +1049,8 @@ def _python_number(value, of):
             return int(value)
         if of is bool_:
             return value != 0
+    if type(value) is int and of is bool_:
+        return value != 0
     return value
 
 

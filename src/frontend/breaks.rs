@@ -38,10 +38,15 @@ pub enum BreakReason {
         /// The argument types as Dynamo lists them (`['str', 'Size']`).
         arg_types: Vec<String>,
     },
-    /// A tensor's value read into Python: `item`, `tolist` (also `float()`/`int()`).
+    /// A tensor's value read into Python: `item` (also `float()`/`int()`).
     Value {
         /// The Tensor method.
         method: String,
+    },
+    /// `x.tolist()`: the values as a Python list; Dynamo's reason depends on the dtype.
+    ToList {
+        /// Whether the tensor's dtype is an integer type.
+        integer: bool,
     },
     /// `if tensor:` / `bool(tensor)`: control flow on a tensor's value.
     Branch,
@@ -74,6 +79,10 @@ impl fmt::Display for BreakReason {
                 f,
                 "{CALL}\n\nUnsupported Tensor.{method}() call with capture_scalar_outputs=False"
             ),
+            BreakReason::ToList { integer: true } => write!(f, "{CALL}\n\nData dependent operator"),
+            BreakReason::ToList { integer: false } => {
+                write!(f, "{CALL}\n\nTensor.tolist() with non-integer tensor")
+            }
             BreakReason::Branch => f.write_str("Data-dependent branching"),
             BreakReason::Rnn { source } => write!(
                 f,

@@ -15,7 +15,6 @@ use rustpython_vm::pymodule;
 pub(super) mod _tailor {
     use super::super::call::Call;
     use crate::frontend::breaks::BreakReason;
-    use crate::frontend::errors::FrontendError;
 
     use crate::frontend::host::{DimMark, Output, SCRIPT_TIME_LIMIT_MS, Stream};
     use crate::frontend::objects::{Classes, Session, SymBoolBase, SymIntBase, TensorBase};
@@ -314,22 +313,19 @@ pub(super) mod _tailor {
         })
     }
 
-    /// `x.tolist()` inside forward: a graph break whose list goes back to Python on its
-    /// stack, which Dynamo guards item by item; not modelled (outside forward, a script's
-    /// tensor's values are read as ever).
+    /// `x.tolist()`: inside a run of forward a graph break whose list goes back to Python
+    /// on its stack (`Call::graph_break_list`): returns the flat items to hand Python, or
+    /// `None`, where Python reads the values as ever (outside forward, a script's tensor's).
     #[pyfunction]
-    fn tolist_break(_x: PyObjectRef, vm: &VirtualMachine) -> PyResult<()> {
-        Call::run_with(vm, |call| {
-            let in_forward = call.session_ref().forward.borrow().is_some();
-            if in_forward {
-                return Err(FrontendError::Break {
-                    span: call.span,
-                    what: "at .tolist()".into(),
-                    note: "Dynamo hands the list to the resume function, guarding each value; use .item() on one element, or keep the values in tensors".into(),
-                }
-                .into());
-            }
-            Ok(())
+    fn tolist_break(x: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let integer = !call.proxy_dtype(&x)?.is_floating();
+            let values = value_of(call, &x);
+            let items = call.graph_break_list(&x, integer, values.as_ref().map(|t| &t.data[..]))?;
+            Ok(match items {
+                Some(items) => vm.ctx.new_list(items).into(),
+                None => vm.ctx.none(),
+            })
         })
     }
 

@@ -40,7 +40,7 @@ fn break_view(graph_break: &GraphBreak, resume: &str) -> BreakView {
         col: graph_break.span.col,
         kind: match graph_break.reason {
             BreakReason::Print { .. } => "print",
-            BreakReason::Value { .. } => "value",
+            BreakReason::Value { .. } | BreakReason::ToList { .. } => "value",
             BreakReason::Branch => "branch",
             BreakReason::Rnn { .. } => "rnn",
         },

@@ -1616,3 +1616,47 @@ fn lifted_tensors_are_guarded_as_pytorch_guards_them() {
         without_numbers(printed)
     );
 }
+
+/// `.tolist()` inside forward is a graph break with PyTorch's reason for the tensor's dtype
+/// (`tests/data/scripts/tolist.py`): an int tensor's list breaks as a data-dependent
+/// operator, a float tensor's as `tolist()` on a non-integer tensor, and the resume
+/// function computes with the list, values PyTorch's. Two differences from the record
+/// (`tolist.eager.txt`) are Tailor's, and not compared: forward's frame recompiles on an
+/// argument its graph before the break never read (Dynamo guards only what it reads), and
+/// a list of another length makes a resume function of its own rather than failing the
+/// `len(___stack0) == 2` guard.
+#[test]
+fn tolist_in_forward_breaks_the_graph_as_pytorch_does() {
+    assert_prints_close_to_what_pytorch_printed("tolist");
+    let headline = |line: &str| {
+        [
+            "Data dependent operator",
+            "Tensor.tolist() with non-integer tensor",
+        ]
+        .into_iter()
+        .find(|headline| line.ends_with(&format!("[__graph_breaks] {headline}")))
+    };
+    let distinct = |text: &str| {
+        let mut seen: Vec<&str> = Vec::new();
+        for found in text.lines().filter_map(headline) {
+            if seen.last() != Some(&found) {
+                seen.push(found);
+            }
+        }
+        seen
+    };
+    let recorded = data("tests/data/pytorch/tolist.eager.txt");
+    let (theirs, _) = recorded.split_once("---- stdout\n").expect("both parts");
+    let path = "tests/data/scripts/tolist.py";
+    let run = run_script_at(path, &data(path), "recompiles,graph_breaks");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let ours = run.text(&[Stream::Log]);
+    assert_eq!(distinct(&ours), distinct(theirs));
+    assert_eq!(
+        distinct(theirs),
+        [
+            "Data dependent operator",
+            "Tensor.tolist() with non-integer tensor"
+        ]
+    );
+}

@@ -48,9 +48,71 @@ impl<'vm> Call<'vm> {
         };
         point.stack = stack.map(|v| (stack_name(0), v)).into_iter().collect();
         match self.pass_break(point) {
-            Some((point, env, tracer)) => self.start_resume(point, env, tracer),
+            Some((point, env, tracer)) => Ok(self
+                .start_resume(point, env, tracer)?
+                .into_iter()
+                .next()
+                .map(|(_, symbol)| symbol)),
             None => Ok(None),
         }
+    }
+
+    /// `x.tolist()` in a run of forward: a graph break whose list Python gets back on its
+    /// stack (`___stack0`), each item an argument of the resume function by its place
+    /// (`___stack0[0]`, Dynamo's `L['___stack0'][0]`): an int guarded by its value (the
+    /// graph after the break bakes it in), a float as `.item()`'s (a `SymFloat` where that
+    /// graph makes it symbolic). `values` are the tensor's, flattened (none while the graph
+    /// being captured ends here). Returns the items to hand Python, or `None` where
+    /// nothing breaks (outside forward) or Python gets the plain values.
+    pub fn graph_break_list(
+        &self,
+        x: &PyObjectRef,
+        integer: bool,
+        values: Option<&[f32]>,
+    ) -> Result<Option<Vec<PyObjectRef>>> {
+        /// Past this many items a list is not handed on item by item.
+        const MAX_ITEMS: usize = 1024;
+        let reason = BreakReason::ToList { integer };
+        let Some(mut point) = self.meet_break(reason, std::slice::from_ref(x), None)? else {
+            return Ok(None);
+        };
+        let values = values.unwrap_or_default();
+        if values.len() > MAX_ITEMS {
+            return Err(self.unsupported(
+                format!("a graph break at .tolist() of {} values", values.len()),
+                format!(
+                    "Tailor hands the resume function at most {MAX_ITEMS} values, each an argument; keep the values in a tensor"
+                ),
+            ));
+        }
+        let name = |i: usize| format!("{}[{i}]", stack_name(0));
+        if integer {
+            point
+                .ints
+                .extend(values.iter().enumerate().map(|(i, &v)| (name(i), v as i64)));
+        } else {
+            point.stack = values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (name(i), f64::from(v)))
+                .collect();
+        }
+        let Some((point, env, tracer)) = self.pass_break(point) else {
+            return Ok(None);
+        };
+        let symbols = self.start_resume(point, env, tracer)?;
+        let items = values
+            .iter()
+            .enumerate()
+            .map(
+                |(i, &v)| match symbols.iter().find(|(held, _)| *held == name(i)) {
+                    Some((_, symbol)) => symbol.clone(),
+                    None if integer => self.vm.ctx.new_int(v as i64).into(),
+                    None => self.vm.ctx.new_float(f64::from(v)).into(),
+                },
+            )
+            .collect();
+        Ok(Some(items))
     }
 
     /// A break met in a run of forward (`None` outside one, where nothing breaks): in the
@@ -301,14 +363,14 @@ impl<'vm> Call<'vm> {
     }
 
     /// Starts the capture of the graph after the break at `point`, in `env`, its arguments
-    /// traced by `tracer`: a `SymFloat` to hand Python back where the value on the stack is
-    /// one.
+    /// traced by `tracer`: a `SymFloat` to hand Python back, by name, for each value on the
+    /// stack that is one.
     fn start_resume(
         &self,
         point: BreakPoint,
         mut env: ShapeEnv,
         tracer: ResumeTracer,
-    ) -> Result<Option<PyObjectRef>> {
+    ) -> Result<Vec<(String, PyObjectRef)>> {
         let mut resume = Resume {
             tensors: point
                 .tensors
@@ -329,8 +391,8 @@ impl<'vm> Call<'vm> {
             }
             resume.traced.push((name.clone(), traced));
         }
-        // The value handed back may be a symbol: a 0-dimensional input of the graph.
-        let mut handed_back = None;
+        // A value handed back may be a symbol: a 0-dimensional input of the graph.
+        let mut handed_back = Vec::new();
         let mut floats = BTreeMap::new();
         for (name, _) in &point.stack {
             let traced = (resume.tracer)(&mut env, name)?;
@@ -341,7 +403,7 @@ impl<'vm> Call<'vm> {
             {
                 let id = graph.push(name, Op::Input { name: name.clone() }, vec![], vec![], None);
                 floats.insert(id, (name.clone(), value));
-                handed_back = Some(id);
+                handed_back.push((name.clone(), id));
             }
             resume.traced.push((name.clone(), traced));
         }
@@ -349,7 +411,10 @@ impl<'vm> Call<'vm> {
         if let Some(capture) = self.session.capture.borrow_mut().as_mut() {
             capture.floats = floats;
         }
-        handed_back.map(|id| self.wrap_sym_float(id)).transpose()
+        handed_back
+            .into_iter()
+            .map(|(name, id)| Ok((name, self.wrap_sym_float(id)?)))
+            .collect()
     }
 
     /// The nodes of the graph being captured that Python holds at its break: the tensors in
