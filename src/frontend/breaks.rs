@@ -58,11 +58,13 @@ pub enum BreakReason {
     },
 }
 
+/// The first line of Dynamo's reason for a break met while tracing a call.
+const CALL: &str =
+    "Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):";
+
 impl fmt::Display for BreakReason {
     /// PyTorch 2.15's `Graph Break Reason:` text (TORCH_LOGS=graph_breaks), first lines.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const CALL: &str =
-            "Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):";
         match self {
             BreakReason::Print { arg_types } => {
                 let types = arg_types
@@ -136,7 +138,12 @@ impl GraphBreak {
             "Graph break in user code at {file}:{}",
             self.span.line
         )];
-        let reason = self.reason.to_string();
+        let mut reason = self.reason.to_string();
+        // Met inside a call forward made, a branch is logged as the call's break, as every
+        // other reason already is.
+        if self.call_line.is_some() && self.reason == BreakReason::Branch {
+            reason = format!("{CALL}\n\n{reason}");
+        }
         let mut reason_lines = reason.lines();
         if let Some(first) = reason_lines.next() {
             lines.push(format!("Graph Break Reason: {first}"));

@@ -969,7 +969,6 @@ pub(super) mod _tailor {
         Call::run_with(vm, |call| Ok(call.describe(&value)))
     }
 
-    /// Whether `frame` runs the user's file.
     /// Whether `frame` runs code the user wrote: their file, or anything it had Python
     /// compile (`exec("while True: pass")`, `eval`, `compile(…)`), whose lines count
     /// towards the budget like the file's own. A frame of a frozen module (the `torch`
@@ -987,10 +986,18 @@ pub(super) mod _tailor {
         if path.as_str() == FILE_NAME {
             return true;
         }
+        // The VM's own import machinery (`<frozen importlib._bootstrap>`, which an import
+        // inside a library function runs: einops' lazy `from … import …`) is registered as
+        // `_frozen_importlib`.
+        let module = match path.as_str() {
+            "<frozen importlib._bootstrap>" => "_frozen_importlib",
+            "<frozen importlib._bootstrap_external>" => "_frozen_importlib_external",
+            path => path,
+        };
         let module_globals = vm
             .sys_module
             .get_attr("modules", vm)
-            .and_then(|modules| modules.get_item(path.as_str(), vm))
+            .and_then(|modules| modules.get_item(module, vm))
             .and_then(|module| module.get_attr("__dict__", vm));
         let globals = frame.get_attr("f_globals", vm);
         match (module_globals, globals) {

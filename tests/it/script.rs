@@ -1660,3 +1660,46 @@ fn tolist_in_forward_breaks_the_graph_as_pytorch_does() {
         ]
     );
 }
+
+/// A graph break inside a submodule's forward after an einops call in it
+/// (`tests/data/scripts/einops_breaks.py`, ponder-transformer's halting check): the import
+/// einops makes inside `rearrange` runs Python's import machinery, which is library code,
+/// so forward's graph ends at the submodule's call and its resume function recompiles where
+/// PyTorch's does (PyTorch's frames 0 and 3; its frames 1 and 2, the submodule's `forward`
+/// compiled on its own, Tailor runs eagerly), with PyTorch's values.
+#[test]
+fn a_break_after_an_einops_call_in_a_submodule_ends_forwards_graph_at_the_call() {
+    assert_prints_close_to_what_pytorch_printed("einops_breaks");
+    let kept = |line: &str| {
+        line.contains("[__recompiles] Recompiling")
+            || line.contains("[__recompiles]     - ")
+            || line.contains("[__graph_breaks] Graph break in")
+            || line.contains("[__graph_breaks] Graph Break Reason:")
+    };
+    let recorded = data("tests/data/pytorch/einops_breaks.eager.txt");
+    let (theirs, _) = recorded.split_once("---- stdout\n").expect("both parts");
+    let forwards: Vec<String> = theirs
+        .lines()
+        .filter(|line| kept(line))
+        .filter_map(|line| {
+            let (frame, rest) = line.strip_prefix('[')?.split_once('/')?;
+            let ours = match frame {
+                "0" => "0",
+                "3" => "1",
+                _ => return None,
+            };
+            let rest = rest.replace(&format!("- {frame}/"), &format!("- {ours}/"));
+            Some(format!("[{ours}/{rest}"))
+        })
+        .collect();
+    let path = "tests/data/scripts/einops_breaks.py";
+    let run = run_script_at(path, &data(path), "recompiles,graph_breaks");
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let ours: Vec<String> = run
+        .text(&[Stream::Log])
+        .lines()
+        .filter(|line| kept(line))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(ours, forwards);
+}
