@@ -948,32 +948,40 @@ fn recurrent_layers_compute_and_break_as_pytorch_does() {
 #[test]
 fn a_break_inside_a_called_function_ends_forwards_graph_at_the_call() {
     assert_prints_close_to_what_pytorch_printed("nested_breaks");
+    assert_forwards_frames_log_what_pytorch_logged(
+        "nested_breaks",
+        &[("0", "0"), ("3", "1"), ("6", "2")],
+    );
+}
+
+/// Runs `tests/data/scripts/{name}.py` with the recompile and graph-break logs and compares
+/// their lines (the recompiles and their reasons, each break and its reason) with PyTorch's
+/// record of the frames `frames` maps to Tailor's (`(pytorch, tailor)` frame numbers):
+/// the frames Dynamo compiles for a function forward calls, which Tailor runs eagerly, are
+/// left out of the record, and the others renumbered.
+#[track_caller]
+fn assert_forwards_frames_log_what_pytorch_logged(name: &str, frames: &[(&str, &str)]) {
     let kept = |line: &str| {
         line.contains("[__recompiles] Recompiling")
             || line.contains("[__recompiles]     - ")
             || line.contains("[__graph_breaks] Graph break")
             || line.contains("[__graph_breaks] Graph Break Reason:")
     };
-    let recorded = data("tests/data/pytorch/nested_breaks.eager.txt");
+    let recorded = data(&format!("tests/data/pytorch/{name}.eager.txt"));
     let (theirs, _) = recorded.split_once("---- stdout\n").expect("both parts");
     let forwards: Vec<String> = theirs
         .lines()
         .filter(|line| kept(line))
         .filter_map(|line| {
             let (frame, rest) = line.strip_prefix('[')?.split_once('/')?;
-            let ours = match frame {
-                "0" => "0",
-                "3" => "1",
-                "6" => "2",
-                _ => return None,
-            };
+            let (_, ours) = frames.iter().find(|(pytorch, _)| *pytorch == frame)?;
             // A reason names the frame's entries by id too.
             let rest = rest.replace(&format!("- {frame}/"), &format!("- {ours}/"));
             Some(format!("[{ours}/{rest}"))
         })
         .collect();
-    let path = "tests/data/scripts/nested_breaks.py";
-    let run = run_script_at(path, &data(path), "recompiles,graph_breaks");
+    let path = format!("tests/data/scripts/{name}.py");
+    let run = run_script_at(&path, &data(&path), "recompiles,graph_breaks");
     assert!(run.error.is_none(), "{:?}", run.error);
     let ours: Vec<String> = run
         .text(&[Stream::Log])
@@ -1670,36 +1678,5 @@ fn tolist_in_forward_breaks_the_graph_as_pytorch_does() {
 #[test]
 fn a_break_after_an_einops_call_in_a_submodule_ends_forwards_graph_at_the_call() {
     assert_prints_close_to_what_pytorch_printed("einops_breaks");
-    let kept = |line: &str| {
-        line.contains("[__recompiles] Recompiling")
-            || line.contains("[__recompiles]     - ")
-            || line.contains("[__graph_breaks] Graph break in")
-            || line.contains("[__graph_breaks] Graph Break Reason:")
-    };
-    let recorded = data("tests/data/pytorch/einops_breaks.eager.txt");
-    let (theirs, _) = recorded.split_once("---- stdout\n").expect("both parts");
-    let forwards: Vec<String> = theirs
-        .lines()
-        .filter(|line| kept(line))
-        .filter_map(|line| {
-            let (frame, rest) = line.strip_prefix('[')?.split_once('/')?;
-            let ours = match frame {
-                "0" => "0",
-                "3" => "1",
-                _ => return None,
-            };
-            let rest = rest.replace(&format!("- {frame}/"), &format!("- {ours}/"));
-            Some(format!("[{ours}/{rest}"))
-        })
-        .collect();
-    let path = "tests/data/scripts/einops_breaks.py";
-    let run = run_script_at(path, &data(path), "recompiles,graph_breaks");
-    assert!(run.error.is_none(), "{:?}", run.error);
-    let ours: Vec<String> = run
-        .text(&[Stream::Log])
-        .lines()
-        .filter(|line| kept(line))
-        .map(str::to_string)
-        .collect();
-    assert_eq!(ours, forwards);
+    assert_forwards_frames_log_what_pytorch_logged("einops_breaks", &[("0", "0"), ("3", "1")]);
 }
