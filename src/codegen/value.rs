@@ -6,7 +6,7 @@
 //! (`dims.s0`); index variables and derived sizes always print by name.
 
 use super::{Mode, Specialization, static_value};
-use crate::graph::{RandomKind, UnaryOp};
+use crate::graph::{BinaryOp, RandomKind, UnaryOp};
 use crate::lower::{Kernel, Schedule, Value};
 use crate::symbolic::{Bindings, Expr, Sym};
 use std::cell::RefCell;
@@ -224,7 +224,12 @@ impl<'a> Writer<'a> {
             }
             Value::Binary(op, lhs, rhs) if op.is_function() => format!(
                 "{}({}, {})",
-                op.symbol(),
+                // WGSL's `pow` is undefined for a negative base; torch.pow is not.
+                if *op == BinaryOp::Pow {
+                    "tailor_pow"
+                } else {
+                    op.symbol()
+                },
                 self.value(lhs, acc),
                 self.value(rhs, acc)
             ),
@@ -273,7 +278,26 @@ pub fn helpers(body: &str) -> Vec<&'static str> {
         .collect()
 }
 
-const HELPERS: [(&str, &str); 6] = [
+const HELPERS: [(&str, &str); 7] = [
+    (
+        "tailor_pow",
+        "// torch.pow. WGSL's pow is exp2(y * log2(x)): undefined for x < 0 and for 0 ** 0, and
+// a whole power of whole numbers is off by an ulp. PyTorch's is defined for a negative base
+// and a whole exponent (negative for an odd one), 0 ** 0 is 1, and 3 ** 5 is 243 exactly.
+fn tailor_pow(x: f32, y: f32) -> f32 {
+    let whole = y == trunc(y);
+    var magnitude = select(pow(abs(x), y), 1.0f, y == 0.0f);
+    if (whole && y > 0.0f && x == trunc(x)) {
+        magnitude = round(magnitude);
+    }
+    let odd = whole && abs(y - 2.0f * floor(0.5f * y)) == 1.0f;
+    if (x < 0.0f && !whole) {
+        return pow(x, y);
+    }
+    return select(magnitude, -magnitude, x < 0.0f && odd);
+}
+",
+    ),
     (
         "tailor_random",
         "// graph::random_value: PCG's hash of index + seed as a 24-bit fraction, or Box-Muller

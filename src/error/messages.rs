@@ -143,7 +143,8 @@ impl DTypeError {
             DTypeError::EmbeddingIds { .. }
             | DTypeError::ProductOperands { .. }
             | DTypeError::Condition { .. }
-            | DTypeError::NoBoolKernel { .. } => Message::new(Id::DTypeRefused, &[self]),
+            | DTypeError::NoBoolKernel { .. }
+            | DTypeError::NegativeIntegerPower { .. } => Message::new(Id::DTypeRefused, &[self]),
         }
     }
 }

@@ -963,12 +963,19 @@ impl<'a> Ops<'a> {
 
     /// `x ** exponent` for a number: a small integer exponent is multiplications (by
     /// squaring; a negative one divides 1 by them), `0.5` a square root, any other a `pow`.
+    /// Only a float tensor's negative powers and an integer one's positive powers are
+    /// multiplied out: a bool tensor's power is int64, and an integer tensor's negative
+    /// power is refused, as the `pow` node's dtype rule says.
     pub fn pow(&mut self, x: TensorRef, exponent: Scalar, span: Span) -> Result<TensorRef> {
+        let dtype = self.dtype_of(&x);
+        let multiplied = |e: f64| {
+            e.fract() == 0.0
+                && (1.0..=MAX_MULTIPLIED_EXPONENT).contains(&e.abs())
+                && (dtype.is_floating() || dtype != DType::Bool && e > 0.0)
+        };
         match exponent {
             Scalar::Number(0.5) => self.unary(UnaryOp::Sqrt, x, span),
-            Scalar::Number(e)
-                if e.fract() == 0.0 && (1.0..=MAX_MULTIPLIED_EXPONENT).contains(&e.abs()) =>
-            {
+            Scalar::Number(e) if multiplied(e) => {
                 let mut n = e.abs() as u32;
                 let (mut square, mut product) = (x, None::<TensorRef>);
                 loop {

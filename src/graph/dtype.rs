@@ -8,7 +8,7 @@
 //! 64-bit integers and the CPU backend and the reference share one element type, so this
 //! keeps one code path; the kernel view says so where an integer tensor is read.
 
-use super::{AttentionMask, BinaryOp, Op, ReduceKind, UnaryOp};
+use super::{AttentionMask, BinaryOp, Op, ReduceKind, Scalar, UnaryOp};
 use serde::Serialize;
 
 /// The element type of a tensor.
@@ -230,6 +230,13 @@ pub enum DTypeError {
         /// PyTorch's message.
         message: &'static str,
     },
+    /// An integer tensor to a negative whole power by a number (`ids ** -1`), which PyTorch
+    /// refuses; a tensor of exponents is computed, truncated to an integer.
+    #[error("Integers to negative integer powers are not allowed.")]
+    NegativeIntegerPower {
+        /// The exponent.
+        exponent: i64,
+    },
 }
 
 /// What PyTorch 2.15 raises for a unary op on a bool tensor (its CPU kernels' names).
@@ -327,6 +334,15 @@ pub fn result(op: &Op, operands: &[DType]) -> Result<DType, DTypeError> {
         } if first == DType::Bool => Err(DTypeError::NoBoolKernel {
             message: BOOL_SCALAR_SUBTRACTION,
         }),
+        Op::Scalar {
+            op: BinaryOp::Pow,
+            scalar: Scalar::Number(exponent),
+            tensor_on_left: true,
+        } if !first.is_floating() && *exponent < 0.0 && exponent.fract() == 0.0 => {
+            Err(DTypeError::NegativeIntegerPower {
+                exponent: *exponent as i64,
+            })
+        }
         Op::Scalar { op: binary, .. } => {
             Ok(binary_result(*binary, first, first.with_scalar(false)))
         }
@@ -399,11 +415,12 @@ fn binary_result(op: BinaryOp, lhs: DType, rhs: DType) -> DType {
         BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
             DType::Bool
         }
-        BinaryOp::Div | BinaryOp::Pow => DType::Float32,
+        BinaryOp::Div => DType::Float32,
         // The 0/1 carrier adds two bools to 0, 1 or 2: the sum is int64 here, and the front
         // end casts it back to bool (PyTorch's logical or). Products, maxima and minima of
-        // bools stay 0 or 1.
-        BinaryOp::Add => match lhs.promote(rhs) {
+        // bools stay 0 or 1. A power of integers is an integer (`2 ** arange(n)` is int64,
+        // as in PyTorch), and of bools int64.
+        BinaryOp::Add | BinaryOp::Pow => match lhs.promote(rhs) {
             DType::Bool => DType::Int64,
             dtype => dtype,
         },
@@ -475,5 +492,45 @@ mod tests {
             result(&Op::Softmax { dim: 0 }, &[DType::Int64]),
             Err(DTypeError::NeedsFloat { operand: 0, .. })
         ));
+    }
+
+    /// `torch.pow`'s result types, measured with PyTorch 2.15 (`tests/data/scripts/int_pow.py`).
+    #[test]
+    fn powers_of_integers_are_integers() {
+        let pow = Op::Binary(BinaryOp::Pow);
+        let scalar_pow = |exponent: f64, tensor_on_left: bool| Op::Scalar {
+            op: BinaryOp::Pow,
+            scalar: Scalar::Number(exponent),
+            tensor_on_left,
+        };
+        assert_eq!(
+            result(&pow, &[DType::Int64, DType::Int64]),
+            Ok(DType::Int64)
+        );
+        assert_eq!(
+            result(&pow, &[DType::Int32, DType::Int64]),
+            Ok(DType::Int64)
+        );
+        assert_eq!(
+            result(&pow, &[DType::Float32, DType::Int64]),
+            Ok(DType::Float32)
+        );
+        assert_eq!(result(&pow, &[DType::Bool, DType::Bool]), Ok(DType::Int64));
+        assert_eq!(
+            result(&scalar_pow(20.0, true), &[DType::Int32]),
+            Ok(DType::Int32)
+        );
+        assert_eq!(
+            result(&scalar_pow(-1.0, false), &[DType::Int64]),
+            Ok(DType::Int64)
+        );
+        assert_eq!(
+            result(&scalar_pow(-2.0, true), &[DType::Int64]),
+            Err(DTypeError::NegativeIntegerPower { exponent: -2 })
+        );
+        assert_eq!(
+            result(&scalar_pow(-2.0, true), &[DType::Float32]),
+            Ok(DType::Float32)
+        );
     }
 }

@@ -181,6 +181,11 @@ fn trigonometry_erf_and_roundings_on_the_gpu() {
 }
 
 #[test]
+fn powers_on_the_gpu() {
+    check("powers");
+}
+
+#[test]
 fn random_draws_on_the_gpu() {
     check("random");
 }

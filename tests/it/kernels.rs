@@ -187,6 +187,11 @@ fn trigonometry_erf_and_roundings() {
 }
 
 #[test]
+fn powers_of_negative_bases_and_whole_numbers() {
+    check("powers");
+}
+
+#[test]
 fn random_draws_in_forward() {
     check("random");
 }

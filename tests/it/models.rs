@@ -477,6 +477,17 @@ pub fn all() -> Vec<Model> {
             cases: &["2,5", "1,1", "3,127", "4,513"],
         },
         Model {
+            name: "powers",
+            // torch.pow where WGSL's pow is undefined or off by an ulp: negative bases to
+            // whole powers (`(-1) ** k`), 0 ** 0, and whole powers of whole numbers.
+            source: function(
+                "x",
+                "k = (x * 3).round()\nreturn (-2.0) ** k.abs(), k ** torch.full_like(x, 3.0), x.abs() ** 1.7, k ** 0, 3 ** k.abs()",
+            ),
+            inputs: &["x"],
+            cases: &["2,5", "1,1", "3,127"],
+        },
+        Model {
             name: "random",
             // The VAE's reparameterisation and friends: draws in forward, of symbolic size.
             source: function(
