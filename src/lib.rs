@@ -6,9 +6,10 @@
 //! a learner gives, the `trace` and `message` records; the `graph` IR and the `shape` rules
 //! over it; `guard`s; `lower`ing to kernels, `codegen` of their WGSL and the `compile`
 //! pipeline; the `runtime`s that run kernels; the `frontend` that runs the user's Python and
-//! captures `forward`; `weights`, `spec` and the crate's `error`; the guard `cache`; the
-//! `session` that loads, explains and runs calls; and above it `script` mode, the `quiz`,
-//! the `bench`mark and the page's `web` API. A floor imports only floors below it.
+//! captures `forward`; `weights`, `spec`, `torch_trace` (PyTorch's own trace, read) and the
+//! crate's `error`; the guard `cache`; the `session` that loads, explains and runs calls; and
+//! above it `script` mode, the `quiz`, the `compare`ison of a script's run with PyTorch's
+//! trace, the `bench`mark and the page's `web` API. A floor imports only floors below it.
 #![warn(clippy::print_stdout)]
 
 // Floor 0, leaves: expressions over sizes, the learner's settings, the records the page shows.
@@ -37,8 +38,9 @@ pub mod runtime;
 // Floor 6, the user's Python, captured.
 pub mod frontend;
 
-// Floor 7, values and input specifications from outside.
+// Floor 7, values, input specifications and PyTorch's traces from outside.
 pub mod spec;
+pub mod torch_trace;
 pub mod weights;
 
 // Floor 8, every floor's errors.
@@ -54,10 +56,13 @@ pub mod session;
 pub mod quiz;
 pub mod script;
 
-// Floor 12, the benchmark.
+// Floor 12, a PyTorch trace beside a script's run.
+pub mod compare;
+
+// Floor 13, the benchmark.
 pub mod bench;
 
-// Floor 13, the page's JS API.
+// Floor 14, the page's JS API.
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 

@@ -23,6 +23,7 @@ use crate::guard::{ArgValue, CallShapes};
 use crate::session::Session;
 use crate::session::executor::{Backend, RunOptions};
 use crate::symbolic::SymbolNaming;
+use crate::torch_trace::{self, CompileRecord};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -64,6 +65,9 @@ pub struct ScriptRun {
     pub calls: Vec<ScriptCall>,
     /// How many entries each code object's cache ended with, in first-compile order.
     pub entries: Vec<usize>,
+    /// Every compilation tried, per `[frame/compile]` in the order tried, as PyTorch's trace
+    /// records them (`compare` sets them beside a real trace's).
+    pub compiles: Vec<CompileRecord>,
     /// The error that stopped it.
     pub error: Option<Error>,
 }
@@ -86,6 +90,7 @@ pub fn run(source: &str, options: ScriptOptions) -> ScriptRun {
         codes: Vec::new(),
         wrappers: Vec::new(),
         calls: Vec::new(),
+        compiles: Vec::new(),
         options,
         next_frame: 0,
         logged_breaks: Vec::new(),
@@ -105,6 +110,7 @@ pub fn run(source: &str, options: ScriptOptions) -> ScriptRun {
             .iter()
             .map(|c| c.session.cache.entries_mru().len())
             .collect(),
+        compiles: host.compiles.clone(),
         error: outcome.error.map(Error::from),
     }
 }
@@ -131,6 +137,7 @@ struct Host {
     codes: Vec<Code>,
     wrappers: Vec<Wrapper>,
     calls: Vec<ScriptCall>,
+    compiles: Vec<CompileRecord>,
     options: ScriptOptions,
     /// The next frame id to give.
     next_frame: usize,
@@ -276,6 +283,12 @@ impl ScriptHost for SharedHost {
                 stream: Stream::Log,
                 text: format!("{line}\n"),
             }));
+            host.compiles.extend(compile_record(
+                &host.options,
+                &frame,
+                &code.session.cache,
+                call,
+            ));
         };
         frame_log(&event, function, &mut log);
         for resume in &event.breaks {
@@ -439,6 +452,73 @@ fn log_lines(
         lines.extend(warning.lines().map(|line| format!("{prefix} {line}")));
     }
     lines
+}
+
+/// What a trace would record of one frame's call: its compilation, or the one it tried
+/// (`None` for a hit or an eager run). Symbols are named as PyTorch 2.15 names them (`s77`),
+/// as in its trace.
+fn compile_record(
+    options: &ScriptOptions,
+    frame: &Frame<'_>,
+    cache: &CodeCache,
+    event: &CallEvent,
+) -> Option<CompileRecord> {
+    let entry = match event.action {
+        Action::Compile => event
+            .entry
+            .and_then(|id| cache.frame_entry(frame.local, id)),
+        _ => None,
+    };
+    let tried = event.action == Action::Error || event.skipped.is_some();
+    let compile = match (entry, event.compile_id) {
+        (Some(entry), _) => entry.id,
+        (None, Some(id)) if tried => id,
+        _ => return None,
+    };
+    let mut record = CompileRecord {
+        frame: frame.id as u32,
+        compile: compile as u32,
+        function: frame.function.0.to_string(),
+        first_line: Some(frame.function.1),
+        recompile_reasons: event
+            .reasons
+            .iter()
+            .map(|(id, reason)| format!("{}/{id}: {reason}", frame.id))
+            .collect(),
+        failure: event.error.clone(),
+        ..CompileRecord::default()
+    };
+    if let Some(entry) = entry {
+        let names = entry.env.symbol_names(SymbolNaming::PyTorch);
+        names.show(|| {
+            record.symbols = entry
+                .env
+                .events()
+                .iter()
+                .filter_map(|(_, event)| match event {
+                    crate::shape::ShapeEvent::CreateSymbol {
+                        sym,
+                        source,
+                        hint,
+                        range,
+                        ..
+                    } => Some(format!("{sym} = {hint} for {source} {range}")),
+                    _ => None,
+                })
+                .collect();
+            record.outputs = entry
+                .graph
+                .outputs()
+                .iter()
+                .map(|&id| crate::graph::shape_to_string(entry.graph.shape(id)))
+                .collect();
+        });
+        record.guards = entry.guards.source_lines();
+        record.graph_break = entry.graph_break.as_ref().map(|graph_break| {
+            torch_trace::graph_break_summary(&graph_break.log_lines(&options.path).join("\n"))
+        });
+    }
+    Some(record)
 }
 
 /// `Recompiling function …` and the failing guard of every entry, in lookup order, for

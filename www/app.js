@@ -25,6 +25,7 @@ import { colourGroups, ensureRun, kernelLines, renderFusion, renderRun, renderWg
 import { setupLab } from "./js/lab.js";
 import { setupSupported } from "./js/supported.js";
 import { setupEditorScript, setupWidgets } from "./js/widgets.js";
+import { setupTraceCompare } from "./js/tracecompare.js";
 import { setupQuiz } from "./js/quiz.js";
 import { inputText, markOptions, parseShapes, shapesWith, varyDims } from "./js/shapes.js";
 import { PageEvents } from "./js/state.js";
@@ -913,6 +914,8 @@ async function main() {
   setupQuiz(ctx, events, lab);
   setupSupported($("supported-panel"), () => ctx.bindings.Tailor);
   setupEditorScript(ctx, events, ui.editor, ui.script, $("editor-script-result"));
+  setupTraceCompare(ctx, events, ui.editor, $("trace-file"), $("trace-drop"), $("trace-result"));
+  $("trace-file").disabled = false;
   for (const control of [ui.preset, ui.editor, ui.shapes, ui.mode, ui.symbolNames, ui.weights, ui.compile, ui.share, ui.script]) control.disabled = false;
   if (saved && compileNeverEnded(localStorage, saved.source)) {
     // Its last compile froze or crashed the tab: shown, not compiled again until asked.

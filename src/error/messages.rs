@@ -29,6 +29,7 @@ impl Error {
             #[cfg(feature = "gpu")]
             Error::Gpu(err) => err.message(),
             Error::Weights(err) => err.message(),
+            Error::Trace(err) => Message::new(Id::TraceUnreadable, &[err]),
             Error::Call { message, .. } => Message::new(Id::CallFailed, &[message]),
         }
     }

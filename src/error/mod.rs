@@ -46,6 +46,9 @@ pub enum Error {
     /// A weights or inputs file that does not fit the model.
     #[error(transparent)]
     Weights(#[from] crate::weights::WeightsError),
+    /// A PyTorch trace that cannot be read (`tailor compare`).
+    #[error(transparent)]
+    Trace(#[from] crate::torch_trace::TraceError),
     /// A call whose compilation failed (the message says what and where).
     #[error("{message}")]
     Call {

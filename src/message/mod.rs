@@ -276,6 +276,8 @@ message_ids! {
     InputsNotCarried,
     /// [reason].
     WriteOutputs,
+    /// [the parser's words, with the line]: a PyTorch trace that cannot be read.
+    TraceUnreadable,
 
     // Anything else.
     /// [English text]: a message built from another error's text.

@@ -158,6 +158,7 @@ pub(super) fn error_kind(error: &Error) -> &'static str {
         Error::Compile(_) => "lower",
         Error::Run(_) => "run",
         Error::Weights(_) => "weights",
+        Error::Trace(_) => "torchTrace",
         #[cfg(feature = "gpu")]
         Error::Gpu(_) => "gpu",
         Error::Call { .. } => "call",

@@ -485,3 +485,51 @@ fn script_json_has_the_output_the_calls_and_the_entries() {
     assert!(report["error"].is_null());
     assert_eq!(report["output"][0]["stream"], "stdout");
 }
+
+/// `tailor compare TRACE FILE.py`: the report of a known difference exits 0 (it compared),
+/// `--json` is one object naming the trace, and a trace cut short is an error naming its
+/// line, exit 1.
+#[test]
+fn compare_reports_a_traces_differences_and_refuses_a_trace_cut_short() {
+    let tailor = env!("CARGO_BIN_EXE_tailor");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let trace = format!("{root}/tests/data/traces/conv_batches.log");
+    let script = "tests/data/traces/conv_batches.py";
+    let compare = |trace: &str, extra: &[&str]| {
+        Command::new(tailor)
+            .current_dir(root)
+            .args(["compare", trace, script, "--device", "cpu"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = compare(&trace, &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        stdout.contains("[0/2] forward: PyTorch compiled, Tailor did not"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("PyTorch only: 2 <= L['x'].size()[0] <= 15"),
+        "{stdout}"
+    );
+    let output = compare(&trace, &["--json"]);
+    let report: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    assert_eq!(report["comparison"]["compiles"][2]["pytorch"], json!(true));
+    assert_eq!(report["comparison"]["compiles"][2]["tailor"], json!(false));
+
+    let text = std::fs::read_to_string(&trace).expect("the trace");
+    let cut = std::env::temp_dir().join(format!("tailor-cut-{}.log", std::process::id()));
+    let at = text.find("\"create_symbol\"").expect("a symbol record");
+    std::fs::write(&cut, &text[..at + 20]).expect("writes");
+    let output = compare(cut.to_str().expect("a UTF-8 path"), &[]);
+    let _ = std::fs::remove_file(&cut);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let line = text[..at].lines().count();
+    assert!(
+        stderr.contains(&format!("line {line}: the record's JSON does not parse")),
+        "{stderr}"
+    );
+}

@@ -1,6 +1,7 @@
 //! End-to-end tests of Tailor: one binary, one module per area.
 
 mod cli;
+mod compare;
 mod conformance;
 mod corpus;
 mod errors;

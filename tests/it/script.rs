@@ -1680,3 +1680,12 @@ fn a_break_after_an_einops_call_in_a_submodule_ends_forwards_graph_at_the_call()
     assert_prints_close_to_what_pytorch_printed("einops_breaks");
     assert_forwards_frames_log_what_pytorch_logged("einops_breaks", &[("0", "0"), ("3", "1")]);
 }
+
+/// Powers of integer tensors are integers (`tests/data/scripts/int_pow.py`,
+/// token-shift-gpt's `(2 ** torch.arange(n)).tolist()`), negative bases to whole powers
+/// keep their sign (`(-1) ** k`), 0 ** 0 is 1, and an integer tensor to a negative power is
+/// PyTorch's RuntimeError: values and dtypes as PyTorch printed them, eagerly and compiled.
+#[test]
+fn powers_of_integers_are_integers_as_in_pytorch() {
+    assert_prints_close_to_what_pytorch_printed("int_pow");
+}

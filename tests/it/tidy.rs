@@ -187,8 +187,8 @@ const FLOORS: &[(&[&str], &str)] = &[
         "the user's Python on a real VM, captured into a graph",
     ),
     (
-        &["weights", "spec"],
-        "values and input specifications from outside",
+        &["weights", "spec", "torch_trace"],
+        "values, input specifications and PyTorch's traces from outside",
     ),
     (
         &["error"],
@@ -206,6 +206,7 @@ const FLOORS: &[(&[&str], &str)] = &[
         &["script", "quiz"],
         "script mode; the quiz and generated exercises",
     ),
+    (&["compare"], "a PyTorch trace beside a script's run"),
     (&["bench"], "the benchmark"),
     (&["web"], "the page's JS API"),
 ];

@@ -29,6 +29,10 @@ pub const USAGE: &str = "usage:
   tailor script FILE.py [--logs recompiles,guards,dynamic] [--device auto|gpu|cpu] [--json]
                 [--symbol-names tailor|pytorch] [--memory-budget SIZE]
                 (without --logs, the TORCH_LOGS variable's artifacts)
+  tailor compare TRACE FILE.py [--device auto|gpu|cpu] [--json] [--memory-budget SIZE]
+                (TRACE: the log, or the folder, TORCH_TRACE=TRACE python FILE.py wrote; its
+                newest log is read; the script runs as in `tailor script`, and each
+                [frame/compile] is set beside PyTorch's)
   tailor bench [--json] [--rounds N]
   tailor supported [--json]   (the modules, functions, methods and operators capture supports)
 SHAPES = NAME=VALUE[;NAME=VALUE...], VALUE = D,D,...[:DTYPE] (a tensor's sizes; float32
@@ -59,6 +63,22 @@ pub enum Command {
     Script(ScriptArgs),
     /// `tailor supported`: what capture supports; `true` for one JSON object.
     Supported(bool),
+    /// `tailor compare`: a PyTorch trace beside Tailor's run of the same script.
+    Compare(CompareArgs),
+}
+
+/// `tailor compare`.
+pub struct CompareArgs {
+    /// The trace: a log file, or the folder `TORCH_TRACE` named.
+    pub trace: String,
+    /// The script PyTorch ran.
+    pub file: String,
+    /// Where compiled calls run.
+    pub device: Device,
+    /// One JSON object instead of the report.
+    pub json: bool,
+    /// `--memory-budget`: the bytes tensors may take (`None`: the default).
+    pub memory_budget: Option<u64>,
 }
 
 /// `tailor script`.
@@ -160,7 +180,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
     let mut args = args.into_iter();
     let command = args
         .next()
-        .ok_or("missing command (run, explain, script, bench or supported)")?;
+        .ok_or("missing command (run, explain, script, compare, bench or supported)")?;
     let mut parser = Parser::from_args(args);
     match command.to_str() {
         Some("run") => run_args(&mut parser).map(Command::Run),
@@ -168,8 +188,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Command, String> {
         Some("bench") => bench_args(&mut parser).map(Command::Bench),
         Some("script") => script_args(&mut parser).map(Command::Script),
         Some("supported") => supported_args(&mut parser).map(Command::Supported),
+        Some("compare") => compare_args(&mut parser).map(Command::Compare),
         _ => Err(format!(
-            "unknown command '{}' (expected run, explain, script, bench or supported)",
+            "unknown command '{}' (expected run, explain, script, compare, bench or supported)",
             command.to_string_lossy()
         )),
     }
@@ -307,6 +328,47 @@ fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
     }
     if args.file.is_empty() {
         return Err("missing FILE".into());
+    }
+    Ok(args)
+}
+
+fn compare_args(parser: &mut Parser) -> Result<CompareArgs, String> {
+    let mut args = CompareArgs {
+        trace: String::new(),
+        file: String::new(),
+        device: Device::Auto,
+        json: false,
+        memory_budget: None,
+    };
+    while let Some(arg) = next(parser, "compare")? {
+        let flag = match arg {
+            Arg::Value(value) if args.trace.is_empty() => {
+                args.trace = text(value, "TRACE")?;
+                continue;
+            }
+            Arg::Value(value) if args.file.is_empty() => {
+                args.file = text(value, "FILE")?;
+                continue;
+            }
+            Arg::Value(extra) => {
+                return Err(format!("unexpected argument '{}'", extra.to_string_lossy()));
+            }
+            flag => spelled(&flag),
+        };
+        match flag.as_str() {
+            "--device" => {
+                let device = value(parser, &flag)?;
+                args.device = device
+                    .parse()
+                    .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))?;
+            }
+            "--json" => args.json = true,
+            "--memory-budget" => args.memory_budget = Some(memory_budget(parser, &flag)?),
+            _ => return Err(format!("unknown flag '{flag}' for 'compare'")),
+        }
+    }
+    if args.file.is_empty() {
+        return Err("compare needs TRACE and FILE.py".into());
     }
     Ok(args)
 }

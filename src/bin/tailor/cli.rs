@@ -5,7 +5,7 @@
 //! place (with `bench`) that prints an error or picks an exit code.
 
 use crate::args::{self, Command, ModelArgs, USAGE};
-use crate::{bench, explain, report, run, script};
+use crate::{bench, compare, explain, report, run, script};
 use std::ffi::OsString;
 use std::io::Read;
 use std::process::ExitCode;
@@ -33,6 +33,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => args.model.memory_budget,
         Command::Explain(args) => args.model.memory_budget,
         Command::Script(args) => args.memory_budget,
+        Command::Compare(args) => args.memory_budget,
         Command::Bench(_) | Command::Supported(_) => None,
     };
     if let Some(bytes) = budget {
@@ -54,6 +55,9 @@ pub fn main() -> ExitCode {
         }),
         Command::Script(args) => on_the_file(&args.file, |source| script::script(&args, source)),
         Command::Supported(json) => supported(json),
+        Command::Compare(args) => on_the_file(&args.file, |source| {
+            compare::compare(&args, source).map(|report| (report, None))
+        }),
     }
 }
 

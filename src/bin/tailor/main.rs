@@ -1,13 +1,14 @@
 //! The `tailor` command line: `run` a sequence of calls through the guard cache,
 //! `explain` one compilation step by step, run a whole `script` with its `torch.compile`
-//! wrappers compiled, or `bench` the compiler and the kernels
+//! wrappers compiled, `compare` a script's run with PyTorch's trace of it, or `bench` the
+//! compiler and the kernels
 //! (DESIGN.md §6; other tools parse `run --json`).
 //!
 //! In: the arguments. Out: a report on stdout (text or one JSON object), errors on stderr.
 //! `cli` dispatches and owns the exit codes: 0 on success (and for `--help`), 2 for a
 //! usage error or a file that cannot be read (with the usage text after a usage error), 1
 //! for an error in the model, shown with the source line and a caret under the column.
-//! `args` parses, `run` and `explain` do the work, `report` prints a run, `bench` is its
+//! `args` parses, `run`, `explain`, `script` and `compare` do the work, `report` prints a run, `bench` is its
 //! own command. This file only declares them, natively.
 //!
 //! Invariant: nothing but `cli` prints an error or picks an exit code, except `bench`,
@@ -19,6 +20,8 @@ mod args;
 mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod compare;
 #[cfg(not(target_arch = "wasm32"))]
 mod explain;
 #[cfg(not(target_arch = "wasm32"))]
