@@ -27,9 +27,9 @@ if [ "$profile" = release ]; then
 fi
 # The CPU backend's matrix products (matrixmultiply) pick their wasm SIMD micro-kernel at
 # compile time, and the block loops vectorise only with simd128 enabled; every browser
-# with WebGPU runs wasm SIMD. Only the page's build sets it (tests and clippy keep the
-# default target features).
-RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" cargo "${cargo_args[@]}"
+# with WebGPU runs wasm SIMD. `.cargo/config.toml` sets it for every wasm32 build, so the
+# browser tests build with the page's flags and reuse its dependencies.
+cargo "${cargo_args[@]}"
 
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')
 wasm-bindgen --target web --no-typescript "${bindgen_args[@]}" --out-name tailor \
