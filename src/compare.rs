@@ -169,9 +169,9 @@ pub fn comparable_guard(line: &str) -> Result<String, String> {
     let line = torch_trace::without_comment(line.trim());
     let Some((kind, text)) = line.split_once(": ").filter(|(kind, _)| is_kind(kind)) else {
         // Tailor lists its shape guards bare.
-        return argument_guard(line).ok_or_else(|| "shape guards on globals".to_string());
+        return argument_guard(line).ok_or_else(|| "LAMBDA_GUARD".to_string());
     };
-    let counted = || Err(format!("{kind} not on an argument"));
+    let counted = || Err(kind.to_string());
     match kind {
         "TENSOR_MATCH" => {
             let inner = text
@@ -206,7 +206,7 @@ pub fn comparable_guard(line: &str) -> Result<String, String> {
                 keep("stride=")
             ))
         }
-        "LAMBDA_GUARD" => argument_guard(text).ok_or_else(|| format!("{kind} on globals")),
+        "LAMBDA_GUARD" => argument_guard(text).ok_or_else(|| kind.to_string()),
         "EQUALS_MATCH" | "TRUE_MATCH" | "FALSE_MATCH" => match argument_guard(text) {
             Some(text) => Ok(format!("{kind} {text}")),
             None => counted(),

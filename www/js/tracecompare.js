@@ -1,6 +1,6 @@
 // The learner's own PyTorch trace beside Tailor's run of the editor's script (`tailor
-// compare`): the log `TORCH_TRACE=DIR python model.py` wrote, picked or dropped, read in the
-// page and never uploaded; Tailor runs the editor's text as a script and each [frame/compile]
+// compare`): the log `TORCH_TRACE=DIR python model.py` wrote, picked or dropped (a dropped
+// folder gives its newest .log), read in the page and never uploaded; Tailor runs the editor's text as a script and each [frame/compile]
 // is set beside PyTorch's. `comparisonRows` and `pickTraceFile` are pure (tests/js).
 
 import { fill, h } from "./dom.js";
@@ -59,6 +59,19 @@ export function comparisonTotals(comparison) {
   };
 }
 
+/** The files directly inside a dropped folder's entry. */
+async function filesOf(folder) {
+  const reader = folder.createReader();
+  const entries = [];
+  for (;;) {
+    const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+    if (!batch.length) break;
+    entries.push(...batch);
+  }
+  return Promise.all(entries.filter((entry) => entry.isFile)
+    .map((entry) => new Promise((resolve, reject) => entry.file(resolve, reject))));
+}
+
 /** Wires the trace picker `input` and the drop target `zone` to compare with the editor's
  * text, rendering into `out`. */
 export function setupTraceCompare(ctx, events, editor, input, zone, out) {
@@ -112,10 +125,14 @@ export function setupTraceCompare(ctx, events, editor, input, zone, out) {
     zone.classList.add("dragging");
   });
   zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
-  zone.addEventListener("drop", (event) => {
+  zone.addEventListener("drop", async (event) => {
     event.preventDefault();
     zone.classList.remove("dragging");
-    compare(event.dataTransfer.files);
+    // A dropped folder (TORCH_TRACE's) is read for its files; a file is itself.
+    const entries = [...event.dataTransfer.items].map((item) => item.webkitGetAsEntry?.()).filter(Boolean);
+    const folders = entries.filter((entry) => entry.isDirectory);
+    const files = folders.length ? (await Promise.all(folders.map(filesOf))).flat() : event.dataTransfer.files;
+    compare(files);
   });
   events.on("language", render);
 }
