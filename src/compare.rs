@@ -11,6 +11,8 @@
 //! identities, the parameters PyTorch lifts as inputs where Tailor's graph holds them as
 //! constants, the module attributes it reads) and the records the parser skipped.
 
+use crate::cache::Action;
+use crate::script::FrameCall;
 use crate::torch_trace::{self, CompileRecord, TorchTrace};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -40,6 +42,11 @@ pub struct CompileComparison {
     pub pytorch: bool,
     /// Whether Tailor compiled it.
     pub tailor: bool,
+    /// Where PyTorch compiled and Tailor did not: what Tailor did with a call of the same
+    /// frame and argument sizes, if it made one.
+    pub tailor_instead: Option<Instead>,
+    /// The sizes of the tensor arguments the compile was made for.
+    pub inputs: Matched,
     /// Why it recompiled.
     pub reasons: Matched,
     /// The guards compared (see [`comparable_guard`]).
@@ -50,6 +57,26 @@ pub struct CompileComparison {
     pub graph_break: Matched,
     /// The sizes of what the graph returned.
     pub outputs: Matched,
+}
+
+/// What Tailor did with a call PyTorch compiled for: a hit of one of its entries, an eager
+/// run (past the recompile limit, or a code skipped), or an error.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Instead {
+    /// What the cache did.
+    pub action: Action,
+    /// The entry hit, as `frame/compile`.
+    pub entry: Option<String>,
+}
+
+impl fmt::Display for Instead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.action, &self.entry) {
+            (Action::Hit, Some(entry)) => write!(f, "hit [{entry}]"),
+            (Action::Eager, _) => f.write_str("ran it eagerly"),
+            _ => f.write_str("failed"),
+        }
+    }
 }
 
 /// One kind of item of a compile, matched one to one.
@@ -93,6 +120,7 @@ impl CompileComparison {
         self.pytorch
             && self.tailor
             && [
+                &self.inputs,
                 &self.reasons,
                 &self.guards,
                 &self.symbols,
@@ -104,8 +132,9 @@ impl CompileComparison {
     }
 }
 
-/// Sets Tailor's compiles beside the trace's.
-pub fn compare(trace: &TorchTrace, tailor: &[CompileRecord]) -> Comparison {
+/// Sets Tailor's compiles (and its frames' calls, for what it did where it did not compile)
+/// beside the trace's.
+pub fn compare(trace: &TorchTrace, tailor: &[CompileRecord], calls: &[FrameCall]) -> Comparison {
     let mut not_compared = BTreeMap::new();
     let mut guards = |record: Option<&CompileRecord>| -> Vec<String> {
         let mut kept = Vec::new();
@@ -143,6 +172,11 @@ pub fn compare(trace: &TorchTrace, tailor: &[CompileRecord]) -> Comparison {
                 .unwrap_or_default(),
             pytorch: theirs.is_some(),
             tailor: ours.is_some(),
+            tailor_instead: match (theirs, ours) {
+                (Some(theirs), None) => instead(theirs, calls),
+                _ => None,
+            },
+            inputs: field(&|c| c.inputs.clone()),
             reasons: field(&|c| c.recompile_reasons.clone()),
             guards: Matched::of(guards(theirs), guards(ours)),
             symbols: field(&|c| c.symbols.clone()),
@@ -156,6 +190,26 @@ pub fn compare(trace: &TorchTrace, tailor: &[CompileRecord]) -> Comparison {
         not_compared,
         skipped_records: trace.skipped.clone(),
     }
+}
+
+/// What Tailor did with the first call of `compile`'s frame whose argument sizes are the
+/// compile's, where it did not compile.
+fn instead(compile: &CompileRecord, calls: &[FrameCall]) -> Option<Instead> {
+    let sorted = |inputs: &[String]| {
+        let mut inputs = inputs.to_vec();
+        inputs.sort();
+        inputs
+    };
+    let wanted = sorted(&compile.inputs);
+    let call = calls.iter().find(|call| {
+        call.frame == compile.frame
+            && call.action != Action::Compile
+            && sorted(&call.inputs) == wanted
+    })?;
+    Some(Instead {
+        action: call.action,
+        entry: call.entry.map(|entry| format!("{}/{entry}", call.frame)),
+    })
 }
 
 /// A guard line (`KIND: text`, as the guard tree prints it, or a bare shape guard as
@@ -313,7 +367,11 @@ impl fmt::Display for Comparison {
                 (false, false) => "neither",
             };
             writeln!(f, "\n[{}] {}: {state}", compile.id, compile.function)?;
+            if let Some(instead) = &compile.tailor_instead {
+                writeln!(f, "  Tailor, for the same arguments: {instead}")?;
+            }
             let items = [
+                ("arguments", &compile.inputs),
                 ("recompile reasons", &compile.reasons),
                 ("guards", &compile.guards),
                 ("symbols", &compile.symbols),

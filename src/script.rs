@@ -57,6 +57,21 @@ pub struct ScriptCall {
     pub run_ms: f64,
 }
 
+/// One call of one frame (the compiled function, or a resume function) as Dynamo numbers
+/// frames in the script: what the cache did with which arguments. A trace records compiles
+/// only; these say what Tailor did where PyTorch compiled and Tailor did not.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FrameCall {
+    /// Dynamo's frame id.
+    pub frame: u32,
+    /// What the cache did.
+    pub action: Action,
+    /// The entry that ran, for a compile or a hit.
+    pub entry: Option<u32>,
+    /// The sizes of its tensor arguments, as `L['x'] [16, 64]`.
+    pub inputs: Vec<String>,
+}
+
 /// A finished script.
 pub struct ScriptRun {
     /// What it printed and what was logged, in order.
@@ -68,6 +83,8 @@ pub struct ScriptRun {
     /// Every compilation tried, per `[frame/compile]` in the order tried, as PyTorch's trace
     /// records them (`compare` sets them beside a real trace's).
     pub compiles: Vec<CompileRecord>,
+    /// Every frame's call, in order.
+    pub frame_calls: Vec<FrameCall>,
     /// The error that stopped it.
     pub error: Option<Error>,
 }
@@ -91,6 +108,7 @@ pub fn run(source: &str, options: ScriptOptions) -> ScriptRun {
         wrappers: Vec::new(),
         calls: Vec::new(),
         compiles: Vec::new(),
+        frame_calls: Vec::new(),
         options,
         next_frame: 0,
         logged_breaks: Vec::new(),
@@ -111,6 +129,7 @@ pub fn run(source: &str, options: ScriptOptions) -> ScriptRun {
             .map(|c| c.session.cache.entries_mru().len())
             .collect(),
         compiles: host.compiles.clone(),
+        frame_calls: host.frame_calls.clone(),
         error: outcome.error.map(Error::from),
     }
 }
@@ -138,6 +157,7 @@ struct Host {
     wrappers: Vec<Wrapper>,
     calls: Vec<ScriptCall>,
     compiles: Vec<CompileRecord>,
+    frame_calls: Vec<FrameCall>,
     options: ScriptOptions,
     /// The next frame id to give.
     next_frame: usize,
@@ -289,6 +309,15 @@ impl ScriptHost for SharedHost {
                 &code.session.cache,
                 call,
             ));
+            let entry = call
+                .entry
+                .and_then(|id| code.session.cache.frame_entry(frame.local, id));
+            host.frame_calls.push(FrameCall {
+                frame: frame.id as u32,
+                action: call.action,
+                entry: call.entry.map(|id| id as u32),
+                inputs: tensor_inputs(call, entry),
+            });
         };
         frame_log(&event, function, &mut log);
         for resume in &event.breaks {
@@ -485,6 +514,7 @@ fn compile_record(
             .iter()
             .map(|(id, reason)| format!("{}/{id}: {reason}", frame.id))
             .collect(),
+        inputs: tensor_inputs(event, entry),
         failure: event.error.clone(),
         ..CompileRecord::default()
     };
@@ -519,6 +549,24 @@ fn compile_record(
         });
     }
     Some(record)
+}
+
+/// The sizes of a call's tensor arguments, as a trace describes them (`L['x'] [16, 64]`):
+/// those `entry`'s graph reads (its guards' tensors), as Dynamo describes only the tensors
+/// it wraps (a resume function's unread arguments apart), or every one.
+fn tensor_inputs(event: &CallEvent, entry: Option<&Entry>) -> Vec<String> {
+    let read = |name: &str| entry.is_none_or(|e| e.guards.tensors.iter().any(|t| t.input == name));
+    event
+        .shapes
+        .iter()
+        .filter_map(|(name, value)| match value {
+            ArgValue::Tensor(dims, _) if read(name) => {
+                let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
+                Some(format!("L['{name}'] [{}]", dims.join(", ")))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// `Recompiling function …` and the failing guard of every entry, in lookup order, for

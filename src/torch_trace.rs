@@ -43,6 +43,9 @@ pub struct CompileRecord {
     pub function: String,
     /// Its first line.
     pub first_line: Option<u32>,
+    /// The sizes of the call's tensor arguments, as `L['x'] [16, 64]` (the compiled code's
+    /// locals; the module's parameters apart).
+    pub inputs: Vec<String>,
     /// Why it recompiled: each failing entry's first failing guard (`0/0: tensor 'x' size
     /// mismatch at index 0. expected 8, actual 16`), comments dropped.
     pub recompile_reasons: Vec<String>,
@@ -100,6 +103,7 @@ const PLACE_KEYS: [&str; 5] = [
 pub fn parse(text: &str) -> Result<TorchTrace, TraceError> {
     let mut trace = TorchTrace::default();
     let mut attempts = BTreeMap::new();
+    let mut described = BTreeMap::new();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
     while i < lines.len() {
@@ -125,7 +129,15 @@ pub fn parse(text: &str) -> Result<TorchTrace, TraceError> {
             payload.push(&lines[i][1..]);
             i += 1;
         }
-        read_record(&mut trace, &mut attempts, &envelope, &payload.join("\n"));
+        read_record(
+            &mut trace,
+            &mut Seen {
+                attempts: &mut attempts,
+                described: &mut described,
+            },
+            &envelope,
+            &payload.join("\n"),
+        );
     }
     if trace.compiles.is_empty() {
         return Err(TraceError::NoCompiles);
@@ -143,12 +155,20 @@ fn envelope_text(line: &str) -> Option<&str> {
     Some(&line[start + 2..])
 }
 
-/// Files one record under its compile, or counts it as skipped. `attempts` is the latest
-/// attempt seen of each compile: Dynamo restarts a frame's analysis at a graph break, and
-/// only the last attempt's symbols are the compile's.
+/// What earlier records said that later ones refer to.
+struct Seen<'a> {
+    /// The latest attempt seen of each compile: Dynamo restarts a frame's analysis at a
+    /// graph break, and only the last attempt's symbols are the compile's.
+    attempts: &'a mut BTreeMap<(u64, u64), u64>,
+    /// The sizes of each tensor described, by (describer, tensor id), which a
+    /// `describe_source` record then names.
+    described: &'a mut BTreeMap<(u64, u64), String>,
+}
+
+/// Files one record under its compile, or counts it as skipped.
 fn read_record(
     trace: &mut TorchTrace,
-    attempts: &mut BTreeMap<(u64, u64), u64>,
+    seen: &mut Seen<'_>,
     envelope: &serde_json::Map<String, Value>,
     payload: &str,
 ) {
@@ -212,7 +232,7 @@ fn read_record(
         ("create_symbol", _) => compile(trace).is_some_and(|index| {
             let attempt = envelope.get("attempt").and_then(Value::as_u64).unwrap_or(0);
             if let (Some(frame), Some(compile)) = place {
-                let latest = attempts.entry((frame, compile)).or_insert(attempt);
+                let latest = seen.attempts.entry((frame, compile)).or_insert(attempt);
                 if attempt > *latest {
                     *latest = attempt;
                     trace.compiles[index].symbols.clear();
@@ -227,6 +247,42 @@ fn read_record(
             ));
             true
         }),
+        ("describe_tensor", _) => {
+            let key = (
+                body.get("describer_id")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+                body.get("id").and_then(Value::as_u64).unwrap_or(0),
+            );
+            let sizes = body.get("size").and_then(Value::as_array);
+            let sizes: Vec<String> = sizes
+                .into_iter()
+                .flatten()
+                .map(|d| text_of(Some(d)))
+                .collect();
+            seen.described
+                .insert(key, format!("[{}]", sizes.join(", ")));
+            true
+        }
+        ("describe_source", _) => {
+            let key = (
+                body.get("describer_id")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+                body.get("id").and_then(Value::as_u64).unwrap_or(0),
+            );
+            let source = text_of(body.get("source"));
+            let argument = source.starts_with("L['") && !source.starts_with("L['self']");
+            if let (true, Some(sizes), Some(index)) =
+                (argument, seen.described.get(&key).cloned(), compile(trace))
+            {
+                let input = format!("{source} {sizes}");
+                if !trace.compiles[index].inputs.contains(&input) {
+                    trace.compiles[index].inputs.push(input);
+                }
+            }
+            true
+        }
         ("dynamo_cpp_guards_str", _) => compile(trace).is_some_and(|index| {
             trace.compiles[index].guards = tree_guards(payload);
             true

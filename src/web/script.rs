@@ -133,7 +133,7 @@ impl Tailor {
         };
         let run = script::run(source, options);
         Ok(to_js(&ComparisonView {
-            comparison: crate::compare::compare(&trace, &run.compiles),
+            comparison: crate::compare::compare(&trace, &run.compiles, &run.frame_calls),
             error: run.error.as_ref().map(ScriptError::of),
         }))
     }

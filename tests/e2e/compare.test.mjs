@@ -36,6 +36,7 @@ test("a PyTorch trace is set beside Tailor's run of the editor's script", async 
     rows.map((row) => [row.dataset.compile, row.dataset.state]));
   assert.deepEqual(states, [["0/0", "both"], ["0/1", "differ"], ["0/2", "pytorchOnly"]]);
   assert.match(await result.locator(".only-pytorch").first().textContent(), /2 <= L\['x'\]\.size\(\)\[0\] <= 15/);
+  assert.match(await result.locator(".trace-instead").textContent(), /\[0\/1\]/, "Tailor hit its second entry instead");
   await shot(page, "trace-compare", result);
 });
 

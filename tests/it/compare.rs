@@ -31,7 +31,7 @@ fn compared(name: &str) -> Comparison {
     };
     let run = script::run(&read("py"), options);
     assert!(run.error.is_none(), "{name}.py: {:?}", run.error);
-    compare::compare(&trace, &run.compiles)
+    compare::compare(&trace, &run.compiles, &run.frame_calls)
 }
 
 #[track_caller]
@@ -64,8 +64,9 @@ fn a_marked_range_agrees_with_pytorchs_trace() {
 }
 
 /// PyTorch's CPU convolution guards `2 <= batch <= 15` when it picks its kernel; Tailor guards
-/// only `2 <= batch`, so PyTorch's third compile (batch 16) is PyTorch's alone, and the two
-/// guards are the difference the comparison shows in the second.
+/// only `2 <= batch`, so PyTorch's third compile (batch 16) is PyTorch's alone, where Tailor
+/// hit its second entry, and the two guards are the difference the comparison shows in the
+/// second.
 #[test]
 fn the_convolutions_batch_guard_is_shown_as_pytorchs_alone() {
     let comparison = compared("conv_batches");
@@ -92,6 +93,15 @@ fn the_convolutions_batch_guard_is_shown_as_pytorchs_alone() {
     assert_eq!(
         second.guards.only_tailor,
         ["2 <= L['x'].size()[0]"],
+        "{comparison}"
+    );
+    assert_eq!(
+        comparison.compiles[2]
+            .tailor_instead
+            .as_ref()
+            .map(ToString::to_string)
+            .as_deref(),
+        Some("hit [0/1]"),
         "{comparison}"
     );
     let text = comparison.to_string();

@@ -771,7 +771,7 @@ fn usage_errors_exit_with_2_and_the_usage() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["compile"],
-            "unknown command 'compile' (expected run, explain, script, bench or supported)",
+            "unknown command 'compile' (expected run, explain, script, compare, bench or supported)",
         ),
         (vec!["run"], "missing FILE"),
         (vec!["run", "--call", "x=8,64"], "missing FILE"),

@@ -7,8 +7,8 @@ import { comparisonRows, comparisonTotals, pickTraceFile } from "../../www/js/tr
 
 const empty = () => ({ both: [], only_pytorch: [], only_tailor: [] });
 const compile = (id, pytorch, tailor, guards = empty()) => ({
-  id, function: "forward", pytorch, tailor,
-  reasons: empty(), guards, symbols: empty(), graph_break: empty(), outputs: empty(),
+  id, function: "forward", pytorch, tailor, tailor_instead: pytorch && !tailor ? { action: "hit", entry: "0/1" } : null,
+  inputs: empty(), reasons: empty(), guards, symbols: empty(), graph_break: empty(), outputs: empty(),
 });
 
 test("the newest .log of a drop is read, as tailor compare reads a folder's", () => {
@@ -34,6 +34,7 @@ test("each compile is a row, with what differs listed side by side", () => {
   };
   const rows = comparisonRows(comparison);
   assert.deepEqual(rows.map((r) => [r.id, r.state]), [["0/0", "both"], ["0/1", "differ"], ["0/2", "pytorchOnly"]]);
+  assert.deepEqual(rows[2].instead, { action: "hit", entry: "0/1" });
   assert.deepEqual(rows[1].differences, [{ key: "trace.item.guards", pytorch: ["2 <= L['x'].size()[0] <= 15"], tailor: [] }]);
   assert.deepEqual(comparisonTotals(comparison), { agreeing: 1, compiles: 3, guardsBoth: 2, guardsAll: 3 });
 });

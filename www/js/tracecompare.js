@@ -8,6 +8,7 @@ import { errorText, t } from "./i18n.js";
 
 /** The items of one compile, in the order the report lists them, with their i18n keys. */
 const ITEMS = [
+  ["inputs", "trace.item.inputs"],
   ["reasons", "trace.item.reasons"],
   ["guards", "trace.item.guards"],
   ["symbols", "trace.item.symbols"],
@@ -26,8 +27,9 @@ export function pickTraceFile(files) {
 }
 
 /** One row per compile of a comparison (`compareTrace`'s): its id and function, which side
- * compiled it (`state`: both, differ, pytorchOnly, tailorOnly), and for each item that
- * differs, PyTorch's and Tailor's own entries. */
+ * compiled it (`state`: both, differ, pytorchOnly, tailorOnly), what Tailor did instead
+ * where only PyTorch compiled (`instead`: `{ action: "hit", entry: "0/1" }`), and for each item that differs,
+ * PyTorch's and Tailor's own entries. */
 export function comparisonRows(comparison) {
   return comparison.compiles.map((compile) => {
     const differences = ITEMS
@@ -37,7 +39,7 @@ export function comparisonRows(comparison) {
     const state = compile.pytorch && compile.tailor
       ? (differences.length ? "differ" : "both")
       : (compile.pytorch ? "pytorchOnly" : "tailorOnly");
-    return { id: compile.id, function: compile.function, state, differences };
+    return { id: compile.id, function: compile.function, state, instead: compile.tailor_instead ?? null, differences };
   });
 }
 
@@ -96,7 +98,10 @@ export function setupTraceCompare(ctx, events, editor, input, zone, out) {
         h("tbody", {}, ...rows.map((row) => [
           h("tr", { class: `trace-${row.state}`, dataset: { compile: row.id, state: row.state } },
             h("td", {}, `[${row.id}]`), h("td", {}, h("code", {}, row.function)),
-            h("td", {}, t(`trace.state.${row.state}`))),
+            h("td", {}, t(`trace.state.${row.state}`),
+              row.instead
+                ? h("div", { class: "trace-instead" }, t(`trace.instead.${row.instead.action}`, row.instead.entry))
+                : null)),
           ...row.differences.map((item) => h("tr", { class: "trace-difference" },
             h("td", {}), h("td", {}, t(item.key)),
             h("td", {},

@@ -38,7 +38,7 @@ pub fn compare(args: &CompareArgs, source: &str) -> Result<String, Error> {
         symbol_names: SymbolNaming::PyTorch,
     };
     let run = script::run(source, options);
-    let comparison = compare::compare(&trace, &run.compiles);
+    let comparison = compare::compare(&trace, &run.compiles, &run.frame_calls);
     let script_error = run.error.as_ref().map(ToString::to_string);
     if args.json {
         let value = serde_json::json!({
