@@ -5,7 +5,8 @@
 //! In: a [`TorchTrace`] (`torch_trace::parse` of what `TORCH_TRACE` wrote) and the
 //! [`CompileRecord`]s of Tailor's run of the script that made it
 //! (`script::ScriptRun::compiles`). Out: a [`Comparison`], whose `Display` is the report
-//! and whose JSON is `--json`'s. Invariant: a compile is matched by its id (`0/1`) alone;
+//! and whose JSON is `--json`'s. Invariant: a compile is matched by its id (`0/1`) alone
+//! (the n-th `0/1` with the n-th, as ids start again after `torch._dynamo.reset()`);
 //! within one, each item is in `both` or in one side's list, never dropped, and what is not
 //! compared is counted by kind: guards Tailor does not model (the global state, object
 //! identities, the parameters PyTorch lifts as inputs where Tailor's graph holds them as
@@ -134,7 +135,11 @@ impl CompileComparison {
 
 /// Sets Tailor's compiles (and its frames' calls, for what it did where it did not compile)
 /// beside the trace's.
-pub fn compare(trace: &TorchTrace, tailor: &[CompileRecord], calls: &[FrameCall]) -> Comparison {
+pub fn compare<'a>(
+    trace: &'a TorchTrace,
+    tailor: &'a [CompileRecord],
+    calls: &[FrameCall],
+) -> Comparison {
     let mut not_compared = BTreeMap::new();
     let mut guards = |record: Option<&CompileRecord>| -> Vec<String> {
         let mut kept = Vec::new();
@@ -146,18 +151,33 @@ pub fn compare(trace: &TorchTrace, tailor: &[CompileRecord], calls: &[FrameCall]
         }
         kept
     };
-    let id_of = |r: &CompileRecord| (r.frame, r.compile);
-    let mut ids: Vec<(u32, u32)> = trace.compiles.iter().map(id_of).collect();
-    ids.extend(
-        tailor
+    // A compile is its id and how many compiles before it had the same one: after
+    // `torch._dynamo.reset()` ids start again from 0/0, on both sides.
+    let keys = |records: &[CompileRecord]| -> Vec<(u32, u32, usize)> {
+        records
             .iter()
-            .map(id_of)
-            .filter(|id| !trace.compiles.iter().any(|c| id_of(c) == *id)),
-    );
+            .enumerate()
+            .map(|(i, r)| {
+                let earlier = records[..i]
+                    .iter()
+                    .filter(|c| (c.frame, c.compile) == (r.frame, r.compile))
+                    .count();
+                (r.frame, r.compile, earlier)
+            })
+            .collect()
+    };
+    let (their_keys, our_keys) = (keys(&trace.compiles), keys(tailor));
+    let mut ids = their_keys.clone();
+    ids.extend(our_keys.iter().filter(|key| !their_keys.contains(key)));
     let mut compiles = Vec::new();
     for id in ids {
-        let theirs = trace.compiles.iter().find(|c| id_of(c) == id);
-        let ours = tailor.iter().find(|c| id_of(c) == id);
+        let find = |keys: &[(u32, u32, usize)], records: &'a [CompileRecord]| {
+            keys.iter()
+                .position(|key| *key == id)
+                .map(|at| &records[at])
+        };
+        let theirs = find(&their_keys, &trace.compiles);
+        let ours = find(&our_keys, tailor);
         let field = |get: &dyn Fn(&CompileRecord) -> Vec<String>| {
             Matched::of(
                 theirs.map(get).unwrap_or_default(),

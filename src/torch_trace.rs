@@ -18,7 +18,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a trace recorded.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -103,6 +103,7 @@ const PLACE_KEYS: [&str; 5] = [
 pub fn parse(text: &str) -> Result<TorchTrace, TraceError> {
     let mut trace = TorchTrace::default();
     let mut attempts = BTreeMap::new();
+    let mut closed = BTreeSet::new();
     let mut described = BTreeMap::new();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
@@ -133,6 +134,7 @@ pub fn parse(text: &str) -> Result<TorchTrace, TraceError> {
             &mut trace,
             &mut Seen {
                 attempts: &mut attempts,
+                closed: &mut closed,
                 described: &mut described,
             },
             &envelope,
@@ -157,9 +159,13 @@ fn envelope_text(line: &str) -> Option<&str> {
 
 /// What earlier records said that later ones refer to.
 struct Seen<'a> {
-    /// The latest attempt seen of each compile: Dynamo restarts a frame's analysis at a
-    /// graph break, and only the last attempt's symbols are the compile's.
-    attempts: &'a mut BTreeMap<(u64, u64), u64>,
+    /// The latest attempt seen of each compile (by its index in `compiles`): Dynamo
+    /// restarts a frame's analysis at a graph break, and only the last attempt's symbols are
+    /// the compile's.
+    attempts: &'a mut BTreeMap<usize, u64>,
+    /// The compiles whose `compilation_metrics` closed them: after `torch._dynamo.reset()`
+    /// ids start again from `0/0`, and a `dynamo_start` of a closed id is a new compile.
+    closed: &'a mut BTreeSet<usize>,
     /// The sizes of each tensor described, by (describer, tensor id), which a
     /// `describe_source` record then names.
     described: &'a mut BTreeMap<(u64, u64), String>,
@@ -186,17 +192,18 @@ fn read_record(
         envelope.get("frame_id").and_then(Value::as_u64),
         envelope.get("frame_compile_id").and_then(Value::as_u64),
     );
-    let compile = |trace: &mut TorchTrace| -> Option<usize> {
+    let starts = kind == "dynamo_start";
+    let compile = |trace: &mut TorchTrace, closed: &BTreeSet<usize>| -> Option<usize> {
         let (Some(frame), Some(compile)) = place else {
             return None;
         };
         let (frame, compile) = (frame as u32, compile as u32);
+        let last = trace
+            .compiles
+            .iter()
+            .rposition(|c| c.frame == frame && c.compile == compile);
         Some(
-            match trace
-                .compiles
-                .iter()
-                .position(|c| c.frame == frame && c.compile == compile)
-            {
+            match last.filter(|index| !(starts && closed.contains(index))) {
                 Some(index) => index,
                 None => {
                     trace.compiles.push(CompileRecord {
@@ -216,7 +223,7 @@ fn read_record(
                 .and_then(|v| v.get("pytorch_version")?.as_str().map(str::to_string));
             true
         }
-        ("dynamo_start", _) => compile(trace).is_some_and(|index| {
+        ("dynamo_start", _) => compile(trace, seen.closed).is_some_and(|index| {
             let frames = body.get("stack").and_then(Value::as_array);
             if let Some(last) = frames.and_then(|frames| frames.last()) {
                 let c = &mut trace.compiles[index];
@@ -225,18 +232,18 @@ fn read_record(
             }
             true
         }),
-        ("artifact", Some("recompile_reasons")) => compile(trace).is_some_and(|index| {
-            trace.compiles[index].recompile_reasons = recompile_reasons(payload);
-            true
-        }),
-        ("create_symbol", _) => compile(trace).is_some_and(|index| {
+        ("artifact", Some("recompile_reasons")) => {
+            compile(trace, seen.closed).is_some_and(|index| {
+                trace.compiles[index].recompile_reasons = recompile_reasons(payload);
+                true
+            })
+        }
+        ("create_symbol", _) => compile(trace, seen.closed).is_some_and(|index| {
             let attempt = envelope.get("attempt").and_then(Value::as_u64).unwrap_or(0);
-            if let (Some(frame), Some(compile)) = place {
-                let latest = seen.attempts.entry((frame, compile)).or_insert(attempt);
-                if attempt > *latest {
-                    *latest = attempt;
-                    trace.compiles[index].symbols.clear();
-                }
+            let latest = seen.attempts.entry(index).or_insert(attempt);
+            if attempt > *latest {
+                *latest = attempt;
+                trace.compiles[index].symbols.clear();
             }
             trace.compiles[index].symbols.push(format!(
                 "{} = {} for {} {}",
@@ -248,12 +255,7 @@ fn read_record(
             true
         }),
         ("describe_tensor", _) => {
-            let key = (
-                body.get("describer_id")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-                body.get("id").and_then(Value::as_u64).unwrap_or(0),
-            );
+            let key = described_key(body);
             let sizes = body.get("size").and_then(Value::as_array);
             let sizes: Vec<String> = sizes
                 .into_iter()
@@ -265,17 +267,14 @@ fn read_record(
             true
         }
         ("describe_source", _) => {
-            let key = (
-                body.get("describer_id")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-                body.get("id").and_then(Value::as_u64).unwrap_or(0),
-            );
+            let key = described_key(body);
             let source = text_of(body.get("source"));
             let argument = source.starts_with("L['") && !source.starts_with("L['self']");
-            if let (true, Some(sizes), Some(index)) =
-                (argument, seen.described.get(&key).cloned(), compile(trace))
-            {
+            if let (true, Some(sizes), Some(index)) = (
+                argument,
+                seen.described.get(&key).cloned(),
+                compile(trace, seen.closed),
+            ) {
                 let input = format!("{source} {sizes}");
                 if !trace.compiles[index].inputs.contains(&input) {
                     trace.compiles[index].inputs.push(input);
@@ -283,19 +282,22 @@ fn read_record(
             }
             true
         }
-        ("dynamo_cpp_guards_str", _) => compile(trace).is_some_and(|index| {
+        ("dynamo_cpp_guards_str", _) => compile(trace, seen.closed).is_some_and(|index| {
             trace.compiles[index].guards = tree_guards(payload);
             true
         }),
-        ("artifact", Some("dynamo_graph_break_reason")) => compile(trace).is_some_and(|index| {
-            trace.compiles[index].graph_break = Some(graph_break_summary(payload));
-            true
-        }),
-        ("dynamo_output_graph", _) => compile(trace).is_some_and(|index| {
+        ("artifact", Some("dynamo_graph_break_reason")) => {
+            compile(trace, seen.closed).is_some_and(|index| {
+                trace.compiles[index].graph_break = Some(graph_break_summary(payload));
+                true
+            })
+        }
+        ("dynamo_output_graph", _) => compile(trace, seen.closed).is_some_and(|index| {
             trace.compiles[index].outputs = returned_sizes(body.get("sizes"), payload);
             true
         }),
-        ("compilation_metrics", _) => compile(trace).is_some_and(|index| {
+        ("compilation_metrics", _) => compile(trace, seen.closed).is_some_and(|index| {
+            seen.closed.insert(index);
             let c = &mut trace.compiles[index];
             if let Some(name) = body.get("co_name").and_then(Value::as_str) {
                 c.function = name.to_string();
@@ -319,6 +321,12 @@ fn read_record(
         };
         *trace.skipped.entry(name).or_default() += 1;
     }
+}
+
+/// Which tensor a `describe_tensor` or `describe_source` record is about.
+fn described_key(body: &Value) -> (u64, u64) {
+    let number = |key: &str| body.get(key).and_then(Value::as_u64).unwrap_or(0);
+    (number("describer_id"), number("id"))
 }
 
 /// A JSON string as its text, any other value as JSON.

@@ -63,6 +63,16 @@ fn a_marked_range_agrees_with_pytorchs_trace() {
     assert_agrees("mark_dynamic", 2);
 }
 
+/// After `torch._dynamo.reset()` compile ids start again from 0/0 on both sides; the n-th
+/// 0/0 is matched with the n-th.
+#[test]
+fn compiles_after_a_reset_are_matched_in_order() {
+    let comparison = compared("reset");
+    let ids: Vec<&str> = comparison.compiles.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["0/0", "0/1", "0/0"], "{comparison}");
+    assert_eq!(comparison.compiles_agreeing(), (3, 3), "{comparison}");
+}
+
 /// PyTorch's CPU convolution guards `2 <= batch <= 15` when it picks its kernel; Tailor guards
 /// only `2 <= batch`, so PyTorch's third compile (batch 16) is PyTorch's alone, where Tailor
 /// hit its second entry, and the two guards are the difference the comparison shows in the

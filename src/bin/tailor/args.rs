@@ -270,12 +270,7 @@ fn model_command_args(command: &str, parser: &mut Parser) -> Result<RunArgs, Str
                     format!("--recompile-limit needs a non-negative integer, got '{limit}'")
                 })?;
             }
-            "--device" => {
-                let device = value(parser, &flag)?;
-                args.device = device
-                    .parse()
-                    .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))?;
-            }
+            "--device" => args.device = device(parser, &flag)?,
             "--call" if running => args.calls.push(value(parser, &flag)?),
             "--input" if !running => args.calls.push(value(parser, &flag)?),
             "--json" => args.json = true,
@@ -314,12 +309,7 @@ fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
         };
         match flag.as_str() {
             "--logs" => args.logs = Some(value(parser, &flag)?.parse()?),
-            "--device" => {
-                let device = value(parser, &flag)?;
-                args.device = device
-                    .parse()
-                    .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))?;
-            }
+            "--device" => args.device = device(parser, &flag)?,
             "--json" => args.json = true,
             "--symbol-names" => args.symbol_names = symbol_naming(parser, &flag)?,
             "--memory-budget" => args.memory_budget = Some(memory_budget(parser, &flag)?),
@@ -330,6 +320,14 @@ fn script_args(parser: &mut Parser) -> Result<ScriptArgs, String> {
         return Err("missing FILE".into());
     }
     Ok(args)
+}
+
+/// `--device`'s value.
+fn device(parser: &mut Parser, flag: &str) -> Result<Device, String> {
+    let device = value(parser, flag)?;
+    device
+        .parse()
+        .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))
 }
 
 fn compare_args(parser: &mut Parser) -> Result<CompareArgs, String> {
@@ -356,12 +354,7 @@ fn compare_args(parser: &mut Parser) -> Result<CompareArgs, String> {
             flag => spelled(&flag),
         };
         match flag.as_str() {
-            "--device" => {
-                let device = value(parser, &flag)?;
-                args.device = device
-                    .parse()
-                    .map_err(|_| format!("--device must be auto, gpu or cpu, got '{device}'"))?;
-            }
+            "--device" => args.device = device(parser, &flag)?,
             "--json" => args.json = true,
             "--memory-budget" => args.memory_budget = Some(memory_budget(parser, &flag)?),
             _ => return Err(format!("unknown flag '{flag}' for 'compare'")),
