@@ -714,6 +714,28 @@ class inference_mode(_GradContext):
         self._mode = not mode
 
 
+def _bound_arguments(wrapper, args, kwargs, function):
+    """A compiled call's arguments in the function's order: keyword arguments bound to its
+    parameters by name, as Python binds them (and refused in Python's words; `function` is
+    the name Python gives, `Net.forward` or `f`)."""
+    names = _tailor.compiled_inputs(wrapper)
+    method = function.endswith(".forward")
+    if len(args) > len(names):
+        raise TypeError(f"{function}() takes {len(names) + method} positional arguments but "
+                        f"{len(args) + method} were given")
+    for name in kwargs:
+        if name not in names:
+            raise TypeError(f"{function}() got an unexpected keyword argument '{name}'")
+        if names.index(name) < len(args):
+            raise TypeError(f"{function}() got multiple values for argument '{name}'")
+    bound = list(args)
+    for name in names[len(args):]:
+        if name not in kwargs:
+            raise TypeError(f"{function}() missing 1 required positional argument: '{name}'")
+        bound.append(kwargs[name])
+    return bound
+
+
 class OptimizedModule:
     """What `torch.compile(module)` returns in a script: calls go through the guard cache of
     the module's `forward` (shared by every wrapper of it), attributes are the module's."""
@@ -723,14 +745,14 @@ class OptimizedModule:
         object.__setattr__(self, "_wrapper", wrapper)
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            _tailor.unsupported("keyword arguments to a compiled call", "pass the tensors positionally")
+        args = _bound_arguments(self._wrapper, args, kwargs,
+                                f"{type(self._orig_mod).__name__}.forward")
         # With gradients on, what the module trains decides what the back end saves for
         # backward (and so which arguments it stamps dynamic dims on).
         trainable = None
         if _grad_enabled:
             trainable = [name for name, p in self._orig_mod.named_parameters() if p.requires_grad]
-        return _tailor.call_compiled(self._wrapper, list(args), trainable)
+        return _tailor.call_compiled(self._wrapper, args, trainable)
 
     def __getattr__(self, name):
         return getattr(self._orig_mod, name)
@@ -741,9 +763,8 @@ class OptimizedModule:
 
 def _compiled_function(function, wrapper):
     def compiled(*args, **kwargs):
-        if kwargs:
-            _tailor.unsupported("keyword arguments to a compiled call", "pass the tensors positionally")
-        return _tailor.call_compiled(wrapper, list(args), [] if _grad_enabled else None)
+        args = _bound_arguments(wrapper, args, kwargs, compiled.__name__)
+        return _tailor.call_compiled(wrapper, args, [] if _grad_enabled else None)
 
     compiled.__name__ = getattr(function, "__name__", "compiled")
     compiled.__wrapped__ = function

@@ -170,6 +170,24 @@ pub(super) mod _tailor {
         crate::frontend::script::call_compiled(vm, wrapper, &args, trainable)
     }
 
+    /// The argument names of compiled wrapper `wrapper`'s function, in order: a call's
+    /// keyword arguments are bound to them.
+    #[pyfunction]
+    fn compiled_inputs(wrapper: usize, vm: &VirtualMachine) -> PyResult {
+        Call::run(vm, |call| {
+            let names = crate::frontend::script::compiled_inputs(call, wrapper)?;
+            Ok(vm
+                .ctx
+                .new_list(
+                    names
+                        .into_iter()
+                        .map(|n| vm.ctx.new_str(n).into())
+                        .collect(),
+                )
+                .into())
+        })
+    }
+
     /// Counts a tensor op that Python answered without a node (`x.clone()`, a pad by zero,
     /// `x.to(device)`): Dynamo's graph has a call for it, so its trace is not empty.
     #[pyfunction]

@@ -161,6 +161,13 @@ fn settings_number(settings: &str) -> u64 {
     })
 }
 
+/// The argument names of compiled wrapper `wrapper`'s function (`_tailor.compiled_inputs`).
+pub(super) fn compiled_inputs(call: &Call<'_>, wrapper: usize) -> Result<Vec<String>, Raise> {
+    let session = call.session_ref().clone();
+    let host = borrow_host(call, &session, "calling a torch.compile'd function")?;
+    Ok(host.inputs(wrapper))
+}
+
 /// A call of a compiled wrapper: the tensors' values and marks go to the host, its log to
 /// the output, and its outputs come back as values (a tuple when there are several), each
 /// tensor with the dims the back end stamped dynamic on it (as are the arguments it saved

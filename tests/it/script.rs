@@ -1689,3 +1689,11 @@ fn a_break_after_an_einops_call_in_a_submodule_ends_forwards_graph_at_the_call()
 fn powers_of_integers_are_integers_as_in_pytorch() {
     assert_prints_close_to_what_pytorch_printed("int_pow");
 }
+
+/// Keyword arguments to a compiled call are bound to the function's parameters by name
+/// (`tests/data/scripts/keyword_calls.py`: `compiled(x, y=...)`, `compiled(y=..., x=...)`),
+/// and a call Python would refuse is its TypeError in its words.
+#[test]
+fn keyword_arguments_of_a_compiled_call_bind_as_in_python() {
+    assert_prints_what_pytorch_printed("keyword_calls");
+}
