@@ -355,6 +355,12 @@ impl Comparison {
         (agreeing, self.compiles.len())
     }
 
+    /// Whether PyTorch compiled and Tailor's run of the file compiled nothing: the file is
+    /// a model without the script's `torch.compile` calls.
+    pub fn tailor_compiled_nothing(&self) -> bool {
+        !self.compiles.is_empty() && self.compiles.iter().all(|c| !c.tailor)
+    }
+
     /// How many compared guards are on both sides, out of how many there are.
     pub fn guards_agreeing(&self) -> (usize, usize) {
         self.compiles.iter().fold((0, 0), |(both, all), c| {
@@ -414,6 +420,12 @@ impl fmt::Display for Comparison {
                 }
             }
         }
+        if self.tailor_compiled_nothing() {
+            writeln!(
+                f,
+                "\nTailor's run compiled nothing: give it the script that ran under TORCH_TRACE, with its torch.compile calls, not only the model."
+            )?;
+        }
         let (agreeing, all) = self.compiles_agreeing();
         let (guards_both, guards_all) = self.guards_agreeing();
         writeln!(
@@ -469,6 +481,23 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_run_that_compiled_nothing_asks_for_the_script() {
+        let trace = TorchTrace {
+            compiles: vec![CompileRecord {
+                function: "forward".into(),
+                ..CompileRecord::default()
+            }],
+            ..TorchTrace::default()
+        };
+        let comparison = compare(&trace, &[], &[]);
+        assert!(comparison.tailor_compiled_nothing());
+        assert!(comparison.to_string().contains("give it the script"));
+        let both = compare(&trace, &trace.compiles, &[]);
+        assert!(!both.tailor_compiled_nothing());
+        assert!(!both.to_string().contains("give it the script"));
     }
 
     #[test]

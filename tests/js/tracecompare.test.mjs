@@ -3,7 +3,7 @@
 // it) renders as.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { comparisonRows, comparisonTotals, pickTraceFile } from "../../www/js/tracecompare.js";
+import { comparisonRows, comparisonTotals, compiledNothing, pickTraceFile } from "../../www/js/tracecompare.js";
 
 const empty = () => ({ both: [], only_pytorch: [], only_tailor: [] });
 const compile = (id, pytorch, tailor, guards = empty()) => ({
@@ -37,4 +37,11 @@ test("each compile is a row, with what differs listed side by side", () => {
   assert.deepEqual(rows[2].instead, { action: "hit", entry: "0/1" });
   assert.deepEqual(rows[1].differences, [{ key: "trace.item.guards", pytorch: ["2 <= L['x'].size()[0] <= 15"], tailor: [] }]);
   assert.deepEqual(comparisonTotals(comparison), { agreeing: 1, compiles: 3, guardsBoth: 2, guardsAll: 3 });
+});
+
+test("a run that compiled nothing is told apart (the editor holds the model, not the script)", () => {
+  const of = (...compiles) => ({ compiles, not_compared: {}, skipped_records: {} });
+  assert.equal(compiledNothing(of(compile("0/0", true, false))), true);
+  assert.equal(compiledNothing(of(compile("0/0", true, true), compile("0/1", true, false))), false);
+  assert.equal(compiledNothing(of()), false);
 });

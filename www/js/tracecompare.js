@@ -43,6 +43,12 @@ export function comparisonRows(comparison) {
   });
 }
 
+/** Whether PyTorch compiled and Tailor's run of the editor's text compiled nothing: the
+ * editor holds the model, not the script that ran under TORCH_TRACE. */
+export function compiledNothing(comparison) {
+  return comparison.compiles.length > 0 && comparison.compiles.every((compile) => !compile.tailor);
+}
+
 /** Totals for the summary line: compiles agreeing in full, and guards on both sides. */
 export function comparisonTotals(comparison) {
   const rows = comparisonRows(comparison);
@@ -108,6 +114,7 @@ export function setupTraceCompare(ctx, events, editor, input, zone, out) {
               ...item.pytorch.map((text) => h("div", { class: "only-pytorch" }, t("trace.onlyPytorch"), h("code", {}, text))),
               ...item.tailor.map((text) => h("div", { class: "only-tailor" }, t("trace.onlyTailor"), h("code", {}, text)))))),
         ]))),
+      compiledNothing(comparison) ? h("p", { class: "hint trace-no-compiles" }, t("trace.compiledNothing")) : null,
       notCompared ? h("p", { class: "hint" }, t("trace.notCompared", notCompared)) : null,
       error ? h("p", { class: "error-text", role: "alert" }, `${t("kind." + error.kind)}: ${errorText(error)}`) : null);
   };
