@@ -414,15 +414,9 @@ fn log_lines(
     logged_breaks: &mut Vec<(u32, u32)>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
-    let new_entry: Option<&Entry> = match event.action {
-        Action::Compile => event
-            .entry
-            .and_then(|id| cache.frame_entry(frame.local, id)),
-        _ => None,
-    };
+    let (new_entry, tried) = compilation(frame, cache, event);
     // A compilation that failed logs why it was tried, as PyTorch does before it raises,
     // and so does one whose trace recorded no op (the frame is skipped from then on).
-    let tried = event.action == Action::Error || event.skipped.is_some();
     if let (true, Some(id)) = (tried, event.compile_id)
         && options.logs.recompiles
         && id > 0
@@ -483,6 +477,24 @@ fn log_lines(
     lines
 }
 
+/// What one frame's call compiled: the entry it added, and whether it tried a compilation
+/// that added none (an error, or a trace that recorded no op). The logs and the trace's
+/// records both start from this.
+fn compilation<'c>(
+    frame: &Frame<'_>,
+    cache: &'c CodeCache,
+    event: &CallEvent,
+) -> (Option<&'c Entry>, bool) {
+    let entry = match event.action {
+        Action::Compile => event
+            .entry
+            .and_then(|id| cache.frame_entry(frame.local, id)),
+        _ => None,
+    };
+    let tried = event.action == Action::Error || event.skipped.is_some();
+    (entry, tried)
+}
+
 /// What a trace would record of one frame's call: its compilation, or the one it tried
 /// (`None` for a hit or an eager run). Symbols are named as PyTorch 2.15 names them (`s77`),
 /// as in its trace.
@@ -492,13 +504,7 @@ fn compile_record(
     cache: &CodeCache,
     event: &CallEvent,
 ) -> Option<CompileRecord> {
-    let entry = match event.action {
-        Action::Compile => event
-            .entry
-            .and_then(|id| cache.frame_entry(frame.local, id)),
-        _ => None,
-    };
-    let tried = event.action == Action::Error || event.skipped.is_some();
+    let (entry, tried) = compilation(frame, cache, event);
     let compile = match (entry, event.compile_id) {
         (Some(entry), _) => entry.id,
         (None, Some(id)) if tried => id,

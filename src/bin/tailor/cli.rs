@@ -131,20 +131,29 @@ fn on_the_file(
 }
 
 fn read_source(path: &str) -> Result<String, String> {
-    // At most one byte past the limit: a link to /dev/zero is refused, not read for ever.
-    let limit = tailor::frontend::MAX_SOURCE_BYTES;
+    read_text(
+        std::path::Path::new(path),
+        tailor::frontend::MAX_SOURCE_BYTES as u64,
+        "8 MiB",
+    )
+}
+
+/// The UTF-8 text of `path`, at most `limit` bytes (`shown` in words): it reads at most one
+/// byte past the limit, so a link to /dev/zero is refused, not read for ever.
+pub fn read_text(path: &std::path::Path, limit: u64, shown: &str) -> Result<String, String> {
+    let name = path.display();
     let mut bytes = Vec::new();
     std::fs::File::open(path)
-        .and_then(|file| file.take(limit as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read {path}: {e}"))?;
-    if bytes.len() > limit {
+        .and_then(|file| file.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if bytes.len() as u64 > limit {
         return Err(format!(
-            "{path} is larger than {limit} bytes (8 MiB), the most Tailor reads"
+            "{name} is larger than {limit} bytes ({shown}), the most Tailor reads"
         ));
     }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
-        format!("{path} is not UTF-8 text (invalid byte at offset {offset})")
+        format!("{name} is not UTF-8 text (invalid byte at offset {offset})")
     })
 }
 

@@ -9,7 +9,6 @@
 //! the error.
 
 use crate::args::CompareArgs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Instant;
@@ -71,23 +70,7 @@ fn read_trace(path: &str) -> Result<(PathBuf, String), Error> {
     } else {
         given.to_path_buf()
     };
-    let mut bytes = Vec::new();
-    std::fs::File::open(&file)
-        .and_then(|f| f.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| failed(format!("cannot read {}: {e}", file.display())))?;
-    if bytes.len() as u64 > MAX_TRACE_BYTES {
-        return Err(failed(format!(
-            "{} is larger than {MAX_TRACE_BYTES} bytes, the most Tailor reads of a trace",
-            file.display()
-        )));
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        failed(format!(
-            "{} is not UTF-8 text (invalid byte at offset {})",
-            file.display(),
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
+    let text = crate::cli::read_text(&file, MAX_TRACE_BYTES, "1 GiB").map_err(failed)?;
     Ok((file, text))
 }
 
